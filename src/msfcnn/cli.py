@@ -1,0 +1,156 @@
+"""The `msfcnn` command line (SPEC 4.2). User errors exit 2 with one line on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from . import __version__
+from .errors import UserError
+from .sizes import parse_overhead, parse_size, split_list
+
+DEFAULT_OVERHEADS = "1.1,1.2,1.3,1.4,1.5,inf"
+DEFAULT_RAMS = "16kB,32kB,64kB,128kB,256kB"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit 2 like every other user error."""
+
+    def error(self, message: str):
+        raise UserError(f"{message} (see: {self.prog} --help)")
+
+
+def _cost_model_arg(p: argparse.ArgumentParser) -> None:
+    from .cost import COST_MODELS, DEFAULT_COST_MODEL
+    p.add_argument("--cost-model", choices=sorted(COST_MODELS), default=DEFAULT_COST_MODEL,
+                   help=f"how block RAM and MACs are counted (default: {DEFAULT_COST_MODEL})")
+
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL", help="built-in model name or a .json layer list")
+    p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
+                   help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
+    p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
+                   help="RAM cap, strict: peak < SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
+    p.add_argument("--objective", choices=["min-ram", "min-mac"],
+                   help="what to minimise (default: min-ram, or min-mac when only --max-ram is given)")
+    p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
+                   help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
+    _cost_model_arg(p)
+    p.add_argument("--schemes", type=split_list, help="comma-separated fusion schemes to allow (default: all)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="msfcnn", description="Fit CNNs into microcontroller RAM with multi-stage fusion.")
+    parser.add_argument("--version", action="version", version=f"msfcnn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("models", help="list the built-in models")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
+    _plan_args(p)
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
+
+    p = sub.add_parser("sweep", help="vanilla, heuristic, P1 and P2 plans for several models and caps")
+    p.add_argument("models", metavar="MODEL", nargs="+")
+    p.add_argument("--max-overhead", metavar="F,F,...", default=DEFAULT_OVERHEADS,
+                   help=f"P1 caps (default {DEFAULT_OVERHEADS})")
+    p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
+    _cost_model_arg(p)
+    p.add_argument("--schemes", type=split_list)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
+    p.add_argument("model", metavar="MODEL")
+    _cost_model_arg(p)
+    p.add_argument("--schemes", type=split_list)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
+    return parser
+
+
+def _planner(model: str, args):
+    from .frontends import load_model
+    from .planner import Planner
+    return Planner(load_model(model), args.cost_model, tuple(args.schemes) if args.schemes else None)
+
+
+def cmd_models(args) -> None:
+    from .frontends import builtin_names
+    names = builtin_names()
+    if args.json:
+        print(json.dumps([{"name": n, "description": d} for n, d in names.items()], indent=1))
+    else:
+        for name, description in names.items():
+            print(f"{name:16s} {description}")
+
+
+def cmd_plan(args) -> None:
+    from .report import plan_table
+    planner = _planner(args.model, args)
+    objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
+    plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+    doc = json.dumps(plan.to_dict(), indent=1)
+    if args.output:
+        from .files import write_atomic
+        write_atomic(args.output, doc + "\n")
+    print(doc if args.json else plan_table(plan, planner.graph))
+
+
+def cmd_sweep(args) -> None:
+    from .report import sweep_table
+    overheads = [parse_overhead(f) for f in split_list(args.max_overhead)]
+    rams = [parse_size(s) for s in split_list(args.max_ram)]
+    planners = [_planner(model, args) for model in args.models]  # validate every model before printing
+    results = []
+    for planner in planners:
+        vanilla, heuristic = planner.vanilla(), planner.heuristic()
+        p1 = [planner.p1(f) for f in overheads]
+        p2 = [planner.p2(r) for r in rams]
+        if args.json:
+            results.append({"model": planner.graph.name, "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
+                            "p1": [p.to_dict() for p in p1], "p2": [p.to_dict() for p in p2]})
+        else:
+            print(sweep_table(planner.graph.name, vanilla, heuristic, p1, p2), end="\n\n")
+    if args.json:
+        print(json.dumps(results, indent=1))
+
+
+def cmd_pareto(args) -> None:
+    from .report import pareto_table, plot_pareto
+    planner = _planner(args.model, args)
+    front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
+    if args.plot:
+        plot_pareto(args.plot, planner.graph.name, front, vanilla, heuristic)
+    if args.json:
+        print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,
+                          "front": [p.to_dict() for p in front], "vanilla": vanilla.to_dict(),
+                          "heuristic": heuristic.to_dict()}, indent=1))
+    else:
+        print(pareto_table(planner.graph.name, front, vanilla, heuristic))
+
+
+COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        COMMANDS[args.command](args)
+    except UserError as err:
+        print(f"msfcnn: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("msfcnn: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

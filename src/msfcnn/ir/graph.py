@@ -1,0 +1,77 @@
+"""The graph IR: ops in topological order, each producing one tensor.
+
+Tensors are named by the index of the node that produces them; `NETWORK_INPUT` (-1) is the
+network input. A node's first input is its main path; an add's second input is the residual
+(skip) tensor. Cut `c` is the point between node c-1 and node c (cut 0 is before the first op,
+cut N after the last); the fusion DAG's nodes are these cuts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+from ..errors import UserError
+from ..ops import Op, Shape
+
+NETWORK_INPUT = -1
+
+
+@dataclass(frozen=True)
+class Node:
+    op: Op
+    inputs: tuple[int, ...]
+    shape: Shape
+
+
+@dataclass
+class Graph:
+    name: str
+    input_shape: Shape
+    nodes: list[Node] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def shape_of(self, tensor: int) -> Shape:
+        return self.input_shape if tensor == NETWORK_INPUT else self.nodes[tensor].shape
+
+    def size_of(self, tensor: int) -> int:
+        """Bytes of a tensor at one byte per element (int8 activations)."""
+        return prod(self.shape_of(tensor))
+
+    def input_shapes(self, index: int) -> list[Shape]:
+        return [self.shape_of(t) for t in self.nodes[index].inputs]
+
+    def macs(self, index: int) -> int:
+        node = self.nodes[index]
+        return node.op.macs(self.input_shapes(index), node.shape)
+
+    def is_chain(self) -> bool:
+        """True when every op reads only the output of the op before it."""
+        return all(node.inputs == (i - 1,) for i, node in enumerate(self.nodes))
+
+    def live_across_cut(self, cut: int) -> list[int]:
+        """Tensors produced before `cut` and still read at or after it (main tensor last)."""
+        last_use: dict[int, int] = {}
+        for i, node in enumerate(self.nodes):
+            for t in node.inputs:
+                last_use[t] = i
+        live = [t for t in range(NETWORK_INPUT, cut - 1) if last_use.get(t, -2) >= cut]
+        main = cut - 1
+        return live + [main]
+
+    def append(self, op: Op, inputs: tuple[int, ...]) -> int:
+        """Add a node reading `inputs`; infer its shape. Returns the new tensor's index."""
+        index = len(self.nodes)
+        for t in inputs:
+            if not NETWORK_INPUT <= t < index:
+                raise UserError(f"layer {index} ({op.kind}) reads tensor {t}, which is not an earlier layer")
+        try:
+            shape = op.output_shape([self.shape_of(t) for t in inputs])
+        except UserError as err:
+            raise UserError(f"layer {index} ({op.kind}): {err}") from None
+        if min(shape, default=1) <= 0:
+            raise UserError(f"layer {index} ({op.kind}) has an empty output {list(shape)}")
+        self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape)))
+        return index

@@ -1,0 +1,108 @@
+"""Human-readable tables and plots of plans, sweeps and Pareto fronts."""
+
+from __future__ import annotations
+
+import io
+import math
+
+from .errors import UserError
+from .files import write_atomic
+from .ir import Graph
+from .plan import Plan
+
+
+def kb(n: int) -> str:
+    return f"{n / 1000:.1f} kB"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """Plain-text table: numeric columns right-aligned, text columns left-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    numeric = [bool(rows) and all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text in ("-", "none")
+    return True
+
+
+def plan_table(plan: Plan, graph: Graph) -> str:
+    if not plan.feasible:
+        return f"{plan.model}: infeasible: {plan.note}"
+    rows = []
+    for b in plan.blocks:
+        ops = graph.nodes[b.first:b.last + 1]
+        names = ", ".join(n.op.describe() for n in ops)
+        if len(names) > 48:
+            names = names[:45] + "..."
+        unfused = sum(graph.macs(i) for i in range(b.first, b.last + 1))
+        span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
+        scheme = b.scheme if b.scheme == "single" else f"{b.scheme} R={b.rows}"
+        rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
+                     f"{b.macs / unfused:.2f}" if unfused else "-"])
+    head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {plan.peak_ram_bytes} B ({kb(plan.peak_ram_bytes)})"
+            f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
+    return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
+
+
+def summary_row(label: str, plan: Plan) -> list[str]:
+    if not plan.feasible:
+        return [label, "none", "-", "-", "-"]
+    fused = sum(1 for b in plan.blocks if b.scheme != "single")
+    return [label, str(plan.peak_ram_bytes), str(plan.macs), f"{plan.overhead:.4f}", f"{len(plan.blocks)} ({fused} fused)"]
+
+
+def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: list[Plan]) -> str:
+    rows = [summary_row("vanilla", vanilla), summary_row("heuristic", heuristic)]
+    rows += [summary_row(f"P1 F<={_cap(p.constraint['max_overhead'])}", p) for p in p1]
+    rows += [summary_row(f"P2 RAM<{p.constraint['max_ram_bytes']}", p) for p in p2]
+    return f"{model}  [{vanilla.cost_model} cost model]\n" + table(["problem", "peak RAM B", "MACs", "F", "blocks"], rows)
+
+
+def pareto_table(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> str:
+    rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))] for p in front]
+    marks = table(["peak RAM B", "MACs", "F", "blocks"], rows)
+    return (f"{model}: {len(front)} Pareto-optimal plans [{vanilla.cost_model} cost model]\n{marks}\n"
+            f"vanilla:   {vanilla.peak_ram_bytes} B, F = {vanilla.overhead:.4f}\n"
+            f"heuristic: {heuristic.peak_ram_bytes} B, F = {heuristic.overhead:.4f}")
+
+
+def _cap(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:g}"
+
+
+def plot_pareto(path: str, model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> None:
+    """RAM (kB) against overhead F: the optimal front as a staircase, vanilla and heuristic marked."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserError("--plot needs matplotlib: pip install 'msfcnn[plot]'") from None
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    by_overhead = sorted(front, key=lambda p: p.overhead)  # RAM R_i holds for caps in [F_i, F_i+1)
+    ax.step([p.overhead for p in by_overhead], [p.peak_ram_bytes / 1000 for p in by_overhead], where="post",
+            marker="o", ms=3, label=f"optimal front ({front[0].cost_model} cost model)")
+    ax.scatter([vanilla.overhead], [vanilla.peak_ram_bytes / 1000], marker="s", color="black", zorder=3,
+               label="vanilla (no fusion)")
+    ax.scatter([heuristic.overhead], [heuristic.peak_ram_bytes / 1000], marker="^", color="tab:red", zorder=3,
+               label="heuristic (MCUNetV2-style)")
+    ax.set_xlabel("compute overhead F (MACs / vanilla MACs)")
+    ax.set_ylabel("peak RAM (kB)")
+    ax.set_yscale("log")
+    ax.set_title(model)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=120)
+    plt.close(fig)
+    write_atomic(path, image.getvalue())

@@ -1,0 +1,36 @@
+"""Byte sizes on the command line: plain bytes, kB (1000) and KiB (1024)."""
+
+import math
+import re
+
+from .errors import UserError
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """'64kB' -> 64000, '16KiB' -> 16384, '2048' -> 2048. Raises UserError on anything else."""
+    match = _SIZE.match(text)
+    unit = match.group(2).lower() if match else None
+    if match is None or unit not in _UNITS:
+        raise UserError(f"bad size {text!r}: expected bytes, or a number with kB, KiB, MB or MiB (e.g. 64kB, 16KiB)")
+    value = float(match.group(1)) * _UNITS[unit]
+    if value <= 0 or value != math.floor(value):
+        raise UserError(f"bad size {text!r}: must be a positive whole number of bytes")
+    return int(value)
+
+
+def parse_overhead(text: str) -> float:
+    """A compute-overhead cap F >= 1, or 'inf'."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"bad overhead {text!r}: expected a number >= 1 or 'inf'") from None
+    if math.isnan(value) or value < 1:
+        raise UserError(f"bad overhead {text!r}: the MAC overhead cap F must be >= 1 (1 = no recomputation)")
+    return value
+
+
+def split_list(text: str) -> list[str]:
+    return [item for item in (part.strip() for part in text.split(",")) if item]

@@ -1,0 +1,12 @@
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def pytest_configure(config):
+    # Let the tests run from a checkout without installing (CI installs the package anyway).
+    src = str(ROOT / "src")
+    if src not in sys.path:
+        sys.path.insert(0, src)

@@ -1,0 +1,150 @@
+"""The command line: outputs, and bad input -> exit 2 with one clear line on stderr, no traceback."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from msfcnn.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text) if isinstance(text, str) else path.write_bytes(text)
+    return str(path)
+
+
+def chain(layers, shape=(16, 16, 3)):
+    return json.dumps({"name": "t", "input": list(shape), "layers": layers})
+
+
+CONV = {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 1, "padding": 1}
+BAD_MODELS = {
+    "malformed json": ('{"input": [16, 16, 3], "layers": [', "malformed JSON"),
+    "truncated json": (chain([CONV])[:-9], "malformed JSON"),
+    "binary garbage": (b"\x00\xff\xfe\x81" * 20, "not a text JSON file"),
+    "not an object": ("[1, 2, 3]", "JSON object"),
+    "unknown op": (chain([CONV, {"op": "lstm", "units": 3}]), "layer 1: unknown op 'lstm'"),
+    "kernel larger than input": (chain([{"op": "conv2d", "filters": 4, "kernel": 7, "stride": 1, "padding": 0}],
+                                       (5, 16, 3)), "larger than its (padded) 5x16 input"),
+    "zero input size": (chain([CONV], (0, 16, 3)), "must be positive"),
+    "negative input size": (chain([CONV], (16, -4, 3)), "must be positive"),
+    "zero filters": (chain([dict(CONV, filters=0)]), "'filters' must be a positive integer"),
+    "negative kernel": (chain([dict(CONV, kernel=-3)]), "must be positive"),
+    "zero stride": (chain([dict(CONV, stride=0)]), "must be positive"),
+    "negative padding": (chain([dict(CONV, padding=-1)]), "non-negative"),
+    "missing layers": ('{"input": [8, 8, 1]}', "'layers' must be a non-empty list"),
+    "bad add source": (chain([CONV, dict(CONV), {"op": "add", "from": 5}]), "'from' must be an earlier layer"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MODELS)
+def test_bad_model_file_exits_2_with_one_line(tmp_path, capsys, case):
+    text, expected = BAD_MODELS[case]
+    path = write(tmp_path, "model.json", text)
+    out_file = tmp_path / "plan.json"
+    code, out, err = run(capsys, "plan", path, "-o", str(out_file))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("msfcnn: error: ") and expected in err, err
+    assert not out_file.exists()
+
+
+BAD_ARGS = {
+    "bad size string": (["plan", "mbv2-w0.35", "--max-ram", "12parsecs"], "bad size '12parsecs'"),
+    "negative size": (["plan", "mbv2-w0.35", "--max-ram=-5kB"], "bad size"),
+    "zero size": (["plan", "mbv2-w0.35", "--max-ram", "0"], "positive"),
+    "overhead below 1": (["plan", "mbv2-w0.35", "--max-overhead", "0.9"], "must be >= 1"),
+    "overhead not a number": (["plan", "mbv2-w0.35", "--max-overhead", "fast"], "bad overhead"),
+    "sweep bad overhead": (["sweep", "mbv2-w0.35", "--max-overhead", "1.2,0.5"], "must be >= 1"),
+    "sweep bad size": (["sweep", "mbv2-w0.35", "--max-ram", "16kB,lots"], "bad size 'lots'"),
+    "infeasible cap": (["plan", "mcunet-320kb", "--cost-model", "paper", "--max-ram", "16kB"],
+                       "the least RAM reachable is 42643 B"),
+    "infeasible both caps": (["plan", "mbv2-w0.35", "--max-ram", "10kB", "--max-overhead", "1.1"],
+                             "least RAM reachable is 7887 B"),
+    "unknown model": (["plan", "resnet-9000"], "unknown model 'resnet-9000'"),
+    "missing file": (["plan", "nowhere.json"], "no such file"),
+    "unknown scheme": (["plan", "mbv2-w0.35", "--schemes", "teleport"], "hcache scheme"),
+    "unknown option": (["plan", "mbv2-w0.35", "--fast"], "unrecognized arguments"),
+    "no command": ([], "required"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_ARGS)
+def test_bad_arguments_exit_2_with_one_line(capsys, case):
+    argv, expected = BAD_ARGS[case]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and expected in err, err
+
+
+def test_paper_cost_model_rejects_residual_graphs(tmp_path, capsys):
+    path = write(tmp_path, "res.json", chain([CONV, dict(CONV), {"op": "add", "from": 0}]))
+    code, _, err = run(capsys, "plan", path, "--cost-model", "paper")
+    assert code == 2 and "plain chains only" in err
+
+
+def test_console_script_reports_error_without_traceback(tmp_path):
+    path = write(tmp_path, "bad.json", "{oops")
+    proc = subprocess.run([sys.executable, "-m", "msfcnn", "plan", path], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_sizes_accept_bytes_kb_and_kib(capsys):
+    results = []
+    for cap in ["64000", "64kB", "62.5KiB"]:
+        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--max-ram", cap, "--json")
+        assert code == 0
+        results.append(json.loads(out))
+    assert results[0] == results[1] == results[2] and results[0]["max_ram_bytes"] == 64000
+    assert results[0]["peak_ram_bytes"] == 63741  # Table 1, P2 < 64 kB
+
+
+def test_plan_writes_json_and_prints_table(tmp_path, capsys):
+    target = tmp_path / "plan.json"
+    code, out, _ = run(capsys, "plan", "mcunet-vww5", "--max-overhead", "1.3", "-o", str(target))
+    assert code == 0 and "peak RAM 17760 B" in out and "hcache R=1" in out
+    doc = json.loads(target.read_text())
+    assert doc["peak_ram_bytes"] == 17760 and doc["max_overhead"] == 1.3
+
+
+def test_plan_strategies_and_objectives(capsys):
+    def plan(*extra):
+        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--json", *extra)
+        assert code == 0
+        return json.loads(out)
+    assert plan("--strategy", "vanilla")["peak_ram_bytes"] == 194400
+    assert plan("--strategy", "heuristic")["peak_ram_bytes"] == 32076
+    assert plan()["peak_ram_bytes"] == 7887  # no cap: least RAM
+    least_macs = plan("--objective", "min-mac")
+    assert least_macs["macs"] == least_macs["vanilla_macs"]  # fusion never saves MACs on this chain
+    both = plan("--max-overhead", "1.3", "--max-ram", "64kB")
+    assert both["peak_ram_bytes"] == 21288
+
+
+def test_models_lists_the_paper_chains(capsys):
+    code, out, _ = run(capsys, "models", "--json")
+    assert code == 0
+    assert {"mbv2-w0.35", "mcunet-vww5", "mcunet-320kb"} <= {m["name"] for m in json.loads(out)}
+
+
+def test_pareto_json_and_plot(tmp_path, capsys):
+    png = tmp_path / "front.png"
+    code, out, _ = run(capsys, "pareto", "mcunet-vww5", "--json", "--plot", str(png))
+    assert code == 0
+    doc = json.loads(out)
+    front = doc["front"]
+    rams = [p["peak_ram_bytes"] for p in front]
+    macs = [p["macs"] for p in front]
+    assert rams == sorted(rams) and macs == sorted(macs, reverse=True) and len(set(rams)) == len(rams)
+    assert rams[0] == 12000 and macs[-1] == doc["vanilla"]["macs"]  # P1 F<=inf and the unfused MACs
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
