@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
+from typing import Mapping
+
+import numpy as np
 
 from ..errors import UserError
 from ..ops import Op, Shape
@@ -18,17 +21,48 @@ NETWORK_INPUT = -1
 
 
 @dataclass(frozen=True)
+class Quant:
+    """Affine int8 quantisation of an activation tensor: real = scale * (q - zero_point)."""
+
+    scale: float
+    zero_point: int
+
+
+@dataclass(frozen=True, eq=False)
 class Node:
     op: Op
     inputs: tuple[int, ...]
     shape: Shape
+    # Constant tensors the op reads, by role: "weights", "bias", "weight_scales" (per output channel).
+    consts: Mapping[str, np.ndarray] = field(default_factory=dict)
+    quant: Quant | None = None  # the output's quantisation; None in float32 graphs
 
 
 @dataclass
 class Graph:
+    """A single-input, single-output network; the last node's tensor is the output.
+
+    `input_quant` is None for float32 graphs. `layout` is the layout of the model's own input and
+    output ("NHWC" for TFLite and layer lists, "NCHW" for ONNX); inside the graph every feature
+    map is (H, W, C).
+    """
+
     name: str
     input_shape: Shape
     nodes: list[Node] = field(default_factory=list)
+    input_quant: Quant | None = None
+    layout: str = "NHWC"
+
+    @property
+    def dtype(self) -> str:
+        return "float32" if self.input_quant is None else "int8"
+
+    @property
+    def output_quant(self) -> Quant | None:
+        return self.nodes[-1].quant
+
+    def quant_of(self, tensor: int) -> Quant | None:
+        return self.input_quant if tensor == NETWORK_INPUT else self.nodes[tensor].quant
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -61,7 +95,8 @@ class Graph:
         main = cut - 1
         return live + [main]
 
-    def append(self, op: Op, inputs: tuple[int, ...]) -> int:
+    def append(self, op: Op, inputs: tuple[int, ...], consts: Mapping[str, np.ndarray] | None = None,
+               quant: Quant | None = None) -> int:
         """Add a node reading `inputs`; infer its shape. Returns the new tensor's index."""
         index = len(self.nodes)
         for t in inputs:
@@ -73,5 +108,5 @@ class Graph:
             raise UserError(f"layer {index} ({op.kind}): {err}") from None
         if min(shape, default=1) <= 0:
             raise UserError(f"layer {index} ({op.kind}) has an empty output {list(shape)}")
-        self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape)))
+        self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape), dict(consts or {}), quant))
         return index

@@ -1,13 +1,15 @@
 """Operators, one per file, each implementing the interface in `base.Op`."""
 
 from .add import Add
-from .base import Op, Shape, Window
+from .base import KernelContext, Op, Shape, Window
 from .conv2d import Conv2D
 from .dense import Dense
 from .depthwise_conv2d import DepthwiseConv2D
 from .global_avg_pool import GlobalAvgPool
+from .pad import Pad
 from .pool2d import AvgPool2D, MaxPool2D
+from .reshape import Reshape
 from .softmax import Softmax
 
-__all__ = ["Add", "AvgPool2D", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "MaxPool2D",
-           "Op", "Shape", "Softmax", "Window"]
+__all__ = ["Add", "AvgPool2D", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "KernelContext",
+           "MaxPool2D", "Op", "Pad", "Reshape", "Shape", "Softmax", "Window"]

@@ -7,8 +7,10 @@ are (H, W, C) without the batch dimension; vectors are (C,).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
 
 from ..errors import UserError
 
@@ -67,6 +69,23 @@ def _pair(value, what: str) -> tuple[int, int]:
     return int(value[0]), int(value[1])
 
 
+@dataclass(frozen=True)
+class KernelContext:
+    """What a numpy reference kernel needs besides its input arrays.
+
+    `input_quant`/`output_quant` hold ir.Quant (scale, zero_point) per tensor, or None in float32
+    graphs; `consts` are the node's constant tensors ("weights", "bias", "weight_scales").
+    """
+
+    consts: Mapping[str, np.ndarray] = field(default_factory=dict)
+    input_quant: tuple[Any, ...] = ()
+    output_quant: Any = None
+
+    @property
+    def is_float(self) -> bool:
+        return self.output_quant is None
+
+
 class Op:
     """Base class: subclasses are dataclasses whose fields are the op's attributes."""
 
@@ -84,6 +103,13 @@ class Op:
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         """Multiply-accumulates of one unfused execution (pooling and adds count one per tap)."""
         raise NotImplementedError
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        """The numpy reference kernel: unbatched (H, W, C) / (C,) arrays in, one array out.
+
+        int8 graphs follow TFLite's integer arithmetic exactly; float32 graphs compute in float32.
+        """
+        raise NotImplementedError(f"{self.kind} has no numpy kernel yet")
 
     def describe(self) -> str:
         return self.kind

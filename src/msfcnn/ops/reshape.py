@@ -1,0 +1,23 @@
+"""RESHAPE / Flatten: same bytes, new shape (row-major over (H, W, C))."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from ..errors import UserError
+from .base import Op, Shape
+
+
+@dataclass(frozen=True)
+class Reshape(Op):
+    kind = "reshape"
+    shape: tuple[int, ...]  # the output shape without the batch dimension
+
+    def output_shape(self, inputs: list[Shape]) -> Shape:
+        if prod(inputs[0]) != prod(self.shape):
+            raise UserError(f"cannot reshape {list(inputs[0])} to {list(self.shape)}")
+        return tuple(self.shape)
+
+    def macs(self, inputs: list[Shape], output: Shape) -> int:
+        return 0
