@@ -86,10 +86,20 @@ def test_bad_arguments_exit_2_with_one_line(capsys, case):
     assert err.count("\n") == 1 and expected in err, err
 
 
-def test_paper_cost_model_rejects_residual_graphs(tmp_path, capsys):
-    path = write(tmp_path, "res.json", chain([CONV, dict(CONV), {"op": "add", "from": 0}]))
-    code, _, err = run(capsys, "plan", path, "--cost-model", "paper")
-    assert code == 2 and "plain chains only" in err
+def test_skip_tensors_are_charged_while_they_wait(tmp_path, capsys):
+    """16x16x4 tensors are 1024 B; the skip from op 0 waits across ops 1 and 2 for the add (op 3)."""
+    path = write(tmp_path, "res.json", chain([CONV, CONV, CONV, {"op": "add", "from": 0}]))
+    code, out, _ = run(capsys, "plan", path, "--strategy", "vanilla", "--json")
+    assert code == 0
+    rams = [b["ram_bytes"] for b in json.loads(out)["blocks"]]
+    # op 0: output only (the input is the caller's); op 1: in + out; op 2: in + out + waiting skip;
+    # op 3: both addends + its output (vanilla counts the network output, as the reference does).
+    assert rams == [1024, 2048, 3072, 3072]
+    code, out, _ = run(capsys, "plan", path, "--json")
+    plan = json.loads(out)
+    fused = [b for b in plan["blocks"] if b["scheme"] == "hcache"]
+    assert code == 0 and fused and all(b["first"] >= 1 and b["last"] <= 2 for b in fused)
+    assert plan["peak_ram_bytes"] < 3072
 
 
 def test_console_script_reports_error_without_traceback(tmp_path):

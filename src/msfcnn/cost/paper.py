@@ -1,9 +1,14 @@
 """The `paper` cost model: msf-CNN's reference numbers (SPEC 3.1), reproduced to the byte.
 
-Defined for plain chains of conv2d / depthwise_conv2d / pooling layers with square kernels,
-equal strides and symmetric padding. Activations are one byte per element. Fused blocks use the
-H-cache scheme with one output row per step. The reference's quirks are kept on purpose (each is
-marked "quirk"), because the paper's Table 1 depends on them.
+The reference defines it for plain chains of conv2d / depthwise_conv2d / pooling layers with
+square kernels, equal strides and symmetric padding: there it gives the reference's numbers
+exactly. Activations are one byte per element. Fused blocks use the H-cache scheme with one
+output row per step. The reference's quirks are kept on purpose (each is marked "quirk"),
+because the paper's Table 1 depends on them.
+
+On other graphs (residual adds, pooling heads, dense layers) every op is a single-op candidate
+whose RAM is its inputs, its output and the skip tensors waiting across it, and only runs of
+reference layers without skip sources inside can be fused.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 from ..fusion.dag import Block, FusionDAG
-from ..ir import Graph
+from ..ir import NETWORK_INPUT, Graph
 from ..ops import AvgPool2D, Conv2D, DepthwiseConv2D, MaxPool2D
 
 NAME = "paper"
@@ -48,25 +53,22 @@ class Layer:
         return self.h_out * self.w_out * self.c_out * self.macs_per_element
 
 
-def layers_of(graph: Graph) -> list[Layer]:
-    """The graph as the reference's layer list; UserError if it is not such a chain."""
-    if not graph.is_chain():
-        raise UserError("the paper cost model takes plain chains only (no residual adds); use --cost-model exact")
-    layers = []
-    for i, node in enumerate(graph.nodes):
-        op = node.op
-        if not isinstance(op, _SPATIAL):
-            raise UserError(f"the paper cost model takes conv2d/depthwise_conv2d/pooling chains; "
-                            f"layer {i} is {op.kind}; use --cost-model exact")
-        win = op.window
-        (kh, kw), (sh, sw), pads = win.kernel, win.strides, win.pads
-        if kh != kw or sh != sw or len(set(pads)) != 1:
-            raise UserError(f"the paper cost model needs square kernels and strides and symmetric padding "
-                            f"(layer {i}); use --cost-model exact")
-        h, w, c = graph.input_shapes(i)[0]
-        per_element = c * kh * kh if isinstance(op, Conv2D) else kh * kh
-        layers.append(Layer(kh, sh, pads[0], c, node.shape[2], h, w, node.shape[0], node.shape[1], per_element))
-    return layers
+def layer_of(graph: Graph, i: int) -> Layer | None:
+    """Node i as the reference's layer, or None if the reference has no such layer.
+
+    The reference knows conv / depthwise / pooling layers with square kernels and strides and
+    symmetric padding; only such layers can be fused under this cost model.
+    """
+    node = graph.nodes[i]
+    if not isinstance(node.op, _SPATIAL):
+        return None
+    win = node.op.window
+    (kh, kw), (sh, sw), pads = win.kernel, win.strides, win.pads
+    if kh != kw or sh != sw or len(set(pads)) != 1:
+        return None
+    h, w, c = graph.input_shapes(i)[0]
+    per_element = c * kh * kh if isinstance(node.op, Conv2D) else kh * kh
+    return Layer(kh, sh, pads[0], c, node.shape[2], h, w, node.shape[0], node.shape[1], per_element)
 
 
 def tile_and_stride(layers: list[Layer]) -> tuple[int, int]:
@@ -113,45 +115,82 @@ def hcache_macs(layers: list[Layer], tile: int, stride: int) -> int:
     return total
 
 
-def single_block(layers: list[Layer], i: int, count_output: bool = False) -> Block:
-    """An unfused layer. The network input never counts; the network output counts only if asked."""
-    layer = layers[i]
-    ram = layer.out_size + (layer.in_size if i > 0 else 0)
-    if i == len(layers) - 1 and not count_output:
-        ram -= layer.out_size
-    return Block(i, i, "single", ram, layer.macs)
+class _Liveness:
+    """Which activation tensors occupy RAM while ops first..last run (paper model conventions).
+
+    The network input is the caller's buffer and never counts; the network output counts only when
+    asked (the reference's vanilla figure). A skip tensor produced before the ops and read after
+    them is charged to every block that runs while it waits for its add. On a plain chain this is
+    exactly the reference's "input + output".
+    """
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.last_use = {t: i for i, node in enumerate(graph.nodes) for t in node.inputs}
+
+    def waiting(self, first: int, last: int) -> int:
+        """Bytes of tensors produced before `first` (other than the block input) read after `last`."""
+        return sum(self.graph.size_of(t) for t in range(first - 1)
+                   if self.last_use.get(t, -1) > last)
+
+    def single_ram(self, i: int, count_output: bool) -> int:
+        reads = {t for t in self.graph.nodes[i].inputs if t != NETWORK_INPUT}
+        ram = sum(self.graph.size_of(t) for t in reads)
+        if i < len(self.graph) - 1 or count_output:
+            ram += self.graph.size_of(i)
+        return ram + sum(self.graph.size_of(t) for t in range(i)
+                         if t not in reads and self.last_use.get(t, -1) > i)
 
 
-def hcache_block(layers: list[Layer], first: int, last: int) -> Block | None:
-    """A fused H-cache block, or None when its input tile exceeds the block input (not a candidate)."""
+def single_block(graph: Graph, live: _Liveness, i: int, count_output: bool = False) -> Block:
+    """An unfused op: its inputs, its output and the skip tensors waiting across it."""
+    return Block(i, i, "single", live.single_ram(i, count_output), graph.macs(i))
+
+
+def hcache_block(graph: Graph, live: _Liveness, layers: list[Layer], first: int, last: int) -> Block | None:
+    """A fused H-cache block over layers[first..last] (reference layers of ops first..last), or None
+    when its input tile exceeds the block input (not a candidate)."""
     inner = layers[first:last + 1]
     tile, stride = tile_and_stride(inner)
     if tile > inner[0].h_in or tile > inner[0].w_in:
         return None
-    ram = hcache_buffers(inner, tile, stride)
+    ram = hcache_buffers(inner, tile, stride) + live.waiting(first, last)
     if first > 0:
         ram += inner[0].in_size
-    if last < len(layers) - 1:
+    if last < len(graph) - 1:
         ram += inner[-1].out_size
     return Block(first, last, "hcache", ram, hcache_macs(inner, tile, stride))
+
+
+def _fusable_runs(graph: Graph, layers: list[Layer | None], live: _Liveness):
+    """(first, last) pairs of consecutive reference layers forming a chain whose inner tensors
+    are read only by the next op (skip sources and adds end a block; they run unfused)."""
+    n = len(graph)
+    for first in range(n):
+        if layers[first] is None:
+            continue
+        for last in range(first + 1, n):
+            if (layers[last] is None or graph.nodes[last].inputs != (last - 1,)
+                    or live.last_use.get(last - 1) != last):
+                break
+            yield first, last
 
 
 def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
     unknown = set(schemes) - set(SCHEMES)
     if unknown:
         raise UserError(f"the paper cost model has only the hcache scheme (got {', '.join(sorted(unknown))})")
-    layers = layers_of(graph)
-    n = len(layers)
-    blocks = [single_block(layers, i) for i in range(n)]
-    for first in range(n):
-        for last in range(first + 1, n):
-            block = hcache_block(layers, first, last)
-            if block is not None:
-                blocks.append(block)
-    return FusionDAG(n, tuple(blocks))
+    live = _Liveness(graph)
+    layers = [layer_of(graph, i) for i in range(len(graph))]
+    blocks = [single_block(graph, live, i) for i in range(len(graph))]
+    for first, last in _fusable_runs(graph, layers, live):
+        block = hcache_block(graph, live, layers, first, last)
+        if block is not None:
+            blocks.append(block)
+    return FusionDAG(len(graph), tuple(blocks))
 
 
 def vanilla_blocks(graph: Graph) -> list[Block]:
-    """Every layer unfused. Quirk: the reference's vanilla figure counts the network output."""
-    layers = layers_of(graph)
-    return [single_block(layers, i, count_output=True) for i in range(len(layers))]
+    """Every op unfused. Quirk: the reference's vanilla figure counts the network output."""
+    live = _Liveness(graph)
+    return [single_block(graph, live, i, count_output=True) for i in range(len(graph))]
