@@ -9,12 +9,26 @@ from ..errors import UserError
 from ..ir import Graph
 from .builtin import builtin_names, load_builtin
 from .layer_list import load_layer_list
+from .random_weights import with_random_weights
 
 # File suffix -> loader. Later frontends (.tflite, .onnx) register here.
 LOADERS: dict[str, Callable[[Path], Graph]] = {".json": load_layer_list}
 
 
-def load_model(model: str) -> Graph:
+def load_model(model: str, weights: bool = False) -> Graph:
+    """The graph of a MODEL argument. With weights=True, a model that has no weights of its own
+    (built-ins, JSON layer lists) gets deterministic random int8 weights, ready to run."""
+    graph = _load_structure(model)
+    if weights and graph.input_quant is None and graph.layout == "NHWC" and not _has_weights(graph):
+        graph = with_random_weights(graph)
+    return graph
+
+
+def _has_weights(graph: Graph) -> bool:
+    return any(node.consts for node in graph.nodes)
+
+
+def _load_structure(model: str) -> Graph:
     if model in builtin_names():
         return load_builtin(model)
     path = Path(model)
