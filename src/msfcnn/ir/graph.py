@@ -52,6 +52,11 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     input_quant: Quant | None = None
     layout: str = "NHWC"
+    # An int8 graph whose caller passes float32 in / gets float32 out (a TFLite model with
+    # QUANTIZE / DEQUANTIZE at its edges): the input is quantised with `input_quant` and the
+    # output dequantised with `output_quant` outside the graph's nodes.
+    float_input: bool = False
+    float_output: bool = False
 
     @property
     def dtype(self) -> str:

@@ -8,8 +8,9 @@ from .depthwise_conv2d import DepthwiseConv2D
 from .global_avg_pool import GlobalAvgPool
 from .pad import Pad
 from .pool2d import AvgPool2D, MaxPool2D
+from .requantize import Requantize
 from .reshape import Reshape
 from .softmax import Softmax
 
 __all__ = ["Add", "AvgPool2D", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "KernelContext",
-           "MaxPool2D", "Op", "Pad", "Reshape", "Shape", "Softmax", "Window"]
+           "MaxPool2D", "Op", "Pad", "Requantize", "Reshape", "Shape", "Softmax", "Window"]

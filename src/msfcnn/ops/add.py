@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import numerics as nx
 from ..errors import UserError
-from .base import Op, Shape
+from .base import KernelContext, Op, Shape
+
+# TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
+# input scale) with their own multipliers, summed, then rescaled to the output.
+LEFT_SHIFT = 20
+ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
@@ -24,3 +32,26 @@ class Add(Op):
         for dim in output:
             size *= dim
         return size
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        a, b = inputs
+        if ctx.is_float:
+            return nx.float_activation(a.astype(np.float32) + b.astype(np.float32), self.activation)
+        params = add_params(ctx.input_quant[0].scale, ctx.input_quant[1].scale, ctx.output_quant.scale)
+        (m1, s1), (m2, s2), (mo, so) = params
+        scaled_a = nx.multiply_by_quantized_multiplier(
+            (a.astype(np.int64) - ctx.input_quant[0].zero_point) << LEFT_SHIFT, m1, s1, ROUNDING)
+        scaled_b = nx.multiply_by_quantized_multiplier(
+            (b.astype(np.int64) - ctx.input_quant[1].zero_point) << LEFT_SHIFT, m2, s2, ROUNDING)
+        out = nx.multiply_by_quantized_multiplier(scaled_a + scaled_b, mo, so, ROUNDING) + ctx.output_quant.zero_point
+        low, high = nx.activation_range(self.activation, ctx.output_quant)
+        return np.clip(out, low, high).astype(np.int8)
+
+
+def add_params(scale_a: float, scale_b: float, scale_out: float) -> tuple[tuple[int, int], ...]:
+    """(multiplier, shift) for input a, input b and the output, as TFLite's ADD Prepare."""
+    sa, sb, so = (float(np.float32(s)) for s in (scale_a, scale_b, scale_out))
+    twice_max = 2.0 * max(sa, sb)
+    return (nx.quantize_multiplier(sa / twice_max),
+            nx.quantize_multiplier(sb / twice_max),
+            nx.quantize_multiplier(twice_max / ((1 << LEFT_SHIFT) * so)))

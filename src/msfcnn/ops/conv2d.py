@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape, Window, require_feature_map
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .sliding import pad_hw, windows
+
+# TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
+ROUNDING = nx.RUY
 
 
 @dataclass(frozen=True)
@@ -29,3 +36,37 @@ class Conv2D(Op):
     def describe(self) -> str:
         kh, kw = self.win.kernel
         return f"conv {kh}x{kw}/{self.win.strides[0]} {self.filters}"
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        weights = ctx.consts["weights"]  # (C_out, kh, kw, C_in)
+        bias = ctx.consts.get("bias")
+        ho, wo = self.win.output_hw(x.shape[0], x.shape[1])
+        if ctx.is_float:
+            cols = _im2col(x.astype(np.float32), self.win, 0.0)
+            out = cols @ weights.reshape(self.filters, -1).T.astype(np.float32)
+            if bias is not None:
+                out += bias.astype(np.float32)
+            return nx.float_activation(out, self.activation).reshape(ho, wo, self.filters)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        # Subtracting the input zero point first makes the padding (which TFLite fills with the
+        # zero point) plain zeros, and keeps every product exact in the float64 GEMM.
+        cols = _im2col(x.astype(np.float64) - in_q.zero_point, self.win, 0.0)
+        acc = nx.exact_int_matmul(cols, weights.reshape(self.filters, -1).T)
+        if bias is not None:
+            acc += bias.astype(np.int64)
+        mult, shift = nx.per_channel_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale,
+                                                 self.filters)
+        out = nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
+                                        nx.activation_range(self.activation, out_q), ROUNDING)
+        return out.reshape(ho, wo, self.filters)
+
+
+def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:
+    """(Ho*Wo, kh*kw*C_in) patch matrix, columns in the (kh, kw, C_in) order of TFLite's weights."""
+    if win.kernel == (1, 1) and not any(win.pads):
+        sh, sw = win.strides
+        x = x[::sh, ::sw]
+        return x.reshape(-1, x.shape[2])
+    view = windows(pad_hw(x, win, pad_value), win)
+    return view.reshape(view.shape[0] * view.shape[1], -1)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape
+
+# TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D.
+ROUNDING = nx.RUY
 
 
 @dataclass(frozen=True)
@@ -24,3 +30,35 @@ class Dense(Op):
 
     def describe(self) -> str:
         return f"dense {self.units}"
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0].reshape(-1)  # row-major over (H, W, C), as TFLite flattens NHWC
+        weights = ctx.consts["weights"]  # (units, in_features)
+        bias = ctx.consts.get("bias")
+        if ctx.is_float:
+            out = weights.astype(np.float32) @ x.astype(np.float32)
+            if bias is not None:
+                out += bias.astype(np.float32)
+            return nx.float_activation(out, self.activation)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        acc = nx.exact_int_matmul(weights, x.astype(np.float64) - in_q.zero_point)
+        if bias is not None:
+            acc += bias.astype(np.int64)
+        mult, shift = dense_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale, self.units)
+        return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
+                                         nx.activation_range(self.activation, out_q), ROUNDING)
+
+
+def dense_multipliers(input_scale: float, weight_scales, output_scale: float, units: int):
+    """Per-channel weights: as conv. Per-tensor weights: TFLite multiplies the two scales in
+    float32 before widening to double (GetQuantizedConvolutionMultipler), which moves the last bits
+    of the multiplier, and so the rounding of near-ties.
+
+    Per-tensor is one scale, or one scale repeated over the channels (as a frontend may store it).
+    """
+    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    if np.any(scales != scales[0]):
+        return nx.per_channel_multipliers(input_scale, scales, output_scale, units)
+    product = float(np.float32(input_scale) * scales[0])
+    mult, shift = nx.quantize_multiplier(product / float(np.float32(output_scale)))
+    return np.int64(mult), np.int64(shift)

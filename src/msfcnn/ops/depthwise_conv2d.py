@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape, Window, require_feature_map
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .sliding import pad_hw, tap_slices
+
+# TFLite's int8 depthwise kernel requantises with its own MultiplyByQuantizedMultiplier
+# (gemmlowp's doubling high multiply, then a rounding shift): two roundings.
+ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
@@ -29,3 +37,33 @@ class DepthwiseConv2D(Op):
     def describe(self) -> str:
         kh, kw = self.win.kernel
         return f"dw {kh}x{kw}/{self.win.strides[0]}"
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        kernel = ctx.consts["weights"][0]  # (1, kh, kw, C_in * multiplier) -> (kh, kw, C_out)
+        bias = ctx.consts.get("bias")
+        out_hw = self.win.output_hw(x.shape[0], x.shape[1])
+        if ctx.is_float:
+            acc = self._accumulate(x.astype(np.float32), kernel.astype(np.float32), out_hw)
+            if bias is not None:
+                acc += bias.astype(np.float32)
+            return nx.float_activation(acc, self.activation)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        # int32 accumulation as in TFLite; the zero-point offset makes padding zeros.
+        acc = self._accumulate(x.astype(np.int32) - np.int32(in_q.zero_point), kernel.astype(np.int32), out_hw)
+        if bias is not None:
+            acc += bias.astype(np.int32)
+        mult, shift = nx.per_channel_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale,
+                                                 kernel.shape[-1])
+        return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
+                                         nx.activation_range(self.activation, out_q), ROUNDING)
+
+    def _accumulate(self, x: np.ndarray, kernel: np.ndarray, out_hw: tuple[int, int]) -> np.ndarray:
+        """Sum over the kernel taps of input x weight; output channel o reads input channel o // m."""
+        padded = pad_hw(x, self.win, 0)
+        if self.depth_multiplier > 1:
+            padded = np.repeat(padded, self.depth_multiplier, axis=2)
+        acc = np.zeros((*out_hw, kernel.shape[-1]), dtype=x.dtype)
+        for (i, j), tap in tap_slices(padded, self.win, out_hw):
+            acc += tap * kernel[i, j]
+        return acc

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape, require_feature_map
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape, require_feature_map
 
 
 @dataclass(frozen=True)
@@ -19,3 +22,53 @@ class GlobalAvgPool(Op):
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         h, w, c = inputs[0]
         return h * w * c
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        if ctx.is_float:
+            out = x.astype(np.float32).mean(axis=(0, 1), dtype=np.float32)
+        else:
+            # TFLite's interpreter runs two different int8 MEAN kernels: a specialised one for
+            # 4-D keep_dims means over H and W, the generic one otherwise. Their rescaling differs.
+            mean = _mean_keepdims if self.keepdims else _mean_generic
+            total = x.astype(np.int64).sum(axis=(0, 1))
+            out = mean(total, x.shape[0] * x.shape[1], ctx.input_quant[0], ctx.output_quant)
+        return out.reshape(self.output_shape([x.shape]))
+
+
+# optimized_integer_ops::Mean handles channels in blocks of 16 with NEON code (on x86 the
+# interpreter runs it through the NEON_2_SSE translation) and the remaining channels with scalar
+# code. The vector requantisation rounds ties up (vqrdmulh + vrshl, as ruy), the scalar one away
+# from zero (gemmlowp): the same mean can come out one apart depending on its channel.
+VECTOR_BLOCK = 16
+
+
+def _mean_keepdims(total: np.ndarray, count: int, in_q, out_q) -> np.ndarray:
+    """optimized_integer_ops::Mean: float32 set-up of one multiplier that folds in 1/count.
+
+    The zero-point correction is a float32 bias rounded half away from zero, not an exact integer.
+    Matches the single-threaded interpreter (more threads split the channels, and so the blocks,
+    differently).
+    """
+    f32 = np.float32
+    temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
+    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
+    bias = int(out_q.zero_point) - int(temp)  # static_cast<int32_t> truncates
+    real_scale = f32(in_q.scale) / (f32(count) * f32(out_q.scale))
+    mult, shift = nx.quantize_multiplier(float(real_scale))
+    vector = total.shape[-1] // VECTOR_BLOCK * VECTOR_BLOCK
+    out = np.concatenate([nx.multiply_by_quantized_multiplier(total[:vector], mult, shift, nx.RUY),
+                          nx.multiply_by_quantized_multiplier(total[vector:], mult, shift, nx.DOUBLE)]) + bias
+    return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
+
+
+def _mean_generic(total: np.ndarray, count: int, in_q, out_q) -> np.ndarray:
+    """reference_ops::QuantizedMeanOrSum: exact zero-point correction, then in/out rescale with
+    1/count folded into the multiplier by an integer division."""
+    mult, shift = nx.quantize_multiplier(float(np.float32(in_q.scale)) / float(np.float32(out_q.scale)))
+    extra = min(count.bit_length() - 1, 32, 31 + shift)  # floor(log2(count)), clamped as TFLite
+    mult = (mult << extra) // count
+    shift -= extra
+    out = nx.multiply_by_quantized_multiplier(total - in_q.zero_point * count, mult, shift, nx.DOUBLE)
+    out = out + out_q.zero_point
+    return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)

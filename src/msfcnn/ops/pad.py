@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape, require_feature_map
+import numpy as np
+
+from .base import KernelContext, Op, Shape, require_feature_map
 
 
 @dataclass(frozen=True)
@@ -19,3 +21,9 @@ class Pad(Op):
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         return 0
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        top, left, bottom, right = self.pads
+        # A real 0.0 is the zero point in int8 (TFLite pads with the output zero point).
+        fill = 0 if ctx.is_float else ctx.output_quant.zero_point
+        return np.pad(inputs[0], ((top, bottom), (left, right), (0, 0)), constant_values=fill)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Op, Shape, Window, require_feature_map
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
 @dataclass(frozen=True)
 class _Pool2D(Op):
     win: Window
+    activation: str | None = None  # TFLite pools may carry a fused activation
 
     @property
     def window(self) -> Window:
@@ -27,12 +32,54 @@ class _Pool2D(Op):
         kh, kw = self.win.kernel
         return f"{self.kind.split('_')[0]}pool {kh}x{kw}/{self.win.strides[0]}"
 
+    def _finish(self, out: np.ndarray, ctx: KernelContext) -> np.ndarray:
+        """Apply the fused activation: a clamp in int8 (input and output share their quantisation)."""
+        if ctx.is_float:
+            return nx.float_activation(out, self.activation)
+        low, high = nx.activation_range(self.activation, ctx.output_quant)
+        return np.clip(out, low, high).astype(np.int8)
+
 
 @dataclass(frozen=True)
 class MaxPool2D(_Pool2D):
     kind = "max_pool2d"
 
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        out_hw = self.win.output_hw(x.shape[0], x.shape[1])
+        # Padding never wins: every window holds at least one real pixel, and the fill is the
+        # smallest value of the type.
+        fill = -np.inf if ctx.is_float else nx.INT8_MIN
+        padded = pad_hw(x, self.win, fill)
+        out = None
+        for _, tap in tap_slices(padded, self.win, out_hw):
+            out = tap.copy() if out is None else np.maximum(out, tap)
+        return self._finish(out, ctx)
+
 
 @dataclass(frozen=True)
 class AvgPool2D(_Pool2D):
     kind = "avg_pool2d"
+    # True: divide by the full kernel area, padding included (ONNX count_include_pad=1, PyTorch's
+    # default). False, as TFLite: divide by the number of taps inside the input.
+    count_include_pad: bool = False
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        out_hw = self.win.output_hw(x.shape[0], x.shape[1])
+        dtype = np.float32 if ctx.is_float else np.int32
+        padded = pad_hw(x.astype(dtype), self.win, 0)
+        acc = np.zeros((*out_hw, x.shape[2]), dtype=dtype)
+        for _, tap in tap_slices(padded, self.win, out_hw):
+            acc += tap
+        if self.count_include_pad:
+            counts = np.full((*out_hw, 1), self.win.kernel[0] * self.win.kernel[1])
+        else:
+            counts = valid_tap_counts(self.win, x.shape[:2], out_hw)[:, :, None]
+        if ctx.is_float:
+            return self._finish(acc / counts.astype(np.float32), ctx)
+        # int8 AVERAGE_POOL_2D works on raw quantised values and rounds the quotient half away
+        # from zero: (acc +- count/2) / count with C's truncating division.
+        half = counts // 2
+        out = np.sign(acc) * ((np.abs(acc) + half) // counts)
+        return self._finish(out, ctx)

@@ -1,0 +1,79 @@
+"""The numpy reference executor: runs a graph op by op, unfused, every tensor in full.
+
+This is the executable spec of msfcnn's numerics (SPEC section 5): int8 graphs follow TFLite's
+integer kernels bit for bit (each op's `reference` in `ops/`), float32 graphs compute in float32.
+Fused plans and generated C are checked against it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import numerics as nx
+from .errors import UserError
+from .ir import NETWORK_INPUT, Graph
+from .ops import KernelContext
+
+
+def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
+    """Run `graph` on one input given in the model's own layout, batch dimension optional.
+
+    Returns the output in the same layout, with a batch dimension if the input had one: int8 for
+    int8 graphs, float32 for float graphs. An int8 graph with float32 edges (a TFLite model with
+    QUANTIZE / DEQUANTIZE around its int8 body: `graph.float_input` / `float_output`) takes float32
+    (or already quantised int8) and returns float32, converted as the interpreter converts them.
+    """
+    x = np.asarray(x)
+    batched = x.ndim == len(graph.input_shape) + 1
+    if batched:
+        if x.shape[0] != 1:
+            raise UserError(f"run_unfused takes one input at a time, got a batch of {x.shape[0]}")
+        x = x[0]
+    x = _to_internal(graph, x)
+    values = {NETWORK_INPUT: x}
+    last_use = _last_uses(graph)
+    for index, node in enumerate(graph.nodes):
+        ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant)
+        out = node.op.reference([values[t] for t in node.inputs], ctx)
+        if out.shape != node.shape:
+            raise AssertionError(f"layer {index} ({node.op.kind}) produced {out.shape}, expected {node.shape}")
+        values[index] = out
+        for t in set(node.inputs):  # drop tensors nobody reads any more (an add may read one twice)
+            if last_use[t] == index:
+                del values[t]
+    y = values[len(graph.nodes) - 1]
+    if graph.float_output:
+        y = nx.dequantize(y, graph.output_quant)
+    if graph.layout == "NCHW" and y.ndim == 3:
+        y = y.transpose(2, 0, 1)
+    return y[None] if batched else y
+
+
+def _to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
+    """Check the input's shape and type; bring it to the graph's (H, W, C) and element type."""
+    if graph.float_input and np.issubdtype(x.dtype, np.floating):
+        # Before any transposition: the interpreter's rounding depends on the memory order.
+        x = nx.quantize_float(x, graph.input_quant)
+    if graph.layout == "NCHW" and x.ndim == 3:
+        x = x.transpose(1, 2, 0)
+    if tuple(x.shape) != tuple(graph.input_shape):
+        raise UserError(f"input shape {list(x.shape)} does not match the model's {list(graph.input_shape)}"
+                        f" ({graph.layout})")
+    if graph.dtype == "float32":
+        return x.astype(np.float32)
+    if x.dtype != np.int8:
+        raise UserError(f"an int8 model takes an int8 input, got {x.dtype}")
+    missing = [i for i, node in enumerate(graph.nodes) if node.quant is None]
+    if missing:
+        raise UserError(f"layer {missing[0]} ({graph.nodes[missing[0]].op.kind}) of an int8 model has no "
+                        "output quantisation")
+    return x
+
+
+def _last_uses(graph: Graph) -> dict[int, int]:
+    last: dict[int, int] = {}
+    for index, node in enumerate(graph.nodes):
+        for t in node.inputs:
+            last[t] = index
+    last[len(graph.nodes) - 1] = len(graph.nodes)  # the output lives to the end
+    return last

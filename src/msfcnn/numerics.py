@@ -1,0 +1,226 @@
+"""TFLite's integer arithmetic, vectorised in int64 numpy.
+
+These helpers are the shared vocabulary of the int8 reference kernels (`ops/*.py`):
+
+- `quantize_multiplier` turns a real rescale factor into TFLite's (int32 significand, shift) pair;
+- `multiply_by_quantized_multiplier` applies one, in one of the interpreter's rounding schemes;
+- `activation_range` is the int8 clamp a fused activation becomes;
+- `quantize_float` / `dequantize` are the float32 <-> int8 conversions at a model's edges.
+
+Which rounding a kernel uses is a property of the kernel the TFLite interpreter runs, not of the
+maths, and the interpreter mixes three:
+
+- `DOUBLE`: TFLite's own MultiplyByQuantizedMultiplier (gemmlowp's SaturatingRoundingDoublingHighMul
+  then RoundingDivideByPOT, halves away from zero), used by the element-wise kernels (depthwise
+  conv, ADD, MEAN, requantise);
+- `RUY`: the output stage of ruy's x86 GEMM kernels (AVX2 / AVX-512), which CONV_2D and
+  FULLY_CONNECTED run on: also two roundings, but both round halves up, i.e. towards +infinity;
+- `SINGLE`: one rounding of the 64-bit product (TFLITE_SINGLE_ROUNDING builds, ruy's portable
+  code); not what the x86 interpreter does, kept for targets that do.
+
+Each op names its scheme in a module constant; tests against the interpreter pin the choice down.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INT8_MIN, INT8_MAX = -128, 127
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+# Rounding schemes of MultiplyByQuantizedMultiplier (see the module docstring).
+DOUBLE = "double"  # gemmlowp: SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT
+RUY = "ruy"  # ruy x86 kernels: (x * m + 2^30) >> 31, then (v + 2^(e-1)) >> e
+SINGLE = "single"  # TFLITE_SINGLE_ROUNDING: one 64-bit product, one round-half-up shift
+
+
+def tflite_round(x: float) -> int:
+    """std::round: halves away from zero (Python's round() would go to even)."""
+    magnitude = abs(x)
+    whole = math.floor(magnitude)
+    if magnitude - whole >= 0.5:  # exact, unlike floor(magnitude + 0.5)
+        whole += 1
+    return int(math.copysign(whole, x))
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """std::round over a float array, to int64 (exact: the fraction test happens in float64)."""
+    x = np.asarray(x, dtype=np.float64)
+    magnitude = np.abs(x)
+    whole = np.floor(magnitude)
+    whole += (magnitude - whole) >= 0.5
+    return (np.sign(x) * whole).astype(np.int64)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real = significand * 2^(shift - 31), significand in [2^30, 2^31).
+
+    Returns (significand, shift); shift > 0 is a left shift. Follows frexp and the two corner cases
+    of the C++ code (a significand that rounds up to 2^31, and shifts below -31 that become zero).
+    """
+    if real == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real)
+    significand = tflite_round(fraction * (1 << 31))
+    if significand == 1 << 31:
+        significand //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return significand, shift
+
+
+def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
+    """`quantize_multiplier` over an array of per-channel factors: (int64 significands, int64 shifts)."""
+    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
+    return (np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.int64))
+
+
+def per_channel_multipliers(input_scale: float, weight_scales, output_scale: float,
+                            channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Conv / depthwise / per-channel FC rescale factors, as PopulateConvolutionQuantizationParams.
+
+    TFLite stores scales as float32 and forms input_scale * weight_scale / output_scale in double;
+    a single weight scale (per-tensor weights) is broadcast over the channels.
+    """
+    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1).astype(np.float64)
+    if scales.size == 1:
+        scales = np.full(channels, scales[0])
+    real = float(np.float32(input_scale)) * scales / float(np.float32(output_scale))
+    return quantize_multipliers(real)
+
+
+def _trunc_div_pow2(x: np.ndarray, bits: int) -> np.ndarray:
+    """C's integer division by 2^bits (rounds toward zero), for int64 arrays."""
+    q = np.abs(x) >> bits
+    return np.where(x < 0, -q, q)
+
+
+def saturating_rounding_doubling_high_mul(a: np.ndarray, b) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingDoublingHighMul on int32 values held in int64 arrays."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    result = _trunc_div_pow2(ab + nudge, 31)
+    # The only overflow: INT32_MIN * INT32_MIN, which saturates.
+    return np.where((a == INT32_MIN) & (b == INT32_MIN), INT32_MAX, result)
+
+
+def rounding_divide_by_pot(x: np.ndarray, exponent) -> np.ndarray:
+    """gemmlowp's RoundingDivideByPOT: arithmetic shift right, rounding halves away from zero."""
+    x = np.asarray(x, dtype=np.int64)
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x, multiplier, shift, rounding: str = DOUBLE) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier(int32 x, int32 multiplier, int shift), element-wise.
+
+    `multiplier` and `shift` broadcast against `x` (per-channel arrays go on the last axis).
+    The result is int64 holding int32 values.
+    """
+    x = np.asarray(x, dtype=np.int64)
+    multiplier = np.asarray(multiplier, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    if rounding == SINGLE:
+        total_shift = 31 - shift
+        return (x * multiplier + (np.int64(1) << (total_shift - 1))) >> total_shift
+    if rounding == RUY:
+        return _ruy_x86_multiply(x, multiplier, shift)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    # x * (1 << left) wraps in int32 in C; real models never get near that, so int64 is fine.
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x << left, multiplier), right)
+
+
+def _ruy_x86_multiply(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """ruy's x86 output stage: left shift, 64-bit product rounded half up to the high 32 bits, then
+    a rounding right shift (halves up) that saturates to 2^(31 - e) where x + nudge would overflow."""
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    high = ((x << left) * multiplier + (np.int64(1) << 30)) >> 31
+    nudge = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
+    shifted = (high + nudge) >> right
+    return np.where(high > INT32_MAX - nudge, np.int64(1) << (31 - right), shifted)
+
+
+def quantize_f32(value: float, scale: float, zero_point: int) -> int:
+    """zero_point + round(value / scale) computed in float32, as CalculateActivationRangeQuantized."""
+    return int(zero_point) + tflite_round(float(np.float32(value) / np.float32(scale)))
+
+
+def activation_range(activation: str | None, quant, qmin: int = INT8_MIN, qmax: int = INT8_MAX) -> tuple[int, int]:
+    """The int8 clamp of a fused activation (TFLite's CalculateActivationRangeQuantized)."""
+    if activation is None:
+        return qmin, qmax
+    low = max(qmin, quantize_f32(0.0, quant.scale, quant.zero_point))
+    if activation == "relu":
+        return low, qmax
+    if activation == "relu6":
+        return low, min(qmax, quantize_f32(6.0, quant.scale, quant.zero_point))
+    raise ValueError(f"unknown activation {activation!r}")
+
+
+def float_activation(x: np.ndarray, activation: str | None) -> np.ndarray:
+    """Fused activations in float graphs."""
+    if activation is None:
+        return x
+    if activation == "relu":
+        return np.maximum(x, np.float32(0))
+    if activation == "relu6":
+        return np.clip(x, np.float32(0), np.float32(6))
+    raise ValueError(f"unknown activation {activation!r}")
+
+
+def requantize_accumulator(acc: np.ndarray, multiplier, shift, zero_point: int, clamp: tuple[int, int],
+                           rounding: str) -> np.ndarray:
+    """int32 accumulator -> int8: rescale, add the output zero point, clamp (the conv/FC epilogue)."""
+    out = multiply_by_quantized_multiplier(acc, multiplier, shift, rounding) + zero_point
+    return np.clip(out, clamp[0], clamp[1]).astype(np.int8)
+
+
+def exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for small integers, exact: float64 BLAS is exact while every partial sum is < 2^53.
+
+    int8 activations minus zero points (|v| <= 255) times int8 weights (|w| <= 128) summed over K
+    terms stay below 2^53 for any K < 2^37, far beyond any layer here.
+    """
+    out = np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64)
+    return out.astype(np.int64)
+
+
+# The interpreter's QUANTIZE (float32 -> int8) and DEQUANTIZE (int8 -> float32) at a model's edges
+# run vector code (NEON, translated to SSE on x86) on blocks of 8 values and scalar code on the
+# rest, and the two paths round differently, so the position of a value in memory matters:
+# - QUANTIZE, vector: x * float32(1 / scale), rounded half to even; scalar: x / scale in double,
+#   rounded half away from zero;
+# - DEQUANTIZE, vector: q * scale - zero_point * scale in float32 (three roundings); scalar:
+#   (q - zero_point) * scale (one rounding).
+EDGE_VECTOR_BLOCK = 8
+
+
+def quantize_float(x: np.ndarray, quant) -> np.ndarray:
+    """float32 -> int8 exactly as the interpreter's QUANTIZE, over the array in memory order."""
+    flat = np.asarray(x, dtype=np.float32).reshape(-1)
+    vector = flat.size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+    scale = np.float32(quant.scale)
+    head = np.rint(flat[:vector] * (np.float32(1.0) / scale)).astype(np.int64)
+    tail = round_half_away(flat[vector:].astype(np.float64) / float(scale))
+    q = np.concatenate([head, tail]) + quant.zero_point
+    return np.clip(q, INT8_MIN, INT8_MAX).astype(np.int8).reshape(np.shape(x))
+
+
+def dequantize(q: np.ndarray, quant) -> np.ndarray:
+    """int8 -> float32 exactly as the interpreter's DEQUANTIZE, over the array in memory order."""
+    flat = np.asarray(q).reshape(-1).astype(np.float32)
+    vector = flat.size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+    scale, zero = np.float32(quant.scale), np.float32(quant.zero_point)
+    head = flat[:vector] * scale - zero * scale
+    tail = (flat[vector:] - zero) * scale
+    return np.concatenate([head, tail]).astype(np.float32).reshape(np.shape(q))

@@ -1,0 +1,41 @@
+"""A standalone RELU / RELU6 (TFLite ops of those names) that could not be fused into its producer.
+
+In int8 it requantises from the input's to the output's (scale, zero point), then clamps, as
+TFLite's kernel does; frontends fold it into the producer's `activation` whenever both tensors
+share their quantisation, so this op only remains where they differ or the input has other readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import numerics as nx
+from .base import KernelContext, Op, Shape
+
+
+@dataclass(frozen=True)
+class Activation(Op):
+    kind = "activation"
+    activation: str  # "relu" or "relu6", the same names as the fused `activation` of other ops
+
+    def output_shape(self, inputs: list[Shape]) -> Shape:
+        return inputs[0]
+
+    def macs(self, inputs: list[Shape], output: Shape) -> int:
+        return 0
+
+    def describe(self) -> str:
+        return self.activation
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        x = inputs[0]
+        if ctx.is_float:
+            return nx.float_activation(x.astype(np.float32), self.activation)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        # TFLite's RELU Prepare divides the scales in float32 before widening to double.
+        mult, shift = nx.quantize_multiplier(float(np.float32(in_q.scale) / np.float32(out_q.scale)))
+        out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) - in_q.zero_point, mult, shift, nx.DOUBLE)
+        low, high = nx.activation_range(self.activation, out_q)
+        return np.clip(out + out_q.zero_point, low, high).astype(np.int8)

@@ -1,0 +1,91 @@
+"""The TFLite interpreter as a test oracle, run in a subprocess.
+
+The interpreter's kernels abort the whole process on some bad inputs, so it never runs inside the
+test process. One subprocess serves a list of jobs (a model and its inputs): the interpreter
+(builtin kernels, no default delegates, `BUILTIN_WITHOUT_DEFAULT_DELEGATES` as SPEC section 5
+names it, one thread) is created once per model, and each input is set, invoked and its output
+collected. With `layers=True` the output of every operator is collected too (the interpreter then
+keeps all intermediate tensors).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+_SCRIPT = r"""
+import json, sys
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+for job in json.load(open(sys.argv[1])):
+    interpreter = Interpreter(model_path=job["model"], num_threads=1,
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                              experimental_preserve_all_tensors=job["layers"])
+    interpreter.allocate_tensors()
+    inp = interpreter.get_input_details()[0]
+    out = interpreter.get_output_details()[0]
+    ops = interpreter._get_ops_details() if job["layers"] else []
+    results = {}
+    with np.load(job["inputs"]) as inputs:
+        for key in inputs.files:
+            # Any shape holding the input's elements: a batch of 1 is added, (1, 1, N) flattened.
+            interpreter.set_tensor(inp["index"], inputs[key].reshape(inp["shape"]).astype(inp["dtype"]))
+            interpreter.invoke()
+            results[key] = interpreter.get_tensor(out["index"])
+            for op in ops:
+                results[f"{key}/{op['index']}"] = interpreter.get_tensor(op["outputs"][0])
+    np.savez(job["outputs"], **results)
+    with open(job["outputs"] + ".ops.json", "w") as f:
+        json.dump([op["op_name"] for op in ops], f)
+"""
+
+
+class OracleError(RuntimeError):
+    pass
+
+
+@dataclass
+class Run:
+    """The interpreter's answers for one model: `outputs[i]` for input i (the model's own output
+    shape, batch included); with layers, `layers[i][k]` is operator k's output and `ops[k]` its name."""
+
+    outputs: list[np.ndarray]
+    ops: list[str] = field(default_factory=list)
+    layers: list[list[np.ndarray]] = field(default_factory=list)
+
+
+def run_jobs(jobs: list[tuple[Path, list[np.ndarray]]], layers: bool = False, timeout: float = 600) -> list[Run]:
+    """Run every (model, inputs) job in one interpreter subprocess."""
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = []
+        for n, (model, inputs) in enumerate(jobs):
+            inputs_path = Path(tmp) / f"in{n}.npz"
+            np.savez(inputs_path, **{f"x{i:05d}": x for i, x in enumerate(inputs)})
+            manifest.append({"model": str(model), "inputs": str(inputs_path),
+                             "outputs": str(Path(tmp) / f"out{n}.npz"), "layers": layers})
+        manifest_path = Path(tmp) / "jobs.json"
+        manifest_path.write_text(json.dumps(manifest))
+        proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(manifest_path)],
+                              capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise OracleError(f"the interpreter failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        return [_collect(job, len(inputs)) for job, (_, inputs) in zip(manifest, jobs)]
+
+
+def _collect(job: dict, n_inputs: int) -> Run:
+    ops = json.loads(Path(job["outputs"] + ".ops.json").read_text())
+    with np.load(job["outputs"]) as results:
+        return Run(outputs=[results[f"x{i:05d}"] for i in range(n_inputs)], ops=ops,
+                   layers=[[results[f"x{i:05d}/{k}"] for k in range(len(ops))] for i in range(n_inputs)])
+
+
+def run_tflite(model: Path, x: np.ndarray) -> np.ndarray:
+    """The interpreter's output for one input of one model."""
+    return run_jobs([(model, [x])])[0].outputs[0]
