@@ -1,0 +1,636 @@
+"""The int8 TFLite frontend: a `.tflite` flatbuffer (full-integer quantised, TFLM operator set)
+becomes a Graph.
+
+The flatbuffer is read with the classes flatc generated from TFLite's schema, from the small
+`tflite` package (no hand-written parsing). Each builtin operator maps to
+a small converter through `CONVERTERS`. A converter either appends one IR node, or aliases its
+output to an existing IR tensor (edge QUANTIZE/DEQUANTIZE, a RELU folded into its producer), or
+folds shape arithmetic into a constant (the SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE that Keras
+emits for Flatten with a dynamic batch).
+
+Shapes drop TFLite's batch dimension, which must be 1. Weight layouts stay TFLite's: conv
+(C_out, kh, kw, C_in), depthwise (1, kh, kw, C_out), fully connected (units, inputs).
+
+A corrupted file must never escape as anything but a UserError: every accessor of the generated
+classes can raise on a bad offset, so reading is wrapped once, and every index or length read from
+the file is checked before it is used to loop or allocate.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, replace
+from math import isfinite, prod
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import tflite as schema
+
+from ..errors import UserError
+from ..ir import NETWORK_INPUT, Graph, Quant
+from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
+                   Softmax, Window)
+from ..ops.activation import Activation
+from ..ops.requantize import Requantize
+
+IDENTIFIER = b"TFL3"
+_OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
+_TYPE_NAMES = {code: name.lower() for name, code in vars(schema.TensorType).items() if not name.startswith("_")}
+_DTYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.INT64: np.int64}
+_ACTIVATIONS = {schema.ActivationFunctionType.NONE: None, schema.ActivationFunctionType.RELU: "relu",
+                schema.ActivationFunctionType.RELU6: "relu6"}
+_PADDINGS = {schema.Padding.SAME: "same", schema.Padding.VALID: "valid"}
+_MAX_RANK = 8  # far above any CNN tensor; bounds what a corrupted shape vector can make us read
+# What the generated accessors (and numpy views on the buffer) raise on a corrupted file.
+_CORRUPT = (IndexError, struct.error, UnicodeDecodeError, ValueError, TypeError, OverflowError)
+
+
+@dataclass(frozen=True)
+class Operator:
+    index: int
+    name: str  # builtin operator name, e.g. "CONV_2D"
+    inputs: tuple[int, ...]  # TFLite tensor indices; -1 marks an omitted optional input
+    outputs: tuple[int, ...]
+    raw: schema.Operator
+
+
+def load_tflite(path: Path) -> Graph:
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise UserError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        return graph_from_tflite(data, path.stem)
+    except UserError as err:
+        raise UserError(f"{path}: {err}") from None
+
+
+def graph_from_tflite(data: bytes, name: str = "model") -> Graph:
+    if len(data) < 8 or data[4:8] != IDENTIFIER:
+        raise UserError("not a TFLite model (no 'TFL3' file identifier)")
+    try:
+        return _Importer(data, name).run()
+    except _CORRUPT as err:
+        raise UserError(f"corrupted TFLite file ({type(err).__name__} while reading it)") from None
+
+
+def _ints(table, field: str) -> tuple[int, ...]:
+    """An int vector field as a tuple (the generated `...AsNumpy` returns 0 when it is absent)."""
+    if getattr(table, f"{field}IsNone")():
+        return ()
+    return tuple(int(v) for v in getattr(table, f"{field}AsNumpy")())
+
+
+def _dims(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+class _Importer:
+    """The state of one import: the flatbuffer, the Graph being built and the tensor map."""
+
+    def __init__(self, data: bytes, name: str):
+        self.data = data
+        model = schema.Model.GetRootAs(data, 0)
+        if model.Version() != 3:
+            raise UserError(f"unsupported TFLite schema version {model.Version()} (expected 3)")
+        self.model = model
+        if model.SubgraphsLength() < 1:
+            raise UserError("the model has no subgraph")
+        # Further subgraphs only serve control-flow operators, which are rejected as unsupported.
+        self.subgraph = model.Subgraphs(0)
+        self.n_tensors = self._count(self.subgraph.TensorsLength(), "tensors")
+        self.n_buffers = self._count(model.BuffersLength(), "buffers")
+        self.graph = Graph(name, ())
+        self.ir_tensor: dict[int, int] = {}  # TFLite tensor -> IR tensor (node index or NETWORK_INPUT)
+        self.folded: dict[int, np.ndarray] = {}  # TFLite tensor -> value of folded shape arithmetic
+        self.float_input_tensor: int | None = None  # a float32 model input awaiting its QUANTIZE
+
+    def _count(self, n: int, what: str) -> int:
+        # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
+        # and checking it keeps loops over a corrupted length from running for billions of steps.
+        if n > len(self.data) // 4:
+            raise UserError(f"corrupted TFLite file (claims {n} {what})")
+        return n
+
+    # ---- the import -----------------------------------------------------------------------
+
+    def run(self) -> Graph:
+        sub = self.subgraph
+        inputs, outputs = _ints(sub, "Inputs"), _ints(sub, "Outputs")
+        if len(inputs) != 1 or len(outputs) != 1:
+            raise UserError(f"the model has {len(inputs)} inputs and {len(outputs)} outputs; only "
+                            "single-input single-output models are supported")
+        self.input_tensor, self.output_tensor = inputs[0], outputs[0]
+        self._bind_input(self.input_tensor)
+        operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
+        self.readers = self._count_readers(operators, self.output_tensor)
+        for op in operators:
+            converter = CONVERTERS.get(op.name)
+            if converter is None:
+                raise UserError(f"unsupported operator {op.name} at operator index {op.index} "
+                                f"(supported: {', '.join(sorted(CONVERTERS))})")
+            if len(op.outputs) != 1 or op.outputs[0] < 0:
+                raise UserError(f"operator {op.index} ({op.name}) has {len(op.outputs)} outputs; expected one")
+            try:
+                converter(self, op)
+            except UserError as err:
+                raise UserError(f"operator {op.index} ({op.name}): {err}") from None
+        return self._finish(self.output_tensor)
+
+    def _bind_input(self, tensor: int) -> None:
+        shape = self.fmap_shape(tensor)
+        if len(shape) > 3:
+            raise UserError(f"input shape {_dims(self.shape(tensor))} has more than 3 dimensions besides the batch")
+        # Feature maps are (H, W, C): a vector input (N,) becomes (1, 1, N) and (A, B) becomes
+        # (1, A, B), which is the same bytes in the same order.
+        self.graph.input_shape = (1,) * (3 - len(shape)) + shape
+        if self.type_of(tensor) == schema.TensorType.FLOAT32:
+            self.float_input_tensor = tensor  # usable once a QUANTIZE turns it into int8
+            return
+        self.graph.input_quant = self.quant(tensor)
+        self.ir_tensor[tensor] = NETWORK_INPUT
+
+    def _operator(self, index: int) -> Operator:
+        raw = self.subgraph.Operators(index)
+        codes = self.model.OperatorCodesLength()
+        if not 0 <= raw.OpcodeIndex() < codes:
+            raise UserError(f"operator {index} has opcode index {raw.OpcodeIndex()} of {codes}")
+        code = self.model.OperatorCodes(raw.OpcodeIndex())
+        # Codes above 127 live only in `builtin_code`; old files set only `deprecated_builtin_code`.
+        number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = _OP_NAMES.get(number, f"<builtin code {number}>")
+        if number == schema.BuiltinOperator.CUSTOM:
+            name = f"CUSTOM ({(code.CustomCode() or b'').decode('utf-8', 'replace')})"
+        inputs, outputs = _ints(raw, "Inputs"), _ints(raw, "Outputs")
+        for t in inputs + outputs:
+            if not -1 <= t < self.n_tensors:
+                raise UserError(f"operator {index} ({name}) refers to tensor {t} of {self.n_tensors}")
+        return Operator(index, name, inputs, outputs, raw)
+
+    @staticmethod
+    def _count_readers(operators: list[Operator], output: int) -> dict[int, int]:
+        """How many operators read each tensor (the model output counts as one more reader)."""
+        readers = {output: 1}
+        for op in operators:
+            for t in op.inputs:
+                readers[t] = readers.get(t, 0) + 1
+        return readers
+
+    def readers_of(self, ir_tensor: int) -> int:
+        """How many operators (and the model output) read an IR tensor, under all its TFLite names."""
+        return sum(self.readers.get(t, 0) for t, ir in self.ir_tensor.items() if ir == ir_tensor)
+
+    def _finish(self, output: int) -> Graph:
+        graph = self.graph
+        if graph.input_quant is None:
+            raise UserError("the float32 model input is never quantised: only int8 models are supported")
+        node = self.ir_tensor.get(output)
+        if not graph.nodes or node == NETWORK_INPUT:
+            raise UserError("the model has no operators to plan")
+        if node != len(graph.nodes) - 1:
+            raise UserError("the model output is not computed by its last operator (dead operators at the end)")
+        return graph
+
+    # ---- tensors ------------------------------------------------------------------------------
+
+    def tensor(self, index: int) -> schema.Tensor:
+        if not 0 <= index < self.n_tensors:
+            raise UserError(f"missing tensor (index {index})")
+        return self.subgraph.Tensors(index)
+
+    def type_of(self, index: int) -> int:
+        return self.tensor(index).Type()
+
+    def shape(self, index: int) -> tuple[int, ...]:
+        """A tensor's static shape, batch dimension included."""
+        tensor = self.tensor(index)
+        if tensor.ShapeLength() > _MAX_RANK:
+            raise UserError(f"tensor {index} has rank {tensor.ShapeLength()}")
+        shape = _ints(tensor, "Shape")
+        if any(d < 0 for d in shape):  # 0 is legal in the schema (empty tensors), negative is not
+            raise UserError(f"tensor {index} has a bad shape {list(shape)}")
+        return shape
+
+    def fmap_shape(self, index: int) -> tuple[int, ...]:
+        """A tensor's shape without the batch dimension, as the IR stores it."""
+        shape = self.shape(index)
+        if not shape:
+            raise UserError(f"tensor {index} is a scalar where a batch of data is expected")
+        if shape[0] != 1:
+            raise UserError(f"batch size {shape[0]} (tensor {index}): only batch 1 is supported")
+        if 0 in shape:
+            raise UserError(f"tensor {index} is empty (shape {_dims(shape)})")
+        return shape[1:]
+
+    def quant(self, index: int) -> Quant:
+        """Per-tensor int8 quantisation of an activation tensor."""
+        tensor = self.tensor(index)
+        if tensor.Type() != schema.TensorType.INT8:
+            raise UserError(f"tensor {index} is {_TYPE_NAMES.get(tensor.Type(), 'of unknown type')}: only int8 "
+                            "activations are supported (full-integer quantised models)")
+        q = tensor.Quantization()
+        scales = () if q is None or q.ScaleIsNone() else tuple(float(s) for s in q.ScaleAsNumpy())
+        zeros = () if q is None else _ints(q, "ZeroPoint")
+        if not scales or len(zeros) != len(scales):
+            raise UserError(f"int8 tensor {index} has no quantisation parameters")
+        if len(scales) != 1:
+            raise UserError(f"tensor {index} is quantised per channel; only per-tensor activation "
+                            "quantisation is supported")
+        if not (isfinite(scales[0]) and scales[0] > 0) or not -128 <= zeros[0] <= 127:
+            raise UserError(f"tensor {index} has a bad quantisation: scale {scales[0]}, zero point {zeros[0]}")
+        return Quant(scales[0], zeros[0])
+
+    def source(self, index: int) -> int:
+        """The IR tensor an operator reads as its activation input."""
+        if index in self.ir_tensor:
+            return self.ir_tensor[index]
+        if index == self.float_input_tensor or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
+            raise UserError(f"reads float32 tensor {index}: only int8 models are supported")
+        if index in self.folded or self.is_const(index):
+            raise UserError(f"reads constant tensor {index} where an activation is expected")
+        raise UserError(f"reads tensor {index} before any operator produces it")
+
+    def is_const(self, index: int) -> bool:
+        return index in self.folded or self._buffer_data(index) is not None
+
+    def const(self, index: int, what: str) -> np.ndarray:
+        """A constant tensor (weights, bias, shape operands) as a numpy array of its shape."""
+        if index in self.folded:
+            return self.folded[index]
+        data = self._buffer_data(index) if index >= 0 else None
+        if data is None:
+            raise UserError(f"the {what} (tensor {index}) must be a constant")
+        kind = self.type_of(index)
+        if kind not in _DTYPES:
+            raise UserError(f"the {what} (tensor {index}) is {_TYPE_NAMES.get(kind, 'of unknown type')}; "
+                            "expected int8, int32 or int64")
+        shape = self.shape(index)
+        dtype = np.dtype(_DTYPES[kind]).newbyteorder("<")
+        if len(data) != prod(shape) * dtype.itemsize:
+            raise UserError(f"the {what} (tensor {index}) has {len(data)} bytes of data for shape {_dims(shape)}")
+        return np.frombuffer(data, dtype).astype(_DTYPES[kind]).reshape(shape)
+
+    def _buffer_data(self, index: int) -> bytes | None:
+        tensor = self.tensor(index)
+        if tensor.Sparsity() is not None:
+            raise UserError(f"tensor {index} is sparse; sparse weights are not supported")
+        external = getattr(tensor, "ExternalBuffer", None)  # newer schemas only
+        if external is not None and external():
+            raise UserError(f"tensor {index} keeps its data in an external file; not supported")
+        number = tensor.Buffer()
+        if number == 0:  # buffer 0 is the schema's empty sentinel: not a constant
+            return None
+        if not 0 < number < self.n_buffers:
+            raise UserError(f"tensor {index} refers to buffer {number} of {self.n_buffers}")
+        buffer = self.model.Buffers(number)
+        if buffer.Offset() > 1:  # large models keep buffers after the flatbuffer, addressed from file start
+            start, size = buffer.Offset(), buffer.Size()
+            if start + size > len(self.data):
+                raise UserError(f"buffer {number} lies outside the file")
+            return self.data[start:start + size]
+        if buffer.DataIsNone() or buffer.DataLength() == 0:
+            return None
+        return buffer.DataAsNumpy().tobytes()
+
+    # ---- operator helpers ---------------------------------------------------------------------
+
+    def options(self, op: Operator, cls: type):
+        """The operator's builtin options table, typed; `cls` is e.g. schema.Conv2DOptions."""
+        table = op.raw.BuiltinOptions()
+        if table is None or op.raw.BuiltinOptionsType() != getattr(schema.BuiltinOptions, cls.__name__):
+            raise UserError(f"missing {cls.__name__}")
+        options = cls()
+        options.Init(table.Bytes, table.Pos)
+        return options
+
+    def input(self, op: Operator, position: int, optional: bool = False) -> int:
+        """The TFLite tensor at `position` of the operator's inputs (-1 if optional and omitted)."""
+        if position < len(op.inputs) and op.inputs[position] >= 0:
+            return op.inputs[position]
+        if optional:
+            return -1
+        raise UserError(f"input {position} is missing")
+
+    def feature_map(self, op: Operator) -> tuple[int, tuple[int, int, int]]:
+        """The operator's first input as an IR tensor that is an (H, W, C) feature map."""
+        src = self.source(self.input(op, 0))
+        shape = self.graph.shape_of(src)
+        if len(shape) != 3:
+            raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
+        return src, shape  # type: ignore[return-value]
+
+    def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
+        """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
+        out = op.outputs[0]
+        return self.bind(out, self.graph.append(ir_op, inputs, consts, self.quant(out)))
+
+    def bind(self, tensor: int, ir_tensor: int) -> int:
+        """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
+        declared, inferred = self.fmap_shape(tensor), self.graph.shape_of(ir_tensor)
+        if ir_tensor == NETWORK_INPUT:  # the graph input may have gained leading 1s (see _bind_input)
+            declared = (1,) * (len(inferred) - len(declared)) + declared
+        if declared != inferred:
+            raise UserError(f"output tensor {tensor} is declared {_dims(declared)} but computes to {_dims(inferred)}")
+        self.ir_tensor[tensor] = ir_tensor
+        return ir_tensor
+
+    def weighted(self, op: Operator, weights_rank: int, channel_axis: int) -> dict[str, np.ndarray]:
+        """Weights, int32 bias and per-output-channel weight scales of a conv / depthwise / dense."""
+        index = self.input(op, 1)
+        weights = self.const(index, "weights")
+        if weights.ndim != weights_rank or weights.dtype != np.int8:
+            raise UserError(f"expected rank-{weights_rank} int8 weights, got {weights.dtype} {_dims(weights.shape)}")
+        channels = weights.shape[channel_axis]
+        scales = self._weight_scales(index, channels, channel_axis)
+        bias_index = self.input(op, 2, optional=True)
+        if bias_index < 0:
+            bias = np.zeros(channels, np.int32)
+        else:
+            bias = self.const(bias_index, "bias")
+            if bias.dtype != np.int32 or bias.shape != (channels,):
+                raise UserError(f"expected an int32 bias of {channels}, got {bias.dtype} {_dims(bias.shape)}")
+        return {"weights": weights, "bias": bias, "weight_scales": scales}
+
+    def _weight_scales(self, index: int, channels: int, axis: int) -> np.ndarray:
+        q = self.tensor(index).Quantization()
+        if q is None or q.ScaleIsNone() or q.DetailsType() != schema.QuantizationDetails.NONE:
+            raise UserError(f"the weights (tensor {index}) have no (affine) quantisation")
+        scales = np.asarray(q.ScaleAsNumpy(), np.float32)
+        zeros = _ints(q, "ZeroPoint")
+        if any(zeros):
+            raise UserError(f"the weights (tensor {index}) have non-zero zero points; TFLite int8 weights "
+                            "are symmetric")
+        if len(scales) == 1:  # per-tensor: the same scale for every channel
+            scales = np.repeat(scales, channels)
+        elif len(scales) != channels or q.QuantizedDimension() != axis:
+            raise UserError(f"the weights (tensor {index}) have {len(scales)} scales along axis "
+                            f"{q.QuantizedDimension()}; expected 1 or {channels} along axis {axis}")
+        if not np.all(np.isfinite(scales) & (scales > 0)):
+            raise UserError(f"the weights (tensor {index}) have a non-positive or non-finite scale")
+        return scales
+
+
+# ---- converters: one per builtin operator ---------------------------------------------------
+
+
+def _activation(options) -> str | None:
+    code = options.FusedActivationFunction()
+    if code not in _ACTIVATIONS:
+        name = next((k for k, v in vars(schema.ActivationFunctionType).items() if v == code), str(code))
+        raise UserError(f"fused activation {name} is not supported (only RELU and RELU6)")
+    return _ACTIVATIONS[code]
+
+
+def _window(options, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
+    if options.Padding() not in _PADDINGS:
+        raise UserError(f"unknown padding code {options.Padding()}")
+    return Window.resolve(kernel, (options.StrideH(), options.StrideW()), _PADDINGS[options.Padding()], in_hw)
+
+
+def _no_dilation(options) -> None:
+    if (options.DilationHFactor(), options.DilationWFactor()) != (1, 1):
+        raise UserError(f"dilation {options.DilationHFactor()}x{options.DilationWFactor()} is not supported")
+
+
+def _conv2d(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.Conv2DOptions)
+    _no_dilation(options)
+    src, (h, w, c_in) = imp.feature_map(op)
+    consts = imp.weighted(op, weights_rank=4, channel_axis=0)
+    c_out, kh, kw, filter_c_in = consts["weights"].shape
+    if filter_c_in != c_in:  # TFLite's grouped convolution
+        raise UserError(f"filters have {filter_c_in} input channels for a {c_in}-channel input "
+                        "(grouped convolution is not supported)")
+    win = _window(options, (kh, kw), (h, w))
+    imp.emit(op, Conv2D(c_out, win, _activation(options)), (src,), consts)
+
+
+def _depthwise_conv2d(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.DepthwiseConv2DOptions)
+    _no_dilation(options)
+    src, (h, w, c_in) = imp.feature_map(op)
+    consts = imp.weighted(op, weights_rank=4, channel_axis=3)
+    one, kh, kw, c_out = consts["weights"].shape
+    if one != 1 or c_out % c_in:
+        raise UserError(f"depthwise filters {_dims(consts['weights'].shape)} do not fit a {c_in}-channel input")
+    # TFLite's kernels derive the multiplier from the channel counts, not from the (legacy) option.
+    win = _window(options, (kh, kw), (h, w))
+    imp.emit(op, DepthwiseConv2D(win, c_out // c_in, _activation(options)), (src,), consts)
+
+
+def _fully_connected(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.FullyConnectedOptions)
+    if options.WeightsFormat() != schema.FullyConnectedOptionsWeightsFormat.DEFAULT:
+        raise UserError("shuffled weights are not supported")
+    src = imp.source(imp.input(op, 0))
+    consts = imp.weighted(op, weights_rank=2, channel_axis=0)
+    units, n_in = consts["weights"].shape
+    size = prod(imp.graph.shape_of(src))
+    if size != n_in:  # TFLite would apply the layer to each of size / n_in rows
+        raise UserError(f"weights take {n_in} inputs but the input has {size} elements "
+                        "(only a fully connected layer on the whole flattened input is supported)")
+    out = op.outputs[0]
+    node = imp.graph.append(Dense(units, _activation(options)), (src,), consts, imp.quant(out))
+    declared = imp.fmap_shape(out)
+    if declared != (units,) and prod(declared) == units:  # keep_num_dims: (1, 1, units) and alike
+        node = imp.graph.append(Reshape(declared), (node,), quant=imp.quant(out))
+    imp.bind(out, node)
+
+
+def _add(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.AddOptions)
+    if len(op.inputs) != 2:
+        raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    # The IR wants the main path first and the skip tensor second: the later-produced tensor is the
+    # main path. Swapping is exact: TFLite's int8 ADD rescales each input on its own, then sums.
+    a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
+    imp.emit(op, Add(_activation(options)), (a, b))
+
+
+def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
+    def convert(imp: _Importer, op: Operator) -> None:
+        options = imp.options(op, schema.Pool2DOptions)
+        src, (h, w, _) = imp.feature_map(op)
+        win = _window(options, (options.FilterHeight(), options.FilterWidth()), (h, w))
+        imp.emit(op, cls(win, _activation(options)), (src,))  # the converter fuses a ReLU after a pool
+    return convert
+
+
+def _mean(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.ReducerOptions)
+    src, _ = imp.feature_map(op)
+    axes = imp.const(imp.input(op, 1), "axes").reshape(-1).tolist()
+    if sorted(a % 4 for a in axes) != [1, 2]:  # axes of the rank-4 NHWC tensor, maybe negative
+        raise UserError(f"MEAN over axes {axes}: only the mean over H and W (global average pooling) "
+                        "is supported")
+    imp.emit(op, GlobalAvgPool(bool(options.KeepDims())), (src,))
+
+
+def _softmax(imp: _Importer, op: Operator) -> None:
+    beta = imp.options(op, schema.SoftmaxOptions).Beta()
+    if not (isfinite(beta) and beta > 0):
+        raise UserError(f"bad softmax beta {beta}")
+    imp.emit(op, Softmax(beta), (imp.source(imp.input(op, 0)),))
+
+
+def _reshape(imp: _Importer, op: Operator) -> None:
+    src = imp.source(imp.input(op, 0))
+    target = _reshape_target(imp, op)
+    if any(d == 0 or d < -1 for d in target) or target.count(-1) > 1:
+        raise UserError(f"bad target shape {list(target)}")
+    size = prod(imp.shape(imp.input(op, 0)))  # batch included, as TFLite counts it
+    known = prod(d for d in target if d != -1)
+    shape = tuple(size // known if d == -1 else d for d in target)
+    if not shape or shape[0] != 1:
+        raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
+    out = op.outputs[0]
+    if _folds_into_input(imp, src, out, shape[1:]):
+        # A flat model input reshaped straight away (e.g. 490 -> 49x10x1): the reshaped form becomes
+        # the graph's input, so the first layer sees a feature map and no copy is planned.
+        imp.graph.input_shape = shape[1:]
+        imp.bind(out, NETWORK_INPUT)
+        return
+    imp.emit(op, Reshape(shape[1:]), (src,))
+
+
+def _reshape_target(imp: _Importer, op: Operator) -> tuple[int, ...]:
+    """RESHAPE's target: the shape operand if present, else the option, else the declared output."""
+    index = imp.input(op, 1, optional=True)
+    if index >= 0:
+        target = imp.const(index, "target shape")
+        if target.ndim != 1 or target.dtype == np.int8:
+            raise UserError(f"the target shape must be a vector of int32, got {target.dtype} {_dims(target.shape)}")
+        return tuple(int(d) for d in target)
+    table = op.raw.BuiltinOptions()
+    if table is not None and op.raw.BuiltinOptionsType() == schema.BuiltinOptions.ReshapeOptions:
+        options = imp.options(op, schema.ReshapeOptions)
+        if options.NewShapeLength() > _MAX_RANK:
+            raise UserError(f"target shape of rank {options.NewShapeLength()}")
+        return _ints(options, "NewShape")
+    return imp.shape(op.outputs[0])
+
+
+def _folds_into_input(imp: _Importer, src: int, out: int, shape: tuple[int, ...]) -> bool:
+    flat_input = len(imp.shape(imp.input_tensor)) < 4  # an image input keeps its own shape
+    return (flat_input and src == NETWORK_INPUT and not imp.graph.nodes and len(shape) == 3
+            and imp.readers_of(NETWORK_INPUT) == 1 and imp.quant(out) == imp.graph.input_quant)
+
+
+def _pad(imp: _Importer, op: Operator) -> None:
+    src, _ = imp.feature_map(op)
+    pads = imp.const(imp.input(op, 1), "paddings")
+    if pads.shape != (4, 2) or pads.dtype == np.int8:
+        raise UserError(f"expected int32 paddings of shape 4x2, got {pads.dtype} {_dims(pads.shape)}")
+    (n0, n1), (top, bottom), (left, right), (c0, c1) = pads.tolist()
+    if (n0, n1, c0, c1) != (0, 0, 0, 0) or min(top, bottom, left, right) < 0:
+        raise UserError(f"only non-negative padding of H and W is supported, got {pads.tolist()}")
+    imp.emit(op, Pad((top, left, bottom, right)), (src,))
+
+
+def _quantize(imp: _Importer, op: Operator) -> None:
+    index, out = imp.input(op, 0), op.outputs[0]
+    if index == imp.float_input_tensor and imp.graph.input_quant is None:
+        # The float32 model input becomes int8: the caller of the graph quantises it.
+        imp.graph.input_quant = imp.quant(out)
+        imp.graph.float_input = True
+        imp.bind(out, NETWORK_INPUT)
+        return
+    src, quant = imp.source(index), imp.quant(out)
+    if imp.graph.quant_of(src) == quant:  # a no-op requantisation
+        imp.bind(out, src)
+    else:
+        imp.emit(op, Requantize(), (src,))
+
+
+def _dequantize(imp: _Importer, op: Operator) -> None:
+    out = op.outputs[0]
+    if imp.type_of(out) != schema.TensorType.FLOAT32 or out != imp.output_tensor:
+        raise UserError("DEQUANTIZE is supported only as the float32 output of an int8 model")
+    imp.graph.float_output = True  # int8 -> float32 at the output: done by the caller of the graph
+    imp.bind(out, imp.source(imp.input(op, 0)))
+
+
+def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
+    def convert(imp: _Importer, op: Operator) -> None:
+        src, out = imp.source(imp.input(op, 0)), op.outputs[0]
+        if _fold_activation(imp, src, imp.quant(out), activation):
+            imp.bind(out, src)
+        else:
+            imp.emit(op, Activation(activation), (src,))
+    return convert
+
+
+def _fold_activation(imp: _Importer, src: int, quant: Quant, activation: str) -> bool:
+    """Fuse a standalone RELU/RELU6 into the op producing its input, when that is bit-exact: the
+    producer has a fused activation slot, nothing else reads its output, and both tensors share one
+    quantisation (TFLite's RELU then only clamps, exactly as a fused activation does)."""
+    if src == NETWORK_INPUT:
+        return False
+    node = imp.graph.nodes[src]
+    fusable = hasattr(node.op, "activation") and not isinstance(node.op, Activation)
+    if not fusable or imp.readers_of(src) != 1 or node.quant != quant:
+        return False
+    combined = "relu6" if "relu6" in (activation, node.op.activation) else "relu"
+    imp.graph.nodes[src] = replace(node, op=replace(node.op, activation=combined))
+    return True
+
+
+def _shape(imp: _Importer, op: Operator) -> None:
+    has_options = op.raw.BuiltinOptions() is not None
+    out_type = imp.options(op, schema.ShapeOptions).OutType() if has_options else schema.TensorType.INT32
+    dtype = np.int64 if out_type == schema.TensorType.INT64 else np.int32
+    imp.folded[op.outputs[0]] = np.array(imp.shape(imp.input(op, 0)), dtype)
+
+
+def _strided_slice(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.StridedSliceOptions)
+    value = imp.const(imp.input(op, 0), "sliced tensor")
+    begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1) for i, name in
+                           ((1, "begin"), (2, "end"), (3, "strides")))
+    if value.ndim != 1 or not len(begin) == len(end) == len(strides) == 1:
+        raise UserError("only the 1-D slicing of a constant shape (as Keras' Flatten emits) is supported")
+    if options.EllipsisMask() or options.NewAxisMask() or strides[0] == 0:
+        raise UserError("ellipsis / new-axis masks and zero strides are not supported")
+    start, stop, step = int(begin[0]), int(end[0]), int(strides[0])
+    if options.Offset():
+        stop += start
+    if options.ShrinkAxisMask() & 1:  # one element, as a scalar
+        if not -len(value) <= start < len(value):
+            raise UserError(f"slice index {start} out of range")
+        imp.folded[op.outputs[0]] = value[start]
+        return
+    imp.folded[op.outputs[0]] = value[None if options.BeginMask() & 1 else start:
+                                      None if options.EndMask() & 1 else stop:step]
+
+
+def _pack(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.PackOptions)
+    values = [imp.const(t, "packed value") for t in op.inputs]
+    rank = values[0].ndim + 1 if values else 0
+    if not values or len({v.shape for v in values}) != 1 or not -rank <= options.Axis() < rank:
+        raise UserError("PACK of constants needs equally shaped values and a valid axis")
+    imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
+
+
+Converter = Callable[[_Importer, Operator], None]
+CONVERTERS: dict[str, Converter] = {
+    "CONV_2D": _conv2d,
+    "DEPTHWISE_CONV_2D": _depthwise_conv2d,
+    "FULLY_CONNECTED": _fully_connected,
+    "ADD": _add,
+    "MAX_POOL_2D": _pool(MaxPool2D),
+    "AVERAGE_POOL_2D": _pool(AvgPool2D),
+    "MEAN": _mean,
+    "SOFTMAX": _softmax,
+    "RESHAPE": _reshape,
+    "PAD": _pad,
+    "RELU": _relu("relu"),
+    "RELU6": _relu("relu6"),
+    "QUANTIZE": _quantize,
+    "DEQUANTIZE": _dequantize,
+    # Shape arithmetic, folded into constants at import.
+    "SHAPE": _shape,
+    "STRIDED_SLICE": _strided_slice,
+    "PACK": _pack,
+}
