@@ -1,0 +1,780 @@
+"""The float32 ONNX frontend (SPEC 4.1): an `.onnx` file becomes a Graph.
+
+ONNX feature maps are NCHW with a batch of 1; in the IR they are (H, W, C), and an ONNX (1, N)
+matrix is an IR vector (N,). Weights are converted to the IR's TFLite-style layouts: Conv2D
+(C_out, kh, kw, C_in), DepthwiseConv2D (1, kh, kw, C_out), Dense (units, in_features).
+
+Each ONNX op type maps to a small converter through `CONVERTERS`. A converter reads its
+activation inputs (`_Importer.value`) and constants (`_Importer.const`), appends IR nodes and
+binds its output name. Some ops fold into the node that produced their input instead of
+becoming nodes: Relu/Clip become the producer's fused activation, BatchNormalization is folded
+into the preceding convolution's weights, a constant Add after MatMul becomes the dense bias.
+
+Flattening an NCHW feature map orders its elements (C, H, W) while the IR flattens (H, W, C);
+the flattened value remembers the map it came from (`_Value.flat_from`) and the Gemm/MatMul that
+reads it permutes its weight columns, so the numbers equal onnxruntime's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import UserError
+from ..ir import NETWORK_INPUT, Graph, Node
+from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
+from ..ops.activation import Activation
+from ..ops.add import Add
+
+FLOAT = 1  # onnx.TensorProto.FLOAT
+
+
+def load_onnx(path: Path) -> Graph:
+    try:
+        import onnx
+    except ImportError:
+        raise UserError(f"{path}: reading ONNX models needs the onnx package: pip install 'msfcnn[onnx]'") from None
+    model = _parse(onnx, Path(path))
+    try:
+        return _Importer(onnx, model, Path(path).stem).run()
+    except UserError as err:
+        raise UserError(f"{path}: {err}") from None
+
+
+def _label(index: int, node) -> str:
+    return f"node {index} ({node.op_type}{' ' + repr(node.name) if node.name else ''})"
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = lines[0] if lines else type(err).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _parse(onnx, path: Path):
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise UserError(f"cannot read {path}: {err.strerror}") from None
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as err:  # protobuf's DecodeError and whatever else a broken file provokes
+        raise UserError(f"{path}: not a valid ONNX file ({_first_line(err)})") from None
+    try:
+        if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+            from onnx.external_data_helper import load_external_data_for_model
+            load_external_data_for_model(model, str(path.parent))
+        onnx.checker.check_model(model)
+    except Exception as err:  # onnx.checker.ValidationError, missing external data, ...
+        raise UserError(f"{path}: invalid ONNX model: {_first_line(err)}") from None
+    return model
+
+
+@dataclass(frozen=True, eq=False)
+class _Value:
+    """An ONNX activation as the IR holds it: IR tensor `index`.
+
+    `flat_from` is (H, W, C) for a vector flattened from an NCHW feature map, whose elements the
+    IR orders (H, W, C) and ONNX (C, H, W); None when the two orders agree.
+    """
+
+    index: int
+    flat_from: tuple[int, int, int] | None = None
+
+
+def _onnx_shape(ir_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The ONNX shape (batch 1) of an IR tensor: (H, W, C) -> (1, C, H, W); (N,) -> (1, N)."""
+    if len(ir_shape) == 3:
+        h, w, c = ir_shape
+        return (1, c, h, w)
+    return (1, *ir_shape)
+
+
+class _Importer:
+    def __init__(self, onnx, model, name: str):
+        self.onnx = onnx
+        self.proto = model.graph
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        self.name = name
+        self.consts: dict[str, np.ndarray] = {}
+        self.values: dict[str, _Value] = {}
+        self.uses: Counter[str] = Counter()  # readers of each ONNX name not converted yet (+1 for the output)
+        self.graph: Graph | None = None
+
+    # ---- the walk over the ONNX graph ----
+
+    def run(self) -> Graph:
+        for tensor in self.proto.initializer:
+            self.consts[tensor.name] = self._to_array(tensor)
+        input_name, input_shape = self._input()
+        self.graph = Graph(self.name, input_shape, layout="NCHW")
+        self.bind(input_name, _Value(NETWORK_INPUT))
+        if len(self.proto.output) != 1:
+            raise UserError(f"the model has {len(self.proto.output)} outputs; only single-output models are supported")
+        output = self.proto.output[0].name
+        needed = self._needed_nodes(output)
+        self._check_op_types(needed)
+        for i in needed:
+            self.uses.update(name for name in self.proto.node[i].input if name)
+        self.uses[output] += 1
+        for i in needed:
+            self._convert(i, self.proto.node[i])
+        return self._finish(output)
+
+    def _input(self) -> tuple[str, tuple[int, int, int]]:
+        inputs = [i for i in self.proto.input if i.name not in self.consts]
+        if len(inputs) != 1:
+            raise UserError(f"the model has {len(inputs)} inputs; only single-input models are supported")
+        info = inputs[0]
+        tensor_type = info.type.tensor_type
+        if not info.type.HasField("tensor_type") or tensor_type.elem_type != FLOAT:
+            raise UserError(f"input {info.name!r} is not a float32 tensor (quantised ONNX inputs are not supported yet)")
+        if not tensor_type.HasField("shape") or len(tensor_type.shape.dim) != 4:
+            rank = len(tensor_type.shape.dim) if tensor_type.HasField("shape") else "unknown"
+            raise UserError(f"input {info.name!r} has rank {rank}; expected an NCHW image (N, C, H, W)")
+        dims = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            known = dim.HasField("dim_value")
+            if axis == 0:
+                if known and dim.dim_value > 1:
+                    raise UserError(f"input {info.name!r} has batch size {dim.dim_value}; only batch 1 is supported")
+                continue  # a dynamic batch (or 0, as some tools write it) is taken as 1
+            if not known:
+                what = dim.dim_param or "?"
+                raise UserError(f"input {info.name!r} has a dynamic dimension {what!r} on axis {axis}; "
+                                "only the batch dimension may be dynamic")
+            if dim.dim_value <= 0:
+                raise UserError(f"input {info.name!r} has size {dim.dim_value} on axis {axis}")
+            dims.append(int(dim.dim_value))
+        c, h, w = dims
+        return info.name, (h, w, c)
+
+    def _needed_nodes(self, output: str) -> list[int]:
+        """Indices of the nodes the output depends on, in file order."""
+        producer = {name: i for i, node in enumerate(self.proto.node) for name in node.output if name}
+        needed, stack = set(), [output]
+        while stack:
+            i = producer.get(stack.pop())
+            if i is not None and i not in needed:
+                needed.add(i)
+                stack.extend(name for name in self.proto.node[i].input if name)
+        return sorted(needed)
+
+    def _check_op_types(self, needed: list[int]) -> None:
+        """Name every op type we cannot convert at once, before converting anything."""
+        unsupported: dict[str, int] = {}
+        for i in needed:
+            node = self.proto.node[i]
+            op_type = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+            if op_type not in CONVERTERS and op_type not in FOLDABLE:
+                unsupported.setdefault(op_type, i)
+        if unsupported:
+            (op_type, i), *others = unsupported.items()
+            node = self.proto.node[i]
+            also = "".join(f"; also {t!r} (node {j})" for t, j in others)
+            raise UserError(f"{_label(i, node)}: unsupported ONNX op {op_type!r}{also}")
+
+    def _convert(self, index: int, node) -> None:
+        standard = node.domain in ("", "ai.onnx")
+        converter = CONVERTERS.get(node.op_type) if standard else None
+        if standard and node.op_type in FOLDABLE and all(not n or n in self.consts for n in node.input):
+            converter = _fold_constants
+        label = _label(index, node)
+        if converter is None:  # an op only supported on constants, applied to an activation
+            raise UserError(f"{label}: unsupported ONNX op {node.op_type!r} on an activation tensor "
+                            f"(supported: {', '.join(sorted(CONVERTERS))})")
+        try:
+            converter(self, node, self._attributes(node))
+            for k, name in enumerate(node.output):
+                if name and self.uses[name] and name not in self.values and name not in self.consts:
+                    raise UserError(f"its output {k} ({name!r}) is used, which is not supported")
+        except UserError as err:
+            raise UserError(f"{label}: {err}") from None
+        self.uses.subtract(name for name in node.input if name)
+
+    def _finish(self, output: str) -> Graph:
+        graph = self.graph
+        if output in self.consts:
+            raise UserError("the model's output is a constant")
+        value = self.values.get(output)
+        if value is None:
+            raise UserError(f"the output {output!r} is not computed by any node")
+        if not graph.nodes:
+            raise UserError("the model has no layers")
+        if value.index != len(graph.nodes) - 1:
+            raise UserError("the model's output is not its last layer")
+        if value.flat_from is not None:
+            raise UserError("the model's output is a flattened NCHW feature map, which is not supported")
+        return graph
+
+    # ---- helpers for converters ----
+
+    def _to_array(self, tensor) -> np.ndarray:
+        try:
+            array = self.onnx.numpy_helper.to_array(tensor)
+        except Exception as err:
+            raise UserError(f"constant {tensor.name!r} cannot be decoded ({_first_line(err)})") from None
+        if not isinstance(array, np.ndarray) or array.dtype == object:
+            raise UserError(f"constant {tensor.name!r} has an unsupported data type")
+        return array
+
+    def _attributes(self, node) -> dict[str, Any]:
+        attrs = {}
+        for attr in node.attribute:
+            try:
+                value = self.onnx.helper.get_attribute_value(attr)
+            except Exception:
+                raise UserError(f"attribute {attr.name!r} cannot be decoded") from None
+            if isinstance(value, bytes):
+                value = value.decode(errors="replace")
+            elif attr.type == self.onnx.AttributeProto.TENSOR:
+                value = self._to_array(value)
+            attrs[attr.name] = value
+        return attrs
+
+    def is_const(self, name: str) -> bool:
+        return name in self.consts
+
+    def const(self, node, position: int, what: str, optional: bool = False) -> np.ndarray | None:
+        """The constant at input `position` (None when an optional input is absent)."""
+        name = node.input[position] if position < len(node.input) else ""
+        if not name:
+            if optional:
+                return None
+            raise UserError(f"missing {what}")
+        if name not in self.consts:
+            raise UserError(f"{what} ({name!r}) must be a constant (an initializer or Constant node)")
+        return self.consts[name]
+
+    def float_const(self, node, position: int, what: str, shape: tuple[int, ...] | None = None,
+                    optional: bool = False) -> np.ndarray | None:
+        array = self.const(node, position, what, optional)
+        if array is None:
+            return None
+        if not np.issubdtype(array.dtype, np.floating):
+            raise UserError(f"{what} must be floating point, got {array.dtype}")
+        if shape is not None and array.shape != shape:
+            raise UserError(f"{what} has shape {list(array.shape)}, expected {list(shape)}")
+        if not np.isfinite(array).all():
+            raise UserError(f"{what} contains NaN or infinity")
+        return array
+
+    def value(self, name: str) -> _Value:
+        if name in self.values:
+            return self.values[name]
+        if name in self.consts:
+            raise UserError(f"input {name!r} is a constant where an activation tensor was expected")
+        raise UserError(f"input {name!r} is not produced by an earlier node")
+
+    def shape(self, value: _Value) -> tuple[int, ...]:
+        return self.graph.shape_of(value.index)
+
+    def feature_map(self, name: str) -> tuple[_Value, tuple[int, int, int]]:
+        value = self.value(name)
+        shape = self.shape(value)
+        if len(shape) != 3:
+            raise UserError(f"needs an NCHW feature map, got shape {list(_onnx_shape(shape))}")
+        return value, shape  # type: ignore[return-value]
+
+    def vector(self, name: str) -> tuple[_Value, int]:
+        value = self.value(name)
+        shape = self.shape(value)
+        if len(shape) != 1:
+            raise UserError(f"needs a (1, N) matrix, got shape {list(_onnx_shape(shape))}")
+        return value, shape[0]
+
+    def producer(self, value: _Value) -> Node | None:
+        return self.graph.nodes[value.index] if value.index != NETWORK_INPUT else None
+
+    def sole_use(self, value: _Value) -> bool:
+        """True when the node being converted is the only reader of the IR tensor, so that the
+        tensor's producer may be rewritten: no IR node reads it yet and no other ONNX reader of
+        any name bound to it (nor the graph output) is still to come."""
+        if any(value.index in node.inputs for node in self.graph.nodes):
+            return False
+        names = [name for name, v in self.values.items() if v.index == value.index]
+        return sum(self.uses[name] for name in names) == 1
+
+    def emit(self, op: Op, inputs: tuple[int, ...], consts: dict[str, np.ndarray] | None = None) -> _Value:
+        return _Value(self.graph.append(op, inputs, consts))
+
+    def rewrite(self, value: _Value, op: Op | None = None, consts: dict[str, np.ndarray] | None = None) -> _Value:
+        """Replace the op and/or constants of the node producing `value` (which must have no other reader)."""
+        node = self.graph.nodes[value.index]
+        op = op or node.op
+        shape = op.output_shape(self.graph.input_shapes(value.index))
+        self.graph.nodes[value.index] = dataclasses.replace(node, op=op, shape=tuple(int(d) for d in shape),
+                                                            consts=consts if consts is not None else node.consts)
+        return _Value(value.index, value.flat_from)
+
+    def bind(self, name: str, value: _Value) -> None:
+        self.values[name] = value
+
+
+# ---- attribute parsing ----
+
+
+def _ints(attrs: dict, key: str, length: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    value = attrs.get(key, default)
+    if value is None:
+        raise UserError(f"missing attribute {key!r}")
+    if (not isinstance(value, (list, tuple)) or len(value) != length
+            or not all(isinstance(v, int) for v in value)):
+        raise UserError(f"attribute {key!r} must be {length} integers, got {value!r}")
+    return tuple(int(v) for v in value)
+
+
+def _int(attrs: dict, key: str, default: int) -> int:
+    value = attrs.get(key, default)
+    if not isinstance(value, int):
+        raise UserError(f"attribute {key!r} must be an integer, got {value!r}")
+    return value
+
+
+def _float(attrs: dict, key: str, default: float) -> float:
+    value = attrs.get(key, default)
+    if not isinstance(value, (int, float)):
+        raise UserError(f"attribute {key!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def _scalar(array: np.ndarray | None, what: str, default: float) -> float:
+    if array is None:
+        return default
+    if array.size != 1 or not np.issubdtype(array.dtype, np.number):
+        raise UserError(f"{what} must be a scalar, got shape {list(array.shape)}")
+    return float(array.reshape(()))
+
+
+def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
+    """A Window from ONNX's strides, pads ([top, left, bottom, right]), auto_pad and dilations."""
+    if min(kernel) <= 0:
+        raise UserError(f"bad kernel {list(kernel)}")
+    if _ints(attrs, "dilations", 2, (1, 1)) != (1, 1):
+        raise UserError(f"dilations {list(attrs['dilations'])} are not supported")
+    strides = _ints(attrs, "strides", 2, (1, 1))
+    if min(strides) <= 0:
+        raise UserError(f"bad strides {list(strides)}")
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad == "NOTSET":
+        pads = _ints(attrs, "pads", 4, (0, 0, 0, 0))
+        if min(pads) < 0:
+            raise UserError(f"negative pads {list(pads)} are not supported")
+    elif auto_pad == "VALID":
+        pads = (0, 0, 0, 0)
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        totals = [max((-(-size // s) - 1) * s + k - size, 0) for size, s, k in zip(in_hw, strides, kernel)]
+        small = [t // 2 for t in totals]  # the half that gets the smaller share
+        big = [t - t // 2 for t in totals]
+        begin, end = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
+        pads = (begin[0], begin[1], end[0], end[1])
+    else:
+        raise UserError(f"unknown auto_pad {auto_pad!r}")
+    return Window(kernel, strides, pads)
+
+
+# ---- converters: (importer, node, attributes) -> None; each binds its output ----
+
+
+def _conv(imp: _Importer, node, attrs) -> None:
+    x, (h, w, c) = imp.feature_map(node.input[0])
+    weights = imp.float_const(node, 1, "the weight")
+    if weights.ndim != 4:
+        raise UserError(f"expected 2-D convolution weights (M, C/group, kh, kw), got shape {list(weights.shape)}")
+    m, per_group, kh, kw = weights.shape
+    if "kernel_shape" in attrs and _ints(attrs, "kernel_shape", 2) != (kh, kw):
+        raise UserError(f"kernel_shape {list(attrs['kernel_shape'])} does not match the weights {list(weights.shape)}")
+    bias = imp.float_const(node, 2, "the bias", (m,), optional=True)
+    win = _window(attrs, (kh, kw), (h, w))
+    group = _int(attrs, "group", 1)
+    if group == 1 and per_group == c:
+        op = Conv2D(int(m), win)
+        ir_weights = weights.transpose(0, 2, 3, 1)  # (C_out, kh, kw, C_in)
+    elif group == c and per_group == 1 and m % c == 0:
+        op = DepthwiseConv2D(win, int(m // c))
+        ir_weights = weights.reshape(m, kh, kw).transpose(1, 2, 0)[np.newaxis]  # (1, kh, kw, C*multiplier)
+    elif group not in (1, c):
+        raise UserError(f"grouped convolution (group {group} over {c} channels) is not supported: "
+                        "only group 1 or depthwise (group == channels)")
+    else:
+        raise UserError(f"weights {list(weights.shape)} do not match {c} input channels with group {group}")
+    bias = np.zeros(m, np.float32) if bias is None else bias
+    imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=ir_weights, bias=bias)))
+
+
+def _float32(**arrays: np.ndarray) -> dict[str, np.ndarray]:
+    """Constants by role, as float32 (computed in float64 where folded)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        consts = {role: np.ascontiguousarray(a, dtype=np.float32) for role, a in arrays.items()}
+    for role, array in consts.items():
+        if not np.isfinite(array).all():
+            raise UserError(f"the {role} overflow float32")
+    return consts
+
+
+def _batch_norm(imp: _Importer, node, attrs) -> None:
+    if _int(attrs, "training_mode", 0) or _int(attrs, "spatial", 1) != 1:
+        raise UserError("only inference-mode, spatial batch normalisation is supported")
+    x = imp.value(node.input[0])
+    shape = imp.shape(x)
+    channels = shape[-1]
+    gamma, beta, mean, var = (imp.float_const(node, k, what, (channels,)).astype(np.float64)
+                              for k, what in enumerate(("scale", "B", "mean", "var"), start=1))
+    var_eps = var + _float(attrs, "epsilon", 1e-5)
+    if not (var_eps > 0).all():
+        raise UserError("var + epsilon must be positive")
+    scale = gamma / np.sqrt(var_eps)
+    producer = imp.producer(x)
+    if (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
+            and producer.op.activation is None and imp.sole_use(x) and x.flat_from is None):
+        # Fold exactly: w' = w * scale, b' = (b - mean) * scale + beta, in float64, then float32.
+        weights = producer.consts["weights"].astype(np.float64)
+        bias = producer.consts["bias"].astype(np.float64)
+        out_axis = -1 if isinstance(producer.op, DepthwiseConv2D) else 0
+        per_channel = scale.reshape([-1 if a == out_axis % weights.ndim else 1 for a in range(weights.ndim)])
+        folded = _float32(weights=weights * per_channel, bias=(bias - mean) * scale + beta)
+        imp.bind(node.output[0], imp.rewrite(x, consts={**producer.consts, **folded}))
+    elif len(shape) == 3:
+        # Standalone: a 1x1 depthwise convolution computes the same affine map per channel.
+        folded = _float32(weights=scale.reshape(1, 1, 1, channels), bias=(0.0 - mean) * scale + beta)
+        imp.bind(node.output[0], imp.emit(DepthwiseConv2D(Window((1, 1))), (x.index,), folded))
+    else:
+        raise UserError("batch normalisation of a vector is only supported right after Gemm/MatMul")
+
+
+FUSABLE = (Conv2D, DepthwiseConv2D, Dense, Add, MaxPool2D, AvgPool2D, Activation)  # ops with an `activation`
+CLAMP_ORDER = {None: 0, "relu": 1, "relu6": 2}  # applying a later one after an earlier one gives the later
+
+
+def _fuse_activation(imp: _Importer, node, activation: str) -> None:
+    x = imp.value(node.input[0])
+    producer = imp.producer(x)
+    current = getattr(producer.op, "activation", None) if producer else None
+    combined = max(current, activation, key=CLAMP_ORDER.__getitem__)
+    if combined == current:  # already clamped that way: the op is an identity
+        imp.bind(node.output[0], x)
+    elif producer is not None and isinstance(producer.op, FUSABLE) and imp.sole_use(x):
+        imp.bind(node.output[0], imp.rewrite(x, op=dataclasses.replace(producer.op, activation=combined)))
+    else:  # e.g. after the network input, or on a tensor with other readers: a standalone op
+        out = imp.emit(Activation(activation), (x.index,))
+        imp.bind(node.output[0], _Value(out.index, x.flat_from))
+
+
+def _relu(imp: _Importer, node, attrs) -> None:
+    _fuse_activation(imp, node, "relu")
+
+
+def _clip(imp: _Importer, node, attrs) -> None:
+    if imp.opset < 11:
+        low, high = _float(attrs, "min", -math.inf), _float(attrs, "max", math.inf)
+    else:
+        low = _scalar(imp.const(node, 1, "min", optional=True), "min", -math.inf)
+        high = _scalar(imp.const(node, 2, "max", optional=True), "max", math.inf)
+    if low == 0 and high == 6:
+        _fuse_activation(imp, node, "relu6")
+    elif low == 0 and high == math.inf:
+        _fuse_activation(imp, node, "relu")
+    else:
+        raise UserError(f"Clip({low:g}, {high:g}) is not supported: only Clip(0, 6) (ReLU6) and Clip(0, inf)")
+
+
+def _add(imp: _Importer, node, attrs) -> None:
+    a, b = node.input[0], node.input[1]  # (two constants were folded before reaching here)
+    if imp.is_const(a) or imp.is_const(b):
+        value, constant = (imp.value(b), imp.consts[a]) if imp.is_const(a) else (imp.value(a), imp.consts[b])
+        imp.bind(node.output[0], _add_bias(imp, value, constant))
+        return
+    x, y = imp.value(a), imp.value(b)
+    if x.flat_from != y.flat_from:
+        raise UserError("adding tensors flattened in different orders is not supported")
+    main, residual = sorted((x.index, y.index), reverse=True)  # the skip tensor is the older one
+    out = imp.emit(Add(), (main, residual))
+    imp.bind(node.output[0], _Value(out.index, x.flat_from))
+
+
+def _add_bias(imp: _Importer, value: _Value, constant: np.ndarray) -> _Value:
+    """value + constant, folded into the bias of the op producing `value`."""
+    producer = imp.producer(value)
+    if not (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
+            and producer.op.activation is None and imp.sole_use(value)):
+        raise UserError("adding a constant is only supported right after Conv or Gemm/MatMul (as its bias)")
+    if not np.issubdtype(constant.dtype, np.floating):
+        raise UserError(f"the added constant must be floating point, got {constant.dtype}")
+    shape = imp.shape(value)
+    channels = shape[-1]
+    target = (1, channels) if len(shape) == 1 else (1, channels, 1, 1)
+    try:
+        per_channel = np.broadcast_to(constant, target).reshape(channels)
+    except ValueError:
+        raise UserError(f"a constant of shape {list(constant.shape)} is not a per-channel bias for "
+                        f"{list(_onnx_shape(shape))}") from None
+    if value.flat_from is not None:
+        raise UserError("adding a constant to a flattened feature map is not supported")
+    bias = producer.consts["bias"].astype(np.float64) + per_channel
+    return imp.rewrite(value, consts={**producer.consts, **_float32(bias=bias)})
+
+
+def _pool(op_class):
+    def convert(imp: _Importer, node, attrs) -> None:
+        x, (h, w, c) = imp.feature_map(node.input[0])
+        kernel = _ints(attrs, "kernel_shape", 2)
+        if _int(attrs, "storage_order", 0):
+            raise UserError("storage_order 1 is not supported")
+        win = _window(attrs, kernel, (h, w))
+        if max(win.pads[0], win.pads[2]) >= kernel[0] or max(win.pads[1], win.pads[3]) >= kernel[1]:
+            raise UserError(f"pads {list(win.pads)} must be smaller than the kernel {list(kernel)}")
+        if _int(attrs, "ceil_mode", 0):
+            top, left, bottom, right = win.pads
+            ceil_hw = tuple(-(-(size + p0 + p1 - k) // s) + 1 for size, p0, p1, k, s in
+                            zip((h, w), (top, left), (bottom, right), win.kernel, win.strides))
+            if ceil_hw != win.output_hw(h, w):
+                raise UserError("ceil_mode 1 is not supported where it changes the output size")
+        if op_class is AvgPool2D:
+            include = bool(_int(attrs, "count_include_pad", 0)) and any(win.pads)
+            op = AvgPool2D(win, count_include_pad=include)
+        else:
+            op = op_class(win)
+        imp.bind(node.output[0], imp.emit(op, (x.index,)))
+    return convert
+
+
+def _global_average_pool(imp: _Importer, node, attrs) -> None:
+    x, _ = imp.feature_map(node.input[0])
+    imp.bind(node.output[0], imp.emit(GlobalAvgPool(keepdims=True), (x.index,)))
+
+
+def _reduce_mean(imp: _Importer, node, attrs) -> None:
+    x, _ = imp.feature_map(node.input[0])
+    if imp.opset >= 18:
+        axes_array = imp.const(node, 1, "axes", optional=True)
+        axes = None if axes_array is None else [int(a) for a in axes_array.reshape(-1)]
+    else:
+        axes = attrs.get("axes")
+    if axes is None or not all(isinstance(a, int) for a in axes) or sorted(a % 4 for a in axes) != [2, 3]:
+        raise UserError(f"ReduceMean over axes {axes} is not supported: only over H and W (axes 2, 3)")
+    keepdims = bool(_int(attrs, "keepdims", 1))
+    imp.bind(node.output[0], imp.emit(GlobalAvgPool(keepdims=keepdims), (x.index,)))
+
+
+def _flatten_value(imp: _Importer, value: _Value) -> _Value:
+    """The (1, N) flattening of an activation."""
+    shape = imp.shape(value)
+    if len(shape) == 1:
+        return value
+    producer = imp.producer(value)
+    if (producer is not None and isinstance(producer.op, GlobalAvgPool) and producer.op.keepdims
+            and imp.sole_use(value)):
+        return imp.rewrite(value, op=GlobalAvgPool(keepdims=False))
+    h, w, c = shape
+    out = imp.emit(Reshape((h * w * c,)), (value.index,))
+    return _Value(out.index, None if h * w == 1 or c == 1 else (h, w, c))
+
+
+def _flatten(imp: _Importer, node, attrs) -> None:
+    value = imp.value(node.input[0])
+    rank = len(_onnx_shape(imp.shape(value)))
+    axis = _int(attrs, "axis", 1)
+    if not -rank <= axis <= rank:
+        raise UserError(f"axis {axis} is out of range for rank {rank}")
+    if (axis + rank if axis < 0 else axis) > 1:  # with batch 1, axis 0 and 1 flatten the same
+        raise UserError(f"Flatten with axis {axis} is not supported: only flattening all but the batch")
+    imp.bind(node.output[0], _flatten_value(imp, value))
+
+
+def _reshape(imp: _Importer, node, attrs) -> None:
+    value = imp.value(node.input[0])
+    in_shape = _onnx_shape(imp.shape(value))
+    target = imp.const(node, 1, "the shape")
+    if not np.issubdtype(target.dtype, np.integer) or target.ndim != 1:
+        raise UserError("the shape must be a 1-D integer constant")
+    resolved = _resolve_reshape(in_shape, [int(d) for d in target], bool(_int(attrs, "allowzero", 0)))
+    if resolved == in_shape:
+        imp.bind(node.output[0], value)
+    elif len(resolved) == 2 and resolved[0] == 1:
+        imp.bind(node.output[0], _flatten_value(imp, value))
+    elif len(resolved) == 4 and resolved[0] == 1 and resolved[2:] == (1, 1) and len(in_shape) == 2:
+        if value.flat_from is not None:
+            raise UserError("reshaping a flattened feature map back is not supported")
+        imp.bind(node.output[0], imp.emit(Reshape((1, 1, resolved[1])), (value.index,)))
+    else:
+        raise UserError(f"reshape {list(in_shape)} -> {list(resolved)} is not supported: only flattening to "
+                        "(1, N) and (1, N) -> (1, N, 1, 1)")
+
+
+def _resolve_reshape(in_shape: tuple[int, ...], target: list[int], allowzero: bool) -> tuple[int, ...]:
+    dims = [in_shape[i] if d == 0 and not allowzero and i < len(in_shape) else d for i, d in enumerate(target)]
+    total = math.prod(in_shape)
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        raise UserError(f"bad reshape target {target}")
+    if -1 in dims:
+        known = math.prod(d for d in dims if d != -1)
+        if known <= 0 or total % known:
+            raise UserError(f"cannot reshape {list(in_shape)} to {target}")
+        dims[dims.index(-1)] = total // known
+    if math.prod(dims) != total:
+        raise UserError(f"cannot reshape {list(in_shape)} to {target}")
+    return tuple(dims)
+
+
+def _gemm(imp: _Importer, node, attrs) -> None:
+    if _int(attrs, "transA", 0):
+        raise UserError("transA is not supported")
+    x, features = imp.vector(node.input[0])
+    b = imp.float_const(node, 1, "B")
+    if b.ndim != 2:
+        raise UserError(f"B must be a matrix, got shape {list(b.shape)}")
+    weights = b if _int(attrs, "transB", 0) else b.T  # (units, in_features)
+    units = weights.shape[0]
+    c = imp.float_const(node, 2, "C", optional=True)
+    bias = np.zeros(units) if c is None else _broadcast_bias(c, units)
+    alpha, beta = _float(attrs, "alpha", 1.0), _float(attrs, "beta", 1.0)
+    _emit_dense(imp, node, x, features, weights.astype(np.float64) * alpha, bias.astype(np.float64) * beta)
+
+
+def _broadcast_bias(c: np.ndarray, units: int) -> np.ndarray:
+    try:
+        return np.broadcast_to(c, (1, units)).reshape(units)
+    except ValueError:
+        raise UserError(f"C of shape {list(c.shape)} does not broadcast to (1, {units})") from None
+
+
+def _emit_dense(imp: _Importer, node, x: _Value, features: int, weights: np.ndarray, bias: np.ndarray) -> None:
+    if weights.shape[1] != features:
+        raise UserError(f"weights {list(weights.shape)} do not match {features} input features")
+    if x.flat_from is not None:  # columns from ONNX's (C, H, W) order to the IR's (H, W, C)
+        h, w, c = x.flat_from
+        weights = weights.reshape(-1, c, h, w).transpose(0, 2, 3, 1).reshape(-1, h * w * c)
+    op = Dense(int(weights.shape[0]))
+    imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=weights, bias=bias)))
+
+
+def _matmul(imp: _Importer, node, attrs) -> None:
+    x, features = imp.vector(node.input[0])
+    b = imp.float_const(node, 1, "the right-hand matrix")
+    if b.ndim != 2:
+        raise UserError(f"the right-hand matrix must be 2-D, got shape {list(b.shape)}")
+    _emit_dense(imp, node, x, features, b.T, np.zeros(b.shape[1]))
+
+
+def _softmax(imp: _Importer, node, attrs) -> None:
+    value = imp.value(node.input[0])
+    shape = imp.shape(value)
+    rank = len(_onnx_shape(shape))
+    axis = _int(attrs, "axis", -1 if imp.opset >= 13 else 1)
+    if not -rank <= axis < rank:
+        raise UserError(f"axis {axis} is out of range for rank {rank}")
+    # Over the channels of a vector, or of a 1x1 feature map (the IR's last axis).
+    if not (axis % rank == 1 and math.prod(shape[:-1]) == 1):
+        raise UserError(f"Softmax over axis {axis} of {list(_onnx_shape(shape))} is not supported: "
+                        "only over the channels of a (1, N) or (1, N, 1, 1) tensor")
+    out = imp.emit(Softmax(), (value.index,))
+    imp.bind(node.output[0], _Value(out.index, value.flat_from))
+
+
+def _pad(imp: _Importer, node, attrs) -> None:
+    x, _ = imp.feature_map(node.input[0])
+    mode = attrs.get("mode", "constant")
+    if mode != "constant":
+        raise UserError(f"Pad mode {mode!r} is not supported: only constant (zero) padding")
+    if imp.opset >= 11:
+        pads_array = imp.const(node, 1, "pads")
+        if not np.issubdtype(pads_array.dtype, np.integer):
+            raise UserError("pads must be integers")
+        pads = [int(p) for p in pads_array.reshape(-1)]
+        fill = _scalar(imp.const(node, 2, "constant_value", optional=True), "constant_value", 0.0)
+        if len(node.input) > 3 and node.input[3]:
+            raise UserError("Pad with axes is not supported")
+    else:
+        pads = list(_ints(attrs, "pads", 8))
+        fill = _float(attrs, "value", 0.0)
+    if fill != 0:
+        raise UserError(f"padding with {fill:g} is not supported: only zero padding")
+    if len(pads) != 8 or pads[0] or pads[1] or pads[4] or pads[5] or min(pads) < 0:
+        raise UserError(f"pads {pads} are not supported: only non-negative padding of H and W")
+    imp.bind(node.output[0], imp.emit(Pad((pads[2], pads[3], pads[6], pads[7])), (x.index,)))
+
+
+def _identity(imp: _Importer, node, attrs) -> None:
+    name = node.input[0]
+    if imp.is_const(name):
+        imp.consts[node.output[0]] = imp.consts[name]
+    else:
+        imp.bind(node.output[0], imp.value(name))
+
+
+def _shape(imp: _Importer, node, attrs) -> None:
+    """Shape of an activation (batch 1): a constant, for the shape arithmetic that may follow."""
+    shape = _onnx_shape(imp.shape(imp.value(node.input[0])))
+    start, end = _int(attrs, "start", 0), _int(attrs, "end", len(shape))
+    imp.consts[node.output[0]] = np.array(shape[start:end], dtype=np.int64)
+
+
+# Shape arithmetic exporters leave in graphs (e.g. PyTorch's pads for ZeroPad2d) is evaluated at
+# import time, with onnx's reference implementation, when every input of the node is a constant.
+FOLDABLE = {"Add", "Sub", "Mul", "Div", "Neg", "Cast", "Concat", "ConstantOfShape", "Gather", "Reshape",
+            "Slice", "Squeeze", "Unsqueeze", "Transpose", "Flatten", "Identity"}
+FOLD_LIMIT = 1 << 24  # elements: no folded constant may be larger
+
+
+def _fold_constants(imp: _Importer, node, attrs) -> None:
+    inputs = {name: imp.consts[name] for name in node.input if name}
+    arrays = list(inputs.values())
+    if node.op_type == "ConstantOfShape" and arrays:
+        size = math.prod(int(d) for d in arrays[0].reshape(-1)) if arrays[0].size < 16 else FOLD_LIMIT + 1
+    elif node.op_type == "Gather" and len(arrays) == 2:
+        size = arrays[0].size * max(arrays[1].size, 1)
+    elif node.op_type in ("Add", "Sub", "Mul", "Div") and len(arrays) == 2:
+        try:
+            size = math.prod(np.broadcast_shapes(arrays[0].shape, arrays[1].shape))
+        except ValueError:
+            raise UserError(f"shapes {[list(a.shape) for a in arrays]} do not broadcast") from None
+    else:
+        size = sum(a.size for a in arrays)
+    if size > FOLD_LIMIT:
+        raise UserError("constant too large to evaluate")
+    try:
+        from onnx.reference import ReferenceEvaluator
+        outputs = ReferenceEvaluator(node, opsets={"": imp.opset}).run(None, inputs)
+    except Exception as err:  # whatever the reference implementation raises on bad constants
+        raise UserError(f"cannot evaluate it on its constant inputs ({_first_line(err)})") from None
+    for name, array in zip(node.output, outputs):
+        if name:
+            imp.consts[name] = np.asarray(array)
+
+
+def _constant(imp: _Importer, node, attrs) -> None:
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if key in attrs:
+            imp.consts[node.output[0]] = np.asarray(attrs[key], dtype=np.float32 if "float" in key else None)
+            return
+    raise UserError(f"unsupported Constant attributes {sorted(attrs)}")
+
+
+Converter = Callable[[_Importer, Any, dict], None]
+CONVERTERS: dict[str, Converter] = {
+    "Conv": _conv,
+    "BatchNormalization": _batch_norm,
+    "Relu": _relu,
+    "Clip": _clip,
+    "Add": _add,
+    "MaxPool": _pool(MaxPool2D),
+    "AveragePool": _pool(AvgPool2D),
+    "GlobalAveragePool": _global_average_pool,
+    "ReduceMean": _reduce_mean,
+    "Gemm": _gemm,
+    "MatMul": _matmul,
+    "Flatten": _flatten,
+    "Reshape": _reshape,
+    "Softmax": _softmax,
+    "Pad": _pad,
+    "Identity": _identity,
+    "Dropout": _identity,
+    "Constant": _constant,
+    "Shape": _shape,
+}

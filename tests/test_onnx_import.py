@@ -1,0 +1,398 @@
+"""The float32 ONNX importer: structure, weights, numbers against onnxruntime, and bad files."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURES
+from msfcnn.errors import UserError
+from msfcnn.frontends import load_model
+from msfcnn.ir import Graph
+from msfcnn.ops import Window
+
+import onnx
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from msfcnn.frontends.onnx import load_onnx  # noqa: E402
+
+MODELS = FIXTURES / "models"
+ONNX_FILES = sorted(MODELS.glob("onnx_*.onnx"))
+
+# (op kind, fused activation) of every node, per fixture (ReLU/ReLU6, BN, bias adds folded away).
+C, CR, CR6, DW6, ADD, ADDR = (("conv2d", None), ("conv2d", "relu"), ("conv2d", "relu6"),
+                              ("depthwise_conv2d", "relu6"), ("add", None), ("add", "relu"))
+GAP, DENSE, RESHAPE = ("global_avg_pool", None), ("dense", None), ("reshape", None)
+EXPECTED_OPS = {
+    "onnx_avgpool": [("avg_pool2d", None)],
+    "onnx_avgpool_pad": [("avg_pool2d", None)],
+    "onnx_avgpool_include_pad": [("avg_pool2d", None)],
+    "onnx_maxpool": [("max_pool2d", None)],
+    "onnx_conv_bn_relu": [CR],
+    "onnx_dwconv_relu6": [DW6],
+    "onnx_dw_mult2_relu6": [DW6, C],
+    "onnx_residual_add": [CR, C, ADDR],
+    "onnx_gap_linear": [CR, GAP, DENSE],
+    "onnx_reducemean_linear": [CR, GAP, DENSE],
+    "onnx_matmul": [CR, GAP, DENSE],
+    "onnx_dynbatch": [CR, GAP, DENSE],
+    "onnx_reshape_linear": [CR, ("max_pool2d", None), RESHAPE, DENSE],
+    "onnx_flatten_mlp": [CR, RESHAPE, ("dense", "relu"), DENSE, ("softmax", None)],
+    "onnx_bn_pool_relu_pad": [("depthwise_conv2d", None), C, ("max_pool2d", "relu"), ("pad", None), C],
+    "onnx_same_even_kernel": [CR, C],
+    "onnx_resnet8": [CR, CR, C, ADDR, CR, C, C, ADDR, CR, C, C, ADDR, ("avg_pool2d", None), RESHAPE, DENSE],
+    "onnx_mbv2_tiny": [CR6, CR6, DW6, C, ADD, CR6, DW6, C, CR6, DW6, C, ADD, CR6, DW6, C, CR6, DW6, C, ADD,
+                       CR6, GAP, DENSE],
+}
+
+
+def ops_of(graph: Graph) -> list[tuple[str, str | None]]:
+    return [(node.op.kind, getattr(node.op, "activation", None)) for node in graph.nodes]
+
+
+def onnx_output_dims(path: Path) -> list[int | None]:
+    """The declared output shape; None for symbolic dimensions."""
+    dims = onnx.load(str(path)).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else None for d in dims]
+
+
+def ir_to_onnx_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (1, shape[2], shape[0], shape[1]) if len(shape) == 3 else (1, *shape)
+
+
+def test_every_fixture_has_expectations():
+    assert ONNX_FILES, "no onnx_*.onnx fixtures"
+    assert {p.stem for p in ONNX_FILES} >= set(EXPECTED_OPS)
+
+
+@pytest.mark.parametrize("path", ONNX_FILES, ids=lambda p: p.stem)
+def test_fixture_structure(path):
+    graph = load_model(str(path))  # through the registered .onnx loader
+    assert graph.layout == "NCHW" and graph.input_quant is None and graph.dtype == "float32"
+    dims = onnx.load(str(path)).graph.input[0].type.tensor_type.shape.dim
+    _, c, h, w = (d.dim_value for d in dims)
+    assert graph.input_shape == (h, w, c)
+    if path.stem in EXPECTED_OPS:
+        assert ops_of(graph) == EXPECTED_OPS[path.stem]
+    declared = onnx_output_dims(path)
+    got = ir_to_onnx_shape(graph.nodes[-1].shape)
+    assert len(got) == len(declared) and all(d in (None, g) for g, d in zip(got, declared))
+    for node in graph.nodes:
+        assert node.quant is None
+        for role, array in node.consts.items():
+            assert role in ("weights", "bias") and array.dtype == np.float32
+        if node.op.kind == "conv2d":
+            assert node.consts["weights"].shape == (node.op.filters, *node.op.win.kernel, graph.shape_of(node.inputs[0])[2])
+        if node.op.kind == "depthwise_conv2d":
+            assert node.consts["weights"].shape == (1, *node.op.win.kernel, node.shape[2])
+        if node.op.kind == "dense":
+            in_features = int(np.prod(graph.shape_of(node.inputs[0])))
+            assert node.consts["weights"].shape == (node.op.units, in_features)
+
+
+def test_fixture_windows():
+    pool = load_onnx(MODELS / "onnx_maxpool.onnx").nodes[0]
+    assert pool.op.win == Window((3, 3), (2, 2), (1, 1, 1, 1)) and pool.shape == (6, 6, 4)
+    include = load_onnx(MODELS / "onnx_avgpool_include_pad.onnx").nodes[0].op
+    exclude = load_onnx(MODELS / "onnx_avgpool_pad.onnx").nodes[0].op
+    assert include.count_include_pad and not exclude.count_include_pad
+    conv = load_onnx(MODELS / "onnx_same_even_kernel.onnx").nodes[0].op
+    assert conv.win == Window((4, 4), (1, 1), (1, 1, 2, 2))
+    dw = load_onnx(MODELS / "onnx_dw_mult2_relu6.onnx").nodes[0].op
+    assert dw.depth_multiplier == 2 and dw.win == Window((3, 3), (2, 2), (1, 1, 1, 1))
+    pad = load_onnx(MODELS / "onnx_bn_pool_relu_pad.onnx").nodes[3].op
+    assert pad.pads == (0, 1, 1, 2)  # ZeroPad2d((left 1, right 2, top 0, bottom 1))
+
+
+def test_batch_norm_is_folded_exactly():
+    model = onnx.load(str(MODELS / "onnx_conv_bn_relu.onnx"))
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    conv, bn = (n for n in model.graph.node if n.op_type in ("Conv", "BatchNormalization"))
+    w, b = (init[name].astype(np.float64) for name in conv.input[1:3])
+    gamma, beta, mean, var = (init[name].astype(np.float64) for name in bn.input[1:5])
+    eps = next(a.f for a in bn.attribute if a.name == "epsilon")
+    scale = gamma / np.sqrt(var + eps)
+    node = load_onnx(MODELS / "onnx_conv_bn_relu.onnx").nodes[0]
+    want_w = (w * scale[:, None, None, None]).astype(np.float32).transpose(0, 2, 3, 1)
+    assert np.array_equal(node.consts["weights"], want_w)
+    assert np.array_equal(node.consts["bias"], ((b - mean) * scale + beta).astype(np.float32))
+
+
+def test_flatten_permutes_dense_columns():
+    """The IR flattens (H, W, C); ONNX flattened (C, H, W): the Gemm columns follow."""
+    model = onnx.load(str(MODELS / "onnx_flatten_mlp.onnx"))
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    gemm = next(n for n in model.graph.node if n.op_type == "Gemm")
+    w_onnx = init[gemm.input[1]]  # (16, C*H*W) with transB=1
+    graph = load_onnx(MODELS / "onnx_flatten_mlp.onnx")
+    h, w, c = graph.nodes[0].shape
+    dense = graph.nodes[2].consts["weights"]
+    assert np.array_equal(dense.reshape(16, h, w, c), w_onnx.reshape(16, c, h, w).transpose(0, 2, 3, 1))
+
+
+# ---- numbers against onnxruntime ----
+
+
+def run_both(path: Path, seed: int = 0):
+    import onnxruntime as ort
+    from msfcnn import executor
+    graph = load_onnx(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    h, w, c = graph.input_shape
+    x = np.random.default_rng(seed).standard_normal((1, c, h, w)).astype(np.float32)
+    want = session.run(None, {session.get_inputs()[0].name: x})[0]
+    got = executor.run_unfused(graph, x)
+    return got, want
+
+
+def assert_close(got, want):
+    assert got.shape == want.shape and got.dtype == np.float32
+    scale = max(float(np.abs(want).max()), 1e-6)
+    diff = float(np.abs(got - want).max())
+    assert diff <= 1e-4 * scale, f"max abs diff {diff:.3g} vs onnxruntime (largest output {scale:.3g})"
+
+
+@pytest.mark.parametrize("path", ONNX_FILES, ids=lambda p: p.stem)
+def test_fixture_matches_onnxruntime(path):
+    for seed in (0, 1):
+        assert_close(*run_both(path, seed))
+
+
+# ---- small models built with onnx.helper ----
+
+
+def make_model(tmp_path, nodes, input_shape, output_shape, initializers=(), opset=13, name="m.onnx",
+               inputs=None, outputs=None, domains=()):
+    graph = helper.make_graph(
+        nodes, "g",
+        inputs or [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+        outputs or [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in initializers])
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(domain, 1) for domain in domains]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    if not domains:  # (inference knows no custom domain)
+        model = onnx.shape_inference.infer_shapes(model)  # fills in the output shapes left as None
+    onnx.checker.check_model(model)
+    path = tmp_path / name
+    onnx.save(model, str(path))
+    return path
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("auto_pad, stride, pads", [
+    ("SAME_UPPER", 2, (1, 1, 2, 2)),  # 9 -> 5 rows with a 4x4 kernel: 3 rows of padding, 2 at the end
+    ("SAME_LOWER", 2, (2, 2, 1, 1)),
+    ("SAME_UPPER", 1, (1, 1, 2, 2)),
+    ("VALID", 1, (0, 0, 0, 0)),
+])
+def test_auto_pad(tmp_path, auto_pad, stride, pads):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], auto_pad=auto_pad, strides=[stride, stride]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], auto_pad=auto_pad)]
+    path = make_model(tmp_path, nodes, [1, 3, 9, 9], None, [("w", rand(5, 3, 4, 4))])
+    graph = load_onnx(path)
+    assert graph.nodes[0].op.win == Window((4, 4), (stride, stride), pads)
+    assert_close(*run_both(path))
+
+
+def test_clip_as_attributes_in_opset_10(tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Clip", ["c"], ["y"], min=0.0, max=6.0)]
+    path = make_model(tmp_path, nodes, [1, 2, 6, 6], [1, 4, 6, 6], [("w", rand(4, 2, 3, 3) * 3), ("b", rand(4))],
+                      opset=10)
+    assert ops_of(load_onnx(path)) == [CR6]
+    assert_close(*run_both(path))
+
+
+def test_reduce_mean_axes_input_in_opset_18_and_gemm_options(tmp_path):
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["m"], keepdims=0),
+             helper.make_node("Gemm", ["m", "w", "c"], ["g"], alpha=0.5, beta=2.0),
+             helper.make_node("Relu", ["g"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 6, 5, 7], [1, 3],
+                      [("axes", np.array([-1, -2], np.int64)), ("w", rand(6, 3)), ("c", rand(1, 3))], opset=18)
+    graph = load_onnx(path)
+    assert ops_of(graph) == [GAP, ("dense", "relu")] and graph.nodes[0].shape == (6,)
+    assert_close(*run_both(path))
+
+
+def test_relu_with_other_readers_is_not_fused(tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Add", ["r", "c"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 5, 5], [1, 3, 5, 5], [("w", rand(3, 3, 1, 1))])
+    assert ops_of(load_onnx(path)) == [C, ("activation", "relu"), ADD]
+    assert_close(*run_both(path))
+
+
+def test_activations_on_the_input_and_after_pools(tmp_path):
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Clip", ["r", "lo", "hi"], ["r6"]),
+             helper.make_node("MaxPool", ["r6"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["p"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 7, 6], None, [("lo", np.float32(0)), ("hi", np.float32(6))])
+    assert ops_of(load_onnx(path)) == [("activation", "relu6"), ("max_pool2d", "relu")]
+    assert_close(*run_both(path))
+
+
+def test_identity_dropout_and_repeated_relu_are_dropped(tmp_path):
+    nodes = [helper.make_node("Identity", ["x"], ["i"]),
+             helper.make_node("Conv", ["i", "w"], ["c"]),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["r6"]),
+             helper.make_node("Relu", ["r6"], ["r"]),
+             helper.make_node("Dropout", ["r"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 5, 5], [1, 2, 5, 5],
+                      [("w", rand(2, 3, 1, 1)), ("lo", np.float32(0)), ("hi", np.float32(6))])
+    assert ops_of(load_onnx(path)) == [CR6]
+
+
+def test_dynamic_batch_is_taken_as_one(tmp_path):
+    path = make_model(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], ["N", 2, 3, 3], ["N", 2, 3, 3])
+    assert load_onnx(path).input_shape == (3, 3, 2)
+
+
+# ---- errors: one line, UserError, never a traceback ----
+
+
+BAD = {
+    "sigmoid": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Sigmoid", ["c"], ["y"])],
+                "node 1 (Sigmoid): unsupported ONNX op 'Sigmoid'"),
+    "grouped conv": ([helper.make_node("Conv", ["x", "wg"], ["y"], group=2)], "grouped convolution (group 2"),
+    "clip 0..1": ([helper.make_node("Conv", ["x", "w"], ["c"]),
+                   helper.make_node("Clip", ["c", "lo", "one"], ["y"])], "Clip(0, 1) is not supported"),
+    "dilated conv": ([helper.make_node("Conv", ["x", "w"], ["y"], dilations=[2, 2])], "dilations"),
+    "weights as input": ([helper.make_node("Conv", ["x", "x"], ["y"])], "must be a constant"),
+    "ceil mode": ([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
+                  "ceil_mode"),
+    "spatial reshape": ([helper.make_node("Reshape", ["x", "shape"], ["y"])], "reshape [1, 4, 5, 5] -> [1, 4, 25, 1]"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_unsupported_graphs(tmp_path, case):
+    nodes, message = BAD[case]
+    consts = [("w", rand(3, 4, 1, 1)), ("wg", rand(4, 2, 1, 1)), ("lo", np.float32(0)), ("one", np.float32(1)),
+              ("shape", np.array([1, 4, 25, 1], np.int64))]
+    used = {name for node in nodes for name in node.input}
+    path = make_model(tmp_path, nodes, [1, 4, 5, 5], None, [(n, a) for n, a in consts if n in used])
+    with pytest.raises(UserError, match=None) as err:
+        load_onnx(path)
+    text = str(err.value)
+    assert message in text and str(path) in text and "\n" not in text
+
+
+def test_custom_domain_op(tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Gelu", ["c"], ["y"], domain="com.example")]
+    path = make_model(tmp_path, nodes, [1, 4, 5, 5], [1, 3, 5, 5], [("w", rand(3, 4, 1, 1))], domains=["com.example"])
+    with pytest.raises(UserError, match=r"node 1 \(Gelu\): unsupported ONNX op 'com.example.Gelu'"):
+        load_onnx(path)
+
+
+def test_every_unsupported_op_is_named_before_converting(tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Flatten", ["c"], ["f"]),
+             helper.make_node("Unsqueeze", ["f", "axes"], ["s"]),
+             helper.make_node("LSTM", ["s", "W", "R"], ["h"], hidden_size=4),
+             helper.make_node("Sigmoid", ["h"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 1, 1], None,
+                      [("w", rand(8, 3, 1, 1)), ("axes", np.array([0], np.int64)),
+                       ("W", rand(1, 16, 8)), ("R", rand(1, 16, 4))])
+    with pytest.raises(UserError, match=r"node 3 \(LSTM\): unsupported ONNX op 'LSTM'; also 'Sigmoid' \(node 4\)"):
+        load_onnx(path)
+    nodes[3:] = [helper.make_node("Relu", ["s"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 1, 1], None, [("w", rand(8, 3, 1, 1)), ("axes", np.array([0], np.int64))])
+    with pytest.raises(UserError, match=r"node 2 \(Unsqueeze\): unsupported ONNX op 'Unsqueeze' on an activation"):
+        load_onnx(path)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ([2, 3, 4, 4], "batch size 2"),
+    ([1, 3, "H", 4], "dynamic dimension 'H'"),
+    ([1, 48], "rank 2"),
+])
+def test_unsupported_inputs(tmp_path, shape, message):
+    path = make_model(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], shape, None)
+    with pytest.raises(UserError, match=message):
+        load_onnx(path)
+
+
+def test_two_outputs(tmp_path):
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")]
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], ["z"])]
+    path = make_model(tmp_path, nodes, [1, 3, 4, 4], None, outputs=outputs)
+    with pytest.raises(UserError, match="2 outputs"):
+        load_onnx(path)
+
+
+def test_missing_onnx_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)  # makes `import onnx` raise ImportError
+    with pytest.raises(UserError, match=r"pip install 'msfcnn\[onnx\]'"):
+        load_onnx(MODELS / "onnx_maxpool.onnx")
+
+
+SMALL = MODELS / "onnx_residual_add.onnx"
+
+
+@pytest.mark.parametrize("data", [b"", b"not an onnx model\n", bytes(range(256)) * 4], ids=["empty", "text", "bytes"])
+def test_garbage_files(tmp_path, data):
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(data)
+    with pytest.raises(UserError) as err:
+        load_onnx(path)
+    assert "\n" not in str(err.value)
+
+
+def test_truncated_files(tmp_path):
+    data = SMALL.read_bytes()
+    path = tmp_path / "cut.onnx"
+    for length in range(0, len(data), max(len(data) // 97, 1)):
+        path.write_bytes(data[:length])
+        with pytest.raises(UserError) as err:
+            load_onnx(path)
+        assert "\n" not in str(err.value)
+
+
+def test_random_mutations_give_user_error_or_graph(tmp_path):
+    """~1000 seeded byte mutations: a Graph or a one-line UserError, never another exception."""
+    rng = random.Random(20251121)
+    sources = [MODELS / f"{name}.onnx" for name in ("onnx_residual_add", "onnx_flatten_mlp",
+                                                   "onnx_bn_pool_relu_pad", "onnx_matmul")]
+    blobs = [p.read_bytes() for p in sources]
+    path = tmp_path / "mutant.onnx"
+    outcomes = {"graph": 0, "error": 0}
+    for trial in range(1000):
+        data = bytearray(blobs[trial % len(blobs)])
+        for _ in range(rng.choice((1, 1, 2, 4, 16))):
+            position = rng.randrange(len(data))
+            kind = rng.random()
+            if kind < 0.6:
+                data[position] = rng.randrange(256)
+            elif kind < 0.8:
+                data[position] ^= 1 << rng.randrange(8)
+            elif kind < 0.9:
+                del data[position:position + rng.randrange(1, 8)]
+            else:
+                data[position:position] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4)))
+        path.write_bytes(bytes(data))
+        try:
+            assert isinstance(load_onnx(path), Graph)
+            outcomes["graph"] += 1
+        except UserError as err:
+            assert "\n" not in str(err)
+            outcomes["error"] += 1
+    assert outcomes["graph"] > 0 and outcomes["error"] > 0
+
+
+def test_cli_reports_a_bad_onnx_file(tmp_path, capsys):
+    from msfcnn.cli import main
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(SMALL.read_bytes()[:100])
+    assert main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.onnx" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
