@@ -29,7 +29,7 @@ def _cost_model_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", metavar="MODEL", help="built-in model name or a .json layer list")
+    p.add_argument("model", metavar="MODEL", help="built-in model name, or a .json / .tflite / .onnx file")
     p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
                    help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
     p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
@@ -62,6 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
     _cost_model_arg(p)
     p.add_argument("--schemes", type=split_list)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("run", help="run a model with the numpy reference executor")
+    _plan_args(p)
+    p.add_argument("--plan", metavar="PLAN.json", help="a plan written by `msfcnn plan -o` (instead of plan options)")
+    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
+                                                     "(default: a seeded random input)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    p.add_argument("--output", metavar="Y.npy", help="write the output tensor here")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
@@ -120,6 +129,56 @@ def cmd_sweep(args) -> None:
         print(json.dumps(results, indent=1))
 
 
+def _load_plan(path: str, planner) -> "Plan":
+    """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
+    from .fusion.dag import Block
+    from .plan import Plan
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        blocks = tuple(Block(b["first"], b["last"], b["scheme"], b["ram_bytes"], b["macs"], b.get("rows", 1))
+                       for b in doc["blocks"])
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise UserError(f"{path}: not a plan file ({type(err).__name__}: {err})") from None
+    if not blocks or blocks[0].first != 0 or blocks[-1].last != len(planner.graph) - 1 or any(
+            a.last + 1 != b.first for a, b in zip(blocks, blocks[1:])):
+        raise UserError(f"{path}: its blocks do not cover ops 0..{len(planner.graph) - 1} of this model in order")
+    return Plan(planner.graph.name, doc.get("cost_model", planner.cost.NAME), planner.vanilla_macs, blocks)
+
+
+def cmd_run(args) -> None:
+    from .executor import run_unfused
+    from .frontends import load_model
+    from .planner import Planner
+    from .report import plan_table
+    from .tensors import load_input, random_input, save_output
+    graph = load_model(args.model, weights=True)
+    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None)
+    if args.plan:
+        plan = _load_plan(args.plan, planner)
+    else:
+        objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
+        plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+    x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
+    y = run_unfused(graph, x)
+    if args.output:
+        save_output(args.output, y)
+    # Fused execution is not built yet: the network runs unfused, so there is no fused result to
+    # compare and no arena to measure; those fields stay null rather than pretend.
+    result = {"model": graph.name, "plan": plan.to_dict(), "output_shape": list(y.shape),
+              "output_dtype": str(y.dtype), "executed": "unfused", "max_abs_diff_vs_vanilla": None,
+              "measured_peak_ram_bytes": None, "predicted_peak_ram_bytes": plan.peak_ram_bytes}
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(plan_table(plan, graph))
+        flat = y.reshape(-1)
+        top = f", argmax {int(flat.argmax())}" if flat.size > 1 else ""
+        print(f"output {list(y.shape)} {y.dtype}{top}; executed unfused by the numpy reference executor")
+
+
 def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
     planner = _planner(args.model, args)
@@ -134,7 +193,7 @@ def cmd_pareto(args) -> None:
         print(pareto_table(planner.graph.name, front, vanilla, heuristic))
 
 
-COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto}
+COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run}
 
 
 def main(argv: list[str] | None = None) -> int:

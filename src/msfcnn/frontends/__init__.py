@@ -9,10 +9,13 @@ from ..errors import UserError
 from ..ir import Graph
 from .builtin import builtin_names, load_builtin
 from .layer_list import load_layer_list
+from .onnx import load_onnx
 from .random_weights import with_random_weights
+from .tflite import load_tflite
 
 # File suffix -> loader. Later frontends (.tflite, .onnx) register here.
-LOADERS: dict[str, Callable[[Path], Graph]] = {".json": load_layer_list}
+LOADERS: dict[str, Callable[[Path], Graph]] = {".json": load_layer_list, ".onnx": load_onnx,
+                                               ".tflite": load_tflite}
 
 
 def load_model(model: str, weights: bool = False) -> Graph:

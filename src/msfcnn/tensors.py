@@ -1,0 +1,58 @@
+"""Network inputs and outputs as numpy arrays in the model's own layout (batch dimension optional)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from .errors import UserError
+from .files import write_atomic
+from .ir import Graph
+from .numerics import quantize_float
+
+
+def model_input_shape(graph: Graph) -> tuple[int, ...]:
+    """The input shape in the model's own layout, with a batch of 1."""
+    h, w, c = graph.input_shape
+    return (1, c, h, w) if graph.layout == "NCHW" else (1, h, w, c)
+
+
+def random_input(graph: Graph, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    shape = model_input_shape(graph)
+    if graph.dtype == "int8":
+        return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def load_input(path: str, graph: Graph) -> np.ndarray:
+    """Read an .npy input; the batch dimension may be left out. Float data for an int8 model is
+    quantised with the model's input scale and zero point."""
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, ValueError, EOFError) as err:
+        raise UserError(f"{path}: not a readable .npy array ({err})") from None
+    expected = model_input_shape(graph)
+    if array.shape == expected[1:]:
+        array = array[np.newaxis]
+    if array.shape != expected:
+        raise UserError(f"{path}: input shape {list(array.shape)} does not match the model's "
+                        f"{list(expected)} ({graph.layout}, batch optional)")
+    if graph.dtype == "int8" and array.dtype != np.int8:
+        if not np.issubdtype(array.dtype, np.floating):
+            raise UserError(f"{path}: expected int8 (or float to quantise) data, got {array.dtype}")
+        array = array.astype(np.float32)
+        if not graph.float_input:  # a float-edged graph quantises inside the executor, as TFLite does
+            array = quantize_float(array, graph.input_quant)
+    elif graph.dtype == "float32":
+        array = array.astype(np.float32)
+    return array
+
+
+def save_output(path: str, array: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    write_atomic(path, buffer.getvalue())

@@ -1,0 +1,60 @@
+"""`msfcnn run`: the numpy executor behind the CLI, against the TFLite interpreter."""
+
+import json
+
+import numpy as np
+
+from conftest import FIXTURES
+from litert_oracle import run_tflite
+from msfcnn.cli import main
+
+MBV2 = str(FIXTURES / "models" / "mbv2_035.tflite")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_tflite_matches_interpreter(tmp_path, capsys):
+    x = np.random.default_rng(7).integers(-128, 128, size=(144, 144, 3), dtype=np.int8)  # no batch dim
+    np.save(tmp_path / "x.npy", x)
+    code, out, _ = run(capsys, "run", MBV2, "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"),
+                       "--max-overhead", "1.2", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["output_shape"] == [1, 1000] and doc["plan"]["feasible"] and doc["plan"]["overhead"] <= 1.2
+    y = np.load(tmp_path / "y.npy")
+    expected = run_tflite(FIXTURES / "models" / "mbv2_035.tflite", x[None])
+    assert y.dtype == np.int8 and np.array_equal(y, expected.reshape(y.shape))
+
+
+def test_run_builtin_with_random_input_is_deterministic(capsys):
+    outputs = []
+    for _ in range(2):
+        code, out, _ = run(capsys, "run", "mcunet-vww-res", "--json")
+        assert code == 0
+        outputs.append(json.loads(out))
+    assert outputs[0] == outputs[1] and outputs[0]["output_shape"] == [1, 2]
+    assert outputs[0]["executed"] == "unfused" and outputs[0]["measured_peak_ram_bytes"] is None
+
+
+def test_run_rejects_wrong_input_shape(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 96, 96, 3), np.int8))
+    code, out, err = run(capsys, "run", MBV2, "--input", str(tmp_path / "x.npy"))
+    assert code == 2 and out == "" and "does not match the model's [1, 144, 144, 3]" in err and err.count("\n") == 1
+
+
+def test_run_with_saved_plan(tmp_path, capsys):
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", "mbv2-w0.35", "--max-overhead", "1.3", "-o", str(plan))[0] == 0
+    code, out, _ = run(capsys, "run", "mbv2-w0.35", "--plan", str(plan), "--json")
+    assert code == 0 and json.loads(out)["plan"]["peak_ram_bytes"] == 21288
+    code, _, err = run(capsys, "run", "mcunet-vww5", "--plan", str(plan))
+    assert code == 2 and "do not cover ops" in err
+
+
+def test_run_onnx_model(capsys):
+    code, out, _ = run(capsys, "run", str(FIXTURES / "models" / "onnx_resnet8.onnx"), "--json")
+    assert code == 0 and json.loads(out)["output_dtype"] == "float32"
