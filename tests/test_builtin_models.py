@@ -57,3 +57,13 @@ def test_every_builtin_plans(capsys):
         assert main(["plan", name, "--max-overhead", "1.2", "--json"]) == 0
         plan = json.loads(capsys.readouterr().out)
         assert plan["overhead"] <= 1.2 and plan["blocks"][-1]["last"] == len(load_model(name)) - 1
+
+
+def test_builtin_mobilenetv2_matches_keras_export():
+    """The built-in MobileNetV2-0.35 has the architecture Keras exports (the TFLite fixture):
+    same op kinds, same tensor shapes, same MACs (pads differ: TFLite SAME is asymmetric)."""
+    from conftest import FIXTURES
+    ours, keras = load_model("mobilenetv2-0.35"), load_model(str(FIXTURES / "models" / "mbv2_035.tflite"))
+    assert [n.op.kind for n in ours.nodes] == [n.op.kind for n in keras.nodes]
+    assert [n.shape for n in ours.nodes] == [n.shape for n in keras.nodes]
+    assert [ours.macs(i) for i in range(len(ours))] == [keras.macs(i) for i in range(len(keras))]

@@ -2,7 +2,8 @@
 
 The reference defines it for plain chains of conv2d / depthwise_conv2d / pooling layers with
 square kernels, equal strides and symmetric padding: there it gives the reference's numbers
-exactly. Activations are one byte per element. Fused blocks use the H-cache scheme with one
+exactly. Rectangular kernels and asymmetric (TFLite SAME) padding use the same formulas with
+their vertical and horizontal parts taken apart. Activations are one byte per element. Fused blocks use the H-cache scheme with one
 output row per step. The reference's quirks are kept on purpose (each is marked "quirk"),
 because the paper's Table 1 depends on them.
 
@@ -27,18 +28,23 @@ _SPATIAL = (Conv2D, DepthwiseConv2D, MaxPool2D, AvgPool2D)
 
 @dataclass(frozen=True)
 class Layer:
-    """One layer as the reference sees it: square kernel k, stride s, symmetric padding p."""
+    """One layer as the reference sees it (kernel k, stride s, padding p), generalised to
+    rectangular kernels and asymmetric padding: vertical quantities (kh, s, pad_top, pad_bottom)
+    drive the row tiling, kw is the width of the H-cache. For square kernels and symmetric padding
+    every formula below is the reference's."""
 
-    k: int
+    kh: int
+    kw: int
     s: int
-    p: int
+    pad_top: int
+    pad_bottom: int
     c_in: int
     c_out: int
     h_in: int
     w_in: int
     h_out: int
     w_out: int
-    macs_per_element: int  # MACs per output element: C_in*k^2 for conv, k^2 otherwise
+    macs_per_element: int  # MACs per output element: C_in*kh*kw for conv, kh*kw otherwise
 
     @property
     def in_size(self) -> int:
@@ -48,40 +54,31 @@ class Layer:
     def out_size(self) -> int:
         return self.h_out * self.w_out * self.c_out
 
-    @property
-    def macs(self) -> int:
-        return self.h_out * self.w_out * self.c_out * self.macs_per_element
-
 
 def layer_of(graph: Graph, i: int) -> Layer | None:
-    """Node i as the reference's layer, or None if the reference has no such layer.
-
-    The reference knows conv / depthwise / pooling layers with square kernels and strides and
-    symmetric padding; only such layers can be fused under this cost model.
-    """
+    """Node i as a reference layer (conv / depthwise / pooling), or None: only those can be fused."""
     node = graph.nodes[i]
     if not isinstance(node.op, _SPATIAL):
         return None
     win = node.op.window
-    (kh, kw), (sh, sw), pads = win.kernel, win.strides, win.pads
-    if kh != kw or sh != sw or len(set(pads)) != 1:
-        return None
+    (kh, kw), top, bottom = win.kernel, win.pads[0], win.pads[2]
     h, w, c = graph.input_shapes(i)[0]
-    per_element = c * kh * kh if isinstance(node.op, Conv2D) else kh * kh
-    return Layer(kh, sh, pads[0], c, node.shape[2], h, w, node.shape[0], node.shape[1], per_element)
+    per_element = c * kh * kw if isinstance(node.op, Conv2D) else kh * kw
+    return Layer(kh, kw, win.strides[0], top, bottom, c, node.shape[2], h, w, node.shape[0], node.shape[1],
+                 per_element)
 
 
 def tile_and_stride(layers: list[Layer]) -> tuple[int, int]:
     """Input tile height and tile stride of a block producing one output row per step."""
     tile, stride = 1, 1
     for layer in reversed(layers):
-        tile = (tile - 1) * layer.s + layer.k
+        tile = (tile - 1) * layer.s + layer.kh
         stride *= layer.s
     return tile, stride
 
 
 def hcache_buffers(layers: list[Layer], tile: int, stride: int) -> int:
-    """Sum over layers of k * tile rows * C_in for the last tile the reference visits.
+    """Sum over layers of kw * tile rows * C_in for the last tile the reference visits.
 
     Quirk: the reference sizes each layer's cache from the bottom tile of its sweep, whose row
     count includes the bottom padding (and the top padding when the tile's row index, divided by
@@ -91,13 +88,13 @@ def hcache_buffers(layers: list[Layer], tile: int, stride: int) -> int:
     rows, cum_stride, total = tile, 1, 0
     for layer in layers:
         cum_stride *= layer.s
-        total += layer.k * rows * layer.c_in
+        total += layer.kw * rows * layer.c_in
         row_here = row // cum_stride
-        out_rows = rows - layer.k
+        out_rows = rows - layer.kh
         if row_here == 0:
-            out_rows += layer.p
+            out_rows += layer.pad_top
         if row_here + rows >= layer.h_in:
-            out_rows += layer.p
+            out_rows += layer.pad_bottom
         rows = out_rows // layer.s + 1
     return total
 
@@ -106,10 +103,9 @@ def hcache_macs(layers: list[Layer], tile: int, stride: int) -> int:
     """MACs of a block, recomputing the vertical overlap of consecutive row tiles (reference formula)."""
     total = 0
     for layer in layers:
-        tile_rows = (layer.h_in + 2 * layer.p - tile) // stride + 1
-        out_cols = (layer.w_in + 2 * layer.p - layer.k) // layer.s + 1
-        rows_per_tile = (tile - layer.k) // layer.s + 1
-        total += tile_rows * out_cols * rows_per_tile * layer.c_out * layer.macs_per_element
+        tile_rows = (layer.h_in + layer.pad_top + layer.pad_bottom - tile) // stride + 1
+        rows_per_tile = (tile - layer.kh) // layer.s + 1
+        total += tile_rows * layer.w_out * rows_per_tile * layer.c_out * layer.macs_per_element
         tile = rows_per_tile
         stride //= layer.s
     return total
