@@ -8,9 +8,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..errors import UserError
-from . import paper
+from . import exact, paper
 
-COST_MODELS: dict[str, ModuleType] = {paper.NAME: paper}
+COST_MODELS: dict[str, ModuleType] = {exact.NAME: exact, paper.NAME: paper}
 DEFAULT_COST_MODEL = paper.NAME
 
 

@@ -25,15 +25,26 @@ class GlobalAvgPool(Op):
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
+        return self.finish(self.accumulate(None, x, ctx), x.shape, ctx)
+
+    # The iterative form used by fused execution: rows stream into a per-channel accumulator, so
+    # the input feature map never has to exist whole. Integer sums are exact in any order.
+    def accumulate(self, acc: np.ndarray | None, rows: np.ndarray, ctx: KernelContext) -> np.ndarray:
+        """Add a band of (rows, W, C) input rows into the per-channel accumulator."""
+        part = rows.astype(np.float64 if ctx.is_float else np.int64).sum(axis=(0, 1))
+        return part if acc is None else acc + part
+
+    def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:
+        """The output from the accumulated sum over all H*W positions of an in_shape input."""
+        count = in_shape[0] * in_shape[1]
         if ctx.is_float:
-            out = x.astype(np.float32).mean(axis=(0, 1), dtype=np.float32)
+            out = (acc / count).astype(np.float32)
         else:
             # TFLite's interpreter runs two different int8 MEAN kernels: a specialised one for
             # 4-D keep_dims means over H and W, the generic one otherwise. Their rescaling differs.
             mean = _mean_keepdims if self.keepdims else _mean_generic
-            total = x.astype(np.int64).sum(axis=(0, 1))
-            out = mean(total, x.shape[0] * x.shape[1], ctx.input_quant[0], ctx.output_quant)
-        return out.reshape(self.output_shape([x.shape]))
+            out = mean(acc, count, ctx.input_quant[0], ctx.output_quant)
+        return out.reshape(self.output_shape([tuple(in_shape)]))
 
 
 # optimized_integer_ops::Mean handles channels in blocks of 16 with NEON code (on x86 the
