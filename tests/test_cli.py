@@ -68,11 +68,12 @@ BAD_ARGS = {
     "sweep bad size": (["sweep", "mbv2-w0.35", "--max-ram", "16kB,lots"], "bad size 'lots'"),
     "infeasible cap": (["plan", "mcunet-320kb", "--cost-model", "paper", "--max-ram", "16kB"],
                        "the least RAM reachable is 42643 B"),
-    "infeasible both caps": (["plan", "mbv2-w0.35", "--max-ram", "10kB", "--max-overhead", "1.1"],
-                             "least RAM reachable is 7887 B"),
+    "infeasible both caps": (["plan", "mbv2-w0.35", "--cost-model", "paper", "--max-ram", "10kB",
+                              "--max-overhead", "1.1"], "least RAM reachable is 7887 B"),
     "unknown model": (["plan", "resnet-9000"], "unknown model 'resnet-9000'"),
     "missing file": (["plan", "nowhere.json"], "no such file"),
-    "unknown scheme": (["plan", "mbv2-w0.35", "--schemes", "teleport"], "hcache scheme"),
+    "unknown scheme": (["plan", "mbv2-w0.35", "--schemes", "teleport"], "unknown fusion scheme(s) teleport"),
+    "paper scheme": (["plan", "mbv2-w0.35", "--cost-model", "paper", "--schemes", "linebuffer"], "hcache scheme"),
     "unknown option": (["plan", "mbv2-w0.35", "--fast"], "unrecognized arguments"),
     "no command": ([], "required"),
 }
@@ -89,13 +90,13 @@ def test_bad_arguments_exit_2_with_one_line(capsys, case):
 def test_skip_tensors_are_charged_while_they_wait(tmp_path, capsys):
     """16x16x4 tensors are 1024 B; the skip from op 0 waits across ops 1 and 2 for the add (op 3)."""
     path = write(tmp_path, "res.json", chain([CONV, CONV, CONV, {"op": "add", "from": 0}]))
-    code, out, _ = run(capsys, "plan", path, "--strategy", "vanilla", "--json")
+    code, out, _ = run(capsys, "plan", path, "--cost-model", "paper", "--strategy", "vanilla", "--json")
     assert code == 0
     rams = [b["ram_bytes"] for b in json.loads(out)["blocks"]]
     # op 0: output only (the input is the caller's); op 1: in + out; op 2: in + out + waiting skip;
     # op 3: both addends + its output (vanilla counts the network output, as the reference does).
     assert rams == [1024, 2048, 3072, 3072]
-    code, out, _ = run(capsys, "plan", path, "--json")
+    code, out, _ = run(capsys, "plan", path, "--cost-model", "paper", "--json")
     plan = json.loads(out)
     fused = [b for b in plan["blocks"] if b["scheme"] == "hcache"]
     assert code == 0 and fused and all(b["first"] >= 1 and b["last"] <= 2 for b in fused)
@@ -112,7 +113,7 @@ def test_console_script_reports_error_without_traceback(tmp_path):
 def test_sizes_accept_bytes_kb_and_kib(capsys):
     results = []
     for cap in ["64000", "64kB", "62.5KiB"]:
-        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--max-ram", cap, "--json")
+        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--cost-model", "paper", "--max-ram", cap, "--json")
         assert code == 0
         results.append(json.loads(out))
     assert results[0] == results[1] == results[2] and results[0]["max_ram_bytes"] == 64000
@@ -121,7 +122,7 @@ def test_sizes_accept_bytes_kb_and_kib(capsys):
 
 def test_plan_writes_json_and_prints_table(tmp_path, capsys):
     target = tmp_path / "plan.json"
-    code, out, _ = run(capsys, "plan", "mcunet-vww5", "--max-overhead", "1.3", "-o", str(target))
+    code, out, _ = run(capsys, "plan", "mcunet-vww5", "--cost-model", "paper", "--max-overhead", "1.3", "-o", str(target))
     assert code == 0 and "peak RAM 17760 B" in out and "hcache R=1" in out
     doc = json.loads(target.read_text())
     assert doc["peak_ram_bytes"] == 17760 and doc["max_overhead"] == 1.3
@@ -129,7 +130,7 @@ def test_plan_writes_json_and_prints_table(tmp_path, capsys):
 
 def test_plan_strategies_and_objectives(capsys):
     def plan(*extra):
-        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--json", *extra)
+        code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--cost-model", "paper", "--json", *extra)
         assert code == 0
         return json.loads(out)
     assert plan("--strategy", "vanilla")["peak_ram_bytes"] == 194400
@@ -149,7 +150,7 @@ def test_models_lists_the_paper_chains(capsys):
 
 def test_pareto_json_and_plot(tmp_path, capsys):
     png = tmp_path / "front.png"
-    code, out, _ = run(capsys, "pareto", "mcunet-vww5", "--json", "--plot", str(png))
+    code, out, _ = run(capsys, "pareto", "mcunet-vww5", "--cost-model", "paper", "--json", "--plot", str(png))
     assert code == 0
     doc = json.loads(out)
     front = doc["front"]

@@ -52,7 +52,7 @@ def test_int8_graph_needs_every_quantisation():
 
 
 def test_nchw_float_graph_takes_and_returns_chw():
-    g = Graph("nchw", (2, 3, 4), layout="NCHW")  # (H, W, C) inside
+    g = Graph("nchw", (2, 3, 4), layout="NCHW", dtype="float32")  # (H, W, C) inside
     g.append(Pad((1, 0, 0, 2)), (NETWORK_INPUT,))
     x = np.random.default_rng(0).standard_normal((1, 4, 2, 3)).astype(np.float32)  # (N, C, H, W)
     y = run_unfused(g, x)
@@ -61,7 +61,7 @@ def test_nchw_float_graph_takes_and_returns_chw():
 
 
 def test_nchw_vector_output_is_not_transposed():
-    g = Graph("nchw", (1, 1, 3), layout="NCHW")
+    g = Graph("nchw", (1, 1, 3), layout="NCHW", dtype="float32")
     w = np.arange(6, dtype=np.float32).reshape(2, 3)
     g.append(Dense(2), (NETWORK_INPUT,), {"weights": w, "bias": np.zeros(2, np.float32)})
     x = np.array([1, 2, 3], np.float32).reshape(1, 3, 1, 1)

@@ -37,7 +37,8 @@ def test_run_builtin_with_random_input_is_deterministic(capsys):
         assert code == 0
         outputs.append(json.loads(out))
     assert outputs[0] == outputs[1] and outputs[0]["output_shape"] == [1, 2]
-    assert outputs[0]["executed"] == "unfused" and outputs[0]["measured_peak_ram_bytes"] is None
+    assert outputs[0]["max_abs_diff_vs_vanilla"] == 0
+    assert outputs[0]["measured_peak_ram_bytes"] == outputs[0]["predicted_peak_ram_bytes"] == outputs[0]["plan"]["peak_ram_bytes"]
 
 
 def test_run_rejects_wrong_input_shape(tmp_path, capsys):
@@ -48,9 +49,13 @@ def test_run_rejects_wrong_input_shape(tmp_path, capsys):
 
 def test_run_with_saved_plan(tmp_path, capsys):
     plan = tmp_path / "plan.json"
-    assert run(capsys, "plan", "mbv2-w0.35", "--max-overhead", "1.3", "-o", str(plan))[0] == 0
+    assert run(capsys, "plan", "mbv2-w0.35", "-o", str(plan))[0] == 0
+    saved = json.loads(plan.read_text())
     code, out, _ = run(capsys, "run", "mbv2-w0.35", "--plan", str(plan), "--json")
-    assert code == 0 and json.loads(out)["plan"]["peak_ram_bytes"] == 21288
+    doc = json.loads(out)
+    assert code == 0 and doc["plan"]["blocks"] == saved["blocks"]
+    assert doc["measured_peak_ram_bytes"] == doc["predicted_peak_ram_bytes"] == saved["peak_ram_bytes"]
+    assert doc["max_abs_diff_vs_vanilla"] == 0
     code, _, err = run(capsys, "run", "mcunet-vww5", "--plan", str(plan))
     assert code == 2 and "do not cover ops" in err
 

@@ -11,7 +11,7 @@ from ..errors import UserError
 from . import exact, paper
 
 COST_MODELS: dict[str, ModuleType] = {exact.NAME: exact, paper.NAME: paper}
-DEFAULT_COST_MODEL = paper.NAME
+DEFAULT_COST_MODEL = exact.NAME
 
 
 def get_cost_model(name: str) -> ModuleType:

@@ -22,7 +22,7 @@ def load_model(model: str, weights: bool = False) -> Graph:
     """The graph of a MODEL argument. With weights=True, a model that has no weights of its own
     (built-ins, JSON layer lists) gets deterministic random int8 weights, ready to run."""
     graph = _load_structure(model)
-    if weights and graph.input_quant is None and graph.layout == "NHWC" and not _has_weights(graph):
+    if weights and graph.dtype == "int8" and graph.input_quant is None and not _has_weights(graph):
         graph = with_random_weights(graph)
     return graph
 

@@ -113,7 +113,7 @@ class _Importer:
         for tensor in self.proto.initializer:
             self.consts[tensor.name] = self._to_array(tensor)
         input_name, input_shape = self._input()
-        self.graph = Graph(self.name, input_shape, layout="NCHW")
+        self.graph = Graph(self.name, input_shape, layout="NCHW", dtype="float32")
         self.bind(input_name, _Value(NETWORK_INPUT))
         if len(self.proto.output) != 1:
             raise UserError(f"the model has {len(self.proto.output)} outputs; only single-output models are supported")

@@ -42,7 +42,9 @@ class Node:
 class Graph:
     """A single-input, single-output network; the last node's tensor is the output.
 
-    `input_quant` is None for float32 graphs. `layout` is the layout of the model's own input and
+    `dtype` is the activations' type: "int8" (TFLite, layer lists, built-ins) or "float32" (ONNX).
+    `input_quant` is None for float32 graphs, and for int8 graphs that have no weights yet (a
+    layer list planned without running it). `layout` is the layout of the model's own input and
     output ("NHWC" for TFLite and layer lists, "NCHW" for ONNX); inside the graph every feature
     map is (H, W, C).
     """
@@ -52,15 +54,12 @@ class Graph:
     nodes: list[Node] = field(default_factory=list)
     input_quant: Quant | None = None
     layout: str = "NHWC"
+    dtype: str = "int8"
     # An int8 graph whose caller passes float32 in / gets float32 out (a TFLite model with
     # QUANTIZE / DEQUANTIZE at its edges): the input is quantised with `input_quant` and the
     # output dequantised with `output_quant` outside the graph's nodes.
     float_input: bool = False
     float_output: bool = False
-
-    @property
-    def dtype(self) -> str:
-        return "float32" if self.input_quant is None else "int8"
 
     @property
     def output_quant(self) -> Quant | None:

@@ -1,0 +1,67 @@
+"""Fused execution: every plan computes exactly what the unfused network computes, and the arena
+it really touches is the RAM the plan predicted, to the byte."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from fused_cases import networks, random_plan
+from msfcnn.cost import exact
+from msfcnn.executor import run_unfused
+from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fused_executor import run_fused
+from msfcnn.fusion import solvers
+from msfcnn.errors import UserError
+from msfcnn.schedule import schedule_plan
+from msfcnn.tensors import random_input
+
+
+def check_plan(graph, blocks, seed=0):
+    schedule = schedule_plan(graph, blocks)
+    x = random_input(graph, seed)
+    run = run_fused(schedule, x)
+    expected = run_unfused(graph, x)
+    if graph.dtype == "int8":
+        assert np.array_equal(run.output, expected), "fused result differs from the unfused network"
+    else:
+        np.testing.assert_allclose(run.output, expected, rtol=1e-4, atol=1e-5)
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == schedule.arena_bytes
+    # The layout packs every block's live bytes without holes: the arena is the largest block.
+    assert schedule.arena_bytes == max(b.ram_bytes for b in blocks)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_random_networks_and_random_plans(doc, seed):
+    try:
+        graph = with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return  # a layer list whose shapes do not work out; the loader's errors are tested elsewhere
+    dag = exact.build_dag(graph)
+    check_plan(graph, random_plan(dag, seed), seed)
+    check_plan(graph, list(solvers.min_peak_ram(dag).blocks), seed)
+
+
+@pytest.mark.parametrize("name", sorted(builtin_names()))
+def test_builtin_models_least_ram_and_random_plans(name):
+    graph = load_model(name, weights=True)
+    dag = exact.build_dag(graph)
+    check_plan(graph, list(solvers.min_peak_ram(dag).blocks))
+    for seed in range(2):
+        check_plan(graph, random_plan(dag, seed), seed)
+
+
+FIXTURE_MODELS = sorted(p for p in (FIXTURES / "models").glob("*") if p.suffix in (".tflite", ".onnx")
+                        and not p.name.startswith("unsupported_"))
+
+
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+def test_fixture_models(path):
+    graph = load_model(str(path))
+    dag = exact.build_dag(graph)
+    check_plan(graph, list(solvers.min_peak_ram(dag).blocks))
+    check_plan(graph, random_plan(dag, 1), 1)
