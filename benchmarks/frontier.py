@@ -1,0 +1,80 @@
+"""Least RAM against compute overhead under the exact cost model: what fused execution reaches.
+
+For the paper's three networks: the least RAM at F <= 1.00 (goal: at most 28 kB, 17 kB, 91 kB)
+and at each P1 cap, beside the paper's measured board numbers (issue 4's bar: never more). For the
+real models (full MobileNetV2-0.35, the MCUNet-style VWW net, the TFLite fixtures): the whole
+exact Pareto front with heuristic and vanilla rows. Every number is a predicted arena size that
+the fused executor's measured high-water mark equals (tests/test_fused.py checks that).
+
+    python benchmarks/frontier.py [--schemes linebuffer]
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from msfcnn.frontends import load_model  # noqa: E402
+from msfcnn.planner import Planner  # noqa: E402
+
+CAPS = [1.1, 1.2, 1.3, 1.4, 1.5, math.inf]
+PAPER_BOARD = {  # bytes the paper measured on its board at each P1 cap
+    "mbv2-w0.35": [67996, 67996, 21389, 15199, 15199, 8560],
+    "mcunet-vww5": [45283, 26240, 20568, 17904, 17904, 15368],
+    "mcunet-320kb": [199600, 196072, 195333, 156864, 94224, 51164],
+}
+F1_GOAL = {"mbv2-w0.35": 28000, "mcunet-vww5": 17000, "mcunet-320kb": 91000}
+REAL = ["mobilenetv2-0.35", "mcunet-vww-res"] + [
+    str(ROOT / "tests" / "fixtures" / "models" / f"{m}.tflite") for m in ("mbv2_035", "resnet8", "dscnn", "mbv1_025_vww")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--schemes", default=None, help="comma-separated schemes (default: all)")
+    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "frontier.json"))
+    args = parser.parse_args()
+    schemes = tuple(args.schemes.split(",")) if args.schemes else None
+    result = {"paper_models": [], "real_models": []}
+
+    print("Paper networks, exact cost model: least peak RAM (bytes) per MAC-overhead cap")
+    header = f"{'model':14s} {'F<=1.00':>8s} {'goal':>7s} " + " ".join(f"{'F<=' + str(c):>16s}" for c in CAPS)
+    print(header + "\n" + "-" * len(header))
+    for name in PAPER_BOARD:
+        planner = Planner(load_model(name), "exact", schemes)
+        at_one = planner.p1(1.0).peak_ram_bytes
+        caps = [planner.p1(c).peak_ram_bytes for c in CAPS]
+        cells = [f"{ours:>7d}/{paper:<7d}{'ok' if ours <= paper else '!!'}" for ours, paper in zip(caps, PAPER_BOARD[name])]
+        print(f"{name:14s} {at_one:8d} {F1_GOAL[name]:7d} " + " ".join(f"{c:>16s}" for c in cells))
+        result["paper_models"].append({
+            "model": name, "least_ram_f1": at_one, "goal_f1": F1_GOAL[name], "meets_f1_goal": at_one <= F1_GOAL[name],
+            "p1": [{"max_overhead": "inf" if math.isinf(c) else c, "peak_ram_bytes": ours, "paper_board_bytes": paper,
+                    "not_worse_than_paper": ours <= paper} for c, ours, paper in zip(CAPS, caps, PAPER_BOARD[name])]})
+    print("(each cell: ours/paper-measured; ok = not more than the paper)\n")
+
+    print("Real models, exact cost model: Pareto front (peak RAM B @ overhead F)")
+    for model in REAL:
+        start = time.perf_counter()
+        planner = Planner(load_model(model), "exact", schemes)
+        front = planner.pareto()
+        seconds = time.perf_counter() - start
+        vanilla, heuristic = planner.vanilla(), planner.heuristic()
+        points = [(p.peak_ram_bytes, round(p.overhead, 4)) for p in front]
+        print(f"{planner.graph.name:18s} vanilla {vanilla.peak_ram_bytes:7d} B   heuristic {heuristic.peak_ram_bytes:7d} B "
+              f"@ F {heuristic.overhead:.3f}   front: " + ", ".join(f"{r} @ {f}" for r, f in points)
+              + f"   ({seconds:.2f} s)")
+        result["real_models"].append({"model": planner.graph.name, "vanilla_bytes": vanilla.peak_ram_bytes,
+                                      "heuristic_bytes": heuristic.peak_ram_bytes,
+                                      "heuristic_overhead": round(heuristic.overhead, 4),
+                                      "front": [{"peak_ram_bytes": r, "overhead": f} for r, f in points],
+                                      "plan_seconds": round(seconds, 3)})
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
