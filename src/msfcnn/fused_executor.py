@@ -18,7 +18,7 @@ from . import numerics as nx
 from .ir import NETWORK_INPUT, Graph
 from .ops import KernelContext, Window
 from .schedule import LoweredBlock, Schedule
-from .schedule.blocks import WINDOW_OPS, needed_rows
+from .schedule.blocks import WINDOW_OPS, band_ranges, bands, needed_range, needed_rows
 
 SENTINELS = (0x5A, 0xA5)
 _NUMPY_TYPES = {"int8": np.int8, "int32": np.int32, "float32": np.float32}
@@ -92,78 +92,115 @@ class _BlockRunner:
             node = self.graph.nodes[block.first]
             out = node.op.reference([self.tensor(t) for t in node.inputs], self.context(block.first))
             self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
-        elif block.scheme == "linebuffer":
-            _LineBuffer(self, block, scratch).run()
+        elif block.scheme in ("linebuffer", "hcache"):
+            _Stream(self, block, scratch).run()
         else:
             raise AssertionError(f"no executor for scheme {block.scheme}")
 
 
-class _LineBuffer:
-    """Rows stream top to bottom; each op computes a row when a reader pulls it."""
+class _Stream:
+    """Streams a block along one axis: rows for linebuffer, columns (band by band) for hcache.
+
+    Every inner tensor lives in a ring over the streamed axis; each op computes one position
+    (a row, or a column of the band's rows) when a reader pulls it, after pulling what it needs
+    from its own inputs. The ring's slot tags catch any read of a position already overwritten.
+    """
 
     def __init__(self, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]):
         self.r, self.block, self.graph = runner, block, runner.graph
+        self.axis = 0 if block.scheme == "linebuffer" else 1
         self.buffers = {s.name: runner.view(scratch[s.name], s.shape, _NUMPY_TYPES[s.dtype]) for s in block.scratch}
         self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings}
-        self.tags = {t: np.full(rows, -1) for t, rows in block.rings.items()}  # which row each slot holds
-        self.produced = {t: 0 for t in range(block.first, block.stream_end + 1)}
+        self.end = block.stream_end
+        self.acc = None
 
-    def rows_of(self, t: int, lo: int, hi: int) -> np.ndarray:
+    # ---- storage -----------------------------------------------------------------------------
+    def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
+        """Rows x columns of tensor t, from its ring or from the whole tensor."""
         if t not in self.rings:
-            return self.r.tensor(t)[lo:hi]
+            return self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]]
+        stream, fixed = (rows, cols) if self.axis == 0 else (cols, rows)
         ring, tags = self.rings[t], self.tags[t]
-        slots = [row % len(tags) for row in range(lo, hi)]
-        if any(tags[s] != row for s, row in zip(slots, range(lo, hi))):
-            raise AssertionError(f"ring of tensor {t} no longer holds rows {lo}..{hi - 1}")
-        return ring[slots]
+        slots = [i % len(tags) for i in range(*stream)]
+        if any(tags[s] != i for s, i in zip(slots, range(*stream))):
+            raise AssertionError(f"ring of tensor {t} no longer holds positions {stream[0]}..{stream[1] - 1}")
+        offset = self.span[t][0]
+        if self.axis == 0:
+            return ring[slots, fixed[0] - offset:fixed[1] - offset]
+        return ring[fixed[0] - offset:fixed[1] - offset][:, slots]
 
-    def compute_row(self, t: int, row: int) -> np.ndarray:
+    def store(self, t: int, index: int, value: np.ndarray) -> None:
+        if t == self.end and self.end < self.block.last:  # the tail: the pool accumulates what streams out
+            pool = self.end + 1
+            self.acc[...] = self.graph.nodes[pool].op.accumulate(self.acc, value, self.r.context(pool))
+        elif t in self.rings:
+            slot = index % len(self.tags[t])
+            if self.axis == 0:
+                self.rings[t][slot] = value[0]
+            else:
+                self.rings[t][:value.shape[0], slot] = value[:, 0]
+            self.tags[t][slot] = index
+        elif self.axis == 0:
+            self.r.tensor(t)[index] = value[0]
+        else:
+            rows = self.span[t]
+            self.r.tensor(t)[rows[0]:rows[1], index] = value[:, 0]
+
+    # ---- computing -------------------------------------------------------------------------
+    def ranges(self, t: int, index: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(rows, cols) of tensor t at one streamed position."""
+        return ((index, index + 1), self.span[t]) if self.axis == 0 else (self.span[t], (index, index + 1))
+
+    def compute(self, t: int, index: int) -> np.ndarray:
         node = self.graph.nodes[t]
         ctx = self.r.context(t)
+        rows, cols = self.ranges(t, index)
         if isinstance(node.op, WINDOW_OPS):
             src = node.inputs[0]
-            win = node.op.window
-            (kh, _), (sh, _) = win.kernel, win.strides
-            y0 = row * sh - win.pads[0]
-            lo, hi = needed_rows(self.graph, t, src, row)
-            # The rows of the window that fall outside the input become explicit padding.
-            pads = (lo - y0, win.pads[1], y0 + kh - hi, win.pads[3])
-            op = replace(node.op, win=Window(win.kernel, win.strides, pads))
-            return op.reference([self.rows_of(src, lo, hi)], ctx)[0]
-        return node.op.reference([self.rows_of(u, row, row + 1) for u in node.inputs], ctx)[0]
+            r0, r1, top, bottom = needed_range(self.graph, t, src, *rows, axis=0)
+            c0, c1, left, right = needed_range(self.graph, t, src, *cols, axis=1)
+            win = node.op.window  # the part of the window outside the input becomes explicit padding
+            op = replace(node.op, win=Window(win.kernel, win.strides, (top, left, bottom, right)))
+            return op.reference([self.fetch(src, (r0, r1), (c0, c1))], ctx)
+        return node.op.reference([self.fetch(u, rows, cols) for u in node.inputs], ctx)
 
     def pull(self, t: int, upto: int) -> None:
         while self.produced[t] < upto:
-            row = self.produced[t]
+            index = self.produced[t]
             for u in self.graph.nodes[t].inputs:
                 if u in self.produced:
-                    self.pull(u, needed_rows(self.graph, t, u, row)[1])
-            out = self.compute_row(t, row)
-            if t in self.rings:
-                slot = row % len(self.tags[t])
-                self.rings[t][slot] = out
-                self.tags[t][slot] = row
-            else:
-                self.r.tensor(t)[row] = out
+                    self.pull(u, needed_rows(self.graph, t, u, index, self.axis)[1])
+            self.store(t, index, self.compute(t, index))
             self.produced[t] += 1
 
+    def sweep(self, span: dict[int, tuple[int, int]]) -> None:
+        """Stream every position of the stream end, with each tensor's fixed-axis extent."""
+        self.span = span
+        self.produced = {t: 0 for t in span}
+        self.tags = {t: np.full(n, -1) for t, n in self.block.rings.items()}
+        self.pull(self.end, self.graph.nodes[self.end].shape[self.axis])
+
     def run(self) -> None:
-        end, last = self.block.stream_end, self.block.last
-        if end == last:
-            self.pull(end, self.graph.nodes[end].shape[0])
-            return
-        pool = end + 1  # the tail: a global average pool fed row by row, then vector ops
-        acc = self.buffers[f"acc{pool}"]
-        acc[...] = 0
-        pool_ctx = self.r.context(pool)
-        for row in range(self.graph.nodes[end].shape[0]):
-            self.pull(end, row + 1)
-            acc[...] = self.graph.nodes[pool].op.accumulate(acc, self.rows_of(end, row, row + 1), pool_ctx)
-        value = self.graph.nodes[pool].op.finish(acc.astype(np.int64 if acc.dtype == np.int32 else np.float64),
-                                                 self.graph.shape_of(end), pool_ctx)
+        graph, first, end, last = self.graph, self.block.first, self.end, self.block.last
+        if end < last:
+            self.acc = self.buffers[f"acc{end + 1}"]
+            self.acc[...] = 0
+        if self.axis == 0:
+            self.sweep({t: (0, graph.shape_of(t)[1]) for t in range(first, end + 1)})
+        else:
+            for lo, hi in bands(graph.shape_of(end)[0], self.block.rows):
+                self.sweep({t: span for t, span in band_ranges(graph, first, end, lo, hi).items() if t >= first})
+        if end < last:
+            self.finish_tail()
+
+    def finish_tail(self) -> None:
+        """The pooled vector, then the vector ops after it (dense, softmax, reshape)."""
+        graph, pool, last = self.graph, self.end + 1, self.block.last
+        acc = self.acc.astype(np.int64 if self.acc.dtype == np.int32 else np.float64)
+        value = graph.nodes[pool].op.finish(acc, graph.shape_of(self.end), self.r.context(pool))
         for t in range(pool, last + 1):
             if t > pool:
-                value = self.graph.nodes[t].op.reference([value], self.r.context(t))
+                value = graph.nodes[t].op.reference([value], self.r.context(t))
             target = self.r.tensor(t) if t == last else self.buffers[f"vec{t}"]
             target[...] = value
             value = target

@@ -12,7 +12,8 @@ from ..errors import UserError
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
 from ..schedule import SCHEMES as FUSED_SCHEMES
-from ..schedule import Liveness, lower_block
+from ..schedule import Liveness, hcache_rows_options, lower_block
+from ..schedule.blocks import stream_end
 
 NAME = "exact"
 SCHEMES = FUSED_SCHEMES
@@ -29,14 +30,24 @@ def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
     live = Liveness(graph)
     n = len(graph)
     blocks = [_edge(live, lower_block(graph, live, i, i, "single")) for i in range(n)]
-    ring_cache: dict = {}
+    cache: dict = {}
     for scheme in schemes:
         for first in range(n):
             for last in range(first + 1, n):
-                lowered = lower_block(graph, live, first, last, scheme, 1, ring_cache)
-                if lowered is not None:
+                for rows in _rows_options(graph, scheme, first, last):
+                    lowered = lower_block(graph, live, first, last, scheme, rows, cache)
+                    if lowered is None:
+                        break  # the ops cannot stream together: no setting of rows changes that
                     blocks.append(_edge(live, lowered))
     return FusionDAG(n, tuple(blocks))
+
+
+def _rows_options(graph: Graph, scheme: str, first: int, last: int) -> list[int]:
+    """Rows per step to try for a block: hcache sweeps R; other schemes have one setting."""
+    end = stream_end(graph, first, last)
+    if scheme != "hcache" or end is None:
+        return [1]
+    return hcache_rows_options(graph, end)  # rows of the streamed map (a tail may follow it)
 
 
 def vanilla_blocks(graph: Graph) -> list[Block]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from ..errors import UserError
 from ..fusion.dag import Block
 from ..ir import Graph
-from .blocks import Liveness, LoweredBlock, lower_linebuffer, lower_single
+from .blocks import Liveness, LoweredBlock, hcache_rows_options, lower_hcache, lower_linebuffer, lower_single
 from .layout import Schedule, lower_plan
 
-SCHEMES = ("linebuffer",)
+SCHEMES = ("linebuffer", "hcache")
 
 
 def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str, rows: int = 1,
@@ -18,6 +18,8 @@ def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str
         return lower_single(graph, live, first) if first == last else None
     if scheme == "linebuffer":
         return lower_linebuffer(graph, live, first, last, ring_cache)
+    if scheme == "hcache":
+        return lower_hcache(graph, live, first, last, rows, ring_cache)
     raise UserError(f"unknown fusion scheme {scheme!r} (available: {', '.join(SCHEMES)})")
 
 
@@ -33,4 +35,4 @@ def schedule_plan(graph: Graph, blocks: list[Block]) -> Schedule:
     return lower_plan(graph, lowered)
 
 
-__all__ = ["SCHEMES", "Liveness", "LoweredBlock", "Schedule", "lower_block", "lower_plan", "schedule_plan"]
+__all__ = ["SCHEMES", "hcache_rows_options", "Liveness", "LoweredBlock", "Schedule", "lower_block", "lower_plan", "schedule_plan"]

@@ -12,6 +12,9 @@ Schemes implemented here:
   in a ring of the rows its readers still need (k rows for a k x k window, more for the source of
   a skip that waits for its add); nothing is recomputed. A global-average-pool tail consumes rows
   into a per-channel accumulator, so the last feature map is never whole.
+- `hcache` (the paper's scheme, with R output rows per step): bands of R output rows; within a
+  band, columns stream left to right and each inner tensor keeps a ring of k columns over the
+  band's rows. Vertical overlap between bands is recomputed (counted in MACs).
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def _is_feature_map(graph: Graph, t: int) -> bool:
     return len(graph.shape_of(t)) == 3
 
 
-def _stream_end(graph: Graph, first: int, last: int) -> int | None:
+def stream_end(graph: Graph, first: int, last: int) -> int | None:
     """The last row-streamed op of a linebuffer block over first..last, or None if the ops do not
     form one: row ops (windows, element-wise) optionally followed by a global-pool tail and
     vector ops (dense, softmax, reshape) that each read the op before them."""
@@ -138,101 +141,188 @@ def _stream_end(graph: Graph, first: int, last: int) -> int | None:
     return end
 
 
-def _window_ring(graph: Graph, tensor: int, consumer: int) -> int:
-    """Rows of `tensor` a window op must see at once: the largest clipped window over all its
-    output rows (k rows inside the map, fewer at padded borders)."""
-    win = graph.nodes[consumer].op.window
-    h = graph.shape_of(tensor)[0]
-    (kh, _), (sh, _), top = win.kernel, win.strides, win.pads[0]
-    rows = graph.nodes[consumer].shape[0]
-    return max(min(h, r * sh - top + kh) - max(0, r * sh - top) for r in range(rows))
-
-
-def needed_rows(graph: Graph, consumer: int, tensor: int, row: int) -> tuple[int, int]:
-    """Rows [lo, hi) of `tensor` that output row `row` of `consumer` reads."""
+def needed_range(graph: Graph, consumer: int, tensor: int, lo: int, hi: int, axis: int = 0):
+    """Positions [a, b) of `tensor` along `axis` (0 rows, 1 columns) that positions [lo, hi) of
+    `consumer`'s output read, and the padding (before, after) the window has outside the tensor."""
     op = graph.nodes[consumer].op
     if isinstance(op, WINDOW_OPS):
-        (kh, _), (sh, _), top = op.window.kernel, op.window.strides, op.window.pads[0]
-        h = graph.shape_of(tensor)[0]
-        return max(0, row * sh - top), min(h, row * sh - top + kh)
-    return row, row + 1
+        k, s, p = op.window.kernel[axis], op.window.strides[axis], op.window.pads[axis]
+        size = graph.shape_of(tensor)[axis]
+        y0, y1 = lo * s - p, (hi - 1) * s - p + k
+        a, b = max(0, y0), min(size, y1)
+        return a, b, a - y0, y1 - b
+    return lo, hi, 0, 0
 
 
-def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...]) -> int:
-    """Rows of `tensor` kept at once when several ops of one linebuffer block read it (the source
-    of a skip inside the block): replays the executor's pull order symbolically.
+def needed_rows(graph: Graph, consumer: int, tensor: int, index: int, axis: int = 0) -> tuple[int, int]:
+    """Positions [lo, hi) of `tensor` along `axis` that position `index` of `consumer` reads."""
+    return needed_range(graph, consumer, tensor, index, index + 1, axis)[:2]
 
-    The executor produces rows on demand: the last consumer pulls its rows in order, each row
-    pulling the rows it needs from its inputs first (main input, then skip). A row can be
-    dropped once every consumer's next row starts after it.
+
+def _window_ring(graph: Graph, tensor: int, consumer: int, axis: int) -> int:
+    """Positions of `tensor` a window op must see at once along `axis`: the largest clipped
+    window over all its outputs (k inside the map, fewer at padded borders)."""
+    outputs = graph.nodes[consumer].shape[axis]
+    return max(b - a for a, b in (needed_rows(graph, consumer, tensor, i, axis) for i in range(outputs)))
+
+
+def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...], axis: int = 0) -> int:
+    """Positions of `tensor` kept at once along the streamed axis when several ops of one block
+    read it (the source of a skip inside the block): replays the executor's pull order.
+
+    The executor produces positions on demand: the last consumer pulls its positions in order,
+    each pulling what it needs from its inputs first (main input, then skip). A position can be
+    dropped once every consumer's next position starts after it.
     """
     last = max(consumers)
     produced = {t: 0 for t in range(tensor, last)}
-    next_row = {c: 0 for c in consumers}
+    next_pos = {c: 0 for c in consumers}
+    extent = graph.shape_of(tensor)[axis]
     ring = 0
 
     def lowest_needed() -> int:
-        return min(needed_rows(graph, c, tensor, next_row[c])[0] if next_row[c] < graph.nodes[c].shape[0]
-                   else graph.shape_of(tensor)[0] for c in consumers)
+        return min(needed_rows(graph, c, tensor, next_pos[c], axis)[0] if next_pos[c] < graph.nodes[c].shape[axis]
+                   else extent for c in consumers)
 
     def pull(t: int, upto: int) -> None:
         nonlocal ring
         while produced[t] < upto:
-            r = produced[t]
+            i = produced[t]
             for u in graph.nodes[t].inputs if t != tensor else ():
                 if u in produced:
-                    pull(u, needed_rows(graph, t, u, r)[1])
-            if t in next_row:
+                    pull(u, needed_rows(graph, t, u, i, axis)[1])
+            if t in next_pos:
                 ring = max(ring, produced[tensor] - lowest_needed())
-                next_row[t] += 1
+                next_pos[t] += 1
             produced[t] += 1
 
-    def pull_last(upto: int) -> None:
-        nonlocal ring
-        for r in range(upto):
-            for u in graph.nodes[last].inputs:
-                if u in produced:
-                    pull(u, needed_rows(graph, last, u, r)[1])
-            ring = max(ring, produced[tensor] - lowest_needed())
-            next_row[last] += 1
-
-    pull_last(graph.nodes[last].shape[0])
+    for i in range(graph.nodes[last].shape[axis]):
+        for u in graph.nodes[last].inputs:
+            if u in produced:
+                pull(u, needed_rows(graph, last, u, i, axis)[1])
+        ring = max(ring, produced[tensor] - lowest_needed())
+        next_pos[last] += 1
     return max(ring, 1)
+
+
+def _stream_layout(graph: Graph, live: Liveness, first: int, last: int, axis: int, ring_cache: dict):
+    """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
+    tensor), or None when the ops cannot stream together. Only the block's output may be read
+    after the block; ring sizes depend only on a tensor and its readers, so they are memoised in
+    `ring_cache` (one dict per graph)."""
+    end = stream_end(graph, first, last)
+    if end is None or last == first:
+        return None
+    if any(live.last_use[t] > last for t in range(first, last)):
+        return None
+    rings = {}
+    for t in range(first, end):  # the stream end writes the block output, or feeds the tail
+        consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
+        key = (t, consumers, axis)
+        if key not in ring_cache:
+            c = consumers[0]
+            if len(consumers) > 1:
+                ring_cache[key] = simulate_ring(graph, t, consumers, axis)
+            elif isinstance(graph.nodes[c].op, WINDOW_OPS):
+                ring_cache[key] = _window_ring(graph, t, c, axis)
+            else:
+                ring_cache[key] = 1
+        rings[t] = ring_cache[key]
+    return end, rings
+
+
+def _tail_scratch(graph: Graph, end: int, last: int, act: str) -> list[Scratch]:
+    """A global-pool tail: a per-channel accumulator, then the small vectors after it."""
+    if end == last:
+        return []
+    channels = graph.shape_of(end)[2]
+    scratch = [Scratch(f"acc{end + 1}", (channels,), "float32" if act == "float32" else "int32")]
+    return scratch + [Scratch(f"vec{t}", graph.shape_of(t), act) for t in range(end + 1, last)]
+
+
+def _activation_type(graph: Graph) -> str:
+    return "float32" if graph.dtype == "float32" else "int8"
 
 
 def lower_linebuffer(graph: Graph, live: Liveness, first: int, last: int,
                      ring_cache: dict | None = None) -> LoweredBlock | None:
     """A linebuffer block over first..last, or None if those ops cannot stream rows together.
-    `ring_cache` memoises ring sizes across the blocks of one graph (they depend only on a
-    tensor and its readers)."""
-    ring_cache = {} if ring_cache is None else ring_cache
-    end = _stream_end(graph, first, last)
-    if end is None or last == first:
+    `ring_cache` memoises ring sizes across the blocks of one graph."""
+    layout = _stream_layout(graph, live, first, last, 0, {} if ring_cache is None else ring_cache)
+    if layout is None:
         return None
-    for t in range(first, last):  # only the block's output may be read after the block
-        if live.last_use[t] > last:
-            return None
-    act = "float32" if graph.dtype == "float32" else "int8"
-    rings: dict[int, int] = {}
-    scratch: list[Scratch] = []
-    for t in range(first, end + 1 if end < last else end):
-        consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
-        if (t, consumers) not in ring_cache:
-            c = consumers[0]
-            if len(consumers) > 1:
-                ring_cache[t, consumers] = simulate_ring(graph, t, consumers)
-            elif isinstance(graph.nodes[c].op, WINDOW_OPS):
-                ring_cache[t, consumers] = _window_ring(graph, t, c)
-            else:
-                ring_cache[t, consumers] = 1
-        rows = rings[t] = ring_cache[t, consumers]
-        h, w, c = graph.shape_of(t)
-        scratch.append(Scratch(f"ring{t}", (rows, w, c), act))
-    if end < last:  # the tail: a per-channel accumulator, then the small vectors after it
-        channels = graph.shape_of(end)[2]
-        scratch.append(Scratch(f"acc{end + 1}", (channels,), "float32" if act == "float32" else "int32"))
-        for t in range(end + 1, last):
-            scratch.append(Scratch(f"vec{t}", graph.shape_of(t), act))
+    end, rings = layout
+    act = _activation_type(graph)
+    scratch = [Scratch(f"ring{t}", (rows, graph.shape_of(t)[1], graph.shape_of(t)[2]), act)
+               for t, rows in rings.items()]
+    scratch += _tail_scratch(graph, end, last, act)
     macs = sum(graph.macs(i) for i in range(first, last + 1))
     return LoweredBlock(first, last, "linebuffer", 1, _reads(graph, first, last), None, tuple(scratch), macs,
+                        rings, end)
+
+
+# ---- hcache ----------------------------------------------------------------------------------
+
+def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int) -> dict[int, tuple[int, int]]:
+    """Rows of every streamed tensor first..end that output rows [lo, hi) of `end` need: the
+    hull of what each tensor's readers up to `end` read."""
+    ranges = {end: (lo, hi)}
+    for t in range(end - 1, first - 1, -1):
+        spans = [needed_range(graph, c, t, *ranges[c])[:2] for c in range(t + 1, end + 1)
+                 if t in graph.nodes[c].inputs]
+        if not spans:
+            break
+        ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+    return ranges
+
+
+def bands(height: int, rows: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + rows, height)) for lo in range(0, height, rows)]
+
+
+def hcache_rows_options(graph: Graph, end: int) -> list[int]:
+    """Output rows per step to try: 1, 2, 4, ... below the stream end's height, and the height."""
+    height = graph.shape_of(end)[0]
+    options, rows = [], 1
+    while rows < height:
+        options.append(rows)
+        rows *= 2
+    return options + [height]
+
+
+def _band_profile(graph: Graph, end: int, rows: int, cache: dict) -> dict[int, tuple[int, int]]:
+    """For every tensor t that output rows of `end` depend on: (rows computed over all bands,
+    tallest band). These depend only on t's readers up to `end`, not on where a block starts,
+    so one profile serves every block ending at `end`."""
+    key = ("bands", end, rows)
+    if key not in cache:
+        profile: dict[int, list[int]] = {}
+        for lo, hi in bands(graph.shape_of(end)[0], rows):
+            for t, (a, b) in band_ranges(graph, 0, end, lo, hi).items():
+                total, tallest = profile.setdefault(t, [0, 0])
+                profile[t] = [total + b - a, max(tallest, b - a)]
+        cache[key] = {t: (total, tallest) for t, (total, tallest) in profile.items()}
+    return cache[key]
+
+
+def lower_hcache(graph: Graph, live: Liveness, first: int, last: int, rows: int,
+                 cache: dict | None = None) -> LoweredBlock | None:
+    """An H-cache block: the stream end's output is made `rows` rows at a time; for each band,
+    columns stream left to right and every inner tensor keeps a ring of the columns its readers
+    still need, over the band's rows (tile rows x k columns x C). Rows shared by two bands are
+    recomputed, columns never are."""
+    cache = {} if cache is None else cache
+    layout = _stream_layout(graph, live, first, last, 1, cache)
+    if layout is None:
+        return None
+    end, rings = layout
+    if rows < 1 or rows > graph.shape_of(end)[0]:
+        return None
+    profile = _band_profile(graph, end, rows, cache)
+    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
+    macs += sum(graph.macs(t) // graph.shape_of(t)[0] * profile[t][0] for t in range(first, end + 1))
+    act = _activation_type(graph)
+    scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), act) for t, cols in rings.items()]
+    scratch += _tail_scratch(graph, end, last, act)
+    return LoweredBlock(first, last, "hcache", rows, _reads(graph, first, last), None, tuple(scratch), macs,
                         rings, end)
