@@ -29,22 +29,24 @@ class FusedRun:
     output: np.ndarray
     measured_peak_ram_bytes: int
     predicted_peak_ram_bytes: int
+    macs: int  # MACs actually performed, recomputation included (counted as the executor computes)
 
 
 def run_fused(schedule: Schedule, x: np.ndarray) -> FusedRun:
     """Run the schedule on one input (the model's own layout, batch optional), measuring the arena."""
-    outputs, high_water = [], 0
+    outputs, high_water, macs = [], 0, 0
     for sentinel in SENTINELS:
         arena = np.full(schedule.arena_bytes, sentinel, dtype=np.uint8)
-        outputs.append(_run(schedule, x, arena))
+        y, macs = _run(schedule, x, arena)
+        outputs.append(y)
         changed = np.flatnonzero(arena != sentinel)
         high_water = max(high_water, int(changed[-1]) + 1 if changed.size else 0)
     if not np.array_equal(outputs[0], outputs[1]):
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
-    return FusedRun(outputs[0], high_water, schedule.arena_bytes)
+    return FusedRun(outputs[0], high_water, schedule.arena_bytes, macs)
 
 
-def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> np.ndarray:
+def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> tuple[np.ndarray, int]:
     graph = schedule.graph
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
@@ -60,13 +62,19 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> np.ndarray:
         y = nx.dequantize(y, graph.output_quant)
     if graph.layout == "NCHW" and y.ndim == 3:
         y = y.transpose(2, 0, 1)
-    return y[None] if batched else y
+    return (y[None] if batched else y), run.macs
 
 
 class _BlockRunner:
     def __init__(self, graph: Graph, schedule: Schedule, arena, x, result, dtype):
         self.graph, self.schedule, self.arena = graph, schedule, arena
         self.x, self.result, self.dtype = x, result, dtype
+        self.macs = 0
+
+    def count(self, t: int, region: np.ndarray) -> None:
+        """MACs of computing `region` (rows x cols x C) of feature map t: its share of t's MACs."""
+        h, w = self.graph.shape_of(t)[:2]
+        self.macs += self.graph.macs(t) // (h * w) * region.shape[0] * region.shape[1]
 
     # ---- buffers ---------------------------------------------------------------------------
     def view(self, offset: int, shape, dtype) -> np.ndarray:
@@ -91,9 +99,12 @@ class _BlockRunner:
         if block.scheme == "single":
             node = self.graph.nodes[block.first]
             out = node.op.reference([self.tensor(t) for t in node.inputs], self.context(block.first))
+            self.macs += self.graph.macs(block.first)
             self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
         elif block.scheme in ("linebuffer", "hcache"):
             _Stream(self, block, scratch).run()
+        elif block.scheme == "recompute":
+            _Patches(self, block, scratch).run()
         else:
             raise AssertionError(f"no executor for scheme {block.scheme}")
 
@@ -152,17 +163,23 @@ class _Stream:
         return ((index, index + 1), self.span[t]) if self.axis == 0 else (self.span[t], (index, index + 1))
 
     def compute(self, t: int, index: int) -> np.ndarray:
+        return self.compute_region(t, *self.ranges(t, index))
+
+    def compute_region(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
+        """Rows x columns of tensor t's output, from the inputs' buffers."""
         node = self.graph.nodes[t]
         ctx = self.r.context(t)
-        rows, cols = self.ranges(t, index)
         if isinstance(node.op, WINDOW_OPS):
             src = node.inputs[0]
             r0, r1, top, bottom = needed_range(self.graph, t, src, *rows, axis=0)
             c0, c1, left, right = needed_range(self.graph, t, src, *cols, axis=1)
             win = node.op.window  # the part of the window outside the input becomes explicit padding
             op = replace(node.op, win=Window(win.kernel, win.strides, (top, left, bottom, right)))
-            return op.reference([self.fetch(src, (r0, r1), (c0, c1))], ctx)
-        return node.op.reference([self.fetch(u, rows, cols) for u in node.inputs], ctx)
+            out = op.reference([self.fetch(src, (r0, r1), (c0, c1))], ctx)
+        else:
+            out = node.op.reference([self.fetch(u, rows, cols) for u in node.inputs], ctx)
+        self.r.count(t, out)
+        return out
 
     def pull(self, t: int, upto: int) -> None:
         while self.produced[t] < upto:
@@ -197,6 +214,7 @@ class _Stream:
         """The pooled vector, then the vector ops after it (dense, softmax, reshape)."""
         graph, pool, last = self.graph, self.end + 1, self.block.last
         acc = self.acc.astype(np.int64 if self.acc.dtype == np.int32 else np.float64)
+        self.r.macs += sum(graph.macs(t) for t in range(pool, last + 1))
         value = graph.nodes[pool].op.finish(acc, graph.shape_of(self.end), self.r.context(pool))
         for t in range(pool, last + 1):
             if t > pool:
@@ -204,3 +222,39 @@ class _Stream:
             target = self.r.tensor(t) if t == last else self.buffers[f"vec{t}"]
             target[...] = value
             value = target
+
+
+class _Patches(_Stream):
+    """MCUNetV2 patches: each square patch of the stream end is computed from scratch, every
+    inner tensor's region into its own tile buffer (recomputing overlap in both directions)."""
+
+    def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
+        if t not in self.region:
+            return self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]]
+        (r0, _), (c0, _) = self.region[t]
+        return self.buffers[f"tile{t}"][rows[0] - r0:rows[1] - r0, cols[0] - c0:cols[1] - c0]
+
+    def run(self) -> None:
+        graph, first, end, last, side = self.graph, self.block.first, self.end, self.block.last, self.block.rows
+        if end < last:
+            self.acc = self.buffers[f"acc{end + 1}"]
+            self.acc[...] = 0
+        height, width = graph.shape_of(end)[:2]
+        for r0, r1 in bands(height, side):
+            row_spans = band_ranges(graph, first, end, r0, r1, 0)
+            for c0, c1 in bands(width, side):
+                col_spans = band_ranges(graph, first, end, c0, c1, 1)
+                self.region = {}
+                for t in range(first, end + 1):
+                    rows, cols = row_spans[t], col_spans[t]
+                    value = self.compute_region(t, rows, cols)
+                    if t < end:
+                        self.region[t] = (rows, cols)
+                        self.buffers[f"tile{t}"][:rows[1] - rows[0], :cols[1] - cols[0]] = value
+                    elif end < last:
+                        pool = end + 1
+                        self.acc[...] = graph.nodes[pool].op.accumulate(self.acc, value, self.r.context(pool))
+                    else:
+                        self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]] = value
+        if end < last:
+            self.finish_tail()

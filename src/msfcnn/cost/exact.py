@@ -45,8 +45,11 @@ def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
 def _rows_options(graph: Graph, scheme: str, first: int, last: int) -> list[int]:
     """Rows per step to try for a block: hcache sweeps R; other schemes have one setting."""
     end = stream_end(graph, first, last)
-    if scheme != "hcache" or end is None:
+    if end is None or scheme == "linebuffer":
         return [1]
+    if scheme == "recompute":  # square patches: 1, 2, 4, ... up to the map's larger side
+        side = max(graph.shape_of(end)[:2])
+        return [1 << i for i in range(side.bit_length()) if 1 << i < side] + [side]
     return hcache_rows_options(graph, end)  # rows of the streamed map (a tail may follow it)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from ..errors import UserError
 from ..fusion.dag import Block
 from ..ir import Graph
-from .blocks import Liveness, LoweredBlock, hcache_rows_options, lower_hcache, lower_linebuffer, lower_single
+from .blocks import (Liveness, LoweredBlock, hcache_rows_options, lower_hcache, lower_linebuffer, lower_recompute,
+                     lower_single)
 from .layout import Schedule, lower_plan
 
-SCHEMES = ("linebuffer", "hcache")
+SCHEMES = ("linebuffer", "hcache", "recompute")
 
 
 def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str, rows: int = 1,
@@ -20,6 +21,8 @@ def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str
         return lower_linebuffer(graph, live, first, last, ring_cache)
     if scheme == "hcache":
         return lower_hcache(graph, live, first, last, rows, ring_cache)
+    if scheme == "recompute":
+        return lower_recompute(graph, live, first, last, rows, ring_cache)
     raise UserError(f"unknown fusion scheme {scheme!r} (available: {', '.join(SCHEMES)})")
 
 

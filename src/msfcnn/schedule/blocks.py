@@ -15,6 +15,8 @@ Schemes implemented here:
 - `hcache` (the paper's scheme, with R output rows per step): bands of R output rows; within a
   band, columns stream left to right and each inner tensor keeps a ring of k columns over the
   band's rows. Vertical overlap between bands is recomputed (counted in MACs).
+- `recompute` (MCUNetV2 patches, `rows` = the patch side): square output patches, each computed
+  from scratch through the block; overlap is recomputed in both directions.
 """
 
 from __future__ import annotations
@@ -240,6 +242,16 @@ def _tail_scratch(graph: Graph, end: int, last: int, act: str) -> list[Scratch]:
     return scratch + [Scratch(f"vec{t}", graph.shape_of(t), act) for t in range(end + 1, last)]
 
 
+def _pixel_macs(graph: Graph, t: int) -> int:
+    """MACs of one output pixel (all channels) of feature map t."""
+    h, w = graph.shape_of(t)[:2]
+    return graph.macs(t) // (h * w)
+
+
+def _tail_macs(graph: Graph, end: int, last: int) -> int:
+    return sum(graph.macs(i) for i in range(end + 1, last + 1))
+
+
 def _activation_type(graph: Graph) -> str:
     return "float32" if graph.dtype == "float32" else "int8"
 
@@ -248,7 +260,8 @@ def lower_linebuffer(graph: Graph, live: Liveness, first: int, last: int,
                      ring_cache: dict | None = None) -> LoweredBlock | None:
     """A linebuffer block over first..last, or None if those ops cannot stream rows together.
     `ring_cache` memoises ring sizes across the blocks of one graph."""
-    layout = _stream_layout(graph, live, first, last, 0, {} if ring_cache is None else ring_cache)
+    ring_cache = {} if ring_cache is None else ring_cache
+    layout = _stream_layout(graph, live, first, last, 0, ring_cache)
     if layout is None:
         return None
     end, rings = layout
@@ -256,19 +269,23 @@ def lower_linebuffer(graph: Graph, live: Liveness, first: int, last: int,
     scratch = [Scratch(f"ring{t}", (rows, graph.shape_of(t)[1], graph.shape_of(t)[2]), act)
                for t, rows in rings.items()]
     scratch += _tail_scratch(graph, end, last, act)
-    macs = sum(graph.macs(i) for i in range(first, last + 1))
+    # Rows are pulled only as far as a reader needs them (a strided VALID window may never read
+    # the last rows); each pulled row is computed at full width.
+    pulled = _band_profile(graph, end, graph.shape_of(end)[0], ring_cache, 0)
+    macs = _tail_macs(graph, end, last) + sum(
+        _pixel_macs(graph, t) * pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1))
     return LoweredBlock(first, last, "linebuffer", 1, _reads(graph, first, last), None, tuple(scratch), macs,
                         rings, end)
 
 
 # ---- hcache ----------------------------------------------------------------------------------
 
-def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int) -> dict[int, tuple[int, int]]:
-    """Rows of every streamed tensor first..end that output rows [lo, hi) of `end` need: the
-    hull of what each tensor's readers up to `end` read."""
+def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int = 0) -> dict[int, tuple[int, int]]:
+    """Rows (axis 0) or columns (axis 1) of every streamed tensor first..end that positions
+    [lo, hi) of `end` need: the hull of what each tensor's readers up to `end` read."""
     ranges = {end: (lo, hi)}
     for t in range(end - 1, first - 1, -1):
-        spans = [needed_range(graph, c, t, *ranges[c])[:2] for c in range(t + 1, end + 1)
+        spans = [needed_range(graph, c, t, *ranges[c], axis)[:2] for c in range(t + 1, end + 1)
                  if t in graph.nodes[c].inputs]
         if not spans:
             break
@@ -290,15 +307,16 @@ def hcache_rows_options(graph: Graph, end: int) -> list[int]:
     return options + [height]
 
 
-def _band_profile(graph: Graph, end: int, rows: int, cache: dict) -> dict[int, tuple[int, int]]:
-    """For every tensor t that output rows of `end` depend on: (rows computed over all bands,
-    tallest band). These depend only on t's readers up to `end`, not on where a block starts,
-    so one profile serves every block ending at `end`."""
-    key = ("bands", end, rows)
+def _band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) -> dict[int, tuple[int, int]]:
+    """For every tensor t that `end` depends on, cutting `end` into bands of `rows` positions
+    along `axis`: (positions of t computed over all bands, widest band). These depend only on
+    t's readers up to `end`, not on where a block starts, so one profile serves every block
+    ending at `end`."""
+    key = ("bands", end, rows, axis)
     if key not in cache:
         profile: dict[int, list[int]] = {}
-        for lo, hi in bands(graph.shape_of(end)[0], rows):
-            for t, (a, b) in band_ranges(graph, 0, end, lo, hi).items():
+        for lo, hi in bands(graph.shape_of(end)[axis], rows):
+            for t, (a, b) in band_ranges(graph, 0, end, lo, hi, axis).items():
                 total, tallest = profile.setdefault(t, [0, 0])
                 profile[t] = [total + b - a, max(tallest, b - a)]
         cache[key] = {t: (total, tallest) for t, (total, tallest) in profile.items()}
@@ -319,10 +337,38 @@ def lower_hcache(graph: Graph, live: Liveness, first: int, last: int, rows: int,
     if rows < 1 or rows > graph.shape_of(end)[0]:
         return None
     profile = _band_profile(graph, end, rows, cache)
-    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
-    macs += sum(graph.macs(t) // graph.shape_of(t)[0] * profile[t][0] for t in range(first, end + 1))
+    # Within a band, columns are pulled only as far as a reader needs them.
+    pulled = _band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
+    macs = _tail_macs(graph, end, last) + sum(
+        _pixel_macs(graph, t) * profile[t][0] * pulled[t][0] for t in range(first, end + 1))
     act = _activation_type(graph)
     scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), act) for t, cols in rings.items()]
     scratch += _tail_scratch(graph, end, last, act)
     return LoweredBlock(first, last, "hcache", rows, _reads(graph, first, last), None, tuple(scratch), macs,
                         rings, end)
+
+
+# ---- recompute -------------------------------------------------------------------------------
+
+def lower_recompute(graph: Graph, live: Liveness, first: int, last: int, tile: int,
+                    cache: dict | None = None) -> LoweredBlock | None:
+    """MCUNetV2-style patches: the stream end's output is made in tile x tile squares; for each,
+    every inner tensor's whole receptive region is computed into a buffer of its own, so overlap
+    is recomputed in both directions and nothing is cached between patches."""
+    cache = {} if cache is None else cache
+    layout = _stream_layout(graph, live, first, last, 0, cache)
+    if layout is None:
+        return None
+    end = layout[0]
+    if tile < 1 or tile > max(graph.shape_of(end)[:2]):
+        return None
+    rows = _band_profile(graph, end, tile, cache, 0)
+    cols = _band_profile(graph, end, tile, cache, 1)
+    # Regions are products of a row band and a column band, so totals and maxima separate.
+    macs = _tail_macs(graph, end, last) + sum(
+        _pixel_macs(graph, t) * rows[t][0] * cols[t][0] for t in range(first, end + 1))
+    act = _activation_type(graph)
+    scratch = [Scratch(f"tile{t}", (rows[t][1], cols[t][1], graph.shape_of(t)[2]), act) for t in range(first, end)]
+    scratch += _tail_scratch(graph, end, last, act)
+    return LoweredBlock(first, last, "recompute", tile, _reads(graph, first, last), None, tuple(scratch), macs,
+                        {}, end)
