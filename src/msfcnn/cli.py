@@ -26,6 +26,8 @@ def _cost_model_arg(p: argparse.ArgumentParser) -> None:
     from .cost import COST_MODELS, DEFAULT_COST_MODEL
     p.add_argument("--cost-model", choices=sorted(COST_MODELS), default=DEFAULT_COST_MODEL,
                    help=f"how block RAM and MACs are counted (default: {DEFAULT_COST_MODEL})")
+    p.add_argument("--count-io", action="store_true",
+                   help="count the network's input and output buffers (the caller's) in every block's RAM")
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
+    p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
 
     p = sub.add_parser("sweep", help="vanilla, heuristic, P1 and P2 plans for several models and caps")
     p.add_argument("models", metavar="MODEL", nargs="+")
@@ -85,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _planner(model: str, args):
     from .frontends import load_model
     from .planner import Planner
-    return Planner(load_model(model), args.cost_model, tuple(args.schemes) if args.schemes else None)
+    return Planner(load_model(model), args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
 
 
 def cmd_models(args) -> None:
@@ -104,6 +107,12 @@ def cmd_plan(args) -> None:
     objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
     plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
     doc = json.dumps(plan.to_dict(), indent=1)
+    if args.timeline:
+        from .report import plot_timeline
+        from .schedule import schedule_plan
+        if planner.cost.NAME == "paper":
+            raise UserError("--timeline draws the exact cost model's schedule; use --cost-model exact")
+        plot_timeline(args.timeline, plan, schedule_plan(planner.graph, list(plan.blocks)))
     if args.output:
         from .files import write_atomic
         write_atomic(args.output, doc + "\n")
@@ -159,7 +168,7 @@ def cmd_run(args) -> None:
     from .schedule import schedule_plan
     from .tensors import load_input, random_input, save_output
     graph = load_model(args.model, weights=True)
-    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None)
+    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
     if args.plan:
         plan = _load_plan(args.plan, planner)
     else:
@@ -193,7 +202,13 @@ def cmd_pareto(args) -> None:
     planner = _planner(args.model, args)
     front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
     if args.plot:
-        plot_pareto(args.plot, planner.graph.name, front, vanilla, heuristic)
+        fronts = {f"all schemes ({', '.join(planner.schemes)})": front}
+        if planner.cost.NAME != "paper" and "hcache" in planner.schemes:
+            # The paper's search space under the same cost model: H-cache with one row per step.
+            fronts = {"paper's space (hcache, R = 1)": planner.pareto(lambda b: b.scheme == "single" or
+                                                                        (b.scheme == "hcache" and b.rows == 1)),
+                      **fronts}
+        plot_pareto(args.plot, planner.graph.name, fronts, vanilla, heuristic)
     if args.json:
         print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,
                           "front": [p.to_dict() for p in front], "vanilla": vanilla.to_dict(),

@@ -16,6 +16,7 @@ class Plan:
     blocks: tuple[Block, ...] = ()
     constraint: dict[str, Any] = field(default_factory=dict)  # e.g. {"max_overhead": 1.2}
     note: str = ""  # why an infeasible plan is infeasible
+    io_counted: bool = False  # block RAM includes the network's input and output buffers
 
     @property
     def feasible(self) -> bool:
@@ -41,6 +42,7 @@ class Plan:
                 "macs": self.macs,
                 "vanilla_macs": self.vanilla_macs,
                 "overhead": round(self.overhead, 4),
+                "io_counted": self.io_counted,
                 "blocks": [{"first": b.first, "last": b.last, "scheme": b.scheme, "rows": b.rows,
                             "ram_bytes": b.ram_bytes, "macs": b.macs} for b in self.blocks],
             })

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .cost import get_cost_model
 from .errors import UserError
@@ -15,16 +16,22 @@ from .plan import Plan
 class Planner:
     """Builds one model's fusion DAG once and answers every question about it."""
 
-    def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None):
+    def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False):
         self.graph = graph
         self.cost = get_cost_model(cost_model)
-        self.dag: FusionDAG = self.cost.build_dag(graph, schemes or self.cost.SCHEMES)
+        self.schemes = tuple(schemes or self.cost.SCHEMES)
+        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes)
         self._vanilla = self.cost.vanilla_blocks(graph)
+        self.count_io = count_io
+        if count_io:  # the caller's input and output buffers are live for the whole run
+            io = (graph.size_of(-1) + graph.size_of(len(graph) - 1)) * (4 if graph.dtype == "float32" else 1)
+            self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, ram_bytes=b.ram_bytes + io) for b in self.dag.blocks))
+            self._vanilla = [replace(b, ram_bytes=b.ram_bytes + io) for b in self._vanilla]
         self.vanilla_macs = sum(b.macs for b in self._vanilla)
 
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:
         blocks = path.blocks if path is not None else ()
-        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note)
+        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io)
 
     def least_ram(self) -> int:
         return solvers.min_peak_ram(self.dag).peak_ram
@@ -34,7 +41,7 @@ class Planner:
         return self._plan(None, constraint, f"no plan has {what}; the least RAM reachable is {least} B")
 
     def vanilla(self) -> Plan:
-        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla))
+        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla), io_counted=self.count_io)
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""
@@ -61,8 +68,10 @@ class Planner:
             return self._infeasible(constraint, f"peak RAM < {max_ram} B")
         return self._plan(path, constraint)
 
-    def pareto(self) -> list[Plan]:
-        return [self._plan(path) for path in solvers.pareto_front(self.dag)]
+    def pareto(self, keep=None) -> list[Plan]:
+        """The Pareto front, over the blocks for which keep(block) holds (default: all)."""
+        dag = self.dag if keep is None else self.dag.restricted(keep)
+        return [self._plan(path) for path in solvers.pareto_front(dag)]
 
     def solve(self, strategy: str = "optimal", objective: str = "min-ram",
               max_overhead: float | None = None, max_ram: int | None = None) -> Plan:

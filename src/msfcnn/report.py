@@ -50,6 +50,11 @@ def plan_table(plan: Plan, graph: Graph) -> str:
                      f"{b.macs / unfused:.2f}" if unfused else "-"])
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {plan.peak_ram_bytes} B ({kb(plan.peak_ram_bytes)})"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
+    io = graph.size_of(-1) + graph.size_of(len(graph) - 1)
+    if graph.dtype == "float32":
+        io *= 4
+    head += (f"\ncaller's buffers: input + output = {io} B, "
+             + ("counted in the peak (--count-io)" if plan.io_counted else "not counted (add them with --count-io)"))
     return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
 
 
@@ -79,18 +84,31 @@ def _cap(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:g}"
 
 
-def plot_pareto(path: str, model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> None:
-    """RAM (kB) against overhead F: the optimal front as a staircase, vanilla and heuristic marked."""
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UserError("--plot needs matplotlib: pip install 'msfcnn[plot]'") from None
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    by_overhead = sorted(front, key=lambda p: p.overhead)  # RAM R_i holds for caps in [F_i, F_i+1)
-    ax.step([p.overhead for p in by_overhead], [p.peak_ram_bytes / 1000 for p in by_overhead], where="post",
-            marker="o", ms=3, label=f"optimal front ({front[0].cost_model} cost model)")
+        raise UserError("plots need matplotlib: pip install 'msfcnn[plot]'") from None
+    return plt
+
+
+def _save(fig, path: str) -> None:
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=120)
+    fig.clear()
+    write_atomic(path, image.getvalue())
+
+
+def plot_pareto(path: str, model: str, fronts: dict[str, list[Plan]], vanilla: Plan, heuristic: Plan) -> None:
+    """RAM (kB) against overhead F: each optimal front as a staircase, vanilla and heuristic marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 4.4))
+    for label, front in fronts.items():
+        by_overhead = sorted(front, key=lambda p: p.overhead)  # RAM R_i holds for caps in [F_i, F_i+1)
+        ax.step([p.overhead for p in by_overhead], [p.peak_ram_bytes / 1000 for p in by_overhead], where="post",
+                marker="o", ms=3, label=label)
     ax.scatter([vanilla.overhead], [vanilla.peak_ram_bytes / 1000], marker="s", color="black", zorder=3,
                label="vanilla (no fusion)")
     ax.scatter([heuristic.overhead], [heuristic.peak_ram_bytes / 1000], marker="^", color="tab:red", zorder=3,
@@ -98,11 +116,34 @@ def plot_pareto(path: str, model: str, front: list[Plan], vanilla: Plan, heurist
     ax.set_xlabel("compute overhead F (MACs / vanilla MACs)")
     ax.set_ylabel("peak RAM (kB)")
     ax.set_yscale("log")
-    ax.set_title(model)
+    ax.set_title(f"{model} [{vanilla.cost_model} cost model]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    image = io.BytesIO()
-    fig.savefig(image, format="png", dpi=120)
+    _save(fig, path)
     plt.close(fig)
-    write_atomic(path, image.getvalue())
+
+
+def plot_timeline(path: str, plan: Plan, schedule) -> None:
+    """Arena use block by block: the whole tensors live while each block runs, its scratch
+    buffers, and the arena size (the plan's peak)."""
+    plt = _pyplot()
+    graph = schedule.graph
+    tensors = [ram - block.scratch_bytes for ram, block in zip(schedule.block_ram, schedule.blocks)]
+    scratch = [block.scratch_bytes for block in schedule.blocks]
+    labels = [f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}" for b in schedule.blocks]
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.22 * len(labels)), 4.2))
+    xs = range(len(labels))
+    ax.bar(xs, [t / 1000 for t in tensors], label="whole tensors (inputs, outputs, waiting skips)")
+    ax.bar(xs, [s / 1000 for s in scratch], bottom=[t / 1000 for t in tensors],
+           label="scratch (rings, caches, patches, accumulators)")
+    ax.axhline(schedule.arena_bytes / 1000, color="black", lw=1, ls="--", label=f"arena {schedule.arena_bytes} B")
+    ax.set_ylim(0, schedule.arena_bytes / 1000 * 1.45)  # room for the legend above the bars
+    ax.set_xticks(list(xs), labels, rotation=90, fontsize=7)
+    ax.set_xlabel("block (ops)")
+    ax.set_ylabel("arena bytes live (kB)")
+    ax.set_title(f"{graph.name}: F = {plan.overhead:.3f} [{plan.cost_model}]")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)

@@ -1,0 +1,50 @@
+"""The exact cost model behind the CLI: schemes, caller's buffers, plots."""
+
+import json
+
+from msfcnn.cli import main
+from msfcnn.frontends import load_model
+
+
+def plan(capsys, *argv):
+    assert main(["plan", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_schemes_restrict_the_search(capsys):
+    only_lines = plan(capsys, "mbv2-w0.35", "--schemes", "linebuffer")
+    assert {b["scheme"] for b in only_lines["blocks"]} <= {"single", "linebuffer"} and only_lines["overhead"] == 1.0
+    only_hcache = plan(capsys, "mbv2-w0.35", "--schemes", "hcache")
+    assert {b["scheme"] for b in only_hcache["blocks"]} <= {"single", "hcache"}
+    both = plan(capsys, "mbv2-w0.35")
+    assert both["peak_ram_bytes"] <= min(only_lines["peak_ram_bytes"], only_hcache["peak_ram_bytes"])
+    assert any(b["rows"] > 1 for b in plan(capsys, "mbv2-w0.35", "--max-overhead", "1.1")["blocks"])
+
+
+def test_count_io_adds_the_callers_buffers(capsys):
+    graph = load_model("mcunet-vww5")
+    io = graph.size_of(-1) + graph.size_of(len(graph) - 1)
+    without, with_io = plan(capsys, "mcunet-vww5"), plan(capsys, "mcunet-vww5", "--count-io")
+    assert with_io["peak_ram_bytes"] == without["peak_ram_bytes"] + io and with_io["io_counted"] is True
+    # A RAM cap then applies to arena + input + output.
+    capped = plan(capsys, "mcunet-vww5", "--count-io", "--max-ram", str(without["peak_ram_bytes"] + io + 1))
+    assert capped["peak_ram_bytes"] <= without["peak_ram_bytes"] + io
+
+
+def test_pareto_plot_overlays_fronts_and_timeline(tmp_path, capsys):
+    png, timeline = tmp_path / "front.png", tmp_path / "timeline.png"
+    assert main(["pareto", "mcunet-vww5", "--plot", str(png)]) == 0
+    assert main(["plan", "mcunet-vww5", "--max-overhead", "1.2", "--timeline", str(timeline)]) == 0
+    capsys.readouterr()
+    for image in (png, timeline):
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_all_schemes_never_worse_than_the_papers_space(capsys):
+    """Under the exact model, adding schemes can only lower the least RAM at every cap."""
+    from msfcnn.planner import Planner
+    planner = Planner(load_model("mcunet-vww5"), "exact")
+    paper_space = planner.pareto(lambda b: b.scheme == "single" or (b.scheme == "hcache" and b.rows == 1))
+    full = planner.pareto()
+    for point in paper_space:
+        assert min(p.peak_ram_bytes for p in full if p.macs <= point.macs) <= point.peak_ram_bytes
