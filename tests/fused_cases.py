@@ -65,7 +65,9 @@ def networks(draw, residual=True, tail=True):
     if not layers:
         layers.append({"op": "conv2d", "filters": 2, "kernel": 1, "stride": 1, "padding": 0})
     if tail and draw(st.booleans()):
-        layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": draw(st.integers(1, 10))}]
+        # A pooled head, or a dense layer straight on the (flattened) feature map.
+        head = draw(st.sampled_from([[{"op": "global_avg_pool"}], []]))
+        layers += head + [{"op": "dense", "units": draw(st.integers(1, 10))}]
         if draw(st.booleans()):
             layers.append({"op": "softmax"})
     return {"name": "random", "input": shape, "layers": layers}

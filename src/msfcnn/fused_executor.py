@@ -18,7 +18,7 @@ from . import numerics as nx
 from .ir import NETWORK_INPUT, Graph
 from .ops import KernelContext, Window
 from .schedule import LoweredBlock, Schedule
-from .schedule.blocks import WINDOW_OPS, band_ranges, bands, needed_range, needed_rows
+from .schedule.blocks import WINDOW_OPS, band_ranges, bands, needed_range, needed_rows, tail_consumer
 
 SENTINELS = (0x5A, 0xA5)
 _NUMPY_TYPES = {"int8": np.int8, "int32": np.int32, "float32": np.float32}
@@ -140,10 +140,16 @@ class _Stream:
             return ring[slots, fixed[0] - offset:fixed[1] - offset]
         return ring[fixed[0] - offset:fixed[1] - offset][:, slots]
 
+    def accumulate(self, value: np.ndarray, rows: tuple[int, int], cols: tuple[int, int]) -> None:
+        """The tail: its consumer (global pool or dense) accumulates what streams out of the map."""
+        consumer = tail_consumer(self.graph, self.end)
+        op = self.graph.nodes[consumer].op
+        self.acc[...] = op.accumulate(self.acc, value, rows, cols, self.graph.shape_of(self.end),
+                                      self.r.context(consumer))
+
     def store(self, t: int, index: int, value: np.ndarray) -> None:
-        if t == self.end and self.end < self.block.last:  # the tail: the pool accumulates what streams out
-            pool = self.end + 1
-            self.acc[...] = self.graph.nodes[pool].op.accumulate(self.acc, value, self.r.context(pool))
+        if t == self.end and self.end < self.block.last:
+            self.accumulate(value, *self.ranges(t, index))
         elif t in self.rings:
             slot = index % len(self.tags[t])
             if self.axis == 0:
@@ -200,7 +206,7 @@ class _Stream:
     def run(self) -> None:
         graph, first, end, last = self.graph, self.block.first, self.end, self.block.last
         if end < last:
-            self.acc = self.buffers[f"acc{end + 1}"]
+            self.acc = self.buffers[f"acc{tail_consumer(graph, end)}"]
             self.acc[...] = 0
         if self.axis == 0:
             self.sweep({t: (0, graph.shape_of(t)[1]) for t in range(first, end + 1)})
@@ -211,10 +217,10 @@ class _Stream:
             self.finish_tail()
 
     def finish_tail(self) -> None:
-        """The pooled vector, then the vector ops after it (dense, softmax, reshape)."""
-        graph, pool, last = self.graph, self.end + 1, self.block.last
+        """The tail consumer's vector, then the vector ops after it (dense, softmax, reshape)."""
+        graph, pool, last = self.graph, tail_consumer(self.graph, self.end), self.block.last
         acc = self.acc.astype(np.int64 if self.acc.dtype == np.int32 else np.float64)
-        self.r.macs += sum(graph.macs(t) for t in range(pool, last + 1))
+        self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, last + 1))
         value = graph.nodes[pool].op.finish(acc, graph.shape_of(self.end), self.r.context(pool))
         for t in range(pool, last + 1):
             if t > pool:
@@ -237,7 +243,7 @@ class _Patches(_Stream):
     def run(self) -> None:
         graph, first, end, last, side = self.graph, self.block.first, self.end, self.block.last, self.block.rows
         if end < last:
-            self.acc = self.buffers[f"acc{end + 1}"]
+            self.acc = self.buffers[f"acc{tail_consumer(graph, end)}"]
             self.acc[...] = 0
         height, width = graph.shape_of(end)[:2]
         for r0, r1 in bands(height, side):
@@ -252,8 +258,7 @@ class _Patches(_Stream):
                         self.region[t] = (rows, cols)
                         self.buffers[f"tile{t}"][:rows[1] - rows[0], :cols[1] - cols[0]] = value
                     elif end < last:
-                        pool = end + 1
-                        self.acc[...] = graph.nodes[pool].op.accumulate(self.acc, value, self.r.context(pool))
+                        self.accumulate(value, rows, cols)
                     else:
                         self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]] = value
         if end < last:

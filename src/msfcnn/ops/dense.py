@@ -32,18 +32,38 @@ class Dense(Op):
         return f"dense {self.units}"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
-        x = inputs[0].reshape(-1)  # row-major over (H, W, C), as TFLite flattens NHWC
-        weights = ctx.consts["weights"]  # (units, in_features)
+        x = inputs[0]
+        grid = x.reshape(1, 1, -1) if x.ndim != 3 else x  # row-major over (H, W, C), as TFLite flattens NHWC
+        whole = (0, grid.shape[0]), (0, grid.shape[1])
+        return self.finish(self.accumulate(None, grid, *whole, grid.shape, ctx), grid.shape, ctx)
+
+    # The iterative form used by fused execution: regions of the (H, W, C) input stream in, each
+    # adding its slice of the dot products, so the input never has to exist whole. Integer sums
+    # are exact in any order.
+    def accumulate(self, acc, region: np.ndarray, rows: tuple[int, int], cols: tuple[int, int],
+                   in_shape: Shape, ctx: KernelContext) -> np.ndarray:
+        """Add the contribution of input rows x cols (all channels) to the per-unit accumulator."""
+        _, w, c = in_shape
+        index = ((np.arange(*rows)[:, None, None] * w + np.arange(*cols)[None, :, None]) * c
+                 + np.arange(c)[None, None, :]).reshape(-1)
+        weights = ctx.consts["weights"][:, index]  # (units, in_features)
+        if ctx.is_float:
+            part = weights.astype(np.float64) @ region.reshape(-1).astype(np.float64)
+        else:
+            part = nx.exact_int_matmul(weights, region.reshape(-1).astype(np.float64) - ctx.input_quant[0].zero_point)
+        return part if acc is None else acc + part
+
+    def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:
         bias = ctx.consts.get("bias")
         if ctx.is_float:
-            out = weights.astype(np.float32) @ x.astype(np.float32)
+            out = acc.astype(np.float32)
             if bias is not None:
                 out += bias.astype(np.float32)
             return nx.float_activation(out, self.activation)
-        in_q, out_q = ctx.input_quant[0], ctx.output_quant
-        acc = nx.exact_int_matmul(weights, x.astype(np.float64) - in_q.zero_point)
+        acc = acc.astype(np.int64)
         if bias is not None:
-            acc += bias.astype(np.int64)
+            acc = acc + bias.astype(np.int64)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
         mult, shift = dense_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale, self.units)
         return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
                                          nx.activation_range(self.activation, out_q), ROUNDING)

@@ -25,13 +25,15 @@ class GlobalAvgPool(Op):
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
-        return self.finish(self.accumulate(None, x, ctx), x.shape, ctx)
+        whole = (0, x.shape[0]), (0, x.shape[1])
+        return self.finish(self.accumulate(None, x, *whole, x.shape, ctx), x.shape, ctx)
 
     # The iterative form used by fused execution: rows stream into a per-channel accumulator, so
     # the input feature map never has to exist whole. Integer sums are exact in any order.
-    def accumulate(self, acc: np.ndarray | None, rows: np.ndarray, ctx: KernelContext) -> np.ndarray:
-        """Add a band of (rows, W, C) input rows into the per-channel accumulator."""
-        part = rows.astype(np.float64 if ctx.is_float else np.int64).sum(axis=(0, 1))
+    def accumulate(self, acc, region: np.ndarray, rows: tuple[int, int], cols: tuple[int, int],
+                   in_shape: Shape, ctx: KernelContext) -> np.ndarray:
+        """Add a (rows, cols, C) region of the input into the per-channel accumulator."""
+        part = region.astype(np.float64 if ctx.is_float else np.int64).sum(axis=(0, 1))
         return part if acc is None else acc + part
 
     def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:

@@ -122,9 +122,10 @@ def _is_feature_map(graph: Graph, t: int) -> bool:
 
 
 def stream_end(graph: Graph, first: int, last: int) -> int | None:
-    """The last row-streamed op of a linebuffer block over first..last, or None if the ops do not
-    form one: row ops (windows, element-wise) optionally followed by a global-pool tail and
-    vector ops (dense, softmax, reshape) that each read the op before them."""
+    """The last row-streamed op of a fused block over first..last, or None if the ops do not
+    form one: row ops (windows, element-wise) optionally followed by a tail that consumes the
+    streamed map (a global pool, or a dense layer, after a flattening reshape or not) and then
+    vector ops (dense, softmax, reshape), each reading the op before it."""
     end = first - 1
     for i in range(first, last + 1):
         op = graph.nodes[i].op
@@ -132,15 +133,30 @@ def stream_end(graph: Graph, first: int, last: int) -> int | None:
             if end != i - 1:
                 return None  # a row op after the tail started
             end = i
-        elif isinstance(op, GlobalAvgPool) and end == i - 1 and end >= first:
-            continue
+        elif end == i - 1 and end >= first and isinstance(op, (GlobalAvgPool, Dense, Reshape)):
+            continue  # the tail starts: it reads the whole streamed map
         elif isinstance(op, VECTOR_OPS) and end < i - 1 and graph.nodes[i].inputs == (i - 1,):
             continue
         else:
             return None
-    if end < first or (end < last and not isinstance(graph.nodes[end + 1].op, GlobalAvgPool)):
+    if end < first:
+        return None
+    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
         return None
     return end
+
+
+def tail_consumer(graph: Graph, end: int) -> int:
+    """The op that accumulates the streamed map ending at `end`: a global pool or a dense layer
+    (a flattening reshape before a dense layer is only a view of the same bytes). Returns an
+    index past the graph if the op after `end` cannot accumulate."""
+    i = end + 1
+    op = graph.nodes[i].op
+    if isinstance(op, Reshape):
+        nxt = i + 1
+        ok = nxt < len(graph) and isinstance(graph.nodes[nxt].op, Dense) and graph.nodes[nxt].inputs == (i,)
+        return nxt if ok else len(graph)
+    return i if isinstance(op, (GlobalAvgPool, Dense)) else len(graph)
 
 
 def needed_range(graph: Graph, consumer: int, tensor: int, lo: int, hi: int, axis: int = 0):
@@ -234,12 +250,13 @@ def _stream_layout(graph: Graph, live: Liveness, first: int, last: int, axis: in
 
 
 def _tail_scratch(graph: Graph, end: int, last: int, act: str) -> list[Scratch]:
-    """A global-pool tail: a per-channel accumulator, then the small vectors after it."""
+    """A tail: the consumer's accumulator (per channel or per unit), then the vectors after it."""
     if end == last:
         return []
-    channels = graph.shape_of(end)[2]
-    scratch = [Scratch(f"acc{end + 1}", (channels,), "float32" if act == "float32" else "int32")]
-    return scratch + [Scratch(f"vec{t}", graph.shape_of(t), act) for t in range(end + 1, last)]
+    consumer = tail_consumer(graph, end)
+    width = graph.shape_of(consumer)[-1]
+    scratch = [Scratch(f"acc{consumer}", (width,), "float32" if act == "float32" else "int32")]
+    return scratch + [Scratch(f"vec{t}", graph.shape_of(t), act) for t in range(consumer, last)]
 
 
 def _pixel_macs(graph: Graph, t: int) -> int:
