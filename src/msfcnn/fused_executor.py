@@ -56,7 +56,10 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> tuple[np.ndarr
     result = np.zeros(graph.nodes[out_node].shape, dtype=dtype)  # the caller's output buffer
     run = _BlockRunner(graph, schedule, arena, internal, result, dtype)
     for index, block in enumerate(schedule.blocks):
+        run.offsets = schedule.tensor_offsets[index]
         run.block(block, schedule.scratch_offsets[index])
+        for source, target, size in schedule.moves[index]:  # close the holes freed tensors left
+            arena[target:target + size] = arena[source:source + size].copy()
     y = result
     if graph.float_output:
         y = nx.dequantize(y, graph.output_quant)
@@ -88,7 +91,7 @@ class _BlockRunner:
             return self.x
         if t == len(self.graph) - 1:
             return self.result
-        return self.view(self.schedule.tensor_offsets[t], self.graph.shape_of(t), self.dtype)
+        return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
 
     def context(self, t: int) -> KernelContext:
         node = self.graph.nodes[t]
@@ -148,15 +151,15 @@ class _Stream:
                                       self.r.context(consumer))
 
     def store(self, t: int, index: int, value: np.ndarray) -> None:
-        if t == self.end and self.end < self.block.last:
-            self.accumulate(value, *self.ranges(t, index))
-        elif t in self.rings:
+        if t in self.rings:
             slot = index % len(self.tags[t])
             if self.axis == 0:
                 self.rings[t][slot] = value[0]
             else:
                 self.rings[t][:value.shape[0], slot] = value[:, 0]
             self.tags[t][slot] = index
+            if t == self.end:  # a tail follows: its accumulator reads the stored position
+                self.accumulate(self.fetch(t, *self.ranges(t, index)), *self.ranges(t, index))
         elif self.axis == 0:
             self.r.tensor(t)[index] = value[0]
         else:
@@ -254,11 +257,11 @@ class _Patches(_Stream):
                 for t in range(first, end + 1):
                     rows, cols = row_spans[t], col_spans[t]
                     value = self.compute_region(t, rows, cols)
-                    if t < end:
+                    if t < end or end < last:
                         self.region[t] = (rows, cols)
                         self.buffers[f"tile{t}"][:rows[1] - rows[0], :cols[1] - cols[0]] = value
-                    elif end < last:
-                        self.accumulate(value, rows, cols)
+                        if t == end:  # a tail follows: its accumulator reads the stored patch
+                            self.accumulate(self.fetch(t, rows, cols), rows, cols)
                     else:
                         self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]] = value
         if end < last:

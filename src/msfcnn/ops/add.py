@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
-from .base import KernelContext, Op, Shape
+from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Shape, as_feature_map, c_struct
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -20,6 +20,7 @@ ROUNDING = nx.DOUBLE
 class Add(Op):
     kind = "add"
     arity = 2
+    c_kernel = "msf_add"
     activation: str | None = None
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
@@ -46,6 +47,19 @@ class Add(Op):
         out = nx.multiply_by_quantized_multiplier(scaled_a + scaled_b, mo, so, ROUNDING) + ctx.output_quant.zero_point
         low, high = nx.activation_range(self.activation, ctx.output_quant)
         return np.clip(out, low, high).astype(np.int8)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        fields = {"channels": as_feature_map(out_shape)[2]}
+        if ctx.is_float:
+            return c_struct({**fields, "activation": C_ACTIVATION[self.activation]})
+        (m1, s1), (m2, s2), (mo, so) = add_params(ctx.input_quant[0].scale, ctx.input_quant[1].scale,
+                                                  ctx.output_quant.scale)
+        low, high = nx.activation_range(self.activation, ctx.output_quant)
+        return c_struct({**fields, "input1_offset": -ctx.input_quant[0].zero_point,
+                         "input2_offset": -ctx.input_quant[1].zero_point, "left_shift": LEFT_SHIFT,
+                         "input1_mult": m1, "input1_shift": s1, "input2_mult": m2, "input2_shift": s2,
+                         "output_mult": mo, "output_shift": so, "output_offset": ctx.output_quant.zero_point,
+                         "act_min": low, "act_max": high, "rounding": C_ROUNDING[ROUNDING]})
 
 
 def add_params(scale_a: float, scale_b: float, scale_out: float) -> tuple[tuple[int, int], ...]:

@@ -91,6 +91,10 @@ class Op:
 
     kind: ClassVar[str]
     arity: ClassVar[int] = 1  # number of activation inputs
+    # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
+    # (tails: `<c_kernel>_accumulate_*` and `<c_kernel>_finish_*`), parameters in a
+    # `<c_kernel>_params` struct. None: the op needs no kernel (a reshape aliases its input).
+    c_kernel: ClassVar[str | None] = None
 
     @property
     def window(self) -> Window | None:
@@ -113,6 +117,78 @@ class Op:
 
     def describe(self) -> str:
         return self.kind
+
+    # ---- the C kernel's interface (the code generator's contract) -------------------------------
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        """The constant arrays the C kernel's params point to, by role ("weights", "bias", "mult",
+        "shift", "exp_table"): numpy arrays whose dtype is the C element type (int8, int32,
+        float32), to be emitted flattened in C order. Computed with the numpy kernel's helpers."""
+        return {}
+
+    def c_params(self, ctx: KernelContext, in_shapes: list[Shape], out_shape: Shape,
+                 names: Mapping[str, str]) -> str:
+        """The C99 designated initializer of the kernel's `<c_kernel>_params` struct, for a node
+        with these input / output shapes; `names` maps each role of `c_consts` to the C array
+        that holds it."""
+        raise NotImplementedError(f"{self.kind} has no C kernel")
+
+
+def c_float(value: float) -> str:
+    """An exact C float literal (hexadecimal) of value rounded to float32."""
+    value = float(np.float32(value))
+    if not np.isfinite(value):
+        raise ValueError(f"no finite float32 literal for {value}")
+    return "0.0f" if value == 0 else value.hex() + "f"
+
+
+def c_int(value: int) -> str:
+    """A C integer literal of an int32 value (INT32_MIN cannot be written as a plain literal)."""
+    value = int(value)
+    return "(-2147483647 - 1)" if value == -(1 << 31) else str(value)
+
+
+def c_struct(fields: Mapping[str, Any]) -> str:
+    """A designated initializer: ints become integer literals, floats exact float literals, None
+    NULL, strings (C names, enum constants) stay as they are."""
+    def literal(value):
+        if value is None:
+            return "NULL"
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (bool, int, np.integer)):
+            return c_int(value)
+        return c_float(value)
+    return "{ " + ", ".join(f".{name} = {literal(v)}" for name, v in fields.items()) + " }"
+
+
+C_ROUNDING = {"double": "MSF_ROUND_DOUBLE", "ruy": "MSF_ROUND_RUY", "single": "MSF_ROUND_SINGLE"}
+C_ACTIVATION = {None: "MSF_ACT_NONE", "relu": "MSF_ACT_RELU", "relu6": "MSF_ACT_RELU6"}
+
+
+def c_pointer(names: Mapping[str, str], consts: Mapping[str, np.ndarray], role: str) -> str | None:
+    """The C array holding a constant role, or None (NULL) when the op has no such constant."""
+    if role not in consts:
+        return None
+    if role not in names:
+        raise KeyError(f"no C array name given for the {role!r} constant")
+    return names[role]
+
+
+def window_fields(win: Window) -> dict[str, int]:
+    """The window part of a conv / depthwise / pool params struct (bottom / right pads are
+    implicit: the output region never reaches beyond them)."""
+    return {"kh": win.kernel[0], "kw": win.kernel[1], "stride_h": win.strides[0], "stride_w": win.strides[1],
+            "pad_top": win.pads[0], "pad_left": win.pads[1]}
+
+
+def as_feature_map(shape: Shape) -> tuple[int, int, int]:
+    """(H, W, C) of a feature map; a vector (C,) or any other shape is 1 x 1 x size."""
+    if len(shape) == 3:
+        return tuple(int(d) for d in shape)  # type: ignore[return-value]
+    size = 1
+    for dim in shape:
+        size *= int(dim)
+    return 1, 1, size
 
 
 def require_feature_map(shape: Shape, kind: str) -> tuple[int, int, int]:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Shape, Window, c_pointer, c_struct,
+                   require_feature_map, window_fields)
 from .sliding import pad_hw, windows
 
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
@@ -17,6 +18,7 @@ ROUNDING = nx.RUY
 @dataclass(frozen=True)
 class Conv2D(Op):
     kind = "conv2d"
+    c_kernel = "msf_conv2d"
     filters: int
     win: Window
     activation: str | None = None
@@ -55,11 +57,53 @@ class Conv2D(Op):
         acc = nx.exact_int_matmul(cols, weights.reshape(self.filters, -1).T)
         if bias is not None:
             acc += bias.astype(np.int64)
-        mult, shift = nx.per_channel_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale,
-                                                 self.filters)
+        mult, shift = self.multipliers(ctx)
         out = nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
                                         nx.activation_range(self.activation, out_q), ROUNDING)
         return out.reshape(ho, wo, self.filters)
+
+    def multipliers(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
+        """Per-output-channel (multiplier, shift) of the int8 requantisation."""
+        return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
+                                          ctx.output_quant.scale, self.filters)
+
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        return weighted_c_consts(ctx, self.multipliers)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        h, w, c = require_feature_map(in_shapes[0], self.kind)
+        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": self.filters, **window_fields(self.win)}
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, self.c_consts(ctx), names)})
+
+
+def weighted_c_consts(ctx: KernelContext, multipliers) -> dict[str, np.ndarray]:
+    """The constants of a conv / depthwise kernel: weights, bias, and the int8 requantisation."""
+    weights, bias = ctx.consts["weights"], ctx.consts.get("bias")
+    if ctx.is_float:
+        consts = {"weights": np.ascontiguousarray(weights, dtype=np.float32)}
+        if bias is not None:
+            consts["bias"] = np.ascontiguousarray(bias, dtype=np.float32)
+        return consts
+    consts = {"weights": np.ascontiguousarray(weights, dtype=np.int8)}
+    if bias is not None:
+        consts["bias"] = np.ascontiguousarray(bias, dtype=np.int32)
+    mult, shift = multipliers(ctx)
+    consts["mult"] = np.asarray(mult, dtype=np.int32).reshape(-1)
+    consts["shift"] = np.asarray(shift, dtype=np.int32).reshape(-1)
+    return consts
+
+
+def weighted_c_fields(ctx: KernelContext, activation: str | None, rounding: str, consts, names) -> dict:
+    """The quantisation and constant fields shared by the conv, depthwise and dense params."""
+    if ctx.is_float:
+        return {"activation": C_ACTIVATION[activation], "weights_f32": c_pointer(names, consts, "weights"),
+                "bias_f32": c_pointer(names, consts, "bias")}
+    in_q, out_q = ctx.input_quant[0], ctx.output_quant
+    low, high = nx.activation_range(activation, out_q)
+    return {"input_offset": -in_q.zero_point, "output_offset": out_q.zero_point, "act_min": low, "act_max": high,
+            "rounding": C_ROUNDING[rounding], "weights": c_pointer(names, consts, "weights"),
+            "bias": c_pointer(names, consts, "bias"), "mult": c_pointer(names, consts, "mult"),
+            "shift": c_pointer(names, consts, "shift")}
 
 
 def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape
+from .base import KernelContext, Op, Shape, as_feature_map, c_struct
+from .conv2d import weighted_c_fields
 
 # TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D.
 ROUNDING = nx.RUY
@@ -16,6 +17,7 @@ ROUNDING = nx.RUY
 @dataclass(frozen=True)
 class Dense(Op):
     kind = "dense"
+    c_kernel = "msf_dense"
     units: int
     activation: str | None = None
 
@@ -63,10 +65,38 @@ class Dense(Op):
         acc = acc.astype(np.int64)
         if bias is not None:
             acc = acc + bias.astype(np.int64)
-        in_q, out_q = ctx.input_quant[0], ctx.output_quant
-        mult, shift = dense_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale, self.units)
-        return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
-                                         nx.activation_range(self.activation, out_q), ROUNDING)
+        mult, shift = self.multipliers(ctx)
+        return nx.requantize_accumulator(acc, mult, shift, ctx.output_quant.zero_point,
+                                         nx.activation_range(self.activation, ctx.output_quant), ROUNDING)
+
+    def multipliers(self, ctx: KernelContext):
+        """(multiplier, shift): arrays of `units` values per channel, or two scalars per tensor."""
+        return dense_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"], ctx.output_quant.scale,
+                                 self.units)
+
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        weights, bias = ctx.consts["weights"], ctx.consts.get("bias")
+        dtype = np.float32 if ctx.is_float else np.int8
+        consts = {"weights": np.ascontiguousarray(weights, dtype=dtype).reshape(self.units, -1)}
+        if bias is not None:
+            consts["bias"] = np.ascontiguousarray(bias, dtype=np.float32 if ctx.is_float else np.int32)
+        if not ctx.is_float:
+            mult, shift = self.multipliers(ctx)  # per tensor: one entry
+            consts["mult"] = np.asarray(mult, dtype=np.int32).reshape(-1)
+            consts["shift"] = np.asarray(shift, dtype=np.int32).reshape(-1)
+        return consts
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        """in_shapes[0] is the (H, W, C) map the accumulate calls index (a vector is 1 x 1 x N): when
+        the dense streams the feature map before a flattening reshape, pass that map's shape."""
+        h, w, c = as_feature_map(in_shapes[0])
+        consts = self.c_consts(ctx)
+        if h * w * c != consts["weights"].shape[1]:
+            raise ValueError(f"dense input {list(in_shapes[0])} does not match {consts['weights'].shape[1]} features")
+        fields = {"units": self.units, "in_h": h, "in_w": w, "in_c": c}
+        if not ctx.is_float:
+            fields["per_channel"] = int(consts["mult"].size > 1)
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, consts, names)})
 
 
 def dense_multipliers(input_scale: float, weight_scales, output_scale: float, units: int):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .base import KernelContext, Op, Shape, Window, c_struct, require_feature_map, window_fields
+from .conv2d import weighted_c_consts, weighted_c_fields
 from .sliding import pad_hw, tap_slices
 
 # TFLite's int8 depthwise kernel requantises with its own MultiplyByQuantizedMultiplier
@@ -18,6 +19,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class DepthwiseConv2D(Op):
     kind = "depthwise_conv2d"
+    c_kernel = "msf_depthwise_conv2d"
     win: Window
     depth_multiplier: int = 1
     activation: str | None = None
@@ -53,10 +55,24 @@ class DepthwiseConv2D(Op):
         acc = self._accumulate(x.astype(np.int32) - np.int32(in_q.zero_point), kernel.astype(np.int32), out_hw)
         if bias is not None:
             acc += bias.astype(np.int32)
-        mult, shift = nx.per_channel_multipliers(in_q.scale, ctx.consts["weight_scales"], out_q.scale,
-                                                 kernel.shape[-1])
+        mult, shift = self.multipliers(ctx)
         return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
                                          nx.activation_range(self.activation, out_q), ROUNDING)
+
+    def multipliers(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
+        """Per-output-channel (multiplier, shift) of the int8 requantisation."""
+        channels = ctx.consts["weights"].shape[-1]
+        return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
+                                          ctx.output_quant.scale, channels)
+
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        return weighted_c_consts(ctx, self.multipliers)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        h, w, c = require_feature_map(in_shapes[0], self.kind)
+        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": c * self.depth_multiplier,
+                  "depth_multiplier": self.depth_multiplier, **window_fields(self.win)}
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, self.c_consts(ctx), names)})
 
     def _accumulate(self, x: np.ndarray, kernel: np.ndarray, out_hw: tuple[int, int]) -> np.ndarray:
         """Sum over the kernel taps of input x weight; output channel o reads input channel o // m."""

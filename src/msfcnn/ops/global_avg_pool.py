@@ -7,12 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, require_feature_map
+from .base import KernelContext, Op, Shape, c_struct, require_feature_map
 
 
 @dataclass(frozen=True)
 class GlobalAvgPool(Op):
     kind = "global_avg_pool"
+    c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
@@ -48,6 +49,20 @@ class GlobalAvgPool(Op):
             out = mean(acc, count, ctx.input_quant[0], ctx.output_quant)
         return out.reshape(self.output_shape([tuple(in_shape)]))
 
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        h, w, c = require_feature_map(in_shapes[0], self.kind)
+        fields = {"channels": c, "count": h * w, "keepdims": int(self.keepdims)}
+        if ctx.is_float:
+            return c_struct(fields)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        if self.keepdims:
+            mult, shift, bias = _keepdims_params(h * w, in_q, out_q)
+            return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
+                             "output_offset": bias, "vector_channels": c // VECTOR_BLOCK * VECTOR_BLOCK})
+        mult, shift = _generic_params(h * w, in_q, out_q)
+        return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
+                         "output_offset": out_q.zero_point, "vector_channels": 0})
+
 
 # optimized_integer_ops::Mean handles channels in blocks of 16 with NEON code (on x86 the
 # interpreter runs it through the NEON_2_SSE translation) and the remaining channels with scalar
@@ -63,25 +78,36 @@ def _mean_keepdims(total: np.ndarray, count: int, in_q, out_q) -> np.ndarray:
     Matches the single-threaded interpreter (more threads split the channels, and so the blocks,
     differently).
     """
-    f32 = np.float32
-    temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
-    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
-    bias = int(out_q.zero_point) - int(temp)  # static_cast<int32_t> truncates
-    real_scale = f32(in_q.scale) / (f32(count) * f32(out_q.scale))
-    mult, shift = nx.quantize_multiplier(float(real_scale))
+    mult, shift, bias = _keepdims_params(count, in_q, out_q)
     vector = total.shape[-1] // VECTOR_BLOCK * VECTOR_BLOCK
     out = np.concatenate([nx.multiply_by_quantized_multiplier(total[:vector], mult, shift, nx.RUY),
                           nx.multiply_by_quantized_multiplier(total[vector:], mult, shift, nx.DOUBLE)]) + bias
     return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
 
 
+def _keepdims_params(count: int, in_q, out_q) -> tuple[int, int, int]:
+    """(multiplier, shift, bias) of optimized_integer_ops::Mean, set up in float32."""
+    f32 = np.float32
+    temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
+    temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
+    bias = int(out_q.zero_point) - int(temp)  # static_cast<int32_t> truncates
+    real_scale = f32(in_q.scale) / (f32(count) * f32(out_q.scale))
+    mult, shift = nx.quantize_multiplier(float(real_scale))
+    return mult, shift, bias
+
+
+def _generic_params(count: int, in_q, out_q) -> tuple[int, int]:
+    """(multiplier, shift) of reference_ops::QuantizedMeanOrSum: in/out rescale with 1/count
+    folded into the multiplier by an integer division."""
+    mult, shift = nx.quantize_multiplier(float(np.float32(in_q.scale)) / float(np.float32(out_q.scale)))
+    extra = min(count.bit_length() - 1, 32, 31 + shift)  # floor(log2(count)), clamped as TFLite
+    return (mult << extra) // count, shift - extra
+
+
 def _mean_generic(total: np.ndarray, count: int, in_q, out_q) -> np.ndarray:
     """reference_ops::QuantizedMeanOrSum: exact zero-point correction, then in/out rescale with
     1/count folded into the multiplier by an integer division."""
-    mult, shift = nx.quantize_multiplier(float(np.float32(in_q.scale)) / float(np.float32(out_q.scale)))
-    extra = min(count.bit_length() - 1, 32, 31 + shift)  # floor(log2(count)), clamped as TFLite
-    mult = (mult << extra) // count
-    shift -= extra
+    mult, shift = _generic_params(count, in_q, out_q)
     out = nx.multiply_by_quantized_multiplier(total - in_q.zero_point * count, mult, shift, nx.DOUBLE)
     out = out + out_q.zero_point
     return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)

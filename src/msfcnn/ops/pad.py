@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import KernelContext, Op, Shape, require_feature_map
+from .base import KernelContext, Op, Shape, c_struct, require_feature_map
 
 
 @dataclass(frozen=True)
 class Pad(Op):
     kind = "pad"
+    c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
@@ -27,3 +28,8 @@ class Pad(Op):
         # A real 0.0 is the zero point in int8 (TFLite pads with the output zero point).
         fill = 0 if ctx.is_float else ctx.output_quant.zero_point
         return np.pad(inputs[0], ((top, bottom), (left, right), (0, 0)), constant_values=fill)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        h, w, c = require_feature_map(in_shapes[0], self.kind)
+        return c_struct({"in_h": h, "in_w": w, "channels": c, "pad_top": self.pads[0], "pad_left": self.pads[1],
+                         "fill": 0 if ctx.is_float else ctx.output_quant.zero_point})

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, Window, require_feature_map
+from .base import C_ACTIVATION, KernelContext, Op, Shape, Window, c_struct, require_feature_map, window_fields
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
@@ -39,10 +39,21 @@ class _Pool2D(Op):
         low, high = nx.activation_range(self.activation, ctx.output_quant)
         return np.clip(out, low, high).astype(np.int8)
 
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        h, w, c = require_feature_map(in_shapes[0], self.kind)
+        fields = {"in_h": h, "in_w": w, "channels": c, **window_fields(self.win),
+                  "count_include_pad": int(getattr(self, "count_include_pad", False))}
+        if ctx.is_float:
+            fields["activation"] = C_ACTIVATION[self.activation]
+        else:
+            fields["act_min"], fields["act_max"] = nx.activation_range(self.activation, ctx.output_quant)
+        return c_struct(fields)
+
 
 @dataclass(frozen=True)
 class MaxPool2D(_Pool2D):
     kind = "max_pool2d"
+    c_kernel = "msf_max_pool2d"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -60,6 +71,7 @@ class MaxPool2D(_Pool2D):
 @dataclass(frozen=True)
 class AvgPool2D(_Pool2D):
     kind = "avg_pool2d"
+    c_kernel = "msf_avg_pool2d"
     # True: divide by the full kernel area, padding included (ONNX count_include_pad=1, PyTorch's
     # default). False, as TFLite: divide by the number of taps inside the input.
     count_include_pad: bool = False

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape
+from .base import C_ROUNDING, KernelContext, Op, Shape, as_feature_map, c_struct
 
 # TFLite's Requantize kernel uses its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
@@ -16,6 +16,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class Requantize(Op):
     kind = "requantize"
+    c_kernel = "msf_requantize"
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         return inputs[0]
@@ -28,6 +29,20 @@ class Requantize(Op):
         if ctx.is_float:
             return x.astype(np.float32)
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
-        mult, shift = nx.quantize_multiplier(float(np.float32(in_q.scale)) / float(np.float32(out_q.scale)))
+        mult, shift = requantize_multiplier(in_q, out_q)
         out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) - in_q.zero_point, mult, shift, ROUNDING)
         return np.clip(out + out_q.zero_point, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        fields = {"channels": as_feature_map(out_shape)[2]}
+        if ctx.is_float:
+            return c_struct(fields)
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        mult, shift = requantize_multiplier(in_q, out_q)
+        return c_struct({**fields, "input_offset": -in_q.zero_point, "output_offset": out_q.zero_point,
+                         "mult": mult, "shift": shift, "rounding": C_ROUNDING[ROUNDING]})
+
+
+def requantize_multiplier(in_q, out_q) -> tuple[int, int]:
+    """in_scale / out_scale, both float32 widened to double before dividing (as TFLite's Prepare)."""
+    return nx.quantize_multiplier(float(np.float32(in_q.scale)) / float(np.float32(out_q.scale)))

@@ -14,6 +14,8 @@ from .base import KernelContext, Op, Shape
 @dataclass(frozen=True)
 class Reshape(Op):
     kind = "reshape"
+    # No C kernel: the bytes do not change, so the generated code aliases the input's buffer
+    # (c_kernel stays None).
     shape: tuple[int, ...]  # the output shape without the batch dimension
 
     def output_shape(self, inputs: list[Shape]) -> Shape:

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape
+from .base import KernelContext, Op, Shape, c_struct
 
 
 @dataclass(frozen=True)
 class Softmax(Op):
     kind = "softmax"
+    c_kernel = "msf_softmax"
     beta: float = 1.0
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
@@ -28,6 +29,17 @@ class Softmax(Op):
             e = np.exp(z)
             return e / e.sum(axis=-1, keepdims=True)
         return _softmax_int8(x, ctx.input_quant[0].scale, self.beta, ctx.output_quant)
+
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        return {} if ctx.is_float else {"exp_table": _exp_table(ctx.input_quant[0].scale, self.beta)}
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        depth = int(out_shape[-1])
+        outer = int(np.prod(out_shape[:-1], dtype=np.int64))
+        if ctx.is_float:
+            return c_struct({"depth": depth, "outer": outer, "beta": self.beta})
+        return c_struct({"depth": depth, "outer": outer, "output_offset": ctx.output_quant.zero_point,
+                         "output_scale": ctx.output_quant.scale, "exp_table": names["exp_table"]})
 
 
 def _exp_table(input_scale: float, beta: float) -> np.ndarray:

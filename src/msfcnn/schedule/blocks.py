@@ -234,7 +234,12 @@ def _stream_layout(graph: Graph, live: Liveness, first: int, last: int, axis: in
     if any(live.last_use[t] > last for t in range(first, last)):
         return None
     rings = {}
-    for t in range(first, end):  # the stream end writes the block output, or feeds the tail
+    for t in range(first, end + 1 if end < last else end):
+        # The stream end writes the block output directly, or, with a tail, one position at a
+        # time into a buffer of its own that the tail's accumulator then reads.
+        if t == end:
+            rings[t] = 1
+            continue
         consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
         key = (t, consumers, axis)
         if key not in ring_cache:
@@ -385,7 +390,8 @@ def lower_recompute(graph: Graph, live: Liveness, first: int, last: int, tile: i
     macs = _tail_macs(graph, end, last) + sum(
         _pixel_macs(graph, t) * rows[t][0] * cols[t][0] for t in range(first, end + 1))
     act = _activation_type(graph)
-    scratch = [Scratch(f"tile{t}", (rows[t][1], cols[t][1], graph.shape_of(t)[2]), act) for t in range(first, end)]
+    inner = range(first, end + 1 if end < last else end)  # with a tail, the end's patch is kept too
+    scratch = [Scratch(f"tile{t}", (rows[t][1], cols[t][1], graph.shape_of(t)[2]), act) for t in inner]
     scratch += _tail_scratch(graph, end, last, act)
     return LoweredBlock(first, last, "recompute", tile, _reads(graph, first, last), None, tuple(scratch), macs,
                         {}, end)

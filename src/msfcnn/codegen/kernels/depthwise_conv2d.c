@@ -1,0 +1,74 @@
+/*
+ * DEPTHWISE_CONV_2D over an output region (src/msfcnn/ops/depthwise_conv2d.py).
+ *
+ * int8: TFLite's depthwise kernel accumulates (input - input zero point) * weight in int32 over
+ * the taps, adds the bias and requantises per channel with its own MultiplyByQuantizedMultiplier
+ * (gemmlowp's doubling high multiply, then a rounding shift: p->rounding = MSF_ROUND_DOUBLE),
+ * then adds the output zero point and clamps. Output channel o reads input channel
+ * o / depth_multiplier; weights are (1, kh, kw, out_c). Padding (the zero point) is skipped.
+ */
+#include "msfcnn_kernels.h"
+
+void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, oc, i, j;
+    for (r = r0; r < r1; ++r) {
+        const int32_t y0 = r * p->stride_h - p->pad_top;
+        int32_t i_lo, i_hi;
+        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
+        for (c = c0; c < c1; ++c) {
+            const int32_t x0 = c * p->stride_w - p->pad_left;
+            int8_t *dst = msf_at_s8(out, r, c, 0);
+            int32_t j_lo, j_hi;
+            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
+            for (oc = 0; oc < p->out_c; ++oc) {
+                const int32_t ic = oc / p->depth_multiplier;
+                int32_t acc = 0;
+                for (i = i_lo; i < i_hi; ++i) {
+                    for (j = j_lo; j < j_hi; ++j) {
+                        const int8_t *src = msf_at_s8(in, y0 + i, x0 + j, ic);
+                        acc += ((int32_t)*src + p->input_offset) * p->weights[(i * p->kw + j) * p->out_c + oc];
+                    }
+                }
+                if (p->bias != NULL) {
+                    acc += p->bias[oc];
+                }
+                acc = msf_mul_by_quantized_mult(acc, p->mult[oc], p->shift[oc], p->rounding);
+                dst[oc] = msf_clamp_s8(acc, p->output_offset, p->act_min, p->act_max);
+            }
+        }
+    }
+}
+
+void msf_depthwise_conv2d_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    /* float: taps accumulated in (row, column) order as the numpy kernel does, bias, activation. */
+    int32_t r, c, oc, i, j;
+    for (r = r0; r < r1; ++r) {
+        const int32_t y0 = r * p->stride_h - p->pad_top;
+        int32_t i_lo, i_hi;
+        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
+        for (c = c0; c < c1; ++c) {
+            const int32_t x0 = c * p->stride_w - p->pad_left;
+            float *dst = msf_at_f32(out, r, c, 0);
+            int32_t j_lo, j_hi;
+            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
+            for (oc = 0; oc < p->out_c; ++oc) {
+                const int32_t ic = oc / p->depth_multiplier;
+                float acc = 0.0f;
+                for (i = i_lo; i < i_hi; ++i) {
+                    for (j = j_lo; j < j_hi; ++j) {
+                        const float *src = msf_at_f32(in, y0 + i, x0 + j, ic);
+                        acc += *src * p->weights_f32[(i * p->kw + j) * p->out_c + oc];
+                    }
+                }
+                if (p->bias_f32 != NULL) {
+                    acc += p->bias_f32[oc];
+                }
+                dst[oc] = msf_apply_activation_f32(acc, p->activation);
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/*
+ * MEAN over H and W (global average pool) as a streamed tail (src/msfcnn/ops/global_avg_pool.py).
+ *
+ * accumulate adds a region of the (H, W, C) input into per-channel int32 sums of the raw int8
+ * values; finish turns the complete sums into the output vector. The interpreter runs one of two
+ * int8 kernels, and so does finish (p->keepdims):
+ * - keep_dims (optimized_integer_ops::Mean): one multiplier folding in_scale / (count * out_scale),
+ *   set up in float32, and a float32-derived bias standing for the zero points (p->output_offset).
+ *   Channels are processed 16 at a time by NEON code (run through NEON_2_SSE on x86), whose
+ *   requantisation rounds ties up like ruy, and the remaining channels by scalar code rounding
+ *   away from zero: channels below p->vector_channels use MSF_ROUND_RUY, the rest MSF_ROUND_DOUBLE.
+ * - otherwise (reference QuantizedMeanOrSum): the exact correction sum - in_zp * count, then
+ *   in_scale / out_scale with 1/count folded in by an integer division (p->mult, p->shift),
+ *   MSF_ROUND_DOUBLE, plus the output zero point.
+ */
+#include "msfcnn_kernels.h"
+
+void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, const msf_view *in,
+                                       int32_t *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const int8_t *src = msf_at_s8(in, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                acc[ch] += src[ch];
+            }
+        }
+    }
+}
+
+void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const int32_t *acc, int8_t *out)
+{
+    int32_t ch;
+    for (ch = 0; ch < p->channels; ++ch) {
+        int32_t v;
+        if (p->keepdims) {
+            const int32_t rounding = ch < p->vector_channels ? MSF_ROUND_RUY : MSF_ROUND_DOUBLE;
+            v = msf_mul_by_quantized_mult(acc[ch], p->mult, p->shift, rounding);
+        } else {
+            v = msf_mul_by_quantized_mult(acc[ch] - p->input_zero_point * p->count, p->mult, p->shift,
+                                          MSF_ROUND_DOUBLE);
+        }
+        out[ch] = msf_clamp_s8(v, p->output_offset, -128, 127);
+    }
+}
+
+void msf_global_avg_pool_accumulate_f32(const msf_global_avg_pool_params *p, const msf_view *in,
+                                        float *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const float *src = msf_at_f32(in, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                acc[ch] += src[ch];
+            }
+        }
+    }
+}
+
+void msf_global_avg_pool_finish_f32(const msf_global_avg_pool_params *p, const float *acc, float *out)
+{
+    int32_t ch;
+    for (ch = 0; ch < p->channels; ++ch) {
+        out[ch] = acc[ch] / (float)p->count;
+    }
+}

@@ -1,0 +1,344 @@
+/*
+ * msfcnn kernel library: the operators a generated network calls, in portable C99.
+ *
+ * Numerics. The int8 kernels are bit-exact with msfcnn's numpy reference kernels
+ * (the `reference` methods in src/msfcnn/ops/), which reproduce the TFLite interpreter's integer arithmetic
+ * as it runs on x86: ruy's output stage for CONV_2D and FULLY_CONNECTED, TFLite's own
+ * MultiplyByQuantizedMultiplier for the element-wise kernels, and the special cases of
+ * AVERAGE_POOL_2D, MEAN and SOFTMAX. The float32 kernels follow the numpy float kernels up to
+ * float rounding (summation order). Every multiplier, shift, offset, clamp and table is computed
+ * in Python (each op's `c_params` / `c_consts`, with the same helpers as the numpy kernels): the C
+ * side only applies them, so the two cannot drift apart.
+ *
+ * Build: strict C99, no allocation; uses only <stdint.h>, <stddef.h>, <string.h> and <math.h>
+ * (expf, roundf, floor). Float kernels assume IEEE single precision evaluated as such
+ * (FLT_EVAL_METHOD 0) and no contraction of a * b + c into a fused multiply-add: -std=c99 turns
+ * contraction off in GCC (ISO mode implies -ffp-contract=off); other compilers need it explicitly.
+ * The integer code relies on nothing implementation-defined (no right shift of negative values,
+ * no left shift of negative values, no signed overflow for operands in range).
+ *
+ * Tensors. A feature map is (H, W, C), channels innermost. Kernels reach it through an
+ * `msf_view`, which maps a logical position (row r, column c, channel ch) of the whole tensor to
+ * its storage; the same kernel thereby reads and writes whole tensors, ring buffers over rows
+ * (linebuffer scheme), ring buffers over columns of a band of rows (hcache scheme) and patch
+ * buffers (recompute scheme). A vector (C,) is a 1 x 1 x C map.
+ *
+ * Regions. Spatial and element-wise kernels compute the output rows [r0, r1) x columns [c0, c1)
+ * (all channels) of the op's full output, in the output's logical coordinates. Window kernels
+ * read the input positions y = r * stride_h - pad_top + i, x = c * stride_w - pad_left + j; a
+ * position outside [0, in_h) x [0, in_w) is padding and is never read, so no padded copy ever
+ * exists. Only positions inside the input and needed by the region are read through the view.
+ */
+#ifndef MSFCNN_KERNELS_H
+#define MSFCNN_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Views
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    void *base;            /* int8_t* (int8 graphs) or float* (float32 graphs) */
+    int32_t row_stride;    /* elements between consecutive stored rows */
+    int32_t col_stride;    /* elements between consecutive stored columns (usually = channels) */
+    int32_t row_origin;    /* logical row held in stored row 0 (band / patch buffers; 0 otherwise) */
+    int32_t col_origin;    /* logical column held in stored column 0 */
+    int32_t row_ring;      /* > 0: logical row r is stored at row (r - row_origin) % row_ring; 0: no ring */
+    int32_t col_ring;      /* same for columns */
+} msf_view;
+/* element (r, c, ch): base + stored_row*row_stride + stored_col*col_stride + ch, with
+   stored_row = row_ring ? (r - row_origin) % row_ring : r - row_origin (same for columns).
+   (r - row_origin) and (c - col_origin) are never negative for the positions a kernel touches. */
+
+static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
+{
+    int32_t s = r - v->row_origin;
+    return v->row_ring > 0 ? s % v->row_ring : s;
+}
+
+static inline int32_t msf_stored_col(const msf_view *v, int32_t c)
+{
+    int32_t s = c - v->col_origin;
+    return v->col_ring > 0 ? s % v->col_ring : s;
+}
+
+/* Offset in elements of (r, c, ch) from the view's base. */
+static inline ptrdiff_t msf_offset(const msf_view *v, int32_t r, int32_t c, int32_t ch)
+{
+    return (ptrdiff_t)msf_stored_row(v, r) * v->row_stride
+         + (ptrdiff_t)msf_stored_col(v, c) * v->col_stride + ch;
+}
+
+static inline int8_t *msf_at_s8(const msf_view *v, int32_t r, int32_t c, int32_t ch)
+{
+    return (int8_t *)v->base + msf_offset(v, r, c, ch);
+}
+
+static inline float *msf_at_f32(const msf_view *v, int32_t r, int32_t c, int32_t ch)
+{
+    return (float *)v->base + msf_offset(v, r, c, ch);
+}
+
+/* The taps [*lo, *hi) of a window of k taps along one axis whose input positions start + tap lie
+   inside [0, size): the taps the window kernels read (the others are padding). */
+static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t *lo, int32_t *hi)
+{
+    *lo = start < 0 ? -start : 0;
+    *hi = size - start < k ? size - start : k;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Shared numerics (numerics.c), mirroring src/msfcnn/numerics.py
+ * ------------------------------------------------------------------------------------------- */
+
+/* Rounding schemes of MultiplyByQuantizedMultiplier (numerics.py DOUBLE / RUY / SINGLE). */
+enum {
+    MSF_ROUND_DOUBLE = 0,  /* TFLite's own: gemmlowp SaturatingRoundingDoublingHighMul, then
+                              RoundingDivideByPOT (ties away from zero): depthwise, ADD, MEAN,
+                              RELU, requantise */
+    MSF_ROUND_RUY = 1,     /* ruy's x86 output stage (two roundings, ties up): CONV_2D,
+                              FULLY_CONNECTED */
+    MSF_ROUND_SINGLE = 2   /* TFLITE_SINGLE_ROUNDING: one rounding of the 64-bit product */
+};
+
+/* Fused activations of float graphs (numerics.float_activation). int8 kernels clamp to
+   [act_min, act_max] instead, computed in Python by numerics.activation_range. */
+enum { MSF_ACT_NONE = 0, MSF_ACT_RELU = 1, MSF_ACT_RELU6 = 2 };
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties away from zero;
+   INT32_MIN * INT32_MIN saturates to INT32_MAX. */
+int32_t msf_saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
+/* gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded, ties away from zero (0 <= exponent <= 31). */
+int32_t msf_rounding_divide_by_pot(int32_t x, int32_t exponent);
+/* MultiplyByQuantizedMultiplier(x, multiplier, shift): x * multiplier * 2^(shift - 31), rounded
+   as the scheme says; shift > 0 is a left shift. Results beyond int32 saturate (they only occur
+   far outside any int8 output range, where every scheme clamps the same way). */
+int32_t msf_mul_by_quantized_mult_double(int32_t x, int32_t multiplier, int32_t shift);
+int32_t msf_mul_by_quantized_mult_ruy(int32_t x, int32_t multiplier, int32_t shift);
+int32_t msf_mul_by_quantized_mult_single(int32_t x, int32_t multiplier, int32_t shift);
+int32_t msf_mul_by_quantized_mult(int32_t x, int32_t multiplier, int32_t shift, int32_t rounding);
+/* x + zero_point clamped to [lo, hi] (in 64 bits: x may be a saturated multiply result). */
+int8_t msf_clamp_s8(int32_t x, int32_t zero_point, int32_t lo, int32_t hi);
+/* numerics.float_activation for one value (NaN passes through, as np.maximum / np.clip). */
+float msf_apply_activation_f32(float x, int32_t activation);
+
+/* The interpreter's QUANTIZE (float32 -> int8) and DEQUANTIZE (int8 -> float32) at a model's
+   edges, numerics.quantize_float / dequantize. Its vector code handles blocks of 8 values, its
+   scalar code the remainder, and they round differently; so the result depends on the element's
+   position in the whole tensor: `vector` is nonzero for elements whose index (in memory order
+   over the whole tensor) is below (n / 8) * 8. The buffer forms apply that rule to a whole
+   contiguous tensor of n elements. */
+int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector);
+float msf_dequantize_s8_one(int8_t q, float scale, int32_t zero_point, int vector);
+void msf_quantize_f32(const float *in, int8_t *out, int32_t n, float scale, int32_t zero_point);
+void msf_dequantize_s8(const int8_t *in, float *out, int32_t n, float scale, int32_t zero_point);
+
+/* ---------------------------------------------------------------------------------------------
+ * Parameter structs. One struct per op, shared by its _s8 and _f32 kernels: the int8 kernel
+ * reads the integer fields and `weights` / `bias`; the float kernel reads `weights_f32` /
+ * `bias_f32` and `activation`. Filled by the op's Python `c_params`; unused fields stay zero.
+ * `bias` / `bias_f32` may be NULL (no bias).
+ * ------------------------------------------------------------------------------------------- */
+
+/* CONV_2D. weights (out_c, kh, kw, in_c); per-output-channel mult/shift. */
+typedef struct {
+    int32_t in_h, in_w, in_c, out_c;
+    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+    int32_t input_offset;           /* -(input zero point): padding then contributes 0 */
+    int32_t output_offset;          /* output zero point */
+    int32_t act_min, act_max;       /* int8 clamp (fused activation) */
+    int32_t rounding;               /* MSF_ROUND_*: ruy's on x86 */
+    int32_t activation;             /* float graphs: MSF_ACT_* */
+    const int8_t *weights;
+    const int32_t *bias;
+    const int32_t *mult;            /* [out_c] */
+    const int32_t *shift;           /* [out_c] */
+    const float *weights_f32;
+    const float *bias_f32;
+} msf_conv2d_params;
+
+/* DEPTHWISE_CONV_2D. weights (1, kh, kw, out_c), out_c = in_c * depth_multiplier; output
+   channel o reads input channel o / depth_multiplier. */
+typedef struct {
+    int32_t in_h, in_w, in_c, out_c, depth_multiplier;
+    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+    int32_t input_offset, output_offset;
+    int32_t act_min, act_max;
+    int32_t rounding;               /* TFLite's MultiplyByQuantizedMultiplier: MSF_ROUND_DOUBLE */
+    int32_t activation;
+    const int8_t *weights;
+    const int32_t *bias;
+    const int32_t *mult;            /* [out_c] */
+    const int32_t *shift;           /* [out_c] */
+    const float *weights_f32;
+    const float *bias_f32;
+} msf_depthwise_conv2d_params;
+
+/* MAX_POOL_2D and AVERAGE_POOL_2D (input and output share their quantisation in int8). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+    int32_t count_include_pad;      /* avg: divide by kh * kw instead of the in-bounds taps */
+    int32_t act_min, act_max;
+    int32_t activation;
+} msf_pool2d_params;
+/* Every op's params type is <c_kernel>_params (the generator's convention). */
+typedef msf_pool2d_params msf_max_pool2d_params;
+typedef msf_pool2d_params msf_avg_pool2d_params;
+
+/* ADD (TFLite int8: both inputs scaled by 2^left_shift, brought to twice the larger input scale,
+   summed, rescaled to the output). */
+typedef struct {
+    int32_t channels;
+    int32_t input1_offset, input2_offset;   /* -(zero points) */
+    int32_t left_shift;                     /* 20 */
+    int32_t input1_mult, input1_shift;
+    int32_t input2_mult, input2_shift;
+    int32_t output_mult, output_shift;
+    int32_t output_offset;
+    int32_t act_min, act_max;
+    int32_t rounding;
+    int32_t activation;
+} msf_add_params;
+
+/* Standalone RELU / RELU6: requantise, then clamp. */
+typedef struct {
+    int32_t channels;
+    int32_t input_offset, output_offset;
+    int32_t mult, shift;
+    int32_t act_min, act_max;
+    int32_t rounding;
+    int32_t activation;
+} msf_activation_params;
+
+/* QUANTIZE int8 -> int8 (float graphs: a copy). */
+typedef struct {
+    int32_t channels;
+    int32_t input_offset, output_offset;
+    int32_t mult, shift;
+    int32_t rounding;
+} msf_requantize_params;
+
+/* PAD of the spatial axes with the zero point (0.0 in float graphs). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t pad_top, pad_left;
+    int32_t fill;                   /* int8 graphs: the output zero point */
+} msf_pad_params;
+
+/* MEAN over H and W (global average pool). Two int8 kernels, as the interpreter has:
+   keepdims = 1: optimized_integer_ops::Mean (multiplier folding 1/count, channels below
+   vector_channels in ruy rounding, the rest gemmlowp rounding, float-derived bias);
+   keepdims = 0: reference QuantizedMeanOrSum (exact zero-point correction, DOUBLE rounding). */
+typedef struct {
+    int32_t channels;
+    int32_t count;                  /* H * W of the input */
+    int32_t keepdims;
+    int32_t mult, shift;
+    int32_t input_zero_point;       /* generic kernel: subtracts input_zero_point * count */
+    int32_t output_offset;          /* keepdims: the float-derived bias; generic: output zero point */
+    int32_t vector_channels;        /* keepdims: channels / 16 * 16 */
+} msf_global_avg_pool_params;
+
+/* FULLY_CONNECTED. weights (units, in_features), in_features = in_h * in_w * in_c, the input
+   flattened row-major over (H, W, C) as TFLite flattens NHWC. mult/shift hold units entries if
+   per_channel, else one. */
+typedef struct {
+    int32_t units;
+    int32_t in_h, in_w, in_c;
+    int32_t input_offset, output_offset;
+    int32_t act_min, act_max;
+    int32_t per_channel;
+    int32_t rounding;               /* ruy's on x86 */
+    int32_t activation;
+    const int8_t *weights;
+    const int32_t *bias;
+    const int32_t *mult;
+    const int32_t *shift;
+    const float *weights_f32;
+    const float *bias_f32;
+} msf_dense_params;
+
+/* SOFTMAX over the last axis of `outer` rows of `depth` values. */
+typedef struct {
+    int32_t depth, outer;
+    int32_t output_offset;          /* output zero point */
+    float output_scale;             /* int8: the float32 output scale */
+    float beta;                     /* float graphs */
+    const float *exp_table;         /* int8: [256], exp_table[d] = expf(-input_scale * beta * d) */
+} msf_softmax_params;
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernels
+ * ------------------------------------------------------------------------------------------- */
+
+/* Window ops: output region rows [r0, r1) x cols [c0, c1), all channels. */
+void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_conv2d_f32(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depthwise_conv2d_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_max_pool2d_s8(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_max_pool2d_f32(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
+                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_avg_pool2d_s8(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_avg_pool2d_f32(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
+                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+/* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
+void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pad_f32(const msf_pad_params *p, const msf_view *in, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+/* Element-wise ops: the region is the same in the input(s) and the output. */
+void msf_add_s8(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_add_f32(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_activation_s8(const msf_activation_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_activation_f32(const msf_activation_params *p, const msf_view *in, msf_view *out,
+                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_requantize_s8(const msf_requantize_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_requantize_f32(const msf_requantize_params *p, const msf_view *in, msf_view *out,
+                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+/* Tail ops. The caller zeroes the accumulator (channels / units entries) before the first
+   accumulate; regions of the (H, W, C) input may come in any order and split (integer sums are
+   exact in any order; float sums follow the call order). finish writes the output vector. */
+void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, const msf_view *in,
+                                       int32_t *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const int32_t *acc, int8_t *out);
+void msf_global_avg_pool_accumulate_f32(const msf_global_avg_pool_params *p, const msf_view *in,
+                                        float *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_global_avg_pool_finish_f32(const msf_global_avg_pool_params *p, const float *acc, float *out);
+
+void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, int32_t *acc,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_dense_finish_s8(const msf_dense_params *p, const int32_t *acc, int8_t *out);
+void msf_dense_accumulate_f32(const msf_dense_params *p, const msf_view *in, float *acc,
+                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_dense_finish_f32(const msf_dense_params *p, const float *acc, float *out);
+
+/* SOFTMAX on contiguous rows; out may be in (in place). */
+void msf_softmax_s8(const msf_softmax_params *p, const int8_t *in, int8_t *out);
+void msf_softmax_f32(const msf_softmax_params *p, const float *in, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MSFCNN_KERNELS_H */

@@ -1,0 +1,528 @@
+"""The C kernel library against the numpy kernels (the executable spec of the numerics).
+
+int8 kernels must be bit-exact with `op.reference`, float32 kernels within float rounding
+(1e-4 relative). Every op runs on random configurations (kernels 1-7, strides 1-2, asymmetric
+pads, non-square maps, random quantisation) over four regions (the whole output, one row, one
+column band, a sub-rectangle) and on inputs and outputs held in every kind of view (whole tensor,
+patch buffer, row ring, column ring over a band, both rings); every node of the TFLite / ONNX
+fixtures runs on the numpy executor's own input to that node. The params come from each op's
+`c_params` / `c_consts`, compiled as the code generator will emit them. A subset runs again with
+AddressSanitizer and UndefinedBehaviorSanitizer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURES  # noqa: E402
+from c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
+                               kernel_sources, node_inputs, regions)
+from msfcnn import numerics as nx  # noqa: E402
+from msfcnn.frontends import load_model  # noqa: E402
+from msfcnn.ir import Quant  # noqa: E402
+from msfcnn.ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, KernelContext,  # noqa: E402
+                        MaxPool2D, Pad, Requantize, Softmax, Window)
+from msfcnn.ops.activation import Activation  # noqa: E402
+from msfcnn.ops.base import c_float  # noqa: E402
+
+ACTIVATIONS = (None, "relu", "relu6")
+
+
+# ---- building --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def c_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("c_kernels")
+
+
+@pytest.fixture(scope="session")
+def lib(c_dir) -> Path:
+    return build_library(c_dir)
+
+
+@pytest.fixture(scope="session")
+def san_lib(c_dir) -> Path:
+    return build_library(c_dir, sanitize=True)
+
+
+@pytest.mark.parametrize("source", kernel_sources(), ids=lambda p: p.name)
+def test_each_kernel_file_compiles_strict_c99(source, c_dir):
+    cmd = ["gcc", *STRICT, "-O2", "-c", str(source), "-o", str(c_dir / (source.stem + ".o"))]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_kernels_use_no_libc_beyond_the_allowed_headers():
+    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", '"msfcnn_kernels.h"'}
+    for source in [*kernel_sources(), kernel_sources()[0].parent / "msfcnn_kernels.h"]:
+        for line in source.read_text().splitlines():
+            if line.startswith("#include"):
+                assert line.split()[1] in allowed, f"{source.name}: {line}"
+            assert "malloc" not in line, f"{source.name}: {line}"
+
+
+# ---- random configurations -------------------------------------------------------------------
+
+def f32(x) -> float:
+    return float(np.float32(x))
+
+
+def rand_quant(rng, lo=0.004, hi=0.08, zp=100, ties=False) -> Quant:
+    """A random quantisation; with ties, a power-of-two scale, so that rescale factors between
+    such tensors are exact powers of two and rounding ties are frequent (where the schemes differ)."""
+    scale = 2.0 ** -int(rng.integers(4, 9)) if ties else f32(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+    return Quant(scale, int(rng.integers(-zp, zp + 1)))
+
+
+def wants_ties(rng, is_float) -> bool:
+    return not is_float and rng.random() < 0.35
+
+
+def rand_window(rng, max_k=7, square=False):
+    kh = int(rng.integers(1, max_k + 1))
+    kw = kh if square else int(rng.integers(1, max_k + 1))
+    sh, sw = (int(v) for v in rng.integers(1, 3, 2))
+    pads = tuple(int(rng.integers(0, k)) for k in (kh, kw, kh, kw))  # top, left, bottom, right
+    h = int(rng.integers(max(1, kh - pads[0] - pads[2]), kh + 9))
+    w = int(rng.integers(max(1, kw - pads[1] - pads[3]), kw + 9))
+    return Window((kh, kw), (sh, sw), pads), (h, w)
+
+
+def rand_activation(rng):
+    return ACTIVATIONS[int(rng.integers(0, 3))]
+
+
+def weighted_consts(rng, weight_shape, channels, fan_in, in_q, is_float, per_tensor=False, ties=False):
+    """Weights, bias (or none) and weight scales; plus a sensible output quantisation. With ties:
+    small weights, power-of-two scales, multipliers exactly 2^-k (k >= -1), inputs near the zero
+    point (see `near`): many accumulators fall exactly half-way."""
+    if ties:
+        weights = rng.integers(-4, 5, weight_shape, dtype=np.int8)
+        scales = (2.0 ** -rng.integers(6, 9, 1 if per_tensor else channels)).astype(np.float32)
+        consts = {"weights": weights, "weight_scales": scales}
+        if rng.random() < 0.8:
+            consts["bias"] = rng.integers(-30, 31, channels).astype(np.int32)
+        out_q = Quant(in_q.scale * 2.0 ** (int(rng.integers(0, 4)) - 7), int(rng.integers(-40, 41)))
+        return consts, out_q
+    if is_float:
+        consts = {"weights": (rng.standard_normal(weight_shape) / np.sqrt(fan_in)).astype(np.float32)}
+        if rng.random() < 0.8:
+            consts["bias"] = rng.standard_normal(channels).astype(np.float32)
+        return consts, None
+    weights = rng.integers(-127, 128, weight_shape, dtype=np.int8)
+    n_scales = 1 if per_tensor else channels
+    scales = (np.exp(rng.uniform(np.log(0.002), np.log(0.05), n_scales))).astype(np.float32)
+    consts = {"weights": weights, "weight_scales": scales}
+    acc_std = np.sqrt(fan_in) * 80 * 73  # |x - zp| ~ 80, |w| ~ 73
+    if rng.random() < 0.8:
+        consts["bias"] = np.round(rng.standard_normal(channels) * acc_std).astype(np.int32)
+    real_std = acc_std * in_q.scale * float(np.median(scales))
+    out_q = Quant(f32(real_std / 40 * rng.uniform(0.5, 2)), int(rng.integers(-60, 61)))
+    return consts, out_q
+
+
+def rand_map(rng, shape, is_float):
+    if is_float:
+        return rng.standard_normal(shape).astype(np.float32)
+    return rng.integers(-128, 128, shape, dtype=np.int8)
+
+
+def near(rng, shape, zero_point, spread=10):
+    """int8 values within `spread` of a zero point."""
+    return np.clip(zero_point + rng.integers(-spread, spread + 1, shape), -128, 127).astype(np.int8)
+
+
+def conv_config(rng, is_float):
+    win, (h, w) = rand_window(rng)
+    cin, cout = (int(v) for v in rng.integers(1, 9, 2))
+    op = Conv2D(cout, win, rand_activation(rng))
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    consts, out_q = weighted_consts(rng, (cout, *win.kernel, cin), cout, cin * win.kernel[0] * win.kernel[1],
+                                    in_q, is_float, per_tensor=rng.random() < 0.25, ties=ties)
+    x = near(rng, (h, w, cin), in_q.zero_point) if ties else rand_map(rng, (h, w, cin), is_float)
+    return op, KernelContext(consts, (in_q,), out_q), [x]
+
+
+def depthwise_config(rng, is_float):
+    win, (h, w) = rand_window(rng)
+    cin, mult = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    op = DepthwiseConv2D(win, mult, rand_activation(rng))
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    consts, out_q = weighted_consts(rng, (1, *win.kernel, cin * mult), cin * mult, win.kernel[0] * win.kernel[1],
+                                    in_q, is_float, per_tensor=rng.random() < 0.25, ties=ties)
+    x = near(rng, (h, w, cin), in_q.zero_point) if ties else rand_map(rng, (h, w, cin), is_float)
+    return op, KernelContext(consts, (in_q,), out_q), [x]
+
+
+def pool_config(cls):
+    def make(rng, is_float):
+        win, (h, w) = rand_window(rng)
+        kwargs = {"count_include_pad": bool(rng.random() < 0.3)} if cls is AvgPool2D else {}
+        op = cls(win, rand_activation(rng), **kwargs)
+        q = None if is_float else rand_quant(rng, zp=60)
+        c = int(rng.integers(1, 9))
+        return op, KernelContext({}, (q,), q), [rand_map(rng, (h, w, c), is_float)]
+    return make
+
+
+def add_config(rng, is_float):
+    shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
+    if rng.random() < 0.2:
+        shape = (int(rng.integers(1, 30)),)  # a vector
+    op = Add(rand_activation(rng))
+    ties = wants_ties(rng, is_float)
+    qs = (None, None, None) if is_float else (rand_quant(rng, ties=ties), rand_quant(rng, ties=ties),
+                                              rand_quant(rng, 0.01, 0.1, ties=ties))
+    return op, KernelContext({}, qs[:2], qs[2]), [rand_map(rng, shape, is_float), rand_map(rng, shape, is_float)]
+
+
+def activation_config(rng, is_float):
+    shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
+    op = Activation(("relu", "relu6")[int(rng.integers(0, 2))])
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    out_q = None if is_float else rand_quant(rng, 0.004, 0.05, zp=128, ties=ties)
+    return op, KernelContext({}, (in_q,), out_q), [rand_map(rng, shape, is_float) * (4 if is_float else 1)]
+
+
+def requantize_config(rng, is_float):
+    shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    out_q = None if is_float else rand_quant(rng, 0.01, 0.2, zp=128, ties=ties)
+    return Requantize(), KernelContext({}, (in_q,), out_q), [rand_map(rng, shape, is_float)]
+
+
+def pad_config(rng, is_float):
+    shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
+    op = Pad(tuple(int(v) for v in rng.integers(0, 4, 4)))
+    q = None if is_float else rand_quant(rng)
+    return op, KernelContext({}, (q,), q), [rand_map(rng, shape, is_float)]
+
+
+SPATIAL = {"conv2d": conv_config, "depthwise_conv2d": depthwise_config, "max_pool2d": pool_config(MaxPool2D),
+           "avg_pool2d": pool_config(AvgPool2D), "add": add_config, "activation": activation_config,
+           "requantize": requantize_config, "pad": pad_config}
+
+
+def random_splits(rng, h, w):
+    """A partition of an h x w map into row bands split into column pieces, in random layouts."""
+    cuts = sorted(set(int(v) for v in rng.integers(1, h, int(rng.integers(0, 3))))) if h > 1 else []
+    out = []
+    for r0, r1 in zip([0, *cuts], [*cuts, h]):
+        cols = sorted(set(int(v) for v in rng.integers(1, w, int(rng.integers(0, 3))))) if w > 1 else []
+        for c0, c1 in zip([0, *cols], [*cols, w]):
+            layout = ("whole", "patch", "row_ring", "col_ring", "rings")[int(rng.integers(0, 5))]
+            out.append(((r0, r1), (c0, c1), layout))
+    rng.shuffle(out)
+    return out
+
+
+def gap_case(cases: Cases, rng, is_float, label):
+    h, w, c = int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 41))
+    op = GlobalAvgPool(keepdims=bool(rng.random() < 0.5))
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    out_q = None if is_float else Quant(f32(in_q.scale * rng.uniform(0.1, 1)), int(rng.integers(-60, 61)))
+    if ties:  # 1 / count and the scales exact powers of two
+        h, w = (int(v) for v in 2 ** rng.integers(0, 3, 2))
+        out_q = Quant(in_q.scale / 2 ** int(rng.integers(0, 4)), out_q.zero_point)
+    x = rand_map(rng, (h, w, c), is_float)
+    if not is_float:  # means near the input zero point, not saturating the output
+        x = np.clip(rng.normal(in_q.zero_point, 30, (h, w, c)), -128, 127).astype(np.int8)
+    cases.tail(op, KernelContext({}, (in_q,), out_q), x, label, splits=random_splits(rng, h, w))
+
+
+def dense_case(cases: Cases, rng, is_float, label):
+    h, w, c = int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(1, 9))
+    units = int(rng.integers(1, 21))
+    op = Dense(units, rand_activation(rng))
+    ties = wants_ties(rng, is_float)
+    in_q = None if is_float else rand_quant(rng, ties=ties)
+    consts, out_q = weighted_consts(rng, (units, h * w * c), units, h * w * c, in_q, is_float,
+                                    per_tensor=rng.random() < 0.4, ties=ties)
+    if consts.get("weight_scales") is not None and consts["weight_scales"].size == 1 and rng.random() < 0.5:
+        consts["weight_scales"] = np.repeat(consts["weight_scales"], units)  # per tensor, repeated
+    ctx = KernelContext(consts, (in_q,), out_q)
+    x = near(rng, (h, w, c), in_q.zero_point) if ties else rand_map(rng, (h, w, c), is_float)
+    if rng.random() < 0.3:  # a vector input
+        cases.tail(op, ctx, x.reshape(-1), label)
+    else:  # streamed over the map before a flattening reshape
+        cases.tail(op, ctx, x.reshape(-1), label, in_shape=(h, w, c), splits=random_splits(rng, h, w))
+
+
+def softmax_case(cases: Cases, rng, is_float, label):
+    depth = int(rng.integers(1, 41))
+    shape = (depth,) if rng.random() < 0.6 else (int(rng.integers(1, 4)), depth)
+    op = Softmax(1.0 if rng.random() < 0.6 else f32(rng.uniform(0.3, 2.0)))
+    in_q = None if is_float else rand_quant(rng, 0.005, 0.2)
+    out_q = None if is_float else (Quant(1 / 256, -128) if rng.random() < 0.7 else rand_quant(rng, 0.002, 0.01))
+    x = rand_map(rng, shape, is_float) * (3 if is_float else 1)
+    cases.softmax(op, KernelContext({}, (in_q,), out_q), x, label, in_place=bool(rng.random() < 0.3))
+
+
+TAILS = {"global_avg_pool": gap_case, "dense": dense_case, "softmax": softmax_case}
+KINDS = [*SPATIAL, *TAILS]
+
+
+def add_random_cases(cases: Cases, kind: str, is_float: bool, n: int, seed: int, layout_runs: int = 3):
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        label = f"{kind} #{i} {'f32' if is_float else 's8'}"
+        if kind in SPATIAL:
+            op, ctx, inputs = SPATIAL[kind](rng, is_float)
+            cases.spatial(op, ctx, inputs, f"{label} {op}", n_layout_runs=layout_runs)
+        else:
+            TAILS[kind](cases, rng, is_float, label)
+
+
+# ---- comparing -------------------------------------------------------------------------------
+
+def assert_bit_exact(results, record_property=None):
+    total = exact = 0
+    failures = []
+    for r in results:
+        got, want = np.asarray(r.got).reshape(-1), np.asarray(r.expected).reshape(-1)
+        assert got.shape == want.shape, r.label
+        same = got == want
+        total += same.size
+        exact += int(same.sum())
+        acc_ok = "acc" not in r.extra or np.array_equal(r.extra["acc"].astype(np.int64),
+                                                       np.asarray(r.extra["acc_expected"]).astype(np.int64))
+        if not same.all() or not r.untouched or not acc_ok:
+            failures.append(f"{r.label}: {int((~same).sum())}/{same.size} differ, max "
+                            f"{np.abs(got.astype(np.int64) - want.astype(np.int64)).max()}, "
+                            f"untouched={r.untouched}, acc_ok={acc_ok}")
+    if record_property:
+        record_property("values", total)
+        record_property("bit_exact_fraction", exact / max(total, 1))
+    assert not failures, f"{len(failures)} of {len(results)} runs not bit-exact:\n" + "\n".join(failures[:20])
+    return total
+
+
+def close(got, want, rtol=1e-4):
+    got, want = np.asarray(got, np.float64).reshape(-1), np.asarray(want, np.float64).reshape(-1)
+    scale = max(float(np.abs(want).max(initial=0.0)), 1e-6)
+    err = np.abs(got - want)
+    return bool(np.all(err <= rtol * np.abs(want) + rtol * scale)), float((err / scale).max(initial=0.0))
+
+
+def assert_close(results, record_property=None):
+    worst = 0.0
+    failures = []
+    for r in results:
+        ok, rel = close(r.got, r.expected)
+        worst = max(worst, rel)
+        acc_ok = "acc" not in r.extra or close(r.extra["acc"], r.extra["acc_expected"])[0]
+        if not ok or not r.untouched or not acc_ok:
+            failures.append(f"{r.label}: max relative error {rel:.3g}, untouched={r.untouched}, acc_ok={acc_ok}")
+    if record_property:
+        record_property("max_relative_error", worst)
+    assert not failures, f"{len(failures)} of {len(results)} runs off:\n" + "\n".join(failures[:20])
+    return worst
+
+
+# ---- random cases ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_random_int8_bit_exact(kind, lib, c_dir, record_property):
+    cases = Cases(seed=1)
+    add_random_cases(cases, kind, False, n=40, seed=KINDS.index(kind))
+    results = cases.results(c_dir, lib, tag=f"random_s8_{kind}")
+    assert len(results) >= 40
+    assert_bit_exact(results, record_property)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
+    cases = Cases(seed=2)
+    add_random_cases(cases, kind, True, n=25, seed=100 + KINDS.index(kind))
+    assert_close(cases.results(c_dir, lib, tag=f"random_f32_{kind}"), record_property)
+
+
+# ---- the shared numerics ---------------------------------------------------------------------
+
+def multiply_inputs(rng):
+    """(x, multiplier, shift) triples: random ones, and exact ties for both rounding steps."""
+    n = 6000
+    shift = rng.integers(-31, 7, n)
+    mult = rng.integers(1 << 30, 1 << 31, n)
+    mult[: n // 3] = 1 << 30  # 0.5: x * m / 2^31 = x / 2, ties for every odd x
+    limit = (np.int64(1) << (30 - np.maximum(shift, 0)))
+    x = (rng.uniform(-1, 1, n) * limit).astype(np.int64)
+    x[n // 3: n // 2] = rng.integers(-300, 301, n // 2 - n // 3)  # small values: many ties
+    x[n // 2: n // 2 + 200] = (rng.integers(-64, 65, 200) * 2 + 1) << rng.integers(0, 8, 200)
+    x[:10], mult[:10], shift[:10] = -(1 << 31), -(1 << 31), 0  # the saturating product
+    return x.astype(np.int64), mult.astype(np.int64), shift.astype(np.int64)
+
+
+def test_fixed_point_helpers_match_numerics(lib, c_dir):
+    rng = np.random.default_rng(7)
+    x, mult, shift = multiply_inputs(rng)
+    d = Driver()
+    d.const("xs", x.astype(np.int32))
+    d.const("ms", mult.astype(np.int32))
+    d.const("ss", shift.astype(np.int32))
+    n = x.size
+    outs = {name: d.zeros(name, np.int32, n) for name in ("o_double", "o_ruy", "o_single", "o_srdhm", "o_rdbpot")}
+    d.body.append(f"""    {{ int32_t i; for (i = 0; i < {n}; ++i) {{
+        {outs["o_double"]}[i] = msf_mul_by_quantized_mult(xs[i], ms[i], ss[i], MSF_ROUND_DOUBLE);
+        {outs["o_ruy"]}[i] = msf_mul_by_quantized_mult(xs[i], ms[i], ss[i], MSF_ROUND_RUY);
+        {outs["o_single"]}[i] = msf_mul_by_quantized_mult(xs[i], ms[i], ss[i], MSF_ROUND_SINGLE);
+        {outs["o_srdhm"]}[i] = msf_saturating_rounding_doubling_high_mul(xs[i], ms[i]);
+        {outs["o_rdbpot"]}[i] = msf_rounding_divide_by_pot(xs[i], ss[i] < 0 ? -ss[i] : 0);
+    }} }}""")
+    slots = {name: d.dump(c_name, np.int32, n) for name, c_name in outs.items()}
+    got = d.run(c_dir, lib, tag="fixed_point")
+    valid = np.ones(n, bool)
+    valid[:10] = False  # INT32_MIN x INT32_MIN: only the high mul is defined for it
+    for mode, name in ((nx.DOUBLE, "o_double"), (nx.RUY, "o_ruy"), (nx.SINGLE, "o_single")):
+        want = nx.multiply_by_quantized_multiplier(x, mult, shift, mode)
+        want = np.clip(want, -(1 << 31), (1 << 31) - 1)  # C saturates what numpy leaves in int64
+        np.testing.assert_array_equal(got[slots[name]][valid], want[valid], err_msg=mode)
+    np.testing.assert_array_equal(got[slots["o_srdhm"]], nx.saturating_rounding_doubling_high_mul(x, mult))
+    np.testing.assert_array_equal(got[slots["o_rdbpot"]],
+                                  nx.rounding_divide_by_pot(x, np.maximum(-shift, 0)))
+    # the tie-heavy inputs really contain ties that the schemes round differently
+    assert (got[slots["o_double"]] != got[slots["o_ruy"]]).sum() > 50
+
+
+def test_edge_quantize_dequantize_match_numerics(lib, c_dir):
+    rng = np.random.default_rng(11)
+    d = Driver()
+    checks = []
+    for i, (scale, zp, n) in enumerate([(1 / 64, 3, 8 * 13 + 5), (0.0372, -17, 8 * 7 + 3), (0.5, 0, 16),
+                                        (0.0078125, -128, 7)]):
+        q = Quant(scale, zp)
+        ties = (rng.integers(-200, 200, n) + 0.5) * scale  # exact halves: the two paths disagree
+        x = np.where(rng.random(n) < 0.5, ties, rng.uniform(-300, 300, n) * scale).astype(np.float32)
+        x[:2] = [1e30, -1e30]
+        src = d.const(f"qx{i}", x)
+        dst = d.zeros("qy", np.int8, n)
+        d.body.append(f"    msf_quantize_f32({src}, {dst}, {n}, {c_float(scale)}, {zp});")
+        checks.append((d.dump(dst, np.int8, n), nx.quantize_float(x, q)))
+        qs = rng.integers(-128, 128, n, dtype=np.int8)
+        src = d.const(f"dq{i}", qs)
+        dst = d.zeros("dy", np.float32, n)
+        d.body.append(f"    msf_dequantize_s8({src}, {dst}, {n}, {c_float(scale)}, {zp});")
+        checks.append((d.dump(dst, np.float32, n), nx.dequantize(qs, q)))
+    got = d.run(c_dir, lib, tag="edges")
+    for slot, want in checks:
+        np.testing.assert_array_equal(got[slot].view(np.uint8), np.asarray(want).reshape(-1).view(np.uint8))
+
+
+def test_c_array_literal_is_exact_for_float32():
+    values = np.array([0.1, -3.4028235e38, 1e-45, 1 / 3], dtype=np.float32)
+    text = c_array_literal(values)
+    parsed = np.array([float(v) for v in text.strip("{}\n ").replace("\n", "").split(",")], dtype=np.float32)
+    np.testing.assert_array_equal(parsed, values)
+
+
+# ---- the fixtures' real nodes ----------------------------------------------------------------
+
+TFLITE = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("*.tflite")
+                if not p.name.startswith("unsupported_"))
+ONNX = sorted((FIXTURES / "models").glob("*.onnx"))
+
+
+def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1) -> int:
+    """Every node with a C kernel, on the numpy executor's own input to it; returns the node count."""
+    graph = load_model(str(path))
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(graph.input_shape).astype(np.float32) if graph.dtype == "float32"
+         else rng.integers(-128, 128, graph.input_shape, dtype=np.int8))
+    count = 0
+    for index, node, ctx, inputs in node_inputs(graph, x):
+        op, label = node.op, f"{path.stem} node {index} {node.op}"
+        if op.c_kernel is None:
+            continue
+        count += 1
+        if isinstance(op, (GlobalAvgPool, Dense)):
+            cases.tail(op, ctx, inputs[0], label)
+            src = node.inputs[0]
+            if inputs[0].ndim == 3 and inputs[0].shape[0] * inputs[0].shape[1] > 1:
+                h, w = inputs[0].shape[:2]
+                cases.tail(op, ctx, inputs[0], label + " split", splits=random_splits(rng, h, w))
+            elif src >= 0 and graph.nodes[src].op.kind == "reshape" and len(graph.shape_of(graph.nodes[src].inputs[0])) == 3:
+                # the dense streams the map before its flattening reshape
+                shape = graph.shape_of(graph.nodes[src].inputs[0])
+                cases.tail(op, ctx, inputs[0], label + " streamed", in_shape=shape,
+                           splits=random_splits(rng, shape[0], shape[1]))
+        elif isinstance(op, Softmax):
+            cases.softmax(op, ctx, inputs[0], label)
+        else:
+            out_hw = op.output_shape([i.shape for i in inputs])
+            whole = [((0, out_hw[0]), (0, out_hw[1]), ["whole"] * len(inputs), "whole")] if len(out_hw) == 3 else \
+                [((0, 1), (0, 1), ["whole"] * len(inputs), "whole")]
+            cases.spatial(op, ctx, inputs, label, runs=whole)
+            for _ in range(layout_runs if len(out_hw) == 3 else 0):
+                # a row, a column band or a sub-rectangle, in ring / patch views
+                r, c = regions(rng, out_hw[:2])[int(rng.integers(1, 4))]
+                cases.spatial(op, ctx, inputs, label, runs=[
+                    (r, c, [LAYOUTS[int(rng.integers(1, 5))] for _ in inputs], LAYOUTS[int(rng.integers(1, 5))])])
+    return count
+
+
+@pytest.fixture(scope="module")
+def tflite_results(lib, c_dir):
+    """One driver for every TFLite fixture: results by model."""
+    by_model = {}
+    cases = Cases(seed=3)
+    for i, path in enumerate(TFLITE):
+        start = len(cases.checks)
+        add_network_cases(cases, path, seed=i)
+        by_model[path.stem] = (start, len(cases.checks))
+    results = cases.results(c_dir, lib, tag="tflite_fixtures")
+    return {model: results[a:b] for model, (a, b) in by_model.items()}
+
+
+@pytest.mark.parametrize("path", TFLITE, ids=lambda p: p.stem)
+def test_tflite_fixture_nodes_bit_exact(path, tflite_results, record_property):
+    results = tflite_results[path.stem]
+    assert results, f"{path.stem}: no node ran"
+    assert_bit_exact(results, record_property)
+
+
+@pytest.fixture(scope="module")
+def onnx_results(lib, c_dir):
+    by_model = {}
+    cases = Cases(seed=4)
+    for i, path in enumerate(ONNX):
+        start = len(cases.checks)
+        add_network_cases(cases, path, seed=100 + i)
+        by_model[path.stem] = (start, len(cases.checks))
+    results = cases.results(c_dir, lib, tag="onnx_fixtures")
+    return {model: results[a:b] for model, (a, b) in by_model.items()}
+
+
+@pytest.mark.parametrize("path", ONNX, ids=lambda p: p.stem)
+def test_onnx_fixture_nodes_float32_within_rounding(path, onnx_results, record_property):
+    results = onnx_results[path.stem]
+    assert results, f"{path.stem}: no node ran"
+    assert_close(results, record_property)
+
+
+# ---- sanitizers ------------------------------------------------------------------------------
+
+def test_sanitizers_clean_on_a_subset(san_lib, c_dir):
+    """ASan + UBSan (fatal on the first report): random cases of every op, both types, in every
+    layout, and two fixture networks."""
+    cases = Cases(seed=5)
+    for kind in KINDS:
+        add_random_cases(cases, kind, False, n=6, seed=500 + KINDS.index(kind), layout_runs=4)
+    for kind in KINDS:
+        add_random_cases(cases, kind, True, n=3, seed=600 + KINDS.index(kind), layout_runs=4)
+    add_network_cases(cases, FIXTURES / "models" / "resnet8.tflite", seed=9, layout_runs=2)
+    add_network_cases(cases, FIXTURES / "executor" / "ex_mean_softmax.tflite", seed=10, layout_runs=2)
+    results = cases.results(c_dir, san_lib, sanitize=True, tag="sanitized")
+    int8 = [r for r in results if np.asarray(r.got).dtype == np.int8]
+    float32 = [r for r in results if np.asarray(r.got).dtype == np.float32]
+    assert_bit_exact(int8)
+    assert_close(float32)
