@@ -34,10 +34,11 @@ def kernel_sources() -> list[Path]:
     return sorted(KERNELS.glob("*.c"))
 
 
-def build_library(directory: Path, sanitize: bool = False) -> Path:
+def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, ...] = ()) -> Path:
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers)."""
-    lib = directory / ("libmsfkernels_san.so" if sanitize else "libmsfkernels.so")
-    flags = STRICT + (["-O1"] + SANITIZE if sanitize else ["-O2"])
+    stem = "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
+    lib = directory / f"{stem}.so"
+    flags = STRICT + (["-O1"] + SANITIZE if sanitize else ["-O2"]) + [f"-D{d}" for d in defines]
     cmd = ["gcc", *flags, "-shared", "-fPIC", "-o", str(lib), *map(str, kernel_sources()), "-lm"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -383,6 +384,22 @@ class Cases:
             return Result(tag, outputs[out_slot], expected,
                           extra={"acc": outputs[acc_slot], "acc_expected": acc_expected})
         self.checks.append(check)
+
+    def oneshot(self, op: Op, ctx: KernelContext, x: np.ndarray, label: str, in_shape=None,
+                layout: str = "whole") -> None:
+        """Global pool / dense in one call on the whole input (no accumulator)."""
+        d = self.driver
+        in_shape = tuple(in_shape or x.shape)
+        grid = as_map(x.reshape(in_shape) if len(in_shape) == 3 else x)
+        expected = op.reference([x], ctx).reshape(-1)
+        params, suffix = self._config(op, ctx, [in_shape], op.output_shape([in_shape]))
+        st = pack(self.rng, layout, grid, (0, grid.shape[0]), (0, grid.shape[1]))
+        name = d.buffer("in", st.data)
+        out = d.zeros("vec", expected.dtype, expected.size)
+        d.body.append(f"    {{ msf_view in0 = {st.view(name)}; {op.c_kernel}{suffix}(&{params}, &in0, {out}); }}"
+                      f" /* {label} */")
+        slot = d.dump(out, expected.dtype, expected.size)
+        self.checks.append(lambda outputs: Result(f"{label} one-shot in={layout}", outputs[slot], expected))
 
     def softmax(self, op: Op, ctx: KernelContext, x: np.ndarray, label: str, in_place: bool = False) -> None:
         d = self.driver

@@ -237,7 +237,9 @@ def gap_case(cases: Cases, rng, is_float, label):
     x = rand_map(rng, (h, w, c), is_float)
     if not is_float:  # means near the input zero point, not saturating the output
         x = np.clip(rng.normal(in_q.zero_point, 30, (h, w, c)), -128, 127).astype(np.int8)
-    cases.tail(op, KernelContext({}, (in_q,), out_q), x, label, splits=random_splits(rng, h, w))
+    ctx = KernelContext({}, (in_q,), out_q)
+    cases.tail(op, ctx, x, label, splits=random_splits(rng, h, w))
+    cases.oneshot(op, ctx, x, label, layout=LAYOUTS[int(rng.integers(0, 5))])
 
 
 def dense_case(cases: Cases, rng, is_float, label):
@@ -254,7 +256,9 @@ def dense_case(cases: Cases, rng, is_float, label):
     x = near(rng, (h, w, c), in_q.zero_point) if ties else rand_map(rng, (h, w, c), is_float)
     if rng.random() < 0.3:  # a vector input
         cases.tail(op, ctx, x.reshape(-1), label)
+        cases.oneshot(op, ctx, x.reshape(-1), label)
     else:  # streamed over the map before a flattening reshape
+        cases.oneshot(op, ctx, x.reshape(-1), label, in_shape=(h, w, c), layout=LAYOUTS[int(rng.integers(0, 5))])
         cases.tail(op, ctx, x.reshape(-1), label, in_shape=(h, w, c), splits=random_splits(rng, h, w))
 
 
@@ -336,7 +340,7 @@ def test_random_int8_bit_exact(kind, lib, c_dir, record_property):
     cases = Cases(seed=1)
     add_random_cases(cases, kind, False, n=40, seed=KINDS.index(kind))
     results = cases.results(c_dir, lib, tag=f"random_s8_{kind}")
-    assert len(results) >= 40
+    assert len(results) >= 40 and all(r.untouched for r in results)
     assert_bit_exact(results, record_property)
 
 
@@ -345,6 +349,18 @@ def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
     cases = Cases(seed=2)
     add_random_cases(cases, kind, True, n=25, seed=100 + KINDS.index(kind))
     assert_close(cases.results(c_dir, lib, tag=f"random_f32_{kind}"), record_property)
+
+
+@pytest.mark.parametrize("block", [1, 3])
+def test_channel_block_size_does_not_change_results(block, c_dir):
+    """MSF_CHANNEL_BLOCK only changes how many accumulators a window kernel keeps at once."""
+    lib = build_library(c_dir, defines=(f"MSF_CHANNEL_BLOCK={block}",))
+    for is_float in (False, True):
+        cases = Cases(seed=6)
+        for kind in ("conv2d", "depthwise_conv2d", "max_pool2d", "avg_pool2d"):
+            add_random_cases(cases, kind, is_float, n=8, seed=700 + KINDS.index(kind), layout_runs=2)
+        results = cases.results(c_dir, lib, tag=f"block{block}_{is_float}")
+        assert_close(results) if is_float else assert_bit_exact(results)
 
 
 # ---- the shared numerics ---------------------------------------------------------------------
@@ -446,6 +462,7 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1)
         count += 1
         if isinstance(op, (GlobalAvgPool, Dense)):
             cases.tail(op, ctx, inputs[0], label)
+            cases.oneshot(op, ctx, inputs[0], label)
             src = node.inputs[0]
             if inputs[0].ndim == 3 and inputs[0].shape[0] * inputs[0].shape[1] > 1:
                 h, w = inputs[0].shape[:2]

@@ -76,6 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="Y.npy", help="write the output tensor here")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
+    _plan_args(p)
+    p.add_argument("--target", default="host", help="where the C will run (default: host)")
+    p.add_argument("-o", "--output", metavar="DIR", required=True, help="folder to write the C project into")
+
+    p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
+    _plan_args(p)
+    p.add_argument("--target", default="host", help="where the C runs (default: host; host-sanitize adds ASan/UBSan)")
+    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
     p.add_argument("model", metavar="MODEL")
     _cost_model_arg(p)
@@ -197,6 +210,67 @@ def cmd_run(args) -> None:
               f"(plus the caller's input {x.nbytes} B and output {y.nbytes} B)")
 
 
+def _planned_schedule(args):
+    """The model with weights, the plan the options ask for, and its schedule (exact costs)."""
+    from .frontends import load_model
+    from .planner import Planner
+    from .schedule import schedule_plan
+    graph = load_model(args.model, weights=True)
+    if args.cost_model != "exact":
+        raise UserError("generated code follows the exact cost model's schedule; use --cost-model exact")
+    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
+    objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
+    plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+    return graph, plan, schedule_plan(graph, list(plan.blocks))
+
+
+def cmd_compile(args) -> None:
+    from pathlib import Path
+
+    from .codegen.build import write_project
+    from .targets import get_target
+    target = get_target(args.target)
+    graph, plan, schedule = _planned_schedule(args)
+    files = write_project(Path(args.output), graph, schedule, plan)
+    print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
+          f"wrote {len(files)} files to {args.output} (build: make -C {args.output} CC={target.cc})")
+
+
+def cmd_verify(args) -> None:
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from . import executor
+    from .codegen import build as c_build
+    from .fused_executor import run_fused
+    from .targets import get_target
+    from .tensors import load_input, random_input
+    target = get_target(args.target)
+    graph, plan, schedule = _planned_schedule(args)
+    x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
+    internal = executor._to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
+    expected = run_fused(schedule, x, raw=True).output.reshape(-1)
+    with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
+        folder = Path(args.keep or scratch)
+        c_build.write_project(folder, graph, schedule, plan)
+        try:
+            program = c_build.build(folder, target)
+            got = c_build.run(program, target, internal, expected.size, expected.dtype)
+            arena = c_build.arena_bytes(folder, target)
+        except RuntimeError as err:
+            raise UserError(str(err).splitlines()[0] + f" (kept in {folder})" if args.keep else str(err)) from None
+    diff = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))) if got.size else 0.0
+    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": bool(np.array_equal(got, expected)),
+              "arena_bytes": arena, "predicted_peak_ram_bytes": schedule.arena_bytes, "max_abs_diff": diff}
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = {diff:g}); "
+              f"arena {arena} B in the object file, {schedule.arena_bytes} B predicted")
+
+
 def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
     planner = _planner(args.model, args)
@@ -217,7 +291,8 @@ def cmd_pareto(args) -> None:
         print(pareto_table(planner.graph.name, front, vanilla, heuristic))
 
 
-COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run}
+COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run,
+            "compile": cmd_compile, "verify": cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:

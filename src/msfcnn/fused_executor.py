@@ -32,12 +32,14 @@ class FusedRun:
     macs: int  # MACs actually performed, recomputation included (counted as the executor computes)
 
 
-def run_fused(schedule: Schedule, x: np.ndarray) -> FusedRun:
-    """Run the schedule on one input (the model's own layout, batch optional), measuring the arena."""
+def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
+    """Run the schedule on one input (the model's own layout, batch optional), measuring the arena.
+    raw=True returns the network's last tensor as the generated C writes it: (H, W, C) order, no
+    dequantisation at a float-edged model's output."""
     outputs, high_water, macs = [], 0, 0
     for sentinel in SENTINELS:
         arena = np.full(schedule.arena_bytes, sentinel, dtype=np.uint8)
-        y, macs = _run(schedule, x, arena)
+        y, macs = _run(schedule, x, arena, raw)
         outputs.append(y)
         changed = np.flatnonzero(arena != sentinel)
         high_water = max(high_water, int(changed[-1]) + 1 if changed.size else 0)
@@ -46,7 +48,7 @@ def run_fused(schedule: Schedule, x: np.ndarray) -> FusedRun:
     return FusedRun(outputs[0], high_water, schedule.arena_bytes, macs)
 
 
-def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> tuple[np.ndarray, int]:
+def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray, raw: bool = False) -> tuple[np.ndarray, int]:
     graph = schedule.graph
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
@@ -61,6 +63,8 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray) -> tuple[np.ndarr
         for source, target, size in schedule.moves[index]:  # close the holes freed tensors left
             arena[target:target + size] = arena[source:source + size].copy()
     y = result
+    if raw:
+        return result, run.macs
     if graph.float_output:
         y = nx.dequantize(y, graph.output_quant)
     if graph.layout == "NCHW" and y.ndim == 3:

@@ -51,7 +51,7 @@ class GlobalAvgPool(Op):
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
-        fields = {"channels": c, "count": h * w, "keepdims": int(self.keepdims)}
+        fields = {"in_h": h, "in_w": w, "channels": c, "count": h * w, "keepdims": int(self.keepdims)}
         if ctx.is_float:
             return c_struct(fields)
         in_q, out_q = ctx.input_quant[0], ctx.output_quant

@@ -7,11 +7,11 @@
  * requantises as TFLite's FULLY_CONNECTED on x86: ruy's GEMV output stage (p->rounding =
  * MSF_ROUND_RUY), with per-channel multipliers, or one multiplier when the weights are per-tensor
  * (computed in Python from the float32 product of the scales, as GetQuantizedConvolutionMultipler),
- * then the output zero point and the activation clamp.
+ * then the output zero point and the activation clamp. msf_dense_s8 / _f32 do both at once.
  */
 #include "msfcnn_kernels.h"
 
-void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, int32_t *acc,
+void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, void *acc,
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     const int32_t in_features = p->in_h * p->in_w * p->in_c;
@@ -26,23 +26,47 @@ void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, int3
                 for (ch = 0; ch < p->in_c; ++ch) {
                     sum += ((int32_t)src[ch] + p->input_offset) * wu[ch];
                 }
-                acc[u] += sum;
+                msf_store_i32(acc, u, msf_load_i32(acc, u) + sum);
             }
         }
     }
 }
 
-void msf_dense_finish_s8(const msf_dense_params *p, const int32_t *acc, int8_t *out)
+/* Unit u's output from its complete dot product. */
+static int8_t finish_one_s8(const msf_dense_params *p, int32_t u, int32_t total)
+{
+    const int32_t k = p->per_channel ? u : 0;
+    if (p->bias != NULL) {
+        total += p->bias[u];
+    }
+    total = msf_mul_by_quantized_mult(total, p->mult[k], p->shift[k], p->rounding);
+    return msf_clamp_s8(total, p->output_offset, p->act_min, p->act_max);
+}
+
+void msf_dense_finish_s8(const msf_dense_params *p, const void *acc, int8_t *out)
 {
     int32_t u;
     for (u = 0; u < p->units; ++u) {
-        const int32_t k = p->per_channel ? u : 0;
-        int32_t v = acc[u];
-        if (p->bias != NULL) {
-            v += p->bias[u];
+        out[u] = finish_one_s8(p, u, msf_load_i32(acc, u));
+    }
+}
+
+void msf_dense_s8(const msf_dense_params *p, const msf_view *in, int8_t *out)
+{
+    const int32_t in_features = p->in_h * p->in_w * p->in_c;
+    int32_t r, c, u, ch;
+    for (u = 0; u < p->units; ++u) {
+        const int8_t *wu = p->weights + (ptrdiff_t)u * in_features;
+        int32_t total = 0;
+        for (r = 0; r < p->in_h; ++r) {
+            for (c = 0; c < p->in_w; ++c, wu += p->in_c) {
+                const int8_t *src = msf_at_s8(in, r, c, 0);
+                for (ch = 0; ch < p->in_c; ++ch) {
+                    total += ((int32_t)src[ch] + p->input_offset) * wu[ch];
+                }
+            }
         }
-        v = msf_mul_by_quantized_mult(v, p->mult[k], p->shift[k], p->rounding);
-        out[u] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
+        out[u] = finish_one_s8(p, u, total);
     }
 }
 
@@ -67,14 +91,37 @@ void msf_dense_accumulate_f32(const msf_dense_params *p, const msf_view *in, flo
     }
 }
 
+static float finish_one_f32(const msf_dense_params *p, int32_t u, float total)
+{
+    if (p->bias_f32 != NULL) {
+        total += p->bias_f32[u];
+    }
+    return msf_apply_activation_f32(total, p->activation);
+}
+
 void msf_dense_finish_f32(const msf_dense_params *p, const float *acc, float *out)
 {
     int32_t u;
     for (u = 0; u < p->units; ++u) {
-        float v = acc[u];
-        if (p->bias_f32 != NULL) {
-            v += p->bias_f32[u];
+        out[u] = finish_one_f32(p, u, acc[u]);
+    }
+}
+
+void msf_dense_f32(const msf_dense_params *p, const msf_view *in, float *out)
+{
+    const int32_t in_features = p->in_h * p->in_w * p->in_c;
+    int32_t r, c, u, ch;
+    for (u = 0; u < p->units; ++u) {
+        const float *wu = p->weights_f32 + (ptrdiff_t)u * in_features;
+        float total = 0.0f;
+        for (r = 0; r < p->in_h; ++r) {
+            for (c = 0; c < p->in_w; ++c, wu += p->in_c) {
+                const float *src = msf_at_f32(in, r, c, 0);
+                for (ch = 0; ch < p->in_c; ++ch) {
+                    total += src[ch] * wu[ch];
+                }
+            }
         }
-        out[u] = msf_apply_activation_f32(v, p->activation);
+        out[u] = finish_one_f32(p, u, total);
     }
 }

@@ -12,36 +12,56 @@
  * - otherwise (reference QuantizedMeanOrSum): the exact correction sum - in_zp * count, then
  *   in_scale / out_scale with 1/count folded in by an integer division (p->mult, p->shift),
  *   MSF_ROUND_DOUBLE, plus the output zero point.
+ * msf_global_avg_pool_s8 / _f32 sum and finish at once, channel by channel, without an accumulator.
  */
 #include "msfcnn_kernels.h"
 
 void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, const msf_view *in,
-                                       int32_t *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+                                       void *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     int32_t r, c, ch;
     for (r = r0; r < r1; ++r) {
         for (c = c0; c < c1; ++c) {
             const int8_t *src = msf_at_s8(in, r, c, 0);
             for (ch = 0; ch < p->channels; ++ch) {
-                acc[ch] += src[ch];
+                msf_store_i32(acc, ch, msf_load_i32(acc, ch) + src[ch]);
             }
         }
     }
 }
 
-void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const int32_t *acc, int8_t *out)
+/* The mean of channel ch from its complete sum. */
+static int8_t finish_one_s8(const msf_global_avg_pool_params *p, int32_t ch, int32_t total)
+{
+    int32_t v;
+    if (p->keepdims) {
+        const int32_t rounding = ch < p->vector_channels ? MSF_ROUND_RUY : MSF_ROUND_DOUBLE;
+        v = msf_mul_by_quantized_mult(total, p->mult, p->shift, rounding);
+    } else {
+        v = msf_mul_by_quantized_mult(total - p->input_zero_point * p->count, p->mult, p->shift, MSF_ROUND_DOUBLE);
+    }
+    return msf_clamp_s8(v, p->output_offset, -128, 127);
+}
+
+void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const void *acc, int8_t *out)
 {
     int32_t ch;
     for (ch = 0; ch < p->channels; ++ch) {
-        int32_t v;
-        if (p->keepdims) {
-            const int32_t rounding = ch < p->vector_channels ? MSF_ROUND_RUY : MSF_ROUND_DOUBLE;
-            v = msf_mul_by_quantized_mult(acc[ch], p->mult, p->shift, rounding);
-        } else {
-            v = msf_mul_by_quantized_mult(acc[ch] - p->input_zero_point * p->count, p->mult, p->shift,
-                                          MSF_ROUND_DOUBLE);
+        out[ch] = finish_one_s8(p, ch, msf_load_i32(acc, ch));
+    }
+}
+
+void msf_global_avg_pool_s8(const msf_global_avg_pool_params *p, const msf_view *in, int8_t *out)
+{
+    int32_t r, c, ch;
+    for (ch = 0; ch < p->channels; ++ch) {
+        int32_t total = 0;
+        for (r = 0; r < p->in_h; ++r) {
+            for (c = 0; c < p->in_w; ++c) {
+                total += *msf_at_s8(in, r, c, ch);
+            }
         }
-        out[ch] = msf_clamp_s8(v, p->output_offset, -128, 127);
+        out[ch] = finish_one_s8(p, ch, total);
     }
 }
 
@@ -64,5 +84,19 @@ void msf_global_avg_pool_finish_f32(const msf_global_avg_pool_params *p, const f
     int32_t ch;
     for (ch = 0; ch < p->channels; ++ch) {
         out[ch] = acc[ch] / (float)p->count;
+    }
+}
+
+void msf_global_avg_pool_f32(const msf_global_avg_pool_params *p, const msf_view *in, float *out)
+{
+    int32_t r, c, ch;
+    for (ch = 0; ch < p->channels; ++ch) {
+        float total = 0.0f;
+        for (r = 0; r < p->in_h; ++r) {
+            for (c = 0; c < p->in_w; ++c) {
+                total += *msf_at_f32(in, r, c, ch);
+            }
+        }
+        out[ch] = total / (float)p->count;
     }
 }

@@ -1,9 +1,9 @@
 /*
  * msfcnn kernel library: the operators a generated network calls, in portable C99.
  *
- * Numerics. The int8 kernels are bit-exact with msfcnn's numpy reference kernels
- * (the `reference` methods in src/msfcnn/ops/), which reproduce the TFLite interpreter's integer arithmetic
- * as it runs on x86: ruy's output stage for CONV_2D and FULLY_CONNECTED, TFLite's own
+ * Numerics. The int8 kernels are bit-exact with msfcnn's numpy reference kernels (the
+ * `reference` methods in src/msfcnn/ops/), which reproduce the TFLite interpreter's integer
+ * arithmetic as it runs on x86: ruy's output stage for CONV_2D and FULLY_CONNECTED, TFLite's own
  * MultiplyByQuantizedMultiplier for the element-wise kernels, and the special cases of
  * AVERAGE_POOL_2D, MEAN and SOFTMAX. The float32 kernels follow the numpy float kernels up to
  * float rounding (summation order). Every multiplier, shift, offset, clamp and table is computed
@@ -11,11 +11,12 @@
  * side only applies them, so the two cannot drift apart.
  *
  * Build: strict C99, no allocation; uses only <stdint.h>, <stddef.h>, <string.h> and <math.h>
- * (expf, roundf, floor). Float kernels assume IEEE single precision evaluated as such
- * (FLT_EVAL_METHOD 0) and no contraction of a * b + c into a fused multiply-add: -std=c99 turns
- * contraction off in GCC (ISO mode implies -ffp-contract=off); other compilers need it explicitly.
- * The integer code relies on nothing implementation-defined (no right shift of negative values,
- * no left shift of negative values, no signed overflow for operands in range).
+ * (expf, roundf, floor). Float code assumes IEEE single precision evaluated as such
+ * (FLT_EVAL_METHOD 0) and no contraction of a * b - c into a fused multiply-add (it matters for
+ * the bit-exact edge DEQUANTIZE): GCC only contracts under -ffp-contract=fast, which -std=c99
+ * does not select; clang contracts by default, so give it -ffp-contract=off. The integer code
+ * relies on nothing implementation-defined (no shift of a negative value) and never overflows for
+ * operands a real layer produces.
  *
  * Tensors. A feature map is (H, W, C), channels innermost. Kernels reach it through an
  * `msf_view`, which maps a logical position (row r, column c, channel ch) of the whole tensor to
@@ -34,6 +35,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +57,21 @@ typedef struct {
 /* element (r, c, ch): base + stored_row*row_stride + stored_col*col_stride + ch, with
    stored_row = row_ring ? (r - row_origin) % row_ring : r - row_origin (same for columns).
    (r - row_origin) and (c - col_origin) are never negative for the positions a kernel touches. */
+
+/* int32 accumulators of int8 networks live in the byte arena at any offset: they are read and
+   written through memcpy, which compilers turn into plain loads and stores where the core allows
+   unaligned access, and into byte accesses where it does not. */
+static inline int32_t msf_load_i32(const void *base, int32_t i)
+{
+    int32_t value;
+    memcpy(&value, (const char *)base + 4 * (ptrdiff_t)i, sizeof value);
+    return value;
+}
+
+static inline void msf_store_i32(void *base, int32_t i, int32_t value)
+{
+    memcpy((char *)base + 4 * (ptrdiff_t)i, &value, sizeof value);
+}
 
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
 {
@@ -84,6 +101,14 @@ static inline float *msf_at_f32(const msf_view *v, int32_t r, int32_t c, int32_t
 {
     return (float *)v->base + msf_offset(v, r, c, ch);
 }
+
+/* Window kernels compute this many channels per pass over a window, with their int32 / float
+   accumulators on the stack (4 * MSF_CHANNEL_BLOCK bytes): the address of each input pixel (ring
+   arithmetic included) is then computed once per block of channels instead of once per channel,
+   and the innermost loops walk contiguous memory. Any value >= 1 gives the same results. */
+#ifndef MSF_CHANNEL_BLOCK
+#define MSF_CHANNEL_BLOCK 16
+#endif
 
 /* The taps [*lo, *hi) of a window of k taps along one axis whose input positions start + tap lie
    inside [0, size): the taps the window kernels read (the others are padding). */
@@ -237,8 +262,8 @@ typedef struct {
    vector_channels in ruy rounding, the rest gemmlowp rounding, float-derived bias);
    keepdims = 0: reference QuantizedMeanOrSum (exact zero-point correction, DOUBLE rounding). */
 typedef struct {
-    int32_t channels;
-    int32_t count;                  /* H * W of the input */
+    int32_t in_h, in_w, channels;
+    int32_t count;                  /* in_h * in_w */
     int32_t keepdims;
     int32_t mult, shift;
     int32_t input_zero_point;       /* generic kernel: subtracts input_zero_point * count */
@@ -316,19 +341,28 @@ void msf_requantize_s8(const msf_requantize_params *p, const msf_view *in, msf_v
 void msf_requantize_f32(const msf_requantize_params *p, const msf_view *in, msf_view *out,
                         int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
-/* Tail ops. The caller zeroes the accumulator (channels / units entries) before the first
-   accumulate; regions of the (H, W, C) input may come in any order and split (integer sums are
-   exact in any order; float sums follow the call order). finish writes the output vector. */
+/* Tail ops, streamed: the caller zeroes the accumulator (channels / units entries of int32, or of
+   float) before the first accumulate; regions of the (H, W, C) input may come in any order and
+   split (integer sums are exact in any order; float sums follow the call order). finish writes
+   the output vector. For a dense layer streaming the map before a flattening reshape, its params
+   must describe that map (c_params with the map's shape as the input shape).
+   One-shot forms (no accumulator): the whole (in_h, in_w, C) input through a view, e.g. a vector
+   as { base, n, n, 0, 0, 0, 0 } with in_h = in_w = 1. */
+void msf_global_avg_pool_s8(const msf_global_avg_pool_params *p, const msf_view *in, int8_t *out);
+void msf_global_avg_pool_f32(const msf_global_avg_pool_params *p, const msf_view *in, float *out);
+void msf_dense_s8(const msf_dense_params *p, const msf_view *in, int8_t *out);
+void msf_dense_f32(const msf_dense_params *p, const msf_view *in, float *out);
+
 void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, const msf_view *in,
-                                       int32_t *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const int32_t *acc, int8_t *out);
+                                       void *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_global_avg_pool_finish_s8(const msf_global_avg_pool_params *p, const void *acc, int8_t *out);
 void msf_global_avg_pool_accumulate_f32(const msf_global_avg_pool_params *p, const msf_view *in,
                                         float *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_global_avg_pool_finish_f32(const msf_global_avg_pool_params *p, const float *acc, float *out);
 
-void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, int32_t *acc,
+void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, void *acc,
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_dense_finish_s8(const msf_dense_params *p, const int32_t *acc, int8_t *out);
+void msf_dense_finish_s8(const msf_dense_params *p, const void *acc, int8_t *out);
 void msf_dense_accumulate_f32(const msf_dense_params *p, const msf_view *in, float *acc,
                               int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_dense_finish_f32(const msf_dense_params *p, const float *acc, float *out);

@@ -1,0 +1,60 @@
+"""Write a generated C project to a folder, build it with a target's compiler, run it, and read
+the arena's size off the built object."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from ..files import write_atomic
+from ..ir import Graph
+from ..plan import Plan
+from ..schedule import Schedule
+from ..targets import Target
+from .emit import generate, kernel_sources
+
+
+def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan) -> list[Path]:
+    """model.h, model.c, weights.[ch], main.c, Makefile and kernels/ in `folder`."""
+    try:
+        (folder / "kernels").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create {folder}: {err.strerror}") from None
+    files = {folder / name: text for name, text in generate(graph, schedule, plan).items()}
+    files.update({folder / "kernels" / name: text for name, text in kernel_sources().items()})
+    for path, text in files.items():
+        write_atomic(path, text)
+    return sorted(files)
+
+
+def build(folder: Path, target: Target) -> Path:
+    """Compile with the target's compiler and flags; returns the harness program."""
+    result = subprocess.run(["make", "-s", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
+    return folder / "msfcnn_main"
+
+
+def run(program: Path, target: Target, x: np.ndarray, output_size: int, dtype) -> np.ndarray:
+    """Run the harness on one input tensor (H, W, C order) and return the raw output values."""
+    folder = program.parent
+    (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
+    result = subprocess.run([*target.runner, str(program), str(folder / "input.bin"), str(folder / "output.bin")],
+                            capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise RuntimeError(f"the generated program failed ({result.returncode}):\n{result.stderr}")
+    return np.frombuffer((folder / "output.bin").read_bytes(), dtype=dtype)[:output_size]
+
+
+def arena_bytes(folder: Path, target: Target) -> int:
+    """Size of the msfcnn_arena symbol (or its aligned float twin) in the built model.o."""
+    result = subprocess.run([target.nm, "-S", str(folder / "model.o")], capture_output=True, text=True, check=True)
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] in ("msfcnn_arena", "msfcnn_arena_words"):
+            return int(parts[1], 16)
+    raise RuntimeError("no arena symbol in model.o")
