@@ -1,0 +1,95 @@
+"""Generated C99 against the numpy executor: bit-exact for int8, within float rounding for
+float32, with a static arena of exactly the predicted size; also under ASan/UBSan."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from c_build import check_c
+from conftest import FIXTURES, ROOT
+from fused_cases import networks, random_plan
+from msfcnn.cli import main
+from msfcnn.cost import exact
+from msfcnn.errors import UserError
+from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fusion import solvers
+
+
+@pytest.mark.parametrize("name", sorted(builtin_names()))
+def test_builtin_models(name):
+    graph = load_model(name, weights=True)
+    dag = exact.build_dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks)
+    check_c(graph, random_plan(dag, 7), seed=7)
+
+
+NETWORKS = ["mbv2_035.tflite", "resnet8.tflite", "dscnn.tflite", "mbv1_025_vww.tflite", "onnx_resnet8.onnx",
+            "op_flatten_dense_dynbatch.tflite", "op_dense_softmax.tflite", "onnx_gap_linear.onnx",
+            "op_avgpool_3x3_s2_same.tflite", "op_maxpool_3x3_s1_same.tflite", "op_add_residual.tflite",
+            "op_dw_k3_s1_same_mult2.tflite", "op_pad_conv.tflite", "op_gap_keepdims.tflite", "onnx_avgpool_pad.onnx"]
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+def test_fixture_models(name):
+    graph = load_model(str(FIXTURES / "models" / name))
+    dag = exact.build_dag(graph)
+    check_c(graph, random_plan(dag, 3), seed=3)
+
+
+def random_case(doc, seed):
+    try:
+        graph = with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return None, None
+    return graph, random_plan(exact.build_dag(graph), seed)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_random_networks_and_plans(doc, seed):
+    graph, plan = random_case(doc, seed)
+    if graph is not None:
+        check_c(graph, plan, seed=seed)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_sanitizers_on_random_networks_and_plans(doc, seed):
+    """An arena of exactly the planned size and every buffer access checked by ASan/UBSan."""
+    graph, plan = random_case(doc, seed)
+    if graph is not None:
+        check_c(graph, plan, target="host-sanitize", seed=seed)
+
+
+def test_verify_command_reports_spec_fields(capsys):
+    code = main(["verify", "mcunet-vww5", "--max-overhead", "1.2", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["bit_exact"] is True and doc["max_abs_diff"] == 0
+    assert doc["arena_bytes"] == doc["predicted_peak_ram_bytes"] == doc["plan"]["peak_ram_bytes"]
+    assert doc["target"] == "host" and doc["model"] == "mcunet-vww5"
+
+
+def test_compile_writes_a_self_contained_project(tmp_path, capsys):
+    assert main(["compile", "mcunet-vww-res", "--max-overhead", "1.3", "-o", str(tmp_path / "out")]) == 0
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"model.h", "model.c", "weights.c", "weights.h", "main.c", "Makefile", "kernels"} <= names
+    model_c = (tmp_path / "out" / "model.c").read_text()
+    assert "malloc" not in model_c and "static int8_t msfcnn_arena[" in model_c
+    assert main(["compile", "mcunet-vww5", "--cost-model", "paper", "-o", str(tmp_path / "x")]) == 2
+    assert "exact cost model" in capsys.readouterr().err
+
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def test_golden_snapshot_of_emitted_c():
+    """The emitted C for a small residual model is stable; regenerate with
+    `python scripts/update_golden.py` after an intended change and review the diff."""
+    from update_golden import render
+    for name, text in render().items():
+        assert (GOLDEN / name).read_text() == text, f"{name} changed: run scripts/update_golden.py and review"
