@@ -36,7 +36,7 @@ def instructions(graph, plan) -> tuple[int, int]:
     """(instructions in msfcnn_invoke, arena bytes) for one inference of the plan's C build."""
     target = get_target("host")
     schedule = schedule_plan(graph, list(plan.blocks))
-    x = executor._to_internal(graph, random_input(graph, 0)[0])
+    x = executor.to_internal(graph, random_input(graph, 0)[0])
     with tempfile.TemporaryDirectory(prefix="msfcnn-bench-") as folder:
         folder = Path(folder)
         build.write_project(folder, graph, schedule, plan)

@@ -21,7 +21,7 @@ def check_c(graph, blocks, target="host", seed=0):
     plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks))
     x = random_input(graph, seed)
     expected = run_fused(schedule, x, raw=True).output.reshape(-1)
-    internal = executor._to_internal(graph, x[0])
+    internal = executor.to_internal(graph, x[0])
     tgt = get_target(target)
     with tempfile.TemporaryDirectory(prefix="msfcnn-test-") as folder:
         folder = Path(folder)

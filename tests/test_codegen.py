@@ -28,15 +28,13 @@ def test_builtin_models(name):
     check_c(graph, random_plan(dag, 7), seed=7)
 
 
-NETWORKS = ["mbv2_035.tflite", "resnet8.tflite", "dscnn.tflite", "mbv1_025_vww.tflite", "onnx_resnet8.onnx",
-            "op_flatten_dense_dynbatch.tflite", "op_dense_softmax.tflite", "onnx_gap_linear.onnx",
-            "op_avgpool_3x3_s2_same.tflite", "op_maxpool_3x3_s1_same.tflite", "op_add_residual.tflite",
-            "op_dw_k3_s1_same_mult2.tflite", "op_pad_conv.tflite", "op_gap_keepdims.tflite", "onnx_avgpool_pad.onnx"]
+FIXTURE_MODELS = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("*")
+                        if p.suffix in (".tflite", ".onnx") and not p.name.startswith("unsupported_"))
 
 
-@pytest.mark.parametrize("name", NETWORKS)
-def test_fixture_models(name):
-    graph = load_model(str(FIXTURES / "models" / name))
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+def test_fixture_models(path):
+    graph = load_model(str(path))
     dag = exact.build_dag(graph)
     check_c(graph, random_plan(dag, 3), seed=3)
 

@@ -104,6 +104,11 @@ def _planner(model: str, args):
     return Planner(load_model(model), args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
 
 
+def _objective(args) -> str:
+    """--objective, or what the caps imply: only a RAM cap means fewest MACs under it."""
+    return args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
+
+
 def cmd_models(args) -> None:
     from .frontends import builtin_names
     names = builtin_names()
@@ -117,8 +122,7 @@ def cmd_models(args) -> None:
 def cmd_plan(args) -> None:
     from .report import plan_table
     planner = _planner(args.model, args)
-    objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
-    plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+    plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
     doc = json.dumps(plan.to_dict(), indent=1)
     if args.timeline:
         from .report import plot_timeline
@@ -185,8 +189,7 @@ def cmd_run(args) -> None:
     if args.plan:
         plan = _load_plan(args.plan, planner)
     else:
-        objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
-        plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+        plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
     schedule = schedule_plan(graph, list(plan.blocks))
     fused = run_fused(schedule, x)
@@ -219,8 +222,7 @@ def _planned_schedule(args):
     if args.cost_model != "exact":
         raise UserError("generated code follows the exact cost model's schedule; use --cost-model exact")
     planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
-    objective = args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
-    plan = planner.solve(args.strategy, objective, args.max_overhead, args.max_ram)
+    plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
     return graph, plan, schedule_plan(graph, list(plan.blocks))
 
 
@@ -250,7 +252,7 @@ def cmd_verify(args) -> None:
     target = get_target(args.target)
     graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    internal = executor._to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
+    internal = executor.to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
     expected = run_fused(schedule, x, raw=True).output.reshape(-1)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(args.keep or scratch)

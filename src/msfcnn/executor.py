@@ -29,7 +29,7 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
         if x.shape[0] != 1:
             raise UserError(f"run_unfused takes one input at a time, got a batch of {x.shape[0]}")
         x = x[0]
-    x = _to_internal(graph, x)
+    x = to_internal(graph, x)
     values = {NETWORK_INPUT: x}
     last_use = _last_uses(graph)
     for index, node in enumerate(graph.nodes):
@@ -49,7 +49,7 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
     return y[None] if batched else y
 
 
-def _to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
+def to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
     """Check the input's shape and type; bring it to the graph's (H, W, C) and element type."""
     if graph.float_input and np.issubdtype(x.dtype, np.floating):
         # Before any transposition: the interpreter's rounding depends on the memory order.

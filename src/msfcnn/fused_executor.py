@@ -52,7 +52,7 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray, raw: bool = False
     graph = schedule.graph
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
-    internal = executor._to_internal(graph, x[0] if batched else x)
+    internal = executor.to_internal(graph, x[0] if batched else x)
     dtype = np.float32 if graph.dtype == "float32" else np.int8
     out_node = len(graph) - 1
     result = np.zeros(graph.nodes[out_node].shape, dtype=dtype)  # the caller's output buffer

@@ -32,7 +32,8 @@ class Plan:
 
     @property
     def overhead(self) -> float:
-        return self.macs / self.vanilla_macs
+        """MACs over the unfused network's (1.0 for a network without MACs, e.g. only a pad)."""
+        return self.macs / self.vanilla_macs if self.vanilla_macs else 1.0
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"model": self.model, "cost_model": self.cost_model, "feasible": self.feasible}

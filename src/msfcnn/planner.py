@@ -56,7 +56,8 @@ class Planner:
 
     def p1(self, max_overhead: float) -> Plan:
         constraint = {"max_overhead": max_overhead}
-        path = solvers.p1(self.dag, max_overhead * self.vanilla_macs)
+        # inf * 0 would be NaN for a network without MACs: an unbounded cap stays unbounded.
+        path = solvers.p1(self.dag, math.inf if math.isinf(max_overhead) else max_overhead * self.vanilla_macs)
         if path is None:
             return self._infeasible(constraint, f"MAC overhead <= {max_overhead}")
         return self._plan(path, constraint)
