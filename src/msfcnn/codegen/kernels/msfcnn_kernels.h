@@ -136,20 +136,117 @@ enum {
    [act_min, act_max] instead, computed in Python by numerics.activation_range. */
 enum { MSF_ACT_NONE = 0, MSF_ACT_RELU = 1, MSF_ACT_RELU6 = 2 };
 
-/* gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties away from zero;
-   INT32_MIN * INT32_MIN saturates to INT32_MAX. */
-int32_t msf_saturating_rounding_doubling_high_mul(int32_t a, int32_t b);
-/* gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded, ties away from zero (0 <= exponent <= 31). */
-int32_t msf_rounding_divide_by_pot(int32_t x, int32_t exponent);
-/* MultiplyByQuantizedMultiplier(x, multiplier, shift): x * multiplier * 2^(shift - 31), rounded
-   as the scheme says; shift > 0 is a left shift. Results beyond int32 saturate (they only occur
-   far outside any int8 output range, where every scheme clamps the same way). */
-int32_t msf_mul_by_quantized_mult_double(int32_t x, int32_t multiplier, int32_t shift);
-int32_t msf_mul_by_quantized_mult_ruy(int32_t x, int32_t multiplier, int32_t shift);
-int32_t msf_mul_by_quantized_mult_single(int32_t x, int32_t multiplier, int32_t shift);
-int32_t msf_mul_by_quantized_mult(int32_t x, int32_t multiplier, int32_t shift, int32_t rounding);
-/* x + zero_point clamped to [lo, hi] (in 64 bits: x may be a saturated multiply result). */
-int8_t msf_clamp_s8(int32_t x, int32_t zero_point, int32_t lo, int32_t hi);
+/* The fixed-point helpers every int8 kernel calls per output value: static inline, so a kernel's
+   inner loop pays no call for them. They compute in int64 without wrapping, as numerics.py does
+   (results saturated to int32), and never shift a negative number (undefined in C99). */
+#define MSF_INT32_MAX 2147483647
+#define MSF_INT32_MIN (-MSF_INT32_MAX - 1)
+
+/* floor(v / 2^n), i.e. an arithmetic right shift, without shifting a negative number. */
+static inline int64_t asr64(int64_t v, int32_t n)
+{
+    return v >= 0 ? v >> n : ~(~v >> n);
+}
+
+static inline int32_t saturate32(int64_t v)
+{
+    if (v > MSF_INT32_MAX) {
+        return MSF_INT32_MAX;
+    }
+    if (v < MSF_INT32_MIN) {
+        return MSF_INT32_MIN;
+    }
+    return (int32_t)v;
+}
+
+/* SaturatingRoundingDoublingHighMul with a 64-bit first operand (numpy's x << left does not wrap):
+   (a * b + nudge) / 2^31 truncated, the nudge making it round half away from zero. */
+static inline int64_t srdhm64(int64_t a, int32_t b)
+{
+    int64_t ab, nudge;
+    if (a == MSF_INT32_MIN && b == MSF_INT32_MIN) {
+        return MSF_INT32_MAX;  /* the only overflow of the 32-bit original */
+    }
+    ab = a * b;
+    nudge = ab >= 0 ? ((int64_t)1 << 30) : 1 - ((int64_t)1 << 30);
+    return (ab + nudge) / ((int64_t)1 << 31);  /* C division truncates, as gemmlowp's */
+}
+
+/* RoundingDivideByPOT on 64 bits: floor shift, plus one when the remainder is above half (ties go
+   away from zero: the threshold is one higher for negative x). */
+static inline int64_t rdbpot64(int64_t x, int32_t exponent)
+{
+    int64_t mask = ((int64_t)1 << exponent) - 1;
+    int64_t remainder = x & mask;  /* int64_t is two's complement by definition */
+    int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return asr64(x, exponent) + (remainder > threshold ? 1 : 0);
+}
+
+static inline int32_t msf_saturating_rounding_doubling_high_mul(int32_t a, int32_t b)
+{
+    return saturate32(srdhm64(a, b));
+}
+
+static inline int32_t msf_rounding_divide_by_pot(int32_t x, int32_t exponent)
+{
+    return saturate32(rdbpot64(x, exponent));
+}
+
+static inline int32_t msf_mul_by_quantized_mult_double(int32_t x, int32_t multiplier, int32_t shift)
+{
+    int32_t left = shift > 0 ? shift : 0;
+    int32_t right = shift > 0 ? 0 : -shift;
+    int64_t scaled = (int64_t)x * ((int64_t)1 << left);
+    return saturate32(rdbpot64(srdhm64(scaled, multiplier), right));
+}
+
+static inline int32_t msf_mul_by_quantized_mult_ruy(int32_t x, int32_t multiplier, int32_t shift)
+{
+    /* ruy's x86 kernels (AVX2 / AVX-512 output stage): left shift, the 64-bit product rounded
+       half up to its high 32 bits, then a rounding right shift (half up) that saturates to
+       2^(31 - right) when x + nudge would overflow int32. */
+    int32_t left = shift > 0 ? shift : 0;
+    int32_t right = shift > 0 ? 0 : -shift;
+    int64_t scaled = (int64_t)x * ((int64_t)1 << left);
+    int64_t high = asr64(scaled * multiplier + ((int64_t)1 << 30), 31);
+    int64_t nudge = right > 0 ? ((int64_t)1 << (right - 1)) : 0;
+    if (high > MSF_INT32_MAX - nudge) {
+        return saturate32((int64_t)1 << (31 - right));
+    }
+    return saturate32(asr64(high + nudge, right));
+}
+
+static inline int32_t msf_mul_by_quantized_mult_single(int32_t x, int32_t multiplier, int32_t shift)
+{
+    /* TFLITE_SINGLE_ROUNDING: one 64-bit product, one round-half-up shift by 31 - shift. */
+    int32_t total = 31 - shift;
+    return saturate32(asr64((int64_t)x * multiplier + ((int64_t)1 << (total - 1)), total));
+}
+
+static inline int32_t msf_mul_by_quantized_mult(int32_t x, int32_t multiplier, int32_t shift, int32_t rounding)
+{
+    switch (rounding) {
+    case MSF_ROUND_RUY:
+        return msf_mul_by_quantized_mult_ruy(x, multiplier, shift);
+    case MSF_ROUND_SINGLE:
+        return msf_mul_by_quantized_mult_single(x, multiplier, shift);
+    default:
+        return msf_mul_by_quantized_mult_double(x, multiplier, shift);
+    }
+}
+
+static inline int8_t msf_clamp_s8(int32_t x, int32_t zero_point, int32_t lo, int32_t hi)
+{
+    int64_t v = (int64_t)x + zero_point;
+    if (v < lo) {
+        v = lo;
+    }
+    if (v > hi) {
+        v = hi;
+    }
+    return (int8_t)v;
+}
+
 /* numerics.float_activation for one value (NaN passes through, as np.maximum / np.clip). */
 float msf_apply_activation_f32(float x, int32_t activation);
 
