@@ -261,8 +261,9 @@ def cmd_verify(args) -> None:
             program = c_build.build(folder, target)
             got = c_build.run(program, target, internal, expected.size, expected.dtype)
             arena = c_build.arena_bytes(folder, target)
-        except RuntimeError as err:
-            raise UserError(str(err).splitlines()[0] + f" (kept in {folder})" if args.keep else str(err)) from None
+        except RuntimeError as err:  # one line; the compiler's full output stays with --keep
+            where = f" (see {folder})" if args.keep else " (rerun with --keep DIR to see the compiler output)"
+            raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     diff = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))) if got.size else 0.0
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": bool(np.array_equal(got, expected)),
               "arena_bytes": arena, "predicted_peak_ram_bytes": schedule.arena_bytes, "max_abs_diff": diff}
