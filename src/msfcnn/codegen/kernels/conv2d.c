@@ -17,6 +17,8 @@ void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     const int32_t patch = p->kh * p->kw * p->in_c;  /* weights per output channel */
+    const int32_t offset = p->input_offset;
+    const int contiguous = in->col_ring == 0 && in->col_stride == p->in_c;
     int32_t acc[MSF_CHANNEL_BLOCK];
     int32_t r, c, oc0, i, j, k, ch;
     for (r = r0; r < r1; ++r) {
@@ -34,13 +36,19 @@ void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out
                     acc[k] = 0;
                 }
                 for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const int8_t *src = msf_at_s8(in, y0 + i, x0 + j, 0);
-                        const int8_t *w = p->weights + ((ptrdiff_t)oc0 * p->kh * p->kw + i * p->kw + j) * p->in_c;
+                    /* Where the input's columns are contiguous (not a column ring), a kernel row's
+                       in-bounds taps are one run of (j_hi - j_lo) * in_c values, as are their
+                       weights: one inner loop instead of one per tap, which matters when in_c is
+                       small (a first layer's 3 channels). Integer sums are exact in any order. */
+                    const int32_t run = contiguous ? (j_hi - j_lo) * p->in_c : p->in_c;
+                    const int32_t taps = contiguous ? 1 : j_hi - j_lo;
+                    for (j = 0; j < taps; ++j) {
+                        const int8_t *src = msf_at_s8(in, y0 + i, x0 + j_lo + j, 0);
+                        const int8_t *w = p->weights + ((ptrdiff_t)oc0 * p->kh * p->kw + i * p->kw + j_lo + j) * p->in_c;
                         for (k = 0; k < n; ++k, w += patch) {
                             int32_t sum = 0;
-                            for (ch = 0; ch < p->in_c; ++ch) {
-                                sum += ((int32_t)src[ch] + p->input_offset) * w[ch];
+                            for (ch = 0; ch < run; ++ch) {
+                                sum += ((int32_t)src[ch] + offset) * w[ch];
                             }
                             acc[k] += sum;
                         }

@@ -16,6 +16,7 @@ void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_vie
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     const int32_t m = p->depth_multiplier;
+    const int32_t offset = p->input_offset;
     int32_t acc[MSF_CHANNEL_BLOCK];
     int32_t r, c, oc0, i, j, k;
     for (r = r0; r < r1; ++r) {
@@ -36,12 +37,19 @@ void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_vie
                     for (j = j_lo; j < j_hi; ++j) {
                         const int8_t *src = msf_at_s8(in, y0 + i, x0 + j, 0);
                         const int8_t *w = p->weights + (i * p->kw + j) * p->out_c + oc0;
-                        int32_t ic = oc0 / m, phase = oc0 % m;  /* input channel of oc0 + k */
-                        for (k = 0; k < n; ++k) {
-                            acc[k] += ((int32_t)src[ic] + p->input_offset) * w[k];
-                            if (++phase == m) {
-                                phase = 0;
-                                ++ic;
+                        if (m == 1) {  /* the usual case: output channel k reads input channel k */
+                            const int8_t *s = src + oc0;
+                            for (k = 0; k < n; ++k) {
+                                acc[k] += ((int32_t)s[k] + offset) * w[k];
+                            }
+                        } else {
+                            int32_t ic = oc0 / m, phase = oc0 % m;  /* input channel of oc0 + k */
+                            for (k = 0; k < n; ++k) {
+                                acc[k] += ((int32_t)src[ic] + offset) * w[k];
+                                if (++phase == m) {
+                                    phase = 0;
+                                    ++ic;
+                                }
                             }
                         }
                     }
