@@ -89,16 +89,6 @@ class Graph:
         """True when every op reads only the output of the op before it."""
         return all(node.inputs == (i - 1,) for i, node in enumerate(self.nodes))
 
-    def live_across_cut(self, cut: int) -> list[int]:
-        """Tensors produced before `cut` and still read at or after it (main tensor last)."""
-        last_use: dict[int, int] = {}
-        for i, node in enumerate(self.nodes):
-            for t in node.inputs:
-                last_use[t] = i
-        live = [t for t in range(NETWORK_INPUT, cut - 1) if last_use.get(t, -2) >= cut]
-        main = cut - 1
-        return live + [main]
-
     def append(self, op: Op, inputs: tuple[int, ...], consts: Mapping[str, np.ndarray] | None = None,
                quant: Quant | None = None) -> int:
         """Add a node reading `inputs`; infer its shape. Returns the new tensor's index."""

@@ -53,9 +53,6 @@ class Window:
         return ((h + top + bottom - self.kernel[0]) // self.strides[0] + 1,
                 (w + left + right - self.kernel[1]) // self.strides[1] + 1)
 
-    def input_rows(self, out_rows: int) -> int:
-        """Input rows (padding included) needed to produce `out_rows` consecutive output rows."""
-        return (out_rows - 1) * self.strides[0] + self.kernel[0]
 
 
 def _pair(value, what: str) -> tuple[int, int]:
