@@ -27,7 +27,8 @@ from msfcnn.ir import Quant  # noqa: E402
 from msfcnn.ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, KernelContext,  # noqa: E402
                         MaxPool2D, Pad, Requantize, Softmax, Window)
 from msfcnn.ops.activation import Activation  # noqa: E402
-from msfcnn.ops.base import c_float  # noqa: E402
+from msfcnn.ops.base import C_ROUNDING, c_float  # noqa: E402
+from msfcnn.ops.conv2d import output_stage_consts  # noqa: E402
 
 ACTIVATIONS = (None, "relu", "relu6")
 
@@ -351,6 +352,17 @@ def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
     assert_close(cases.results(c_dir, lib, tag=f"random_f32_{kind}"), record_property)
 
 
+@pytest.mark.parametrize("runs", [1, 2])
+def test_window_run_batches_do_not_change_results(runs, c_dir):
+    """MSF_MAX_RUNS only changes how many runs of a window the int8 conv / depthwise kernels
+    gather at once; a window with more is summed a batch at a time."""
+    lib = build_library(c_dir, defines=(f"MSF_MAX_RUNS={runs}",))
+    cases = Cases(seed=8)
+    for kind in ("conv2d", "depthwise_conv2d"):
+        add_random_cases(cases, kind, False, n=12, seed=800 + KINDS.index(kind), layout_runs=3)
+    assert_bit_exact(cases.results(c_dir, lib, tag=f"runs{runs}"))
+
+
 @pytest.mark.parametrize("block", [1, 3])
 def test_channel_block_size_does_not_change_results(block, c_dir):
     """MSF_CHANNEL_BLOCK only changes how many accumulators a window kernel keeps at once."""
@@ -408,6 +420,37 @@ def test_fixed_point_helpers_match_numerics(lib, c_dir):
                                   nx.rounding_divide_by_pot(x, np.maximum(-shift, 0)))
     # the tie-heavy inputs really contain ties that the schemes round differently
     assert (got[slots["o_double"]] != got[slots["o_ruy"]]).sum() > 50
+
+
+@pytest.mark.parametrize("mode", [nx.DOUBLE, nx.RUY, nx.SINGLE])
+def test_output_stage_block_matches_numerics(mode, lib, c_dir):
+    """msf_requantize_block_s8, fed the constants output_stage_consts prepares, is the general
+    requantisation + zero point + clamp, ties and saturating values included."""
+    rng = np.random.default_rng(17)
+    x, mult, shift = multiply_inputs(rng)
+    x, mult, shift = x[10:], mult[10:], shift[10:]  # no negative multipliers: never produced
+    if mode == nx.SINGLE:
+        shift = np.minimum(shift, 30)  # TFLITE_SINGLE_ROUNDING needs 31 - shift >= 1
+    n = x.size
+    zero_point = rng.integers(-128, 128, n)
+    lo = rng.integers(-128, 0, n)
+    hi = rng.integers(0, 128, n)
+    consts = output_stage_consts(mult, shift, mode)
+    d = Driver()
+    xs, zs, los, his = (d.const(name, v.astype(np.int32)) for name, v in
+                        (("xs", x), ("zs", zero_point), ("los", lo), ("his", hi)))
+    ms, rs = d.const("ms", consts["multiplier"]), d.const("rs", consts["right"])
+    out = d.zeros("out", np.int8, n)
+    # one value per call: every value gets its own zero point and clamp
+    d.body.append(f"""    {{ int32_t i; for (i = 0; i < {n}; ++i) {{
+        msf_requantize_block_s8({xs} + i, 1, {ms} + i, {rs} + i, {C_ROUNDING[mode]}, {zs}[i], {los}[i], {his}[i],
+                                {out} + i);
+    }} }}""")
+    slot = d.dump(out, np.int8, n)
+    got = d.run(c_dir, lib, tag=f"output_stage_{mode}")[slot]
+    want = np.clip(nx.multiply_by_quantized_multiplier(x, mult, shift, mode) + zero_point, lo, hi)
+    np.testing.assert_array_equal(got, want)
+    assert (want == lo).any() and (want == hi).any() and ((want > lo) & (want < hi)).sum() > n // 10
 
 
 def test_edge_quantize_dequantize_match_numerics(lib, c_dir):

@@ -17,14 +17,14 @@ const int32_t op0_bias[4] = {
     1019, 3645, -297, 3754
 };
 
-/* op 0 (conv 3x3/2 4): mult [4] */
-const int32_t op0_mult[4] = {
+/* op 0 (conv 3x3/2 4): multiplier [4] */
+const int64_t op0_multiplier[4] = {
     1888329544, 1336664723, 2021290179, 1700928449
 };
 
-/* op 0 (conv 3x3/2 4): shift [4] */
-const int32_t op0_shift[4] = {
-    -8, -8, -8, -8
+/* op 0 (conv 3x3/2 4): right [4] */
+const int32_t op0_right[4] = {
+    8, 8, 8, 8
 };
 
 /* op 1 (conv 1x1/1 8): weights [8, 1, 1, 4] */
@@ -38,14 +38,14 @@ const int32_t op1_bias[8] = {
     206, 344, -733, -148, 878, 1994, -2009, 1666
 };
 
-/* op 1 (conv 1x1/1 8): mult [8] */
-const int32_t op1_mult[8] = {
+/* op 1 (conv 1x1/1 8): multiplier [8] */
+const int64_t op1_multiplier[8] = {
     1216803584, 1207595776, 2083089408, 2043633536, 2086356224, 1749494656, 1464029952, 2123516544
 };
 
-/* op 1 (conv 1x1/1 8): shift [8] */
-const int32_t op1_shift[8] = {
-    -6, -6, -7, -7, -7, -7, -7, -7
+/* op 1 (conv 1x1/1 8): right [8] */
+const int32_t op1_right[8] = {
+    6, 6, 7, 7, 7, 7, 7, 7
 };
 
 /* op 2 (dw 3x3/1): weights [1, 3, 3, 8] */
@@ -62,14 +62,14 @@ const int32_t op2_bias[8] = {
     -666, -2975, 3607, -1173, 634, -410, 3531, 3376
 };
 
-/* op 2 (dw 3x3/1): mult [8] */
-const int32_t op2_mult[8] = {
+/* op 2 (dw 3x3/1): multiplier [8] */
+const int64_t op2_multiplier[8] = {
     1531888640, 1837282816, 1126738688, 1974807424, 1212378880, 1471787264, 2095314176, 1827465856
 };
 
-/* op 2 (dw 3x3/1): shift [8] */
-const int32_t op2_shift[8] = {
-    -7, -8, -7, -8, -7, -7, -8, -8
+/* op 2 (dw 3x3/1): right [8] */
+const int32_t op2_right[8] = {
+    7, 8, 7, 8, 7, 7, 8, 8
 };
 
 /* op 3 (conv 1x1/1 4): weights [4, 1, 1, 8] */
@@ -83,14 +83,14 @@ const int32_t op3_bias[4] = {
     3331, -1829, -1166, 1726
 };
 
-/* op 3 (conv 1x1/1 4): mult [4] */
-const int32_t op3_mult[4] = {
+/* op 3 (conv 1x1/1 4): multiplier [4] */
+const int64_t op3_multiplier[4] = {
     1277999616, 1686927104, 1325331712, 1265952768
 };
 
-/* op 3 (conv 1x1/1 4): shift [4] */
-const int32_t op3_shift[4] = {
-    -8, -8, -8, -8
+/* op 3 (conv 1x1/1 4): right [4] */
+const int32_t op3_right[4] = {
+    8, 8, 8, 8
 };
 
 /* op 6 (dense 3): weights [3, 4] */

@@ -24,7 +24,8 @@ from ..schedule import LoweredBlock, Schedule
 from ..schedule.blocks import WINDOW_OPS, band_ranges, bands, tail_consumer
 
 CFLAGS = "-std=c99 -O2 -Wall -Wextra -Werror -pedantic"
-_C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.int32): "int32_t", np.dtype(np.float32): "float"}
+_C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t",
+            np.dtype(np.float32): "float"}
 
 
 @dataclass

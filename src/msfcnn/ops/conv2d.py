@@ -68,7 +68,7 @@ class Conv2D(Op):
                                           ctx.output_quant.scale, self.filters)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
-        return weighted_c_consts(ctx, self.multipliers)
+        return weighted_c_consts(ctx, self.multipliers, ROUNDING)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
@@ -76,8 +76,8 @@ class Conv2D(Op):
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, self.c_consts(ctx), names)})
 
 
-def weighted_c_consts(ctx: KernelContext, multipliers) -> dict[str, np.ndarray]:
-    """The constants of a conv / depthwise kernel: weights, bias, and the int8 requantisation."""
+def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[str, np.ndarray]:
+    """The constants of a conv / depthwise kernel: weights, bias, and the int8 output stage."""
     weights, bias = ctx.consts["weights"], ctx.consts.get("bias")
     if ctx.is_float:
         consts = {"weights": np.ascontiguousarray(weights, dtype=np.float32)}
@@ -87,10 +87,22 @@ def weighted_c_consts(ctx: KernelContext, multipliers) -> dict[str, np.ndarray]:
     consts = {"weights": np.ascontiguousarray(weights, dtype=np.int8)}
     if bias is not None:
         consts["bias"] = np.ascontiguousarray(bias, dtype=np.int32)
-    mult, shift = multipliers(ctx)
-    consts["mult"] = np.asarray(mult, dtype=np.int32).reshape(-1)
-    consts["shift"] = np.asarray(shift, dtype=np.int32).reshape(-1)
-    return consts
+    return {**consts, **output_stage_consts(*multipliers(ctx), rounding)}
+
+
+def output_stage_consts(mult, shift, rounding: str) -> dict[str, np.ndarray]:
+    """Per-channel (multiplier, shift) as the C output stage (msf_requantize_block_s8) applies
+    them, with the work that does not depend on the value done here: the left shift folded into a
+    64-bit multiplier (mult * 2^left < 2^62), and the right shift. SINGLE rounding shifts the
+    product right by 31 - shift in one step."""
+    mult = np.asarray(mult, dtype=np.int64).reshape(-1)
+    shift = np.asarray(shift, dtype=np.int64).reshape(-1)
+    if rounding == nx.SINGLE:
+        return {"multiplier": mult, "right": (31 - shift).astype(np.int32)}
+    return {"multiplier": mult << np.maximum(shift, 0), "right": np.maximum(-shift, 0).astype(np.int32)}
+
+
+REQUANTISATION_ROLES = ("mult", "shift", "multiplier", "right")
 
 
 def weighted_c_fields(ctx: KernelContext, activation: str | None, rounding: str, consts, names) -> dict:
@@ -102,8 +114,8 @@ def weighted_c_fields(ctx: KernelContext, activation: str | None, rounding: str,
     low, high = nx.activation_range(activation, out_q)
     return {"input_offset": -in_q.zero_point, "output_offset": out_q.zero_point, "act_min": low, "act_max": high,
             "rounding": C_ROUNDING[rounding], "weights": c_pointer(names, consts, "weights"),
-            "bias": c_pointer(names, consts, "bias"), "mult": c_pointer(names, consts, "mult"),
-            "shift": c_pointer(names, consts, "shift")}
+            "bias": c_pointer(names, consts, "bias"),
+            **{role: c_pointer(names, consts, role) for role in REQUANTISATION_ROLES if role in consts}}
 
 
 def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:

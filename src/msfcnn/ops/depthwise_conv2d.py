@@ -66,7 +66,7 @@ class DepthwiseConv2D(Op):
                                           ctx.output_quant.scale, channels)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
-        return weighted_c_consts(ctx, self.multipliers)
+        return weighted_c_consts(ctx, self.multipliers, ROUNDING)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)

@@ -118,6 +118,73 @@ static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t
     *hi = size - start < k ? size - start : k;
 }
 
+/* An output pixel's window, cut into runs (window.c): stretches whose input values and weights
+   are both contiguous. A pixel's runs are gathered into arrays of MSF_MAX_RUNS on the stack
+   (12 bytes a run on a 32-bit core); a window with more (a 7x7 depthwise has 49 taps) is gathered
+   and summed a batch at a time. Any value >= 1 gives the same results. */
+#ifndef MSF_MAX_RUNS
+#define MSF_MAX_RUNS 32
+#endif
+
+typedef struct {
+    int32_t y0, x0;          /* input position of tap (0, 0) */
+    int32_t i_lo, i_hi;      /* kernel rows in bounds */
+    int32_t j_lo, j_hi;      /* kernel columns in bounds */
+    int32_t kw;              /* kernel width */
+    int32_t tap_values;      /* input values a tap reads (conv: in_c; depthwise: 1, a channel) */
+    int32_t tap_weights;     /* weights between consecutive taps (conv: in_c; depthwise: out_c) */
+    int merge_taps;          /* a row's taps may form one run (conv) */
+} msf_window;
+
+typedef struct {
+    const int8_t *src[MSF_MAX_RUNS];  /* the run's first input value (channel 0) */
+    int32_t weight[MSF_MAX_RUNS];     /* offset of its first weight from output channel 0's first */
+    int32_t length[MSF_MAX_RUNS];     /* input values in the run */
+    int32_t count;
+} msf_runs;
+
+/* Where gathering stopped: kernel row i, column j. Start at (win.i_lo, win.j_lo). */
+typedef struct {
+    int32_t i, j;
+} msf_window_cursor;
+
+/* Gathers the window's runs from the cursor on, as many as fit, and advances the cursor; returns
+   1 if some are left over. Integer sums are exact in any order, so batches may be summed one
+   after another. */
+int32_t msf_gather_runs(const msf_window *win, const msf_view *in, msf_window_cursor *at, msf_runs *runs);
+
+/* The pixel loop the int8 CONV_2D and DEPTHWISE_CONV_2D kernels share (window.c): for each output
+   pixel of the region, gather its window's runs once, then per block of output channels set the
+   accumulators to the bias, call the op's accumulate, and apply the output stage. */
+typedef void (*msf_accumulate_fn)(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, int32_t *acc);
+
+typedef struct {
+    int32_t in_h, in_w, out_c;
+    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+    int32_t tap_values, tap_weights, merge_taps;  /* as in msf_window */
+    const int32_t *bias;                          /* may be NULL */
+    const int64_t *multiplier;                    /* output stage, see msf_requantize_block_s8 */
+    const int32_t *right;
+    int32_t rounding, output_offset, act_min, act_max;
+    msf_accumulate_fn accumulate;                 /* acc[k] += window sum of channel oc0 + k */
+    const void *params;                           /* the op's params, passed to accumulate */
+} msf_window_op;
+
+void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+/* The fields of msf_window_op that a conv or depthwise params struct `p` holds under the same
+   names (the rest are the kernel's to set). */
+#define MSF_WINDOW_OP_FROM_PARAMS(op, p) \
+    do { \
+        (op).in_h = (p)->in_h; (op).in_w = (p)->in_w; (op).out_c = (p)->out_c; \
+        (op).kh = (p)->kh; (op).kw = (p)->kw; (op).stride_h = (p)->stride_h; (op).stride_w = (p)->stride_w; \
+        (op).pad_top = (p)->pad_top; (op).pad_left = (p)->pad_left; \
+        (op).bias = (p)->bias; (op).multiplier = (p)->multiplier; (op).right = (p)->right; \
+        (op).rounding = (p)->rounding; (op).output_offset = (p)->output_offset; \
+        (op).act_min = (p)->act_min; (op).act_max = (p)->act_max; (op).params = (p); \
+    } while (0)
+
 /* ---------------------------------------------------------------------------------------------
  * Shared numerics (numerics.c), mirroring src/msfcnn/numerics.py
  * ------------------------------------------------------------------------------------------- */
@@ -247,6 +314,73 @@ static inline int8_t msf_clamp_s8(int32_t x, int32_t zero_point, int32_t lo, int
     return (int8_t)v;
 }
 
+/* acc[k] = bias[first + k] (0 without a bias), k < n: a block's accumulators, set once per output
+   value, with the bias test outside the loop. */
+static inline void msf_init_accumulators(int32_t *acc, const int32_t *bias, int32_t first, int32_t n)
+{
+    if (bias != NULL) {
+        memcpy(acc, bias + first, (size_t)n * sizeof *acc);
+    } else {
+        memset(acc, 0, (size_t)n * sizeof *acc);
+    }
+}
+
+/* The output stage of CONV_2D and DEPTHWISE_CONV_2D for n channels: dst[k] =
+   msf_clamp_s8(msf_mul_by_quantized_mult(acc[k], mult, shift, rounding), zero_point, lo, hi),
+   given each channel's (mult, shift) as the Python side's output_stage_consts prepares them:
+   multiplier[k] = mult * 2^max(shift, 0) and right[k] = max(-shift, 0) (for MSF_ROUND_SINGLE,
+   multiplier[k] = mult and right[k] = 31 - shift). It runs once per output value, so in a thin
+   layer (a 1x1 convolution of 8 channels, a 3x3 depthwise) it costs as much as the multiply-
+   accumulates do; hence that preparation, the rounding mode chosen once per block, and the general
+   helpers' steps left out where they cannot change the result, for lo <= hi inside [-128, 127] and
+   |zero_point| <= 128:
+   - saturating to int32: a value beyond int32 is beyond [lo - zero_point, hi - zero_point] too,
+     so it clamps to the same end;
+   - ruy's overflow case: with no left shift the high part is at most 2^31, so shifting
+     high + nudge right gives 2^(31 - right), the value that case returns; with a left shift,
+     right = 0 and both saturate high;
+   - gemmlowp's INT32_MIN x INT32_MIN case: a multiplier is never negative.
+   The int64 arithmetic is exact for the accumulators a real layer produces, as in the general
+   helpers. */
+static inline int8_t msf_clamp64_s8(int64_t v, int32_t lo, int32_t hi)
+{
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+static inline void msf_requantize_block_s8(const int32_t *acc, int32_t n, const int64_t *multiplier,
+                                           const int32_t *right, int32_t rounding, int32_t zero_point,
+                                           int32_t lo, int32_t hi, int8_t *dst)
+{
+    int32_t k;
+    switch (rounding) {
+    case MSF_ROUND_RUY:  /* (x * m + 2^30) >> 31, then a shift right rounding half up */
+        for (k = 0; k < n; ++k) {
+            const int64_t high = asr64(acc[k] * multiplier[k] + ((int64_t)1 << 30), 31);
+            const int64_t half = ((int64_t)1 << right[k]) >> 1;
+            dst[k] = msf_clamp64_s8(asr64(high + half, right[k]) + zero_point, lo, hi);
+        }
+        break;
+    case MSF_ROUND_SINGLE:  /* one shift right by 31 - shift (>= 1), rounding half up */
+        for (k = 0; k < n; ++k) {
+            const int64_t half = (int64_t)1 << (right[k] - 1);
+            dst[k] = msf_clamp64_s8(asr64(acc[k] * multiplier[k] + half, right[k]) + zero_point, lo, hi);
+        }
+        break;
+    default:  /* gemmlowp: doubling high multiply, then RoundingDivideByPOT (ties away from zero) */
+        for (k = 0; k < n; ++k) {
+            /* The high multiply's (p + nudge) / 2^31, truncated, is floor((p + 2^30) / 2^31) for
+               either sign of p: for p < 0, (p + 1 - 2^30) truncated is (p + 1 - 2^30 + 2^31 - 1)
+               floored. */
+            const int64_t high = asr64(acc[k] * multiplier[k] + ((int64_t)1 << 30), 31);
+            /* floor((high + half) / 2^right), less one before the floor when high < 0 and
+               right > 0: ties then go down, away from zero */
+            const int64_t half = ((int64_t)1 << right[k]) >> 1;
+            dst[k] = msf_clamp64_s8(asr64(high + half - (high < 0 && half > 0), right[k]) + zero_point, lo, hi);
+        }
+        break;
+    }
+}
+
 /* numerics.float_activation for one value (NaN passes through, as np.maximum / np.clip). */
 float msf_apply_activation_f32(float x, int32_t activation);
 
@@ -268,7 +402,7 @@ void msf_dequantize_s8(const int8_t *in, float *out, int32_t n, float scale, int
  * `bias` / `bias_f32` may be NULL (no bias).
  * ------------------------------------------------------------------------------------------- */
 
-/* CONV_2D. weights (out_c, kh, kw, in_c); per-output-channel mult/shift. */
+/* CONV_2D. weights (out_c, kh, kw, in_c). */
 typedef struct {
     int32_t in_h, in_w, in_c, out_c;
     int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
@@ -279,8 +413,8 @@ typedef struct {
     int32_t activation;             /* float graphs: MSF_ACT_* */
     const int8_t *weights;
     const int32_t *bias;
-    const int32_t *mult;            /* [out_c] */
-    const int32_t *shift;           /* [out_c] */
+    const int64_t *multiplier;      /* [out_c], see msf_requantize_block_s8 */
+    const int32_t *right;           /* [out_c] */
     const float *weights_f32;
     const float *bias_f32;
 } msf_conv2d_params;
@@ -296,8 +430,8 @@ typedef struct {
     int32_t activation;
     const int8_t *weights;
     const int32_t *bias;
-    const int32_t *mult;            /* [out_c] */
-    const int32_t *shift;           /* [out_c] */
+    const int64_t *multiplier;      /* [out_c], see msf_requantize_block_s8 */
+    const int32_t *right;           /* [out_c] */
     const float *weights_f32;
     const float *bias_f32;
 } msf_depthwise_conv2d_params;
