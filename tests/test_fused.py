@@ -30,8 +30,13 @@ def check_plan(graph, blocks, seed=0):
     else:
         np.testing.assert_allclose(run.output, expected, rtol=1e-4, atol=1e-5)
     assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == schedule.arena_bytes
-    # The MACs the plan predicts (recomputation included) are the MACs the executor performed.
+    # The MACs the plan predicts (recomputation included) are the MACs the executor performed,
+    # and each streamed op was recomputed as often as the lowering says.
     assert run.macs == sum(b.macs for b in blocks)
+    for block in schedule.blocks:
+        assert len(block.recompute) == block.last - block.first + 1
+        for t, factor in zip(range(block.first, block.last + 1), block.recompute):
+            assert run.recompute.get(t, 1.0) == pytest.approx(factor, rel=1e-12), (block.scheme, t)
     # The layout packs every block's live bytes without holes: the arena is the largest block.
     assert schedule.arena_bytes == max(b.ram_bytes for b in blocks)
 

@@ -9,7 +9,9 @@ equal the sentinel cannot hide a byte).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
+from math import prod
 
 import numpy as np
 
@@ -30,25 +32,29 @@ class FusedRun:
     measured_peak_ram_bytes: int
     predicted_peak_ram_bytes: int
     macs: int  # MACs actually performed, recomputation included (counted as the executor computes)
+    # streamed ops: output positions computed / positions in the output (as counted while running)
+    recompute: dict[int, float]
 
 
 def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
     """Run the schedule on one input (the model's own layout, batch optional), measuring the arena.
     raw=True returns the network's last tensor as the generated C writes it: (H, W, C) order, no
     dequantisation at a float-edged model's output."""
-    outputs, high_water, macs = [], 0, 0
+    outputs, high_water = [], 0
     for sentinel in SENTINELS:
         arena = np.full(schedule.arena_bytes, sentinel, dtype=np.uint8)
-        y, macs = _run(schedule, x, arena, raw)
+        y, runner = _run(schedule, x, arena, raw)
         outputs.append(y)
         changed = np.flatnonzero(arena != sentinel)
         high_water = max(high_water, int(changed[-1]) + 1 if changed.size else 0)
     if not np.array_equal(outputs[0], outputs[1]):
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
-    return FusedRun(outputs[0], high_water, schedule.arena_bytes, macs)
+    recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
+    return FusedRun(outputs[0], high_water, schedule.arena_bytes, runner.macs, recompute)
 
 
-def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray, raw: bool = False) -> tuple[np.ndarray, int]:
+def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
+         raw: bool = False) -> tuple[np.ndarray, _BlockRunner]:
     graph = schedule.graph
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
@@ -64,12 +70,12 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray, raw: bool = False
             arena[target:target + size] = arena[source:source + size].copy()
     y = result
     if raw:
-        return result, run.macs
+        return result, run
     if graph.float_output:
         y = nx.dequantize(y, graph.output_quant)
     if graph.layout == "NCHW" and y.ndim == 3:
         y = y.transpose(2, 0, 1)
-    return (y[None] if batched else y), run.macs
+    return (y[None] if batched else y), run
 
 
 class _BlockRunner:
@@ -77,11 +83,13 @@ class _BlockRunner:
         self.graph, self.schedule, self.arena = graph, schedule, arena
         self.x, self.result, self.dtype = x, result, dtype
         self.macs = 0
+        self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
 
     def count(self, t: int, region: np.ndarray) -> None:
         """MACs of computing `region` (rows x cols x C) of feature map t: its share of t's MACs."""
         h, w = self.graph.shape_of(t)[:2]
         self.macs += self.graph.macs(t) // (h * w) * region.shape[0] * region.shape[1]
+        self.positions[t] += region.shape[0] * region.shape[1]
 
     # ---- buffers ---------------------------------------------------------------------------
     def view(self, offset: int, shape, dtype) -> np.ndarray:

@@ -60,6 +60,8 @@ class LoweredBlock:
     macs: int
     rings: dict[int, int] = field(default_factory=dict)  # linebuffer: tensor -> rows kept
     stream_end: int | None = None  # linebuffer: last row-streamed op (a tail follows it)
+    # per op first..last: output positions computed / positions in the output (> 1: recomputed)
+    recompute: tuple[float, ...] = ()
 
     @property
     def output(self) -> int:
@@ -112,7 +114,7 @@ def lower_single(graph: Graph, live: Liveness, i: int) -> LoweredBlock:
             if live.in_arena(t) and live.last_use[t] == i and live.nbytes(t) == live.nbytes(i):
                 alias = t
                 break
-    return LoweredBlock(i, i, "single", 1, _reads(graph, i, i), alias, (), graph.macs(i))
+    return LoweredBlock(i, i, "single", 1, _reads(graph, i, i), alias, (), graph.macs(i), recompute=(1.0,))
 
 
 # ---- linebuffer ------------------------------------------------------------------------------
@@ -270,8 +272,14 @@ def _pixel_macs(graph: Graph, t: int) -> int:
     return graph.macs(t) // (h * w)
 
 
-def _tail_macs(graph: Graph, end: int, last: int) -> int:
-    return sum(graph.macs(i) for i in range(end + 1, last + 1))
+def _streamed_work(graph: Graph, first: int, end: int, last: int,
+                   computed: dict[int, int]) -> tuple[int, tuple[float, ...]]:
+    """(MACs, recompute factors) of a block whose ops first..end compute `computed[t]` output
+    positions (pixels) each, and whose tail ops end+1..last run once."""
+    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
+    macs += sum(_pixel_macs(graph, t) * computed[t] for t in range(first, end + 1))
+    factors = [computed[t] / prod(graph.shape_of(t)[:2]) for t in range(first, end + 1)]
+    return macs, tuple(factors) + (1.0,) * (last - end)
 
 
 def _activation_type(graph: Graph) -> str:
@@ -294,10 +302,10 @@ def lower_linebuffer(graph: Graph, live: Liveness, first: int, last: int,
     # Rows are pulled only as far as a reader needs them (a strided VALID window may never read
     # the last rows); each pulled row is computed at full width.
     pulled = _band_profile(graph, end, graph.shape_of(end)[0], ring_cache, 0)
-    macs = _tail_macs(graph, end, last) + sum(
-        _pixel_macs(graph, t) * pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1))
+    macs, factors = _streamed_work(graph, first, end, last,
+                                   {t: pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1)})
     return LoweredBlock(first, last, "linebuffer", 1, _reads(graph, first, last), None, tuple(scratch), macs,
-                        rings, end)
+                        rings, end, factors)
 
 
 # ---- hcache ----------------------------------------------------------------------------------
@@ -361,13 +369,13 @@ def lower_hcache(graph: Graph, live: Liveness, first: int, last: int, rows: int,
     profile = _band_profile(graph, end, rows, cache)
     # Within a band, columns are pulled only as far as a reader needs them.
     pulled = _band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
-    macs = _tail_macs(graph, end, last) + sum(
-        _pixel_macs(graph, t) * profile[t][0] * pulled[t][0] for t in range(first, end + 1))
+    macs, factors = _streamed_work(graph, first, end, last,
+                                   {t: profile[t][0] * pulled[t][0] for t in range(first, end + 1)})
     act = _activation_type(graph)
     scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), act) for t, cols in rings.items()]
     scratch += _tail_scratch(graph, end, last, act)
     return LoweredBlock(first, last, "hcache", rows, _reads(graph, first, last), None, tuple(scratch), macs,
-                        rings, end)
+                        rings, end, factors)
 
 
 # ---- recompute -------------------------------------------------------------------------------
@@ -387,11 +395,11 @@ def lower_recompute(graph: Graph, live: Liveness, first: int, last: int, tile: i
     rows = _band_profile(graph, end, tile, cache, 0)
     cols = _band_profile(graph, end, tile, cache, 1)
     # Regions are products of a row band and a column band, so totals and maxima separate.
-    macs = _tail_macs(graph, end, last) + sum(
-        _pixel_macs(graph, t) * rows[t][0] * cols[t][0] for t in range(first, end + 1))
+    macs, factors = _streamed_work(graph, first, end, last,
+                                   {t: rows[t][0] * cols[t][0] for t in range(first, end + 1)})
     act = _activation_type(graph)
     inner = range(first, end + 1 if end < last else end)  # with a tail, the end's patch is kept too
     scratch = [Scratch(f"tile{t}", (rows[t][1], cols[t][1], graph.shape_of(t)[2]), act) for t in inner]
     scratch += _tail_scratch(graph, end, last, act)
     return LoweredBlock(first, last, "recompute", tile, _reads(graph, first, last), None, tuple(scratch), macs,
-                        {}, end)
+                        {}, end, factors)
