@@ -8,7 +8,7 @@
  * o / depth_multiplier; weights are (1, kh, kw, out_c). Padding (the zero point) is skipped.
  *
  * Loops: output pixel; its in-bounds taps located once (window.c); block of output channels; with
- * multiplier 1, four channels at a time in registers; tap.
+ * multiplier 1, eight channels at a time in registers; tap.
  */
 #include "msfcnn_kernels.h"
 
@@ -20,9 +20,10 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
     const int32_t offset = p->input_offset;
     const int8_t *w = p->weights + oc0;
     int32_t k, t;
-    if (m == 1) {  /* the usual case: output channel oc reads input channel oc */
-        for (k = 0; k + 4 <= n; k += 4) {
+    if (m == 1) {  /* the usual case: output channel oc reads input channel oc; eight at a time */
+        for (k = 0; k + 8 <= n; k += 8) {
             int32_t s0 = acc[k], s1 = acc[k + 1], s2 = acc[k + 2], s3 = acc[k + 3];
+            int32_t s4 = acc[k + 4], s5 = acc[k + 5], s6 = acc[k + 6], s7 = acc[k + 7];
             for (t = 0; t < taps->count; ++t) {
                 const int8_t *x = taps->src[t] + oc0 + k;
                 const int8_t *wt = w + taps->weight[t] + k;
@@ -30,11 +31,19 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
                 s1 += ((int32_t)x[1] + offset) * wt[1];
                 s2 += ((int32_t)x[2] + offset) * wt[2];
                 s3 += ((int32_t)x[3] + offset) * wt[3];
+                s4 += ((int32_t)x[4] + offset) * wt[4];
+                s5 += ((int32_t)x[5] + offset) * wt[5];
+                s6 += ((int32_t)x[6] + offset) * wt[6];
+                s7 += ((int32_t)x[7] + offset) * wt[7];
             }
             acc[k] = s0;
             acc[k + 1] = s1;
             acc[k + 2] = s2;
             acc[k + 3] = s3;
+            acc[k + 4] = s4;
+            acc[k + 5] = s5;
+            acc[k + 6] = s6;
+            acc[k + 7] = s7;
         }
     } else {
         k = 0;

@@ -328,20 +328,30 @@ static inline void msf_init_accumulators(int32_t *acc, const int32_t *bias, int3
 /* The output stage of CONV_2D and DEPTHWISE_CONV_2D for n channels: dst[k] =
    msf_clamp_s8(msf_mul_by_quantized_mult(acc[k], mult, shift, rounding), zero_point, lo, hi),
    given each channel's (mult, shift) as the Python side's output_stage_consts prepares them:
-   multiplier[k] = mult * 2^max(shift, 0) and right[k] = max(-shift, 0) (for MSF_ROUND_SINGLE,
-   multiplier[k] = mult and right[k] = 31 - shift). It runs once per output value, so in a thin
-   layer (a 1x1 convolution of 8 channels, a 3x3 depthwise) it costs as much as the multiply-
-   accumulates do; hence that preparation, the rounding mode chosen once per block, and the general
-   helpers' steps left out where they cannot change the result, for lo <= hi inside [-128, 127] and
-   |zero_point| <= 128:
-   - saturating to int32: a value beyond int32 is beyond [lo - zero_point, hi - zero_point] too,
-     so it clamps to the same end;
-   - ruy's overflow case: with no left shift the high part is at most 2^31, so shifting
-     high + nudge right gives 2^(31 - right), the value that case returns; with a left shift,
-     right = 0 and both saturate high;
-   - gemmlowp's INT32_MIN x INT32_MIN case: a multiplier is never negative.
+   multiplier[k] = mult * 2^max(shift, 0) and right[k] = max(-shift, 0) in [0, 31] (for
+   MSF_ROUND_SINGLE, multiplier[k] = mult and right[k] = 31 - shift). It runs once per output
+   value, so in a thin layer (a 1x1 convolution of 8 channels, a 3x3 depthwise) it costs as much
+   as the multiply-accumulates do. Hence that preparation, the rounding mode chosen once per block,
+   and a shorter but equal computation, for multipliers in [0, 2^31) (as numerics.quantize_
+   multiplier makes them), lo <= hi inside [-128, 127] and |zero_point| <= 128:
+   - ruy's two roundings, floor((floor((p + 2^30) / 2^31) + half) / 2^right) with p = x * mult *
+     2^left and half = 2^(right - 1) (0 for right = 0), are one: floor((p + 2^30 + half * 2^31) /
+     2^(31 + right)), since floor(floor(a / m) / n) = floor(a / (m n)); the constant comes from a
+     table by right;
+   - gemmlowp's doubling high multiply, (p + nudge) / 2^31 truncated toward zero, equals
+     floor((p + 2^30) / 2^31) for either sign of p (for p < 0 the nudge is 1 - 2^30); its rounding
+     shift, ties away from zero, is floor((high + half - 1) / 2^right) when high < 0 (p < -2^30)
+     and right > 0, else floor((high + half) / 2^right): one table entry less 2^31;
+   - saturating to int32 is left out: a value beyond int32 is beyond [lo - zero_point,
+     hi - zero_point] too, so it clamps to the same end; so is ruy's overflow case (with no left
+     shift the high part is at most 2^31 and the shift gives the value that case returns; with a
+     left shift, right = 0 and both saturate high), and gemmlowp's INT32_MIN x INT32_MIN case (a
+     multiplier is never negative).
    The int64 arithmetic is exact for the accumulators a real layer produces, as in the general
-   helpers. */
+   helpers (|p| < 2^62, and the constants are below 2^62). */
+extern const int64_t msf_output_rounding[32];
+extern const int64_t msf_output_rounding_negative[32];
+
 static inline int8_t msf_clamp64_s8(int64_t v, int32_t lo, int32_t hi)
 {
     return (int8_t)(v < lo ? lo : v > hi ? hi : v);
@@ -353,11 +363,10 @@ static inline void msf_requantize_block_s8(const int32_t *acc, int32_t n, const 
 {
     int32_t k;
     switch (rounding) {
-    case MSF_ROUND_RUY:  /* (x * m + 2^30) >> 31, then a shift right rounding half up */
+    case MSF_ROUND_RUY:
         for (k = 0; k < n; ++k) {
-            const int64_t high = asr64(acc[k] * multiplier[k] + ((int64_t)1 << 30), 31);
-            const int64_t half = ((int64_t)1 << right[k]) >> 1;
-            dst[k] = msf_clamp64_s8(asr64(high + half, right[k]) + zero_point, lo, hi);
+            const int64_t p = acc[k] * multiplier[k];
+            dst[k] = msf_clamp64_s8(asr64(p + msf_output_rounding[right[k]], 31 + right[k]) + zero_point, lo, hi);
         }
         break;
     case MSF_ROUND_SINGLE:  /* one shift right by 31 - shift (>= 1), rounding half up */
@@ -366,16 +375,12 @@ static inline void msf_requantize_block_s8(const int32_t *acc, int32_t n, const 
             dst[k] = msf_clamp64_s8(asr64(acc[k] * multiplier[k] + half, right[k]) + zero_point, lo, hi);
         }
         break;
-    default:  /* gemmlowp: doubling high multiply, then RoundingDivideByPOT (ties away from zero) */
+    default:
         for (k = 0; k < n; ++k) {
-            /* The high multiply's (p + nudge) / 2^31, truncated, is floor((p + 2^30) / 2^31) for
-               either sign of p: for p < 0, (p + 1 - 2^30) truncated is (p + 1 - 2^30 + 2^31 - 1)
-               floored. */
-            const int64_t high = asr64(acc[k] * multiplier[k] + ((int64_t)1 << 30), 31);
-            /* floor((high + half) / 2^right), less one before the floor when high < 0 and
-               right > 0: ties then go down, away from zero */
-            const int64_t half = ((int64_t)1 << right[k]) >> 1;
-            dst[k] = msf_clamp64_s8(asr64(high + half - (high < 0 && half > 0), right[k]) + zero_point, lo, hi);
+            const int64_t p = acc[k] * multiplier[k];
+            const int64_t r = p < -((int64_t)1 << 30) ? msf_output_rounding_negative[right[k]]
+                                                       : msf_output_rounding[right[k]];
+            dst[k] = msf_clamp64_s8(asr64(p + r, 31 + right[k]) + zero_point, lo, hi);
         }
         break;
     }

@@ -7,6 +7,25 @@
 
 #include "msfcnn_kernels.h"
 
+/* The output stage's rounding constants by right shift (see msf_requantize_block_s8):
+   ruy: 2^30 + 2^(right - 1) * 2^31; gemmlowp for products below -2^30: one 2^31 less when right > 0. */
+#define R(right) (((int64_t)1 << 30) + ((right) > 0 ? (int64_t)1 << (30 + (right)) : 0))
+#define N(right) (R(right) - ((right) > 0 ? (int64_t)1 << 31 : 0))
+const int64_t msf_output_rounding[32] = {
+    R(0), R(1), R(2), R(3), R(4), R(5), R(6), R(7),
+    R(8), R(9), R(10), R(11), R(12), R(13), R(14), R(15),
+    R(16), R(17), R(18), R(19), R(20), R(21), R(22), R(23),
+    R(24), R(25), R(26), R(27), R(28), R(29), R(30), R(31)
+};
+const int64_t msf_output_rounding_negative[32] = {
+    N(0), N(1), N(2), N(3), N(4), N(5), N(6), N(7),
+    N(8), N(9), N(10), N(11), N(12), N(13), N(14), N(15),
+    N(16), N(17), N(18), N(19), N(20), N(21), N(22), N(23),
+    N(24), N(25), N(26), N(27), N(28), N(29), N(30), N(31)
+};
+#undef R
+#undef N
+
 float msf_apply_activation_f32(float x, int32_t activation)
 {
     /* Written so that NaN passes through, as np.maximum / np.clip propagate it. */

@@ -10,6 +10,19 @@
  */
 #include "msfcnn_kernels.h"
 
+/* Stores one run; returns 0 when the arrays are already full. */
+static int add_run(msf_runs *runs, const int8_t *src, int32_t weight, int32_t length)
+{
+    if (runs->count == MSF_MAX_RUNS) {
+        return 0;
+    }
+    runs->src[runs->count] = src;
+    runs->weight[runs->count] = weight;
+    runs->length[runs->count] = length;
+    ++runs->count;
+    return 1;
+}
+
 int32_t msf_gather_runs(const msf_window *win, const msf_view *in, msf_window_cursor *at, msf_runs *runs)
 {
     /* Everything the loops read is copied into locals first: the stores into `runs` could alias
@@ -17,41 +30,46 @@ int32_t msf_gather_runs(const msf_window *win, const msf_view *in, msf_window_cu
     const int32_t tap_values = win->tap_values, tap_weights = win->tap_weights, j_lo = win->j_lo, j_hi = win->j_hi;
     const int32_t ring = in->col_ring, col_stride = in->col_stride;
     const int merge = win->merge_taps && col_stride == tap_values;
-    int32_t i = at->i, j = at->j, count = 0;
+    int32_t i = at->i, j = at->j;
+    runs->count = 0;
     for (; i < win->i_hi; ++i, j = j_lo) {
         const int8_t *row = (const int8_t *)in->base + (ptrdiff_t)msf_stored_row(in, win->y0 + i) * in->row_stride;
         int32_t col = msf_stored_col(in, win->x0 + j);  /* stored column of tap j */
         int32_t weight = (i * win->kw + j) * tap_weights;
-        while (j < j_hi) {
-            /* taps in this run: the rest of the row, up to the ring's end; or one */
-            int32_t taps = 1;
-            if (count == MSF_MAX_RUNS) {
-                at->i = i;
-                at->j = j;
-                runs->count = count;
-                return 1;
+        if (!merge) {  /* a run per tap */
+            for (; j < j_hi; ++j, weight += tap_weights) {
+                if (!add_run(runs, row + (ptrdiff_t)col * col_stride, weight, tap_values)) {
+                    break;
+                }
+                if (++col == ring) {
+                    col = 0;
+                }
             }
-            if (merge) {
-                taps = j_hi - j;
+        } else {  /* the rest of the row, up to where a column ring wraps */
+            while (j < j_hi) {
+                int32_t taps = j_hi - j;
                 if (ring > 0 && taps > ring - col) {
                     taps = ring - col;
                 }
+                if (!add_run(runs, row + (ptrdiff_t)col * col_stride, weight, taps * tap_values)) {
+                    break;
+                }
+                j += taps;
+                weight += taps * tap_weights;
+                col += taps;
+                if (col == ring) {
+                    col = 0;
+                }
             }
-            runs->src[count] = row + (ptrdiff_t)col * col_stride;
-            runs->weight[count] = weight;
-            runs->length[count] = taps * tap_values;
-            ++count;
-            j += taps;
-            weight += taps * tap_weights;
-            col += taps;
-            if (col == ring) {
-                col = 0;
-            }
+        }
+        if (j < j_hi) {  /* the arrays are full */
+            at->i = i;
+            at->j = j;
+            return 1;
         }
     }
     at->i = i;
     at->j = j;
-    runs->count = count;
     return 0;
 }
 
