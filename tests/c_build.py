@@ -25,7 +25,7 @@ def check_c(graph, blocks, target="host", seed=0):
     tgt = get_target(target)
     with tempfile.TemporaryDirectory(prefix="msfcnn-test-") as folder:
         folder = Path(folder)
-        build.write_project(folder, graph, schedule, plan)
+        build.write_project(folder, graph, schedule, plan, tgt)
         program = build.build(folder, tgt)
         got = build.run(program, tgt, internal, expected.size, expected.dtype)
         arena = build.arena_bytes(folder, tgt)

@@ -10,6 +10,9 @@ import sys
 from . import __version__
 from .errors import UserError
 from .sizes import parse_overhead, parse_size, split_list
+from .targets import TARGETS
+
+TARGET_NAMES = ", ".join(TARGETS)
 
 DEFAULT_OVERHEADS = "1.1,1.2,1.3,1.4,1.5,inf"
 DEFAULT_RAMS = "16kB,32kB,64kB,128kB,256kB"
@@ -78,12 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
-    p.add_argument("--target", default="host", help="where the C will run (default: host)")
+    p.add_argument("--target", default="host", help=f"where the C will run: {TARGET_NAMES} (default: host)")
     p.add_argument("-o", "--output", metavar="DIR", required=True, help="folder to write the C project into")
 
     p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
     _plan_args(p)
-    p.add_argument("--target", default="host", help="where the C runs (default: host; host-sanitize adds ASan/UBSan)")
+    p.add_argument("--target", default="host", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
@@ -233,9 +236,9 @@ def cmd_compile(args) -> None:
     from .targets import get_target
     target = get_target(args.target)
     graph, plan, schedule = _planned_schedule(args)
-    files = write_project(Path(args.output), graph, schedule, plan)
+    files = write_project(Path(args.output), graph, schedule, plan, target)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
-          f"wrote {len(files)} files to {args.output} (build: make -C {args.output} CC={target.cc})")
+          f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
 
 def cmd_verify(args) -> None:
@@ -256,7 +259,7 @@ def cmd_verify(args) -> None:
     expected = run_fused(schedule, x, raw=True).output.reshape(-1)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(args.keep or scratch)
-        c_build.write_project(folder, graph, schedule, plan)
+        c_build.write_project(folder, graph, schedule, plan, target)
         try:
             program = c_build.build(folder, target)
             got = c_build.run(program, target, internal, expected.size, expected.dtype)

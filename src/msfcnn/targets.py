@@ -1,5 +1,11 @@
-"""Where generated C runs: a target is data (compiler, flags, how to run a program), so emulated
-microcontroller targets slot in beside `host`."""
+"""Where generated C runs. A target is data: the compiler and its flags, how to run a built program
+on an input and an output file, and the binutils that read the arena's size back.
+
+The microcontroller targets run under QEMU's system emulation with semihosting: the harness's
+fopen / fread / fwrite and its exit status reach the host through the debugger interface, so the
+same main.c runs everywhere. Their C library is picolibc (its startup code fetches argv over
+semihosting); all of it comes from Debian packages, listed in each target for the error message.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +14,64 @@ from dataclasses import dataclass
 
 from .errors import UserError
 
+STRICT = "-std=c99 -O2 -Wall -Wextra -Werror -pedantic"
+
+# picolibc on a board with 4 MiB of code memory at 0 and 4 MiB of RAM at 0x20000000 (the MPS2
+# FPGA images' ZBT SSRAM banks, as QEMU models them).
+_PICOLIBC_MPS2 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x0 "
+                  "-Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x20000000 "
+                  "-Wl,--defsym=__ram_size=0x400000")
+_ARM_PACKAGES = ("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm")
+
+
+def _qemu_mps2(board: str) -> tuple[str, ...]:
+    return ("qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+            "-semihosting-config", "enable=on,target=native,arg={input},arg={output}", "-kernel", "{program}")
+
 
 @dataclass(frozen=True)
 class Target:
     name: str
     cc: str
     cflags: str
-    runner: tuple[str, ...] = ()  # command prefix that runs a built program ('' = run it directly)
+    ldflags: str = ""
+    # The command that runs a built program: {program}, {input} and {output} are replaced by
+    # paths. Inside a QEMU option string (a placeholder with other text around it) commas in a
+    # path are doubled, as QEMU's option syntax needs.
+    command: tuple[str, ...] = ("{program}", "{input}", "{output}")
     nm: str = "nm"
     description: str = ""
+    packages: tuple[str, ...] = ()  # Debian packages that provide the tools
+
+    def run_command(self, program: str, input_path: str, output_path: str) -> list[str]:
+        paths = {"program": program, "input": input_path, "output": output_path}
+        words = []
+        for word in self.command:
+            embedded = word not in ("{program}", "{input}", "{output}")
+            words.append(word.format(**{k: v.replace(",", ",,") if embedded else v for k, v in paths.items()}))
+        return words
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The executables the target needs: compiler, binutils, and the runner (if not the program)."""
+        runner = () if self.command[0] == "{program}" else (self.command[0],)
+        return (self.cc, self.nm, *runner)
 
 
 TARGETS = {
-    "host": Target("host", "cc", "-std=c99 -O2 -Wall -Wextra -Werror -pedantic",
-                   description="this machine's C compiler"),
+    "host": Target("host", "cc", STRICT, description="this machine's C compiler"),
     "host-sanitize": Target("host-sanitize", "cc",
                             "-std=c99 -O1 -g -Wall -Wextra -Werror -pedantic -fsanitize=address,undefined "
                             "-fno-sanitize-recover=all -fno-omit-frame-pointer",
                             description="host build with AddressSanitizer and UBSan"),
+    "cortex-m4": Target("cortex-m4", "arm-none-eabi-gcc",
+                        STRICT + " -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=picolibc.specs",
+                        _PICOLIBC_MPS2, _qemu_mps2("mps2-an386"), "arm-none-eabi-nm",
+                        "Arm Cortex-M4F on QEMU's mps2-an386 board (picolibc, semihosting)", _ARM_PACKAGES),
+    "cortex-m7": Target("cortex-m7", "arm-none-eabi-gcc",
+                        STRICT + " -mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16 --specs=picolibc.specs",
+                        _PICOLIBC_MPS2, _qemu_mps2("mps2-an500"), "arm-none-eabi-nm",
+                        "Arm Cortex-M7 on QEMU's mps2-an500 board (picolibc, semihosting)", _ARM_PACKAGES),
 }
 
 
@@ -33,6 +79,8 @@ def get_target(name: str) -> Target:
     target = TARGETS.get(name)
     if target is None:
         raise UserError(f"unknown target {name!r} (available: {', '.join(TARGETS)})")
-    if shutil.which(target.cc) is None:
-        raise UserError(f"target {name} needs the C compiler {target.cc!r}, which is not installed")
+    missing = [tool for tool in target.tools if shutil.which(tool) is None]
+    if missing:
+        hint = f" (Debian: apt-get install {' '.join(target.packages)})" if target.packages else ""
+        raise UserError(f"target {name} needs {', '.join(missing)}, which is not installed{hint}")
     return target

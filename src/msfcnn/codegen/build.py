@@ -13,17 +13,18 @@ from ..files import write_atomic
 from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
-from ..targets import Target
+from ..targets import TARGETS, Target
 from .emit import generate, kernel_sources
 
 
-def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan) -> list[Path]:
-    """model.h, model.c, weights.[ch], main.c, Makefile and kernels/ in `folder`."""
+def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
+                  target: Target = TARGETS["host"]) -> list[Path]:
+    """model.h, model.c, weights.[ch], main.c, a Makefile for `target` and kernels/ in `folder`."""
     try:
         (folder / "kernels").mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(f"cannot create {folder}: {err.strerror}") from None
-    files = {folder / name: text for name, text in generate(graph, schedule, plan).items()}
+    files = {folder / name: text for name, text in generate(graph, schedule, plan, target).items()}
     files.update({folder / "kernels" / name: text for name, text in kernel_sources().items()})
     for path, text in files.items():
         write_atomic(path, text)
@@ -32,8 +33,8 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan) ->
 
 def build(folder: Path, target: Target) -> Path:
     """Compile with the target's compiler and flags; returns the harness program."""
-    result = subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}"],
-                            capture_output=True, text=True)
+    result = subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}",
+                             f"LDFLAGS={target.ldflags}"], capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
     return folder / "msfcnn_main"
@@ -41,12 +42,14 @@ def build(folder: Path, target: Target) -> Path:
 
 def run(program: Path, target: Target, x: np.ndarray, output_size: int, dtype) -> np.ndarray:
     """Run the harness on one input tensor (H, W, C order) and return the raw output values."""
-    folder = program.parent
+    folder = program.parent.resolve()
     (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
-    result = subprocess.run([*target.runner, str(program), str(folder / "input.bin"), str(folder / "output.bin")],
-                            capture_output=True, text=True, timeout=600)
+    (folder / "output.bin").unlink(missing_ok=True)
+    command = target.run_command(str(folder / program.name), str(folder / "input.bin"), str(folder / "output.bin"))
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
-        raise RuntimeError(f"the generated program failed ({result.returncode}):\n{result.stderr}")
+        raise RuntimeError(f"the generated program failed ({result.returncode}) on {target.name}:\n"
+                           f"{result.stdout}{result.stderr}")
     return np.frombuffer((folder / "output.bin").read_bytes(), dtype=dtype)[:output_size]
 
 

@@ -21,9 +21,9 @@ from ..ir import NETWORK_INPUT, Graph
 from ..ops import Add, Dense, GlobalAvgPool, KernelContext, Reshape, Softmax
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule
+from ..targets import TARGETS, Target
 from ..schedule.blocks import WINDOW_OPS, band_ranges, bands, tail_consumer
 
-CFLAGS = "-std=c99 -O2 -Wall -Wextra -Werror -pedantic"
 _C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t",
             np.dtype(np.float32): "float"}
 
@@ -286,8 +286,9 @@ def _c_body(values: np.ndarray, per_line: int = 16) -> str:
     return ",\n".join("    " + line for line in lines)
 
 
-def generate(graph: Graph, schedule: Schedule, plan: Plan) -> dict[str, str]:
-    """The generated files, by name (kernel sources not included: see kernel_sources)."""
+def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]) -> dict[str, str]:
+    """The generated files, by name (kernel sources not included: see kernel_sources); the
+    Makefile builds for `target`."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     templates = resources.files("msfcnn.codegen").joinpath("templates")
@@ -301,7 +302,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan) -> dict[str, str]:
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "params": emitter.params,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
-        "cflags": CFLAGS,
+        "target": target,
     }
     return {name: env.get_template(f"{name}.j2").render(**values)
             for name in ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile")}

@@ -1,0 +1,74 @@
+"""Generated C on emulated microcontrollers (QEMU system emulation, picolibc, semihosting): the
+same bit-exact results, and the same arena in the Arm object file, as the numpy executor
+predicts. Plus what a user sees of a target: the Makefile builds for it, a missing toolchain
+is named with its Debian packages."""
+
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from c_build import check_c
+from fused_cases import networks, random_plan
+from msfcnn import targets
+from msfcnn.cli import main
+from msfcnn.cost import exact
+from msfcnn.errors import UserError
+from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fusion import solvers
+from test_codegen import FIXTURE_MODELS
+
+MICROCONTROLLERS = ("cortex-m4", "cortex-m7")
+
+
+@pytest.mark.parametrize("target", MICROCONTROLLERS)
+@pytest.mark.parametrize("name", sorted(builtin_names()))
+def test_builtin_models_least_ram_plans(name, target):
+    graph = load_model(name, weights=True)
+    check_c(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks, target=target)
+
+
+@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+def test_fixture_models_random_plans(path):
+    """Every TFLite / ONNX fixture, on one of the two cores (alternating)."""
+    graph = load_model(str(path))
+    target = MICROCONTROLLERS[FIXTURE_MODELS.index(path) % 2]
+    check_c(graph, random_plan(exact.build_dag(graph), 5), target=target, seed=5)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_random_networks_and_plans(doc, seed):
+    try:
+        graph = with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return  # shapes that do not work out: the loader's errors are tested elsewhere
+    check_c(graph, random_plan(exact.build_dag(graph), seed), target=MICROCONTROLLERS[seed % 2], seed=seed)
+
+
+def test_compiled_makefile_builds_for_the_target(tmp_path):
+    out = tmp_path / "m4"
+    assert main(["compile", "mcunet-vww5", "--max-overhead", "1.2", "--target", "cortex-m4", "-o", str(out)]) == 0
+    done = subprocess.run(["make", "-s", "-C", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    header = (out / "msfcnn_main").read_bytes()[:20]
+    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 40  # EM_ARM
+
+
+def test_missing_toolchain_names_the_packages(monkeypatch, capsys):
+    fake = targets.Target("fake-mcu", "no-such-gcc", "-O2", packages=("gcc-fake", "qemu-fake"))
+    monkeypatch.setitem(targets.TARGETS, "fake-mcu", fake)
+    with pytest.raises(UserError, match=r"no-such-gcc.*apt-get install gcc-fake qemu-fake"):
+        targets.get_target("fake-mcu")
+    assert main(["verify", "mcunet-vww5", "--target", "no-such-board"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown target 'no-such-board'" in err and "cortex-m4" in err and len(err.strip().splitlines()) == 1
+
+
+def test_qemu_option_paths_escape_commas():
+    command = targets.TARGETS["cortex-m4"].run_command("/a,b/prog", "/a,b/in.bin", "/a,b/out.bin")
+    assert "enable=on,target=native,arg=/a,,b/in.bin,arg=/a,,b/out.bin" in command
+    assert command[-1] == "/a,b/prog"  # a whole word is passed as it is
