@@ -27,7 +27,7 @@ def check_c(graph, blocks, target="host", seed=0):
         folder = Path(folder)
         build.write_project(folder, graph, schedule, plan, tgt)
         program = build.build(folder, tgt)
-        got = build.run(program, tgt, internal, expected.size, expected.dtype)
+        got = build.run(program, tgt, graph, internal)
         arena = build.arena_bytes(folder, tgt)
     if graph.dtype == "int8":
         assert np.array_equal(got, expected), f"C differs from numpy on {int((got != expected).sum())} values"

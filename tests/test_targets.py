@@ -1,12 +1,12 @@
 """Generated C on emulated microcontrollers (QEMU system emulation, picolibc, semihosting): the
-same bit-exact results, and the same arena in the Arm object file, as the numpy executor
-predicts. Plus what a user sees of a target: the Makefile builds for it, a missing toolchain
-is named with its Debian packages."""
+same bit-exact results, and the same arena in the target's object file, as the numpy executor
+predicts; on the 16 KiB FE310, every plan that fits. Plus what a user sees of a target: the
+Makefile builds for it, a plan too big for the board and a missing toolchain are one clear line."""
 
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from c_build import check_c
@@ -22,6 +22,7 @@ from msfcnn.fusion import solvers
 from test_codegen import FIXTURE_MODELS
 
 MICROCONTROLLERS = ("cortex-m4", "cortex-m7")
+FITS_FE310 = ("mcunet-vww-res", "mcunet-vww5", "mobilenetv2-0.35")  # least-RAM arena + output < 16 KiB
 
 
 @pytest.mark.parametrize("target", MICROCONTROLLERS)
@@ -49,13 +50,41 @@ def test_random_networks_and_plans(doc, seed):
     check_c(graph, random_plan(exact.build_dag(graph), seed), target=MICROCONTROLLERS[seed % 2], seed=seed)
 
 
-def test_compiled_makefile_builds_for_the_target(tmp_path):
-    out = tmp_path / "m4"
-    assert main(["compile", "mcunet-vww5", "--max-overhead", "1.2", "--target", "cortex-m4", "-o", str(out)]) == 0
+@pytest.mark.parametrize("name", FITS_FE310)
+def test_builtin_models_on_the_16_kib_fe310(name):
+    """The least-RAM plans of these networks, MobileNetV2-0.35 at 144x144 with its 1000-class
+    head included, run in the FE310's 16 KiB (input and weights in flash)."""
+    graph = load_model(name, weights=True)
+    assert check_c(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks, target="fe310") > 11000
+
+
+@pytest.mark.parametrize("name", sorted(set(builtin_names()) - set(FITS_FE310)))
+def test_plans_too_big_for_the_fe310_are_one_clear_line(name, capsys):
+    assert main(["verify", name, "--target", "fe310"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not fit in the 16384 B of RAM of fe310" in err
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_random_networks_least_ram_plans_on_the_fe310(doc, seed):
+    try:
+        graph = with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return  # shapes that do not work out
+    plan = solvers.min_peak_ram(exact.build_dag(graph))
+    assume(plan.peak_ram + graph.size_of(len(graph) - 1) < 12 * 1024)  # leaves 4 KiB for stack and libc
+    check_c(graph, plan.blocks, target="fe310", seed=seed)
+
+
+@pytest.mark.parametrize("target, machine", [("cortex-m4", 40), ("fe310", 243)])  # EM_ARM, EM_RISCV
+def test_compiled_makefile_builds_for_the_target(target, machine, tmp_path):
+    out = tmp_path / target
+    assert main(["compile", "mcunet-vww5", "--target", target, "-o", str(out)]) == 0
     done = subprocess.run(["make", "-s", "-C", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     header = (out / "msfcnn_main").read_bytes()[:20]
-    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 40  # EM_ARM
+    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == machine
 
 
 def test_missing_toolchain_names_the_packages(monkeypatch, capsys):

@@ -262,7 +262,7 @@ def cmd_verify(args) -> None:
         c_build.write_project(folder, graph, schedule, plan, target)
         try:
             program = c_build.build(folder, target)
-            got = c_build.run(program, target, internal, expected.size, expected.dtype)
+            got = c_build.run(program, target, graph, internal)
             arena = c_build.arena_bytes(folder, target)
         except RuntimeError as err:  # one line; the compiler's full output stays with --keep
             where = f" (see {folder})" if args.keep else " (rerun with --keep DIR to see the compiler output)"

@@ -23,6 +23,14 @@ _PICOLIBC_MPS2 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=
                   "-Wl,--defsym=__ram_size=0x400000")
 _ARM_PACKAGES = ("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm")
 
+# The SiFive FE310 as QEMU's sifive_e models it: 16 KiB of data RAM at 0x80000000, code executed
+# in place from the SPI flash at 0x20400000 (where the mask ROM jumps). The harness is the
+# embedded one, so the RAM holds the arena, the output, the stack and picolibc's own few buffers.
+FE310_RAM_BYTES = 16 * 1024
+_PICOLIBC_FE310 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x20400000 "
+                   "-Wl,--defsym=__flash_size=0x1000000 -Wl,--defsym=__ram=0x80000000 "
+                   f"-Wl,--defsym=__ram_size={FE310_RAM_BYTES:#x}")
+
 
 def _qemu_mps2(board: str) -> tuple[str, ...]:
     return ("qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
@@ -42,6 +50,10 @@ class Target:
     nm: str = "nm"
     description: str = ""
     packages: tuple[str, ...] = ()  # Debian packages that provide the tools
+    ram_bytes: int | None = None  # data RAM of the board, when it is small enough to matter
+    # The harness takes its input from flash (input.c) and prints its output in hex on stdout: no
+    # file I/O, so no heap, for boards whose RAM holds little beyond the arena.
+    embedded_harness: bool = False
 
     def run_command(self, program: str, input_path: str, output_path: str) -> list[str]:
         paths = {"program": program, "input": input_path, "output": output_path}
@@ -72,6 +84,15 @@ TARGETS = {
                         STRICT + " -mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16 --specs=picolibc.specs",
                         _PICOLIBC_MPS2, _qemu_mps2("mps2-an500"), "arm-none-eabi-nm",
                         "Arm Cortex-M7 on QEMU's mps2-an500 board (picolibc, semihosting)", _ARM_PACKAGES),
+    "fe310": Target("fe310", "riscv64-unknown-elf-gcc",
+                    STRICT + " -march=rv32imac -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
+                    _PICOLIBC_FE310,
+                    ("qemu-system-riscv32", "-M", "sifive_e", "-display", "none", "-monitor", "none", "-serial", "none",
+                     "-chardev", "stdio,id=console", "-semihosting-config", "enable=on,target=native,chardev=console",
+                     "-kernel", "{program}"),
+                    "riscv64-unknown-elf-nm", "SiFive FE310 (RV32IMAC, 16 KiB RAM) on QEMU's sifive_e board",
+                    ("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc"),
+                    ram_bytes=FE310_RAM_BYTES, embedded_harness=True),
 }
 
 

@@ -3,7 +3,9 @@ the arena's size off the built object."""
 
 from __future__ import annotations
 
+import re
 import subprocess
+from math import prod
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +16,7 @@ from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
 from ..targets import TARGETS, Target
-from .emit import generate, kernel_sources
+from .emit import generate, harness_input, kernel_sources
 
 
 def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
@@ -36,21 +38,34 @@ def build(folder: Path, target: Target) -> Path:
     result = subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}",
                              f"LDFLAGS={target.ldflags}"], capture_output=True, text=True)
     if result.returncode != 0:
+        overflow = re.search(r"region .?ram.? overflowed by (\d+) bytes", result.stdout + result.stderr)
+        if overflow and target.ram_bytes:
+            raise UserError(f"the plan does not fit in the {target.ram_bytes} B of RAM of {target.name}: the "
+                            f"arena, the output, the stack and the C library overflow it by {overflow.group(1)} B; "
+                            f"plan for that much less (msfcnn plan --count-io --max-ram ...)")
         raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
     return folder / "msfcnn_main"
 
 
-def run(program: Path, target: Target, x: np.ndarray, output_size: int, dtype) -> np.ndarray:
-    """Run the harness on one input tensor (H, W, C order) and return the raw output values."""
+def run(program: Path, target: Target, graph: Graph, x: np.ndarray) -> np.ndarray:
+    """Run the harness on one input tensor of `graph` (H, W, C order) and return the raw output
+    values (the network's last tensor, (H, W, C) order, int8 or float32)."""
     folder = program.parent.resolve()
-    (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
+    dtype = np.float32 if graph.dtype == "float32" else np.int8
+    if target.embedded_harness:  # the input is compiled in: write it, and build again
+        write_atomic(folder / "input.c", harness_input(graph, x))
+        build(folder, target)
+    else:
+        (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
     (folder / "output.bin").unlink(missing_ok=True)
     command = target.run_command(str(folder / program.name), str(folder / "input.bin"), str(folder / "output.bin"))
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    if result.returncode != 0:
+    printed = re.search(r"^msfcnn-output ([0-9a-f]*)$", result.stdout, re.M)
+    if result.returncode != 0 or (target.embedded_harness and printed is None):
         raise RuntimeError(f"the generated program failed ({result.returncode}) on {target.name}:\n"
                            f"{result.stdout}{result.stderr}")
-    return np.frombuffer((folder / "output.bin").read_bytes(), dtype=dtype)[:output_size]
+    raw = bytes.fromhex(printed.group(1)) if target.embedded_harness else (folder / "output.bin").read_bytes()
+    return np.frombuffer(raw, dtype=dtype)[:prod(graph.nodes[-1].shape)]
 
 
 def arena_bytes(folder: Path, target: Target) -> int:

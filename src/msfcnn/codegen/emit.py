@@ -286,14 +286,18 @@ def _c_body(values: np.ndarray, per_line: int = 16) -> str:
     return ",\n".join("    " + line for line in lines)
 
 
-def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]) -> dict[str, str]:
-    """The generated files, by name (kernel sources not included: see kernel_sources); the
-    Makefile builds for `target`."""
+def _templates():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     templates = resources.files("msfcnn.codegen").joinpath("templates")
-    env = Environment(loader=FileSystemLoader(str(templates)), trim_blocks=True, lstrip_blocks=True,
-                      undefined=StrictUndefined, keep_trailing_newline=True)
+    return Environment(loader=FileSystemLoader(str(templates)), trim_blocks=True, lstrip_blocks=True,
+                       undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]) -> dict[str, str]:
+    """The generated files, by name (kernel sources not included: see kernel_sources); the
+    Makefile and the harness are for `target` (whose harness may take its input from input.c)."""
+    env = _templates()
     emitter = _Emitter(graph, schedule)
     emitter.declare_params()
     values = {
@@ -304,8 +308,22 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
         "target": target,
     }
-    return {name: env.get_template(f"{name}.j2").render(**values)
-            for name in ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile")}
+    files = {name: env.get_template(f"{name}.j2").render(**values)
+             for name in ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile")}
+    if target.embedded_harness:
+        files["input.c"] = harness_input(graph, np.zeros(prod(graph.input_shape), _element_type(graph)))
+    return files
+
+
+def harness_input(graph: Graph, x: np.ndarray) -> str:
+    """input.c: the harness's input tensor (H, W, C order) as a constant, for targets whose RAM
+    cannot hold it."""
+    values = np.ascontiguousarray(x, dtype=_element_type(graph)).reshape(-1)
+    return _templates().get_template("input.c.j2").render(name=graph.name, input_body=_c_body(values))
+
+
+def _element_type(graph: Graph):
+    return np.float32 if graph.dtype == "float32" else np.int8
 
 
 def kernel_sources() -> dict[str, str]:
