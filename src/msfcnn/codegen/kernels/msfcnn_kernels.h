@@ -120,10 +120,11 @@ static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t
 
 /* An output pixel's window, cut into runs (window.c): stretches whose input values and weights
    are both contiguous. A pixel's runs are gathered into arrays of MSF_MAX_RUNS on the stack
-   (12 bytes a run on a 32-bit core); a window with more (a 7x7 depthwise has 49 taps) is gathered
-   and summed a batch at a time. Any value >= 1 gives the same results. */
+   (12 bytes a run on a 32-bit core: 588 B, the int8 kernels' largest local); 49 holds a 7x7
+   depthwise window (a run per tap), or a convolution's rows. A window with more is gathered again
+   for each block of output channels, a batch at a time. Any value >= 1 gives the same results. */
 #ifndef MSF_MAX_RUNS
-#define MSF_MAX_RUNS 32
+#define MSF_MAX_RUNS 49
 #endif
 
 typedef struct {

@@ -77,8 +77,7 @@ void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     msf_window win;
-    msf_window_cursor rest_at;  /* where a window too long for one batch goes on */
-    msf_runs runs;
+    msf_runs runs;  /* the only large local (12 B a run on a 32-bit core): one set, reused */
     int32_t acc[MSF_CHANNEL_BLOCK];
     int32_t r, c, oc0;
     const int pointwise = op->kh == 1 && op->kw == 1 && op->merge_taps;
@@ -100,22 +99,23 @@ void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
                 runs.weight[0] = 0;
                 runs.length[0] = op->tap_values;
             } else {
-                rest_at.i = win.i_lo;
-                rest_at.j = win.j_lo;
-                more = msf_gather_runs(&win, in, &rest_at, &runs);
+                msf_window_cursor at;
+                at.i = win.i_lo;
+                at.j = win.j_lo;
+                more = msf_gather_runs(&win, in, &at, &runs);
             }
             for (oc0 = 0; oc0 < op->out_c; oc0 += MSF_CHANNEL_BLOCK) {
                 const int32_t n = op->out_c - oc0 < MSF_CHANNEL_BLOCK ? op->out_c - oc0 : MSF_CHANNEL_BLOCK;
                 msf_init_accumulators(acc, op->bias, oc0, n);
-                op->accumulate(op->params, &runs, oc0, n, acc);
-                if (more) {  /* the rest of the window, a batch at a time */
-                    msf_window_cursor at = rest_at;
-                    msf_runs rest;
-                    while (msf_gather_runs(&win, in, &at, &rest)) {
-                        op->accumulate(op->params, &rest, oc0, n, acc);
+                if (more) {  /* a window of more runs than fit: gathered again, a batch at a time, per block */
+                    msf_window_cursor at;
+                    at.i = win.i_lo;
+                    at.j = win.j_lo;
+                    while (msf_gather_runs(&win, in, &at, &runs)) {
+                        op->accumulate(op->params, &runs, oc0, n, acc);
                     }
-                    op->accumulate(op->params, &rest, oc0, n, acc);
                 }
+                op->accumulate(op->params, &runs, oc0, n, acc);
                 msf_requantize_block_s8(acc, n, op->multiplier + oc0, op->right + oc0, op->rounding,
                                         op->output_offset, op->act_min, op->act_max, dst + oc0);
             }
