@@ -27,11 +27,14 @@ def check_c(graph, blocks, target="host", seed=0):
         folder = Path(folder)
         build.write_project(folder, graph, schedule, plan, tgt)
         program = build.build(folder, tgt)
-        got = build.run(program, tgt, graph, internal)
+        harness = build.run(program, tgt, graph, internal)
+        got = harness.output
         arena = build.arena_bytes(folder, tgt)
     if graph.dtype == "int8":
         assert np.array_equal(got, expected), f"C differs from numpy on {int((got != expected).sum())} values"
     else:
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     assert arena == schedule.arena_bytes
+    if tgt.embedded_harness:  # it measures the stack, and fails if the stack reached the static data
+        assert harness.stack_bytes is not None and 0 < harness.stack_bytes < 4096
     return arena

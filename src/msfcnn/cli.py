@@ -262,19 +262,22 @@ def cmd_verify(args) -> None:
         c_build.write_project(folder, graph, schedule, plan, target)
         try:
             program = c_build.build(folder, target)
-            got = c_build.run(program, target, graph, internal)
+            harness = c_build.run(program, target, graph, internal)
+            got = harness.output
             arena = c_build.arena_bytes(folder, target)
         except RuntimeError as err:  # one line; the compiler's full output stays with --keep
             where = f" (see {folder})" if args.keep else " (rerun with --keep DIR to see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     diff = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))) if got.size else 0.0
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": bool(np.array_equal(got, expected)),
-              "arena_bytes": arena, "predicted_peak_ram_bytes": schedule.arena_bytes, "max_abs_diff": diff}
+              "arena_bytes": arena, "predicted_peak_ram_bytes": schedule.arena_bytes, "max_abs_diff": diff,
+              "stack_bytes": harness.stack_bytes}
     if args.json:
         print(json.dumps(result, indent=1))
     else:
+        stack = "" if harness.stack_bytes is None else f"; stack {harness.stack_bytes} B measured"
         print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = {diff:g}); "
-              f"arena {arena} B in the object file, {schedule.arena_bytes} B predicted")
+              f"arena {arena} B in the object file, {schedule.arena_bytes} B predicted{stack}")
 
 
 def cmd_pareto(args) -> None:

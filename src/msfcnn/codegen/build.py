@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
@@ -47,9 +48,14 @@ def build(folder: Path, target: Target) -> Path:
     return folder / "msfcnn_main"
 
 
-def run(program: Path, target: Target, graph: Graph, x: np.ndarray) -> np.ndarray:
-    """Run the harness on one input tensor of `graph` (H, W, C order) and return the raw output
-    values (the network's last tensor, (H, W, C) order, int8 or float32)."""
+@dataclass(frozen=True)
+class HarnessRun:
+    output: np.ndarray  # the network's last tensor, (H, W, C) order, int8 or float32
+    stack_bytes: int | None  # stack the network used, where the harness measures it (embedded)
+
+
+def run(program: Path, target: Target, graph: Graph, x: np.ndarray) -> HarnessRun:
+    """Run the harness on one input tensor of `graph` (H, W, C order)."""
     folder = program.parent.resolve()
     dtype = np.float32 if graph.dtype == "float32" else np.int8
     if target.embedded_harness:  # the input is compiled in: write it, and build again
@@ -61,11 +67,16 @@ def run(program: Path, target: Target, graph: Graph, x: np.ndarray) -> np.ndarra
     command = target.run_command(str(folder / program.name), str(folder / "input.bin"), str(folder / "output.bin"))
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     printed = re.search(r"^msfcnn-output ([0-9a-f]*)$", result.stdout, re.M)
-    if result.returncode != 0 or (target.embedded_harness and printed is None):
+    stack = re.search(r"^msfcnn-stack (\d+) (\d+)$", result.stdout, re.M)
+    if result.returncode != 0 or (target.embedded_harness and (printed is None or stack is None)):
         raise RuntimeError(f"the generated program failed ({result.returncode}) on {target.name}:\n"
                            f"{result.stdout}{result.stderr}")
+    if stack is not None and int(stack.group(2)) == 0:
+        raise RuntimeError(f"the stack ran into the static data on {target.name} (it used {stack.group(1)} B): "
+                           f"the plan does not fit")
     raw = bytes.fromhex(printed.group(1)) if target.embedded_harness else (folder / "output.bin").read_bytes()
-    return np.frombuffer(raw, dtype=dtype)[:prod(graph.nodes[-1].shape)]
+    output = np.frombuffer(raw, dtype=dtype)[:prod(graph.nodes[-1].shape)]
+    return HarnessRun(output, int(stack.group(1)) if stack else None)
 
 
 def arena_bytes(folder: Path, target: Target) -> int:

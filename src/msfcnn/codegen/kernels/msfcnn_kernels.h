@@ -120,11 +120,13 @@ static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t
 
 /* An output pixel's window, cut into runs (window.c): stretches whose input values and weights
    are both contiguous. A pixel's runs are gathered into arrays of MSF_MAX_RUNS on the stack
-   (12 bytes a run on a 32-bit core: 588 B, the int8 kernels' largest local); 49 holds a 7x7
-   depthwise window (a run per tap), or a convolution's rows. A window with more is gathered again
-   for each block of output channels, a batch at a time. Any value >= 1 gives the same results. */
+   (12 bytes a run on a 32-bit core: 300 B, the int8 kernels' largest local, which matters on a
+   16 KiB board). 25 holds a 5x5 depthwise window (a run per tap) and a convolution's runs (at most
+   two per kernel row); a window with more, such as a 7x7 depthwise, is gathered again for each
+   block of output channels, a batch at a time (about 1% more instructions on MCUNet's 7x7 layers).
+   Any value >= 1 gives the same results. */
 #ifndef MSF_MAX_RUNS
-#define MSF_MAX_RUNS 49
+#define MSF_MAX_RUNS 25
 #endif
 
 typedef struct {
