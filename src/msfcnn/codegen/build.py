@@ -43,7 +43,7 @@ def build(folder: Path, target: Target) -> Path:
         if overflow and target.ram_bytes:
             raise UserError(f"the plan does not fit in the {target.ram_bytes} B of RAM of {target.name}: the "
                             f"arena, the output, the stack and the C library overflow it by {overflow.group(1)} B; "
-                            f"plan for that much less (msfcnn plan --count-io --max-ram ...)")
+                            f"choose a plan with that much less RAM (--max-ram)")
         raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
     return folder / "msfcnn_main"
 
