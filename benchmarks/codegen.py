@@ -32,11 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from msfcnn import executor  # noqa: E402
+from msfcnn import executor, pipeline  # noqa: E402
 from msfcnn.codegen import build  # noqa: E402
-from msfcnn.frontends import builtin_names, load_model  # noqa: E402
-from msfcnn.planner import Planner  # noqa: E402
-from msfcnn.schedule import schedule_plan  # noqa: E402
+from msfcnn.frontends import builtin_names  # noqa: E402
 from msfcnn.targets import get_target  # noqa: E402
 from msfcnn.tensors import random_input  # noqa: E402
 
@@ -51,11 +49,11 @@ def profile(graph, plan, per_op: bool = False) -> tuple[int, int, Counter]:
     target = get_target("host")
     if per_op:
         target = dataclasses.replace(target, cflags=target.cflags + " -g")
-    schedule = schedule_plan(graph, list(plan.blocks))
+    schedule = pipeline.lower(graph, plan)
     x = executor.to_internal(graph, random_input(graph, 0)[0])
     with tempfile.TemporaryDirectory(prefix="msfcnn-bench-") as folder:
         folder = Path(folder)
-        build.write_project(folder, graph, schedule, plan)
+        pipeline.write_c(folder, graph, schedule, plan)
         program = build.build(folder, target)
         (folder / "input.bin").write_bytes(x.tobytes())
         out = folder / "callgrind.out"
@@ -88,7 +86,7 @@ def _per_call_site(out: Path) -> Counter:
 
 def recompute_factors(graph, plan) -> dict[int, float]:
     """How often the plan computes each output position of each op (1.0: once)."""
-    schedule = schedule_plan(graph, list(plan.blocks))
+    schedule = pipeline.lower(graph, plan)
     return {t: f for b in schedule.blocks for t, f in zip(range(b.first, b.last + 1), b.recompute)}
 
 
@@ -101,8 +99,8 @@ def main() -> None:
     print(f"{'model':18s} {'plan':>8s} {'arena B':>8s} {'MACs F':>7s} {'instructions':>13s} {'ratio':>6s} "
           f"{'<=1.1F':>6s} {'bound':>6s} {'ratio/bound':>11s} {'instr/MAC':>9s}")
     for name in args.models.split(","):
-        graph = load_model(name, weights=True)
-        planner = Planner(graph, "exact")
+        graph = pipeline.load(name, weights=True)
+        planner = pipeline.planner(graph)
         vanilla = planner.vanilla()
         base, base_arena, _ = profile(graph, vanilla)
         check, _, per_op = profile(graph, vanilla, per_op=True)

@@ -19,8 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from msfcnn.frontends import load_model  # noqa: E402
-from msfcnn.planner import Planner  # noqa: E402
+from msfcnn import pipeline  # noqa: E402
 
 CAPS = [1.1, 1.2, 1.3, 1.4, 1.5, math.inf]
 PAPER_BOARD = {  # bytes the paper measured on its board at each P1 cap
@@ -45,7 +44,7 @@ def main() -> None:
     header = f"{'model':14s} {'F<=1.00':>8s} {'goal':>7s} " + " ".join(f"{'F<=' + str(c):>16s}" for c in CAPS)
     print(header + "\n" + "-" * len(header))
     for name in PAPER_BOARD:
-        planner = Planner(load_model(name), "exact", schemes)
+        planner = pipeline.planner(pipeline.load(name), "exact", schemes)
         at_one = planner.p1(1.0).peak_ram_bytes
         caps = [planner.p1(c).peak_ram_bytes for c in CAPS]
         cells = [f"{ours:>7d}/{paper:<7d}{'ok' if ours <= paper else '!!'}" for ours, paper in zip(caps, PAPER_BOARD[name])]
@@ -59,7 +58,7 @@ def main() -> None:
     print("Real models, exact cost model: Pareto front (peak RAM B @ overhead F)")
     for model in REAL:
         start = time.perf_counter()
-        planner = Planner(load_model(model), "exact", schemes)
+        planner = pipeline.planner(pipeline.load(model), "exact", schemes)
         front = planner.pareto()
         seconds = time.perf_counter() - start
         vanilla, heuristic = planner.vanilla(), planner.heuristic()

@@ -12,8 +12,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from msfcnn.codegen.emit import generate  # noqa: E402
 from msfcnn.frontends.layer_list import graph_from_layer_list  # noqa: E402
 from msfcnn.frontends.random_weights import with_random_weights  # noqa: E402
-from msfcnn.planner import Planner  # noqa: E402
-from msfcnn.schedule import schedule_plan  # noqa: E402
+from msfcnn import pipeline  # noqa: E402
 
 TINY = {"name": "tiny", "input": [12, 10, 3], "layers": [
     {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
@@ -26,9 +25,8 @@ TINY = {"name": "tiny", "input": [12, 10, 3], "layers": [
 
 def render() -> dict[str, str]:
     graph = with_random_weights(graph_from_layer_list(TINY))
-    planner = Planner(graph, "exact")
-    plan = planner.p1(1.3)
-    files = generate(graph, schedule_plan(graph, list(plan.blocks)), plan)
+    plan = pipeline.planner(graph).p1(1.3)
+    files = generate(graph, pipeline.lower(graph, plan), plan)
     return {name: files[name] for name in ("model.c", "model.h", "weights.c")}
 
 

@@ -23,7 +23,7 @@ def test_schemes_restrict_the_search(capsys):
 
 def test_count_io_adds_the_callers_buffers(capsys):
     graph = load_model("mcunet-vww5")
-    io = graph.size_of(-1) + graph.size_of(len(graph) - 1)
+    io = graph.nbytes(-1) + graph.nbytes(graph.output)
     without, with_io = plan(capsys, "mcunet-vww5"), plan(capsys, "mcunet-vww5", "--count-io")
     assert with_io["peak_ram_bytes"] == without["peak_ram_bytes"] + io and with_io["io_counted"] is True
     # A RAM cap then applies to arena + input + output.

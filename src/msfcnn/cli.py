@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 from . import __version__
@@ -33,6 +32,13 @@ def _cost_model_arg(p: argparse.ArgumentParser) -> None:
                    help="count the network's input and output buffers (the caller's) in every block's RAM")
 
 
+def _schemes_arg(p: argparse.ArgumentParser) -> None:
+    from .schedule.schemes import FUSED_SCHEMES, SCHEMES
+    listing = "; ".join(f"{name}: {SCHEMES[name].summary}" for name in FUSED_SCHEMES)
+    p.add_argument("--schemes", type=split_list, metavar="S,S,...",
+                   help=f"comma-separated fusion schemes to allow (default: all). {listing}")
+
+
 def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", help="built-in model name, or a .json / .tflite / .onnx file")
     p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
@@ -44,7 +50,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
-    p.add_argument("--schemes", type=split_list, help="comma-separated fusion schemes to allow (default: all)")
+    _schemes_arg(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"P1 caps (default {DEFAULT_OVERHEADS})")
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
     _cost_model_arg(p)
-    p.add_argument("--schemes", type=split_list)
+    _schemes_arg(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("run", help="run a plan with the fused numpy executor; compare with the unfused network")
@@ -95,21 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
     p.add_argument("model", metavar="MODEL")
     _cost_model_arg(p)
-    p.add_argument("--schemes", type=split_list)
+    _schemes_arg(p)
     p.add_argument("--json", action="store_true")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
 
 
-def _planner(model: str, args):
-    from .frontends import load_model
-    from .planner import Planner
-    return Planner(load_model(model), args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
+def _planner(args, graph=None):
+    """The planner of args.model (or of `graph`, its already loaded graph) under the options."""
+    from . import pipeline
+    graph = graph if graph is not None else pipeline.load(args.model)
+    return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io)
 
 
-def _objective(args) -> str:
-    """--objective, or what the caps imply: only a RAM cap means fewest MACs under it."""
-    return args.objective or ("min-mac" if args.max_ram is not None and args.max_overhead is None else "min-ram")
+def _solve(args, planner):
+    from . import pipeline
+    return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram)
 
 
 def cmd_models(args) -> None:
@@ -124,15 +131,13 @@ def cmd_models(args) -> None:
 
 def cmd_plan(args) -> None:
     from .report import plan_table
-    planner = _planner(args.model, args)
-    plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
+    from . import pipeline
+    planner = _planner(args)
+    plan = _solve(args, planner)
     doc = json.dumps(plan.to_dict(), indent=1)
     if args.timeline:
         from .report import plot_timeline
-        from .schedule import schedule_plan
-        if planner.cost.NAME == "paper":
-            raise UserError("--timeline draws the exact cost model's schedule; use --cost-model exact")
-        plot_timeline(args.timeline, plan, schedule_plan(planner.graph, list(plan.blocks)))
+        plot_timeline(args.timeline, plan, pipeline.lower(planner.graph, plan))
     if args.output:
         from .files import write_atomic
         write_atomic(args.output, doc + "\n")
@@ -143,7 +148,9 @@ def cmd_sweep(args) -> None:
     from .report import sweep_table
     overheads = [parse_overhead(f) for f in split_list(args.max_overhead)]
     rams = [parse_size(s) for s in split_list(args.max_ram)]
-    planners = [_planner(model, args) for model in args.models]  # validate every model before printing
+    from . import pipeline
+    planners = [pipeline.planner(pipeline.load(model), args.cost_model, args.schemes, args.count_io)
+                for model in args.models]  # validate every model before printing
     results = []
     for planner in planners:
         vanilla, heuristic = planner.vanilla(), planner.heuristic()
@@ -158,49 +165,20 @@ def cmd_sweep(args) -> None:
         print(json.dumps(results, indent=1))
 
 
-def _load_plan(path: str, planner) -> "Plan":
-    """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
-    from .fusion.dag import Block
-    from .plan import Plan
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-        blocks = tuple(Block(b["first"], b["last"], b["scheme"], b["ram_bytes"], b["macs"], b.get("rows", 1))
-                       for b in doc["blocks"])
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise UserError(f"{path}: not a plan file ({type(err).__name__}: {err})") from None
-    if not blocks or blocks[0].first != 0 or blocks[-1].last != len(planner.graph) - 1 or any(
-            a.last + 1 != b.first for a, b in zip(blocks, blocks[1:])):
-        raise UserError(f"{path}: its blocks do not cover ops 0..{len(planner.graph) - 1} of this model in order")
-    return Plan(planner.graph.name, doc.get("cost_model", planner.cost.NAME), planner.vanilla_macs, blocks)
-
-
 def cmd_run(args) -> None:
-    import numpy as np
-
-    from .executor import run_unfused
-    from .frontends import load_model
-    from .fused_executor import run_fused
-    from .planner import Planner
+    from . import pipeline
     from .report import plan_table
-    from .schedule import schedule_plan
     from .tensors import load_input, random_input, save_output
-    graph = load_model(args.model, weights=True)
-    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
-    if args.plan:
-        plan = _load_plan(args.plan, planner)
-    else:
-        plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
+    graph = pipeline.load(args.model, weights=True)
+    planner = _planner(args, graph)
+    plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, planner)
+    schedule = pipeline.lower(graph, plan)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    schedule = schedule_plan(graph, list(plan.blocks))
-    fused = run_fused(schedule, x)
-    vanilla = run_unfused(graph, x)
+    fused = pipeline.run(schedule, x)
     y = fused.output
+    diff = pipeline.max_abs_diff(y, pipeline.run_reference(graph, x))
     if args.output:
         save_output(args.output, y)
-    diff = float(np.max(np.abs(y.astype(np.float64) - vanilla.astype(np.float64)))) if y.size else 0.0
     result = {"model": graph.name, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
               "max_abs_diff_vs_vanilla": diff, "measured_peak_ram_bytes": fused.measured_peak_ram_bytes,
               "predicted_peak_ram_bytes": fused.predicted_peak_ram_bytes,
@@ -217,80 +195,53 @@ def cmd_run(args) -> None:
 
 
 def _planned_schedule(args):
-    """The model with weights, the plan the options ask for, and its schedule (exact costs)."""
-    from .frontends import load_model
-    from .planner import Planner
-    from .schedule import schedule_plan
-    graph = load_model(args.model, weights=True)
-    if args.cost_model != "exact":
-        raise UserError("generated code follows the exact cost model's schedule; use --cost-model exact")
-    planner = Planner(graph, args.cost_model, tuple(args.schemes) if args.schemes else None, args.count_io)
-    plan = planner.solve(args.strategy, _objective(args), args.max_overhead, args.max_ram)
-    return graph, plan, schedule_plan(graph, list(plan.blocks))
+    """The model with weights, the plan the options ask for, and its schedule."""
+    from . import pipeline
+    graph = pipeline.load(args.model, weights=True)
+    plan = _solve(args, _planner(args, graph))
+    return graph, plan, pipeline.lower(graph, plan)
 
 
 def cmd_compile(args) -> None:
-    from pathlib import Path
-
-    from .codegen.build import write_project
+    from . import pipeline
     from .targets import get_target
     target = get_target(args.target)
     graph, plan, schedule = _planned_schedule(args)
-    files = write_project(Path(args.output), graph, schedule, plan, target)
+    files = pipeline.write_c(args.output, graph, schedule, plan, target)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
 
 def cmd_verify(args) -> None:
-    import tempfile
-    from pathlib import Path
-
-    import numpy as np
-
-    from . import executor
-    from .codegen import build as c_build
-    from .fused_executor import run_fused
+    from . import pipeline
     from .targets import get_target
     from .tensors import load_input, random_input
     target = get_target(args.target)
     graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    internal = executor.to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
-    expected = run_fused(schedule, x, raw=True).output.reshape(-1)
-    with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
-        folder = Path(args.keep or scratch)
-        c_build.write_project(folder, graph, schedule, plan, target)
-        try:
-            program = c_build.build(folder, target)
-            harness = c_build.run(program, target, graph, internal)
-            got = harness.output
-            arena = c_build.arena_bytes(folder, target)
-        except RuntimeError as err:  # one line; the compiler's full output stays with --keep
-            where = f" (see {folder})" if args.keep else " (rerun with --keep DIR to see the compiler output)"
-            raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
-    diff = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))) if got.size else 0.0
-    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": bool(np.array_equal(got, expected)),
-              "arena_bytes": arena, "predicted_peak_ram_bytes": schedule.arena_bytes, "max_abs_diff": diff,
-              "stack_bytes": harness.stack_bytes}
+    check = pipeline.verify(graph, plan, schedule, x, target, args.keep)
+    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": check.bit_exact,
+              "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
+              "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes}
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        stack = "" if harness.stack_bytes is None else f"; stack {harness.stack_bytes} B measured"
-        print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = {diff:g}); "
-              f"arena {arena} B in the object file, {schedule.arena_bytes} B predicted{stack}")
+        stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
+        print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = "
+              f"{check.max_abs_diff:g}); arena {check.arena_bytes} B in the object file, "
+              f"{check.predicted_peak_ram_bytes} B predicted{stack}")
 
 
 def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
-    planner = _planner(args.model, args)
+    planner = _planner(args)
     front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
     if args.plot:
         fronts = {f"all schemes ({', '.join(planner.schemes)})": front}
-        if planner.cost.NAME != "paper" and "hcache" in planner.schemes:
+        from .schedule.schemes import PAPER_SCHEME, in_paper_space
+        if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
             # The paper's search space under the same cost model: H-cache with one row per step.
-            fronts = {"paper's space (hcache, R = 1)": planner.pareto(lambda b: b.scheme == "single" or
-                                                                        (b.scheme == "hcache" and b.rows == 1)),
-                      **fronts}
+            fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space), **fronts}
         plot_pareto(args.plot, planner.graph.name, fronts, vanilla, heuristic)
     if args.json:
         print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,

@@ -12,7 +12,6 @@ import numpy as np
 from . import numerics as nx
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
-from .ops import KernelContext
 
 
 def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
@@ -31,10 +30,9 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
         x = x[0]
     x = to_internal(graph, x)
     values = {NETWORK_INPUT: x}
-    last_use = _last_uses(graph)
+    last_use = graph.last_use()
     for index, node in enumerate(graph.nodes):
-        ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant)
-        out = node.op.reference([values[t] for t in node.inputs], ctx)
+        out = node.op.reference([values[t] for t in node.inputs], graph.kernel_context(index))
         if out.shape != node.shape:
             raise AssertionError(f"layer {index} ({node.op.kind}) produced {out.shape}, expected {node.shape}")
         values[index] = out
@@ -69,11 +67,3 @@ def to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
                         "output quantisation")
     return x
 
-
-def _last_uses(graph: Graph) -> dict[int, int]:
-    last: dict[int, int] = {}
-    for index, node in enumerate(graph.nodes):
-        for t in node.inputs:
-            last[t] = index
-    last[len(graph.nodes) - 1] = len(graph.nodes)  # the output lives to the end
-    return last

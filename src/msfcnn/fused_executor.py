@@ -10,20 +10,19 @@ equal the sentinel cannot hide a byte).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
 
 from . import executor
 from . import numerics as nx
-from .ir import NETWORK_INPUT, Graph
-from .ops import KernelContext, Window
+from .ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
 from .schedule import LoweredBlock, Schedule
-from .schedule.blocks import WINDOW_OPS, band_ranges, bands, needed_range, needed_rows, tail_consumer
+from .schedule.lowered import Patches, Stream, Whole
+from .schedule.streaming import needed_range
 
 SENTINELS = (0x5A, 0xA5)
-_NUMPY_TYPES = {"int8": np.int8, "int32": np.int32, "float32": np.float32}
 
 
 @dataclass(frozen=True)
@@ -59,9 +58,8 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
     internal = executor.to_internal(graph, x[0] if batched else x)
-    dtype = np.float32 if graph.dtype == "float32" else np.int8
-    out_node = len(graph) - 1
-    result = np.zeros(graph.nodes[out_node].shape, dtype=dtype)  # the caller's output buffer
+    dtype = graph.element.numpy
+    result = np.zeros(graph.nodes[graph.output].shape, dtype=dtype)  # the caller's output buffer
     run = _BlockRunner(graph, schedule, arena, internal, result, dtype)
     for index, block in enumerate(schedule.blocks):
         run.offsets = schedule.tensor_offsets[index]
@@ -105,23 +103,16 @@ class _BlockRunner:
             return self.result
         return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
 
-    def context(self, t: int) -> KernelContext:
-        node = self.graph.nodes[t]
-        return KernelContext(node.consts, tuple(self.graph.quant_of(u) for u in node.inputs), node.quant)
-
     # ---- blocks ----------------------------------------------------------------------------
     def block(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
-        if block.scheme == "single":
-            node = self.graph.nodes[block.first]
-            out = node.op.reference([self.tensor(t) for t in node.inputs], self.context(block.first))
-            self.macs += self.graph.macs(block.first)
-            self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
-        elif block.scheme in ("linebuffer", "hcache"):
-            _Stream(self, block, scratch).run()
-        elif block.scheme == "recompute":
-            _Patches(self, block, scratch).run()
-        else:
-            raise AssertionError(f"no executor for scheme {block.scheme}")
+        """Walk the block's loop nest (whichever scheme lowered it)."""
+        WALKERS[type(block.loops)](self, block, scratch)
+
+    def whole(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
+        node = self.graph.nodes[block.first]
+        out = node.op.reference([self.tensor(t) for t in node.inputs], self.graph.kernel_context(block.first))
+        self.macs += self.graph.macs(block.first)
+        self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
 
 
 class _Stream:
@@ -134,11 +125,14 @@ class _Stream:
 
     def __init__(self, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]):
         self.r, self.block, self.graph = runner, block, runner.graph
-        self.axis = 0 if block.scheme == "linebuffer" else 1
-        self.buffers = {s.name: runner.view(scratch[s.name], s.shape, _NUMPY_TYPES[s.dtype]) for s in block.scratch}
+        self.loops = block.loops
+        self.axis = getattr(self.loops, "axis", 0)
+        self.buffers = {s.name: runner.view(scratch[s.name], s.shape, ELEMENT_TYPES[s.dtype].numpy)
+                        for s in block.scratch}
         self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings}
-        self.end = block.stream_end
-        self.acc = None
+        self.end = self.loops.end
+        self.tail = self.loops.tail
+        self.acc = self.buffers[self.tail.acc.name] if self.tail else None
 
     # ---- storage -----------------------------------------------------------------------------
     def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
@@ -157,10 +151,10 @@ class _Stream:
 
     def accumulate(self, value: np.ndarray, rows: tuple[int, int], cols: tuple[int, int]) -> None:
         """The tail: its consumer (global pool or dense) accumulates what streams out of the map."""
-        consumer = tail_consumer(self.graph, self.end)
+        consumer = self.tail.consumer
         op = self.graph.nodes[consumer].op
         self.acc[...] = op.accumulate(self.acc, value, rows, cols, self.graph.shape_of(self.end),
-                                      self.r.context(consumer))
+                                      self.graph.kernel_context(consumer))
 
     def store(self, t: int, index: int, value: np.ndarray) -> None:
         if t in self.rings:
@@ -189,25 +183,24 @@ class _Stream:
     def compute_region(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
         """Rows x columns of tensor t's output, from the inputs' buffers."""
         node = self.graph.nodes[t]
-        ctx = self.r.context(t)
-        if isinstance(node.op, WINDOW_OPS):
-            src = node.inputs[0]
-            r0, r1, top, bottom = needed_range(self.graph, t, src, *rows, axis=0)
-            c0, c1, left, right = needed_range(self.graph, t, src, *cols, axis=1)
-            win = node.op.window  # the part of the window outside the input becomes explicit padding
-            op = replace(node.op, win=Window(win.kernel, win.strides, (top, left, bottom, right)))
-            out = op.reference([self.fetch(src, (r0, r1), (c0, c1))], ctx)
-        else:
-            out = node.op.reference([self.fetch(u, rows, cols) for u in node.inputs], ctx)
+        if rows[1] <= rows[0] or cols[1] <= cols[0]:
+            # A band that reads only padding of this tensor (a pad's border rows) needs none of it.
+            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype)
+        inputs, border = [], (0, 0, 0, 0)
+        for u in node.inputs:  # each input's positions the region reads, and the padding beyond them
+            r0, r1, top, bottom = needed_range(self.graph, t, u, *rows, axis=0)
+            c0, c1, left, right = needed_range(self.graph, t, u, *cols, axis=1)
+            inputs.append(self.fetch(u, (r0, r1), (c0, c1)))
+            border = (top, left, bottom, right)
+        out = node.op.on_region(border).reference(inputs, self.graph.kernel_context(t))
         self.r.count(t, out)
         return out
 
     def pull(self, t: int, upto: int) -> None:
         while self.produced[t] < upto:
             index = self.produced[t]
-            for u in self.graph.nodes[t].inputs:
-                if u in self.produced:
-                    self.pull(u, needed_rows(self.graph, t, u, index, self.axis)[1])
+            for read in self.reads[t]:
+                self.pull(read.tensor, read.end(index))
             self.store(t, index, self.compute(t, index))
             self.produced[t] += 1
 
@@ -219,28 +212,24 @@ class _Stream:
         self.pull(self.end, self.graph.nodes[self.end].shape[self.axis])
 
     def run(self) -> None:
-        graph, first, end, last = self.graph, self.block.first, self.end, self.block.last
-        if end < last:
-            self.acc = self.buffers[f"acc{tail_consumer(graph, end)}"]
+        self.reads = {t: [p for p in self.loops.pulls if p.consumer == t] for t in range(self.block.first, self.end + 1)}
+        if self.tail:
             self.acc[...] = 0
-        if self.axis == 0:
-            self.sweep({t: (0, graph.shape_of(t)[1]) for t in range(first, end + 1)})
-        else:
-            for lo, hi in bands(graph.shape_of(end)[0], self.block.rows):
-                self.sweep({t: span for t, span in band_ranges(graph, first, end, lo, hi).items() if t >= first})
-        if end < last:
+        for span in self.loops.sweeps:
+            self.sweep(span)
+        if self.tail:
             self.finish_tail()
 
     def finish_tail(self) -> None:
         """The tail consumer's vector, then the vector ops after it (dense, softmax, reshape)."""
-        graph, pool, last = self.graph, tail_consumer(self.graph, self.end), self.block.last
+        graph, tail = self.graph, self.tail
         acc = self.acc.astype(np.int64 if self.acc.dtype == np.int32 else np.float64)
-        self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, last + 1))
-        value = graph.nodes[pool].op.finish(acc, graph.shape_of(self.end), self.r.context(pool))
-        for t in range(pool, last + 1):
-            if t > pool:
-                value = graph.nodes[t].op.reference([value], self.r.context(t))
-            target = self.r.tensor(t) if t == last else self.buffers[f"vec{t}"]
+        self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, tail.last + 1))
+        value = graph.nodes[tail.consumer].op.finish(acc, graph.shape_of(self.end), graph.kernel_context(tail.consumer))
+        for t in range(tail.consumer, tail.last + 1):
+            if t > tail.consumer:
+                value = graph.nodes[t].op.reference([value], graph.kernel_context(t))
+            target = self.r.tensor(t) if t == tail.last else self.buffers[tail.vectors[t].name]
             target[...] = value
             value = target
 
@@ -256,25 +245,25 @@ class _Patches(_Stream):
         return self.buffers[f"tile{t}"][rows[0] - r0:rows[1] - r0, cols[0] - c0:cols[1] - c0]
 
     def run(self) -> None:
-        graph, first, end, last, side = self.graph, self.block.first, self.end, self.block.last, self.block.rows
-        if end < last:
-            self.acc = self.buffers[f"acc{tail_consumer(graph, end)}"]
+        first, end = self.block.first, self.end
+        if self.tail:
             self.acc[...] = 0
-        height, width = graph.shape_of(end)[:2]
-        for r0, r1 in bands(height, side):
-            row_spans = band_ranges(graph, first, end, r0, r1, 0)
-            for c0, c1 in bands(width, side):
-                col_spans = band_ranges(graph, first, end, c0, c1, 1)
+        for row_spans in self.loops.row_spans:
+            for col_spans in self.loops.col_spans:
                 self.region = {}
                 for t in range(first, end + 1):
                     rows, cols = row_spans[t], col_spans[t]
                     value = self.compute_region(t, rows, cols)
-                    if t < end or end < last:
+                    if t < end or self.tail:
                         self.region[t] = (rows, cols)
                         self.buffers[f"tile{t}"][:rows[1] - rows[0], :cols[1] - cols[0]] = value
                         if t == end:  # a tail follows: its accumulator reads the stored patch
                             self.accumulate(self.fetch(t, rows, cols), rows, cols)
                     else:
                         self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]] = value
-        if end < last:
+        if self.tail:
             self.finish_tail()
+
+
+WALKERS = {Whole: _BlockRunner.whole, Stream: lambda runner, block, scratch: _Stream(runner, block, scratch).run(),
+           Patches: lambda runner, block, scratch: _Patches(runner, block, scratch).run()}

@@ -53,7 +53,26 @@ class Plan:
         doc.update({k: _json_number(v) for k, v in self.constraint.items()})
         return doc
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> "Plan":
+        """The plan `to_dict` wrote (a feasible one). Raises KeyError, TypeError or ValueError on a
+        document that is not one; the blocks are not checked against any model here."""
+        blocks = tuple(Block(int(b["first"]), int(b["last"]), str(b["scheme"]), int(b["ram_bytes"]), int(b["macs"]),
+                             int(b.get("rows", 1))) for b in doc["blocks"])
+        constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
+        return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
+                   io_counted=bool(doc.get("io_counted", False)))
+
+
+CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")
+
 
 def _json_number(value):
     """JSON has no infinity: an unbounded cap is written as the string "inf"."""
     return "inf" if value == float("inf") else value
+
+
+def _from_json_number(value):
+    if value is None:
+        return None
+    return float("inf") if value == "inf" else float(value) if isinstance(value, float) else int(value)

@@ -11,6 +11,7 @@ from .fusion import solvers
 from .fusion.dag import FusionDAG
 from .ir import Graph
 from .plan import Plan
+from .schedule.schemes import is_fused
 
 
 class Planner:
@@ -24,7 +25,7 @@ class Planner:
         self._vanilla = self.cost.vanilla_blocks(graph)
         self.count_io = count_io
         if count_io:  # the caller's input and output buffers are live for the whole run
-            io = (graph.size_of(-1) + graph.size_of(len(graph) - 1)) * (4 if graph.dtype == "float32" else 1)
+            io = graph.nbytes(-1) + graph.nbytes(graph.output)
             self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, ram_bytes=b.ram_bytes + io) for b in self.dag.blocks))
             self._vanilla = [replace(b, ram_bytes=b.ram_bytes + io) for b in self._vanilla]
         self.vanilla_macs = sum(b.macs for b in self._vanilla)
@@ -45,7 +46,7 @@ class Planner:
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""
-        restricted = self.dag.restricted(lambda b: b.first == 0 or b.scheme == "single")
+        restricted = self.dag.restricted(lambda b: b.first == 0 or not is_fused(b))
         return self._plan(solvers.min_peak_ram(restricted))
 
     def min_ram(self) -> Plan:

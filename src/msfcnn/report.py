@@ -9,6 +9,7 @@ from .errors import UserError
 from .files import write_atomic
 from .ir import Graph
 from .plan import Plan
+from .schedule.schemes import is_fused
 
 
 def kb(n: int) -> str:
@@ -45,14 +46,12 @@ def plan_table(plan: Plan, graph: Graph) -> str:
             names = names[:45] + "..."
         unfused = sum(graph.macs(i) for i in range(b.first, b.last + 1))
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
-        scheme = b.scheme if b.scheme == "single" else f"{b.scheme} R={b.rows}"
+        scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
                      f"{b.macs / unfused:.2f}" if unfused else "-"])
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {plan.peak_ram_bytes} B ({kb(plan.peak_ram_bytes)})"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
-    io = graph.size_of(-1) + graph.size_of(len(graph) - 1)
-    if graph.dtype == "float32":
-        io *= 4
+    io = graph.nbytes(-1) + graph.nbytes(graph.output)
     head += (f"\ncaller's buffers: input + output = {io} B, "
              + ("counted in the peak (--count-io)" if plan.io_counted else "not counted (add them with --count-io)"))
     return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
@@ -61,7 +60,7 @@ def plan_table(plan: Plan, graph: Graph) -> str:
 def summary_row(label: str, plan: Plan) -> list[str]:
     if not plan.feasible:
         return [label, "none", "-", "-", "-"]
-    fused = sum(1 for b in plan.blocks if b.scheme != "single")
+    fused = sum(1 for b in plan.blocks if is_fused(b))
     return [label, str(plan.peak_ram_bytes), str(plan.macs), f"{plan.overhead:.4f}", f"{len(plan.blocks)} ({fused} fused)"]
 
 

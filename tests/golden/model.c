@@ -64,7 +64,7 @@ static void block1_pull(block1_state *s, int32_t t, int32_t upto)
             msf_depthwise_conv2d_s8(&p2, &s->v[0], &s->v[1], s->lo[t], s->hi[t], i, i + 1);
             break;
         case 2: /* op 3: conv 1x1/1 4 */
-            block1_pull(s, 1, MSF_MIN(5, i * 1 + 1));
+            block1_pull(s, 1, i + 1);
             msf_conv2d_s8(&p3, &s->v[1], &s->v[2], s->lo[t], s->hi[t], i, i + 1);
             break;
         case 3: /* op 4: add */

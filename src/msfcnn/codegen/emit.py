@@ -18,11 +18,12 @@ import numpy as np
 
 from .. import __version__
 from ..ir import NETWORK_INPUT, Graph
-from ..ops import Add, Dense, GlobalAvgPool, KernelContext, Reshape, Softmax
+from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule
+from ..schedule.lowered import Patches, Stream, Whole
+from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
-from ..schedule.blocks import WINDOW_OPS, band_ranges, bands, tail_consumer
 
 _C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t",
             np.dtype(np.float32): "float"}
@@ -46,27 +47,21 @@ class _Emitter:
 
     @property
     def sfx(self) -> str:
-        return "_f32" if self.graph.dtype == "float32" else "_s8"
+        return self.graph.element.kernel_suffix
 
-    @property
-    def ctype(self) -> str:
-        return "float" if self.graph.dtype == "float32" else "int8_t"
+    def kernel(self, t: int) -> str:
+        return f"{self.graph.nodes[t].op.c_kernel}{self.sfx}"
 
     # ---- constants and params --------------------------------------------------------------
-    def context(self, t: int) -> KernelContext:
-        node = self.graph.nodes[t]
-        return KernelContext(node.consts, tuple(self.graph.quant_of(u) for u in node.inputs), node.quant)
-
     def declare_params(self) -> None:
         # A dense layer that a block's tail feeds with the streamed map (through a flattening
         # reshape) indexes its weights by the map's (H, W, C) positions, not by the vector's.
-        streamed = {tail_consumer(self.graph, b.stream_end): self.graph.shape_of(b.stream_end)
-                    for b in self.schedule.blocks if b.stream_end is not None and b.stream_end < b.last}
+        streamed = {b.tail.consumer: self.graph.shape_of(b.stream_end) for b in self.schedule.blocks if b.tail}
         for t, node in enumerate(self.graph.nodes):
             op = node.op
             if op.c_kernel is None:
                 continue
-            ctx = self.context(t)
+            ctx = self.graph.kernel_context(t)
             in_shapes = self.graph.input_shapes(t)
             if t in streamed:
                 in_shapes = [streamed[t]] + in_shapes[1:]
@@ -85,7 +80,7 @@ class _Emitter:
     def pointer(self, t: int, offsets: dict[int, int]) -> str:
         if t == NETWORK_INPUT:
             return "(void *)input"
-        if t == len(self.graph) - 1:
+        if t == self.graph.output:
             return "(void *)output"
         return f"ARENA({offsets[t]})"
 
@@ -93,19 +88,37 @@ class _Emitter:
         h, w, c = _hwc(self.graph.shape_of(t))
         return f"{{ {self.pointer(t, offsets)}, {w * c}, {c}, 0, 0, 0, 0 }}"
 
+    def call(self, t: int, ins: list[str], out: str, region: str) -> str:
+        """The C call of op t's kernel in the form the op declares (`Op.c_call`): `ins` and `out`
+        name msf_view variables, `region` gives the output region's bounds."""
+        form = self.graph.nodes[t].op.c_call
+        if form is CCall.REGION:
+            return f"{self.kernel(t)}(&p{t}, {', '.join('&' + v for v in ins)}, &{out}, {region});"
+        if form is CCall.MAP_TO_VECTOR:
+            return f"{self.kernel(t)}(&p{t}, &{ins[0]}, {out}.base);"
+        if form is CCall.VECTOR:
+            return f"{self.kernel(t)}(&p{t}, {ins[0]}.base, {out}.base);"
+        return f"memmove({out}.base, {ins[0]}.base, {self.graph.nbytes(t)});"  # a view: the same bytes
+
+    def vector_call(self, t: int, source: str, target: str) -> str:
+        """One op of a tail's vector chain: from the vector at C pointer `source` to `target`."""
+        form = self.graph.nodes[t].op.c_call
+        if form is CCall.MAP_TO_VECTOR:
+            n = self.graph.elements(t - 1)
+            return ("{ const msf_view vec = { " + source + f", {n}, {n}, 0, 0, 0, 0 }}; "
+                    f"{self.kernel(t)}(&p{t}, &vec, {target}); }}")
+        if form is CCall.VECTOR:
+            return f"{self.kernel(t)}(&p{t}, {source}, {target});"
+        return f"memmove({target}, {source}, {self.graph.nbytes(t)});"
+
     # ---- blocks ------------------------------------------------------------------------------
     def block(self, index: int) -> dict:
         block = self.schedule.blocks[index]
         offsets = self.schedule.tensor_offsets[index]
         scratch = self.schedule.scratch_offsets[index]
-        moves = self.schedule.moves[index]
-        if block.scheme == "single":
-            data = self.single(block, offsets)
-        elif block.scheme in ("linebuffer", "hcache"):
-            data = self.stream(block, offsets, scratch, index)
-        else:
-            data = self.patches(block, offsets, scratch, index)
-        data["moves"] = moves
+        scheme = get_scheme(block.scheme)
+        data = BLOCK_DATA[type(block.loops)](self, block, offsets, scratch, index)
+        data.update(id=index, template=scheme.template, explain=scheme.explain(block), moves=self.schedule.moves[index])
         return data
 
     def title(self, block: LoweredBlock) -> str:
@@ -113,72 +126,42 @@ class _Emitter:
         span = f"op {block.first}" if block.first == block.last else f"ops {block.first}-{block.last}"
         return f"{span} ({ops})"
 
-    def single(self, block: LoweredBlock, offsets) -> dict:
+    def whole(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         t = block.first
         node = self.graph.nodes[t]
         views = [{"name": f"in{j}", "init": self.full_view(u, offsets)} for j, u in enumerate(node.inputs)]
         views.append({"name": "out", "init": self.full_view(t, offsets)})
         h, w, _ = _hwc(node.shape)
-        op = node.op
-        kernel = f"{op.c_kernel}{self.sfx}" if op.c_kernel else None
-        if isinstance(op, Reshape) and block.alias is not None:
+        if node.op.c_call is CCall.NONE and block.alias is not None:
             views, body = [], ["/* a reshape: the output is the input's bytes, where they already are */"]
-        elif isinstance(op, Reshape):
-            body = [f"memmove(out.base, in0.base, {self.nbytes(t)});"]
-        elif isinstance(op, Add):
-            body = [f"{kernel}(&p{t}, &in0, &in1, &out, 0, {h}, 0, {w});"]
-        elif isinstance(op, (GlobalAvgPool, Dense)):
-            body = [f"{kernel}(&p{t}, &in0, out.base);"]
-        elif isinstance(op, Softmax):
-            body = [f"{kernel}(&p{t}, in0.base, out.base);"]
         else:
-            body = [f"{kernel}(&p{t}, &in0, &out, 0, {h}, 0, {w});"]
-        explain = "One op on whole tensors." + (" Its output is written over its dying input." if block.alias is not None
-                                                else "")
-        return {"kind": "single", "title": self.title(block), "explain": explain, "views": views, "body": body}
+            ins = [f"in{j}" for j in range(len(node.inputs))]
+            body = [self.call(t, ins, "out", f"0, {h}, 0, {w}")]
+        return {"title": self.title(block), "views": views, "body": body}
 
-    def nbytes(self, t: int) -> int:
-        return prod(self.graph.shape_of(t)) * (4 if self.graph.dtype == "float32" else 1)
-
-    def externals(self, block: LoweredBlock, offsets) -> tuple[list[dict], dict[int, str]]:
-        views, names = [], {}
-        for j, u in enumerate(block.reads):
-            views.append({"name": f"x{j}", "init": self.full_view(u, offsets)})
-            names[u] = f"x{j}"
-        return views, names
+    def externals(self, block: LoweredBlock, offsets) -> list[dict]:
+        return [{"name": f"x{j}", "init": self.full_view(u, offsets)} for j, u in enumerate(block.reads)]
 
     def tail(self, block: LoweredBlock, offsets, scratch, end_view: str) -> tuple[list[str], list[str], str]:
         """Prologue, epilogue and the accumulate call of a block's tail (empty without one)."""
-        end, last = block.stream_end, block.last
-        if end == last:
+        tail = block.tail
+        if tail is None:
             return [], [], ""
-        consumer = tail_consumer(self.graph, end)
+        consumer = tail.consumer
         kind = self.graph.nodes[consumer].op.c_kernel
-        acc = f"ARENA({scratch[f'acc{consumer}']})"
-        width = self.graph.shape_of(consumer)[-1]
-        prologue = [f"memset({acc}, 0, {width * 4}); /* the {kind[4:]} accumulator */"]
+        acc = f"ARENA({scratch[tail.acc.name]})"
+        prologue = [f"memset({acc}, 0, {tail.acc.nbytes}); /* the {kind[4:]} accumulator */"]
         accumulate = f"{kind}_accumulate{self.sfx}(&p{consumer}, {end_view}, {acc}, {{r0}}, {{r1}}, {{c0}}, {{c1}});"
-        target = {t: f"ARENA({scratch[f'vec{t}']})" for t in range(consumer, last)}
-        target[last] = self.pointer(last, offsets)
+        target = {t: f"ARENA({scratch[s.name]})" for t, s in tail.vectors.items()}
+        target[tail.last] = self.pointer(tail.last, offsets)
         epilogue = [f"{kind}_finish{self.sfx}(&p{consumer}, {acc}, {target[consumer]});"]
-        for t in range(consumer + 1, last + 1):
-            op = self.graph.nodes[t].op
-            source = target[t - 1]
-            if isinstance(op, Softmax):
-                epilogue.append(f"{op.c_kernel}{self.sfx}(&p{t}, {source}, {target[t]});")
-            elif isinstance(op, Dense):
-                n = self.graph.shape_of(t - 1)[-1]
-                epilogue.append("{ const msf_view vec = { " + source + f", {n}, {n}, 0, 0, 0, 0 }}; "
-                                f"{op.c_kernel}{self.sfx}(&p{t}, &vec, {target[t]}); }}")
-            else:  # a reshape of a vector: same bytes
-                epilogue.append(f"memmove({target[t]}, {source}, {self.nbytes(t)});")
+        epilogue += [self.vector_call(t, target[t - 1], target[t]) for t in range(consumer + 1, tail.last + 1)]
         return prologue, epilogue, accumulate
 
     def stream(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
-        graph, first, end = self.graph, block.first, block.stream_end
-        axis = 0 if block.scheme == "linebuffer" else 1
+        graph, loops, first = self.graph, block.loops, block.first
+        end, axis = loops.end, loops.axis
         local = {t: t - first for t in range(first, end + 1)}
-        externals, names = self.externals(block, offsets)
         names = {u: f"s->x[{j}]" for j, u in enumerate(block.reads)}
         views = []
         for t in range(first, end + 1):
@@ -195,54 +178,36 @@ class _Emitter:
         ops = []
         for t in range(first, end + 1):
             node = graph.nodes[t]
-            pulls = []
-            for u in node.inputs:
-                if u in local:
-                    pulls.append({"local": local[u], "upto": self.needed_hi(t, u, axis)})
-            ins = [f"&s->v[{local[u]}]" if u in local else f"&{names[u]}" for u in node.inputs]
+            pulls = [{"local": local[p.tensor], "upto": p.window.c_end(p.size)} for p in loops.pulls if p.consumer == t]
+            ins = [f"s->v[{local[u]}]" if u in local else names[u] for u in node.inputs]
             region = ("i, i + 1, 0, " + str(graph.shape_of(t)[1])) if axis == 0 else "s->lo[t], s->hi[t], i, i + 1"
-            body = [f"{node.op.c_kernel}{self.sfx}(&p{t}, {', '.join(ins)}, &s->v[{local[t]}], {region});"]
+            body = [self.call(t, ins, f"s->v[{local[t]}]", region)]
             if t == end and accumulate:
                 r0, r1, c0, c1 = region.split(", ")
                 body.append(accumulate.format(r0=r0, r1=r1, c0=c0, c1=c1))
             ops.append({"local": local[t], "index": t, "describe": node.op.describe(), "pulls": pulls, "body": body})
-        data = {"kind": "stream", "axis": axis, "id": index, "first": first, "count": end - first + 1,
-                "title": self.title(block), "externals": externals, "views": views, "ops": ops,
+        data = {"axis": axis, "first": first, "count": end - first + 1,
+                "title": self.title(block), "externals": self.externals(block, offsets), "views": views, "ops": ops,
                 "prologue": prologue, "epilogue": epilogue, "end_local": local[end],
                 "end_extent": graph.shape_of(end)[axis]}
         if axis == 0:
             data["los"] = [graph.shape_of(t)[0] for t in range(first, end + 1)]
-            data["explain"] = ("linebuffer: rows stream top to bottom; each inner tensor keeps a ring of the rows "
-                               "its readers still need. Nothing is recomputed.")
         else:
-            table = []
-            for lo, hi in bands(graph.shape_of(end)[0], block.rows):
-                spans = band_ranges(graph, first, end, lo, hi)
-                table.append(", ".join(f"{{ {spans[t][0]}, {spans[t][1]} }}" for t in range(first, end + 1)))
-            data["bands"] = table
-            data["explain"] = (f"hcache: {block.rows} output row(s) per band; within a band columns stream left to "
-                               "right and each inner tensor keeps a ring of the columns its readers still need. "
-                               "Rows shared by two bands are recomputed.")
+            data["bands"] = [", ".join(f"{{ {spans[t][0]}, {spans[t][1]} }}" for t in range(first, end + 1))
+                             for spans in loops.sweeps]
         return data
 
-    def needed_hi(self, consumer: int, tensor: int, axis: int) -> str:
-        """C expression: one past the last position of `tensor` that position i of `consumer` reads."""
-        op = self.graph.nodes[consumer].op
-        if isinstance(op, WINDOW_OPS):
-            k, s, p = op.window.kernel[axis], op.window.strides[axis], op.window.pads[axis]
-            size = self.graph.shape_of(tensor)[axis]
-            return f"MSF_MIN({size}, i * {s} + {k - p})"
-        return "i + 1"
-
     def patches(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
-        graph, first, end, side = self.graph, block.first, block.stream_end, block.rows
+        graph, loops, first = self.graph, block.loops, block.first
+        end = loops.end
         local = {t: t - first for t in range(first, end + 1)}
-        externals, names = self.externals(block, offsets)
+        externals = self.externals(block, offsets)
+        names = {u: f"x{j}" for j, u in enumerate(block.reads)}
         views = []
         for t in range(first, end + 1):
             if f"tile{t}" in scratch:
-                h, w, c = graph.shape_of(t)
-                shape = next(s.shape for s in block.scratch if s.name == f"tile{t}")
+                c = graph.shape_of(t)[2]
+                shape = block.scratch_named(f"tile{t}").shape
                 views.append(f"{{ ARENA({scratch[f'tile{t}']}), {shape[1] * c}, {c}, 0, 0, 0, 0 }}")
             else:
                 views.append(self.full_view(t, offsets))
@@ -255,22 +220,23 @@ class _Emitter:
             body = []
             if f"tile{t}" in scratch:
                 body.append(f"v[{j}].row_origin = row_bands[rb][{j}][0]; v[{j}].col_origin = col_bands[cb][{j}][0];")
-            ins = [f"&v[{local[u]}]" if u in local else f"&{names[u]}" for u in node.inputs]
-            body.append(f"{node.op.c_kernel}{self.sfx}(&p{t}, {', '.join(ins)}, &v[{j}], {region});")
+            ins = [f"v[{local[u]}]" if u in local else names[u] for u in node.inputs]
+            body.append(self.call(t, ins, f"v[{j}]", region))
             if t == end and accumulate:
                 parts = region.split(", ")
                 body.append(accumulate.format(r0=parts[0], r1=parts[1], c0=parts[2], c1=parts[3]))
             ops.append({"index": t, "describe": node.op.describe(), "body": body})
-        height, width = graph.shape_of(end)[:2]
-        row_table = [", ".join(f"{{ {s[t][0]}, {s[t][1]} }}" for t in range(first, end + 1))
-                     for s in (band_ranges(graph, first, end, lo, hi, 0) for lo, hi in bands(height, side))]
-        col_table = [", ".join(f"{{ {s[t][0]}, {s[t][1]} }}" for t in range(first, end + 1))
-                     for s in (band_ranges(graph, first, end, lo, hi, 1) for lo, hi in bands(width, side))]
-        return {"kind": "patches", "title": self.title(block), "count": end - first + 1, "externals": externals,
-                "views": views, "ops": ops, "prologue": prologue, "epilogue": epilogue, "row_bands": row_table,
-                "col_bands": col_table,
-                "explain": (f"recompute: {side}x{side} output patches, each computed from scratch through the "
-                            "block into per-tensor patch buffers (overlap recomputed both ways).")}
+
+        def table(spans):
+            return [", ".join(f"{{ {s[t][0]}, {s[t][1]} }}" for t in range(first, end + 1)) for s in spans]
+
+        return {"title": self.title(block), "count": end - first + 1, "externals": externals,
+                "views": views, "ops": ops, "prologue": prologue, "epilogue": epilogue,
+                "row_bands": table(loops.row_spans), "col_bands": table(loops.col_spans)}
+
+
+# How each kind of loop nest becomes the values its template partial shows.
+BLOCK_DATA = {Whole: _Emitter.whole, Stream: _Emitter.stream, Patches: _Emitter.patches}
 
 
 def _hwc(shape) -> tuple[int, int, int]:
@@ -302,7 +268,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     emitter.declare_params()
     values = {
         "name": graph.name, "version": __version__, "plan": plan, "arena_bytes": schedule.arena_bytes,
-        "dtype": graph.dtype, "ctype": emitter.ctype, "input_shape": _hwc(graph.input_shape),
+        "dtype": graph.dtype, "ctype": graph.element.ctype, "input_shape": _hwc(graph.input_shape),
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "params": emitter.params,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
@@ -323,7 +289,7 @@ def harness_input(graph: Graph, x: np.ndarray) -> str:
 
 
 def _element_type(graph: Graph):
-    return np.float32 if graph.dtype == "float32" else np.int8
+    return graph.element.numpy
 
 
 def kernel_sources() -> dict[str, str]:

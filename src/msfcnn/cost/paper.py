@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from ..errors import UserError
 from ..fusion.dag import Block, FusionDAG
 from ..ir import NETWORK_INPUT, Graph
-from ..ops import AvgPool2D, Conv2D, DepthwiseConv2D, MaxPool2D
+from ..schedule.schemes import PAPER_SCHEME, SINGLE
 
 NAME = "paper"
-SCHEMES = ("hcache",)
-_SPATIAL = (Conv2D, DepthwiseConv2D, MaxPool2D, AvgPool2D)
+SCHEMES = (PAPER_SCHEME,)
 
 
 @dataclass(frozen=True)
@@ -58,12 +57,12 @@ class Layer:
 def layer_of(graph: Graph, i: int) -> Layer | None:
     """Node i as a reference layer (conv / depthwise / pooling), or None: only those can be fused."""
     node = graph.nodes[i]
-    if not isinstance(node.op, _SPATIAL):
+    if node.op.window is None:  # conv, depthwise and pooling layers: the reference's layers
         return None
     win = node.op.window
     (kh, kw), top, bottom = win.kernel, win.pads[0], win.pads[2]
     h, w, c = graph.input_shapes(i)[0]
-    per_element = c * kh * kw if isinstance(node.op, Conv2D) else kh * kw
+    per_element = graph.macs(i) // graph.elements(i)  # C_in*kh*kw for a conv, kh*kw for the others
     return Layer(kh, kw, win.strides[0], top, bottom, c, node.shape[2], h, w, node.shape[0], node.shape[1],
                  per_element)
 
@@ -122,25 +121,25 @@ class _Liveness:
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.last_use = {t: i for i, node in enumerate(graph.nodes) for t in node.inputs}
+        self.last_use = graph.last_use()
 
     def waiting(self, first: int, last: int) -> int:
         """Bytes of tensors produced before `first` (other than the block input) read after `last`."""
-        return sum(self.graph.size_of(t) for t in range(first - 1)
+        return sum(self.graph.elements(t) for t in range(first - 1)
                    if self.last_use.get(t, -1) > last)
 
     def single_ram(self, i: int, count_output: bool) -> int:
         reads = {t for t in self.graph.nodes[i].inputs if t != NETWORK_INPUT}
-        ram = sum(self.graph.size_of(t) for t in reads)
+        ram = sum(self.graph.elements(t) for t in reads)
         if i < len(self.graph) - 1 or count_output:
-            ram += self.graph.size_of(i)
-        return ram + sum(self.graph.size_of(t) for t in range(i)
+            ram += self.graph.elements(i)
+        return ram + sum(self.graph.elements(t) for t in range(i)
                          if t not in reads and self.last_use.get(t, -1) > i)
 
 
 def single_block(graph: Graph, live: _Liveness, i: int, count_output: bool = False) -> Block:
     """An unfused op: its inputs, its output and the skip tensors waiting across it."""
-    return Block(i, i, "single", live.single_ram(i, count_output), graph.macs(i))
+    return Block(i, i, SINGLE.name, live.single_ram(i, count_output), graph.macs(i))
 
 
 def hcache_block(graph: Graph, live: _Liveness, layers: list[Layer], first: int, last: int) -> Block | None:
@@ -155,7 +154,7 @@ def hcache_block(graph: Graph, live: _Liveness, layers: list[Layer], first: int,
         ram += inner[0].in_size
     if last < len(graph) - 1:
         ram += inner[-1].out_size
-    return Block(first, last, "hcache", ram, hcache_macs(inner, tile, stride))
+    return Block(first, last, PAPER_SCHEME, ram, hcache_macs(inner, tile, stride))
 
 
 def _fusable_runs(graph: Graph, layers: list[Layer | None], live: _Liveness):

@@ -6,7 +6,8 @@ setting). A complete path from cut 0 to cut N is a fusion plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,10 +16,13 @@ class Block:
 
     first: int
     last: int
-    scheme: str  # "single", "hcache", "linebuffer", "recompute"
+    scheme: str  # a name in msfcnn.schedule.schemes.SCHEMES
     ram_bytes: int
     macs: int
     rows: int = 1  # output rows produced per step (fused schemes)
+    # The block's lowering (schedule.LoweredBlock) when the cost model made one: the chosen plan's
+    # blocks are then scheduled without lowering them again. Not part of the block's identity.
+    lowered: Any = field(default=None, compare=False, repr=False)
 
     @property
     def src(self) -> int:

@@ -15,7 +15,8 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import UserError
-from ..ops import Op, Shape
+from ..ops import KernelContext, Op, Shape
+from .elements import ELEMENT_TYPES, ElementType
 
 NETWORK_INPUT = -1
 
@@ -74,9 +75,34 @@ class Graph:
     def shape_of(self, tensor: int) -> Shape:
         return self.input_shape if tensor == NETWORK_INPUT else self.nodes[tensor].shape
 
-    def size_of(self, tensor: int) -> int:
-        """Bytes of a tensor at one byte per element (int8 activations)."""
+    @property
+    def element(self) -> ElementType:
+        """The activations' element type (numpy type, bytes, C type, kernel suffix)."""
+        return ELEMENT_TYPES[self.dtype]
+
+    @property
+    def output(self) -> int:
+        """The network output's tensor (the last node's)."""
+        return len(self.nodes) - 1
+
+    def elements(self, tensor: int) -> int:
+        """Number of elements of a tensor."""
         return prod(self.shape_of(tensor))
+
+    def nbytes(self, tensor: int) -> int:
+        """Bytes of a tensor (elements x the activations' element size)."""
+        return self.elements(tensor) * self.element.nbytes
+
+    def last_use(self) -> dict[int, int]:
+        """The index of each tensor's last reader; the network output outlives every op (len(self))."""
+        last = {t: i for i, node in enumerate(self.nodes) for t in node.inputs}
+        last[len(self.nodes) - 1] = len(self.nodes)
+        return last
+
+    def kernel_context(self, index: int) -> KernelContext:
+        """What node `index`'s kernels need besides their inputs: constants and quantisation."""
+        node = self.nodes[index]
+        return KernelContext(node.consts, tuple(self.quant_of(t) for t in node.inputs), node.quant)
 
     def input_shapes(self, index: int) -> list[Shape]:
         return [self.shape_of(t) for t in self.nodes[index].inputs]

@@ -1,7 +1,7 @@
 """Operators, one per file, each implementing the interface in `base.Op`."""
 
 from .add import Add
-from .base import KernelContext, Op, Shape, Window
+from .base import AxisWindow, CCall, KernelContext, Op, Pattern, Shape, Window
 from .conv2d import Conv2D
 from .dense import Dense
 from .depthwise_conv2d import DepthwiseConv2D
@@ -12,5 +12,5 @@ from .requantize import Requantize
 from .reshape import Reshape
 from .softmax import Softmax
 
-__all__ = ["Add", "AvgPool2D", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "KernelContext",
+__all__ = ["Add", "AvgPool2D", "AxisWindow", "CCall", "Pattern", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "KernelContext",
            "MaxPool2D", "Op", "Pad", "Requantize", "Reshape", "Shape", "Softmax", "Window"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Shape, as_feature_map, c_struct
+from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 
 # TFLite's RELU kernels requantise with its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
@@ -21,6 +21,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class Activation(Op):
     kind = "activation"
+    pattern = Pattern.ELEMENTWISE
     c_kernel = "msf_activation"
     activation: str  # "relu" or "relu6", the same names as the fused `activation` of other ops
 

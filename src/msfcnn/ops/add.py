@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
-from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Shape, as_feature_map, c_struct
+from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -19,6 +19,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class Add(Op):
     kind = "add"
+    pattern = Pattern.ELEMENTWISE
     arity = 2
     c_kernel = "msf_add"
     activation: str | None = None

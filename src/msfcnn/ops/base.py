@@ -7,7 +7,8 @@ are (H, W, C) without the batch dimension; vectors are (C,).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -83,11 +84,69 @@ class KernelContext:
         return self.output_quant is None
 
 
+class Pattern(Enum):
+    """How an op's output positions depend on its inputs: what fusion may do with it (in the
+    spirit of TVM's OpPatternKind)."""
+
+    WINDOW = "window"  # an output position reads a window of input positions (conv, pooling, pad)
+    ELEMENTWISE = "elementwise"  # an output position reads the same position of every input
+    REDUCE = "reduce"  # a feature map into a vector (global pool): can accumulate a streamed map
+    VECTOR = "vector"  # works on a whole vector (dense, softmax) or only views bytes (reshape)
+    OPAQUE = "opaque"  # needs its inputs whole: never fused
+
+
+class CCall(Enum):
+    """The form of an op's C kernel call (codegen/kernels/msfcnn_kernels.h)."""
+
+    REGION = "region"  # kernel(&params, &in0[, &in1], &out, r0, r1, c0, c1): views, an output region
+    MAP_TO_VECTOR = "map_to_vector"  # kernel(&params, &in, out): a view in, a vector out
+    VECTOR = "vector"  # kernel(&params, in, out): a vector in, a vector out
+    NONE = "none"  # no kernel: the op's output is its input's bytes (a reshape)
+
+
+@dataclass(frozen=True)
+class AxisWindow:
+    """What an op's output positions read along one spatial axis: output position i reads input
+    positions [i * stride - pad, i * stride - pad + kernel), of which those outside the input are
+    padding. Element-wise ops are the identity window (1, 1, 0)."""
+
+    kernel: int = 1
+    stride: int = 1
+    pad: int = 0
+
+    def span(self, lo: int, hi: int, size: int) -> tuple[int, int, int, int]:
+        """(a, b, before, after): input positions [a, b) (clipped to an input of `size`) that output
+        positions [lo, hi) read, and how many of the window's positions fall before 0 and after
+        `size` (the padding the region needs made explicit: before + (b - a) + after is the
+        window's extent)."""
+        y0 = lo * self.stride - self.pad
+        y1 = (hi - 1) * self.stride - self.pad + self.kernel
+        a, b = min(max(y0, 0), size), min(max(y1, 0), size)
+        extent = y1 - y0
+        return a, b, min(max(-y0, 0), extent), min(max(y1 - size, 0), extent)
+
+    def c_end(self, size: int, index: str = "i") -> str:
+        """A C expression: one past the last input position that output position `index` reads
+        (clipped at the input's end; it may be <= 0 when the position reads only padding)."""
+        if (self.kernel, self.stride, self.pad) == (1, 1, 0):
+            return f"{index} + 1"
+        return f"MSF_MIN({size}, {index} * {self.stride} + {self.kernel - self.pad})"
+
+
+IDENTITY_WINDOW = AxisWindow()
+
+
 class Op:
     """Base class: subclasses are dataclasses whose fields are the op's attributes."""
 
     kind: ClassVar[str]
     arity: ClassVar[int] = 1  # number of activation inputs
+    pattern: ClassVar[Pattern] = Pattern.OPAQUE
+    c_call: ClassVar[CCall] = CCall.REGION
+    # True for ops that can consume a streamed feature map position by position: they provide
+    # accumulate(acc, region, rows, cols, in_shape, ctx) and finish(acc, in_shape, ctx).
+    accumulates: ClassVar[bool] = False
+    is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
     # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
     # (tails: `<c_kernel>_accumulate_*` and `<c_kernel>_finish_*`), parameters in a
     # `<c_kernel>_params` struct. None: the op needs no kernel (a reshape aliases its input).
@@ -97,6 +156,21 @@ class Op:
     def window(self) -> Window | None:
         """The sliding window over rows, or None for ops that are not spatial windows."""
         return None
+
+    def axis_window(self, axis: int) -> AxisWindow:
+        """What output positions read along axis 0 (rows) or 1 (columns) of the input(s): the op's
+        window for window ops, the identity for element-wise ones."""
+        win = self.window
+        if win is None:
+            return IDENTITY_WINDOW
+        return AxisWindow(win.kernel[axis], win.strides[axis], win.pads[axis])
+
+    def on_region(self, border: tuple[int, int, int, int]) -> "Op":
+        """The op that computes an output region from the input positions it reads (cut out of
+        the input), given the padding (top, left, bottom, right) the region's window has outside
+        the input. Window ops replace their pads; element-wise ops are unchanged."""
+        win = self.window
+        return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         raise NotImplementedError

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Shape, Window, c_pointer, c_struct,
+from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, Window, c_pointer, c_struct,
                    require_feature_map, window_fields)
 from .sliding import pad_hw, windows
 
@@ -18,6 +18,7 @@ ROUNDING = nx.RUY
 @dataclass(frozen=True)
 class Conv2D(Op):
     kind = "conv2d"
+    pattern = Pattern.WINDOW
     c_kernel = "msf_conv2d"
     filters: int
     win: Window

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, as_feature_map, c_struct
+from .base import CCall, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 from .conv2d import weighted_c_fields
 
 # TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D.
@@ -17,6 +17,9 @@ ROUNDING = nx.RUY
 @dataclass(frozen=True)
 class Dense(Op):
     kind = "dense"
+    pattern = Pattern.VECTOR
+    c_call = CCall.MAP_TO_VECTOR
+    accumulates = True
     c_kernel = "msf_dense"
     units: int
     activation: str | None = None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, Window, c_struct, require_feature_map, window_fields
+from .base import KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map, window_fields
 from .conv2d import weighted_c_consts, weighted_c_fields
 from .sliding import pad_hw, tap_slices
 
@@ -19,6 +19,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class DepthwiseConv2D(Op):
     kind = "depthwise_conv2d"
+    pattern = Pattern.WINDOW
     c_kernel = "msf_depthwise_conv2d"
     win: Window
     depth_multiplier: int = 1

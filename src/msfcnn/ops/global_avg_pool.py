@@ -7,12 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, c_struct, require_feature_map
+from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 
 
 @dataclass(frozen=True)
 class GlobalAvgPool(Op):
     kind = "global_avg_pool"
+    pattern = Pattern.REDUCE
+    c_call = CCall.MAP_TO_VECTOR
+    accumulates = True
     c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .base import KernelContext, Op, Shape, c_struct, require_feature_map
+from .base import AxisWindow, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 
 
 @dataclass(frozen=True)
 class Pad(Op):
     kind = "pad"
+    pattern = Pattern.WINDOW
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
+
+    def axis_window(self, axis: int) -> AxisWindow:
+        """Output position i copies input position i - pad (the pad before the input on that axis)."""
+        return AxisWindow(1, 1, self.pads[axis])
+
+    def on_region(self, border: tuple[int, int, int, int]) -> "Pad":
+        return replace(self, pads=border)
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         h, w, c = require_feature_map(inputs[0], self.kind)

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ACTIVATION, KernelContext, Op, Shape, Window, c_struct, require_feature_map, window_fields
+from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
+                   window_fields)
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
 @dataclass(frozen=True)
 class _Pool2D(Op):
+    pattern = Pattern.WINDOW
     win: Window
     activation: str | None = None  # TFLite pools may carry a fused activation
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ROUNDING, KernelContext, Op, Shape, as_feature_map, c_struct
+from .base import C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 
 # TFLite's Requantize kernel uses its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
@@ -16,6 +16,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class Requantize(Op):
     kind = "requantize"
+    pattern = Pattern.ELEMENTWISE
     c_kernel = "msf_requantize"
 
     def output_shape(self, inputs: list[Shape]) -> Shape:

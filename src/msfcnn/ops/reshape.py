@@ -8,12 +8,15 @@ from math import prod
 import numpy as np
 
 from ..errors import UserError
-from .base import KernelContext, Op, Shape
+from .base import CCall, KernelContext, Op, Pattern, Shape
 
 
 @dataclass(frozen=True)
 class Reshape(Op):
     kind = "reshape"
+    pattern = Pattern.VECTOR
+    c_call = CCall.NONE
+    is_view = True
     # No C kernel: the bytes do not change, so the generated code aliases the input's buffer
     # (c_kernel stays None).
     shape: tuple[int, ...]  # the output shape without the batch dimension

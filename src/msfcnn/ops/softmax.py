@@ -7,12 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Shape, c_struct
+from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct
 
 
 @dataclass(frozen=True)
 class Softmax(Op):
     kind = "softmax"
+    pattern = Pattern.VECTOR
+    c_call = CCall.VECTOR
     c_kernel = "msf_softmax"
     beta: float = 1.0
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import NETWORK_INPUT, Graph
-from .blocks import Liveness, LoweredBlock
+from .lowered import Liveness, LoweredBlock
 
 LOW, HIGH, CALLER = "low", "high", "caller"
 

@@ -1,0 +1,32 @@
+"""Element types of activation tensors: everything the tools need to know about one, in one record.
+
+A graph's activations are all of one type (`Graph.element`). The numpy executors, the arena
+layout, the cost model and the C generator ask this record instead of comparing type names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ElementType:
+    name: str  # "int8" or "float32", as in Graph.dtype and the JSON / C reports
+    numpy: type  # the numpy scalar type of the activations
+    nbytes: int  # bytes per element
+    ctype: str  # the C type of the activations
+    kernel_suffix: str  # C kernels are named <kernel><suffix>: msf_conv2d_s8, msf_conv2d_f32
+    accumulator: str  # the element type name of reductions' accumulators (global pool, dense tails)
+
+    @property
+    def is_float(self) -> bool:
+        return self.name == "float32"
+
+
+INT8 = ElementType("int8", np.int8, 1, "int8_t", "_s8", "int32")
+FLOAT32 = ElementType("float32", np.float32, 4, "float", "_f32", "float32")
+INT32 = ElementType("int32", np.int32, 4, "int32_t", "_s32", "int32")  # accumulators only
+
+ELEMENT_TYPES = {t.name: t for t in (INT8, FLOAT32, INT32)}

@@ -1,0 +1,133 @@
+"""The steps from a model to verified C, one function each: load, plan, lower, run, emit, build,
+verify. The CLI, the tests, the benchmarks and the scripts all go through these, so every
+command applies the same checks (one cost-model guard, one verification)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .cost import DEFAULT_COST_MODEL
+from .errors import UserError
+from .executor import run_unfused, to_internal
+from .frontends import load_model
+from .fused_executor import FusedRun, run_fused
+from .ir import Graph
+from .plan import Plan
+from .planner import Planner
+from .schedule import Schedule, schedule_plan
+from .targets import TARGETS, Target
+
+SCHEDULABLE_COST_MODEL = "exact"
+
+
+def load(model: str, weights: bool = False) -> Graph:
+    """A built-in name or a model file as a graph; weights=True gives weightless models (built-ins,
+    layer lists) deterministic random int8 weights, ready to run."""
+    return load_model(model, weights=weights)
+
+
+def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False) -> Planner:
+    """The model's fusion DAG under a cost model, ready for every question about plans."""
+    return Planner(graph, cost_model, tuple(schemes) if schemes else None, count_io)
+
+
+def objective_for(objective: str | None, max_overhead: float | None, max_ram: int | None) -> str:
+    """The objective asked for, or the one the caps imply: only a RAM cap means fewest MACs under it."""
+    return objective or ("min-mac" if max_ram is not None and max_overhead is None else "min-ram")
+
+
+def solve(plans: Planner, strategy: str = "optimal", objective: str | None = None,
+          max_overhead: float | None = None, max_ram: int | None = None) -> Plan:
+    """One plan for a strategy and caps; an infeasible constraint raises UserError."""
+    return plans.solve(strategy, objective_for(objective, max_overhead, max_ram), max_overhead, max_ram)
+
+
+def load_plan(path: str, graph: Graph) -> Plan:
+    """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
+    try:
+        with open(path) as f:
+            plan = Plan.from_dict(json.load(f))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise UserError(f"{path}: not a plan file ({type(err).__name__}: {err})") from None
+    blocks = plan.blocks
+    if not blocks or blocks[0].first != 0 or blocks[-1].last != len(graph) - 1 or any(
+            a.last + 1 != b.first for a, b in zip(blocks, blocks[1:])):
+        raise UserError(f"{path}: its blocks do not cover ops 0..{len(graph) - 1} of this model in order")
+    return plan
+
+
+def lower(graph: Graph, plan: Plan) -> Schedule:
+    """The plan's schedule: every buffer with its size and arena offset. Only the exact cost
+    model's RAM is what a schedule allocates, so other cost models' plans are refused here, for
+    every command alike."""
+    if plan.cost_model != SCHEDULABLE_COST_MODEL:
+        raise UserError(f"a {plan.cost_model} cost model plan's RAM is not what the runtime allocates; schedules, "
+                        f"runs and generated code follow the exact cost model: use --cost-model exact")
+    return schedule_plan(graph, list(plan.blocks))
+
+
+def run(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
+    """Run a schedule with the fused numpy executor inside one arena of the planned size."""
+    return run_fused(schedule, x, raw=raw)
+
+
+def run_reference(graph: Graph, x: np.ndarray) -> np.ndarray:
+    """The unfused reference executor's output (the numerics' executable spec)."""
+    return run_unfused(graph, x)
+
+
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+
+
+def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]):
+    """The generated C project for `target` in `folder`; returns the files written."""
+    from .codegen.build import write_project
+    return write_project(Path(folder), graph, schedule, plan, target)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Generated C run on one input, against the fused numpy executor."""
+
+    output: np.ndarray  # the C program's output, (H, W, C) order, flattened
+    expected: np.ndarray  # the numpy executor's, the same way
+    arena_bytes: int  # the arena's size in the built object file
+    predicted_peak_ram_bytes: int
+    stack_bytes: int | None  # where the target's harness measures it
+
+    @property
+    def bit_exact(self) -> bool:
+        return bool(np.array_equal(self.output, self.expected))
+
+    @property
+    def max_abs_diff(self) -> float:
+        return max_abs_diff(self.output, self.expected)
+
+
+def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
+           keep: str | Path | None = None) -> Verification:
+    """Generate, build and run the C for `target` on input x (the model's own layout, batch
+    optional); compare with the fused numpy executor. The C is built first, so a toolchain or
+    build problem is reported before any numpy work. `keep`: build there and keep the folder."""
+    from .codegen import build as c_build
+    internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
+    with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
+        folder = Path(keep or scratch)
+        write_c(folder, graph, schedule, plan, target)
+        try:
+            program = c_build.build(folder, target)
+            harness = c_build.run(program, target, graph, internal)
+            arena = c_build.arena_bytes(folder, target)
+        except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
+            where = f" (see {folder})" if keep else " (rerun with --keep DIR to see the compiler output)"
+            raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
+    expected = run(schedule, x, raw=True).output.reshape(-1)
+    return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes)

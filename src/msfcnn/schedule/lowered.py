@@ -1,0 +1,196 @@
+"""What lowering one block yields: the complete program that the cost model weighs, the arena
+layout places, the fused numpy executor runs and the C generator prints.
+
+A `LoweredBlock` lists the whole tensors the block reads and writes, its scratch buffers (with
+shapes, so the executor allocates exactly them), the MACs it performs and its loop nest (`loops`):
+
+- `Whole`: one op on whole tensors.
+- `Stream`: positions stream along one axis (rows, or columns band by band); every inner tensor
+  lives in a ring of the positions its readers still need, each op computes a position when a
+  reader pulls it (`pulls`), and a tail may accumulate the streamed map into a vector.
+- `Patches`: output tiles, each computed from scratch through the block into per-tensor tile
+  buffers.
+
+The tables a walker needs (bands, per-band spans) are computed on first use and kept, so the cost
+model can lower thousands of candidate blocks cheaply and the chosen ones are not lowered again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from math import prod
+
+from ..ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
+from ..ops import AxisWindow
+from . import streaming
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A buffer that lives only while its block runs."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The ops after a stream end: `consumer` accumulates the streamed map (a global pool, or a
+    dense layer, after a flattening reshape or not) into `acc`; then `consumer`..`last` run on
+    vectors, each into `vectors[op]` (the block's last op writes the block output)."""
+
+    consumer: int
+    last: int
+    acc: Scratch
+    vectors: dict[int, Scratch]
+
+
+@dataclass(frozen=True)
+class Pull:
+    """Inside a stream: position i of `consumer` needs positions [.., end(i)) of `tensor`."""
+
+    consumer: int
+    tensor: int
+    window: AxisWindow
+    size: int  # the tensor's extent along the streamed axis
+
+    def end(self, i: int) -> int:
+        return self.window.span(i, i + 1, self.size)[1]
+
+
+@dataclass(frozen=True)
+class Whole:
+    """One op on whole tensors."""
+
+
+@dataclass(frozen=True, eq=False)
+class Stream:
+    """Ops first..end stream along `axis` (0: rows, top to bottom; 1: columns, left to right,
+    once per band of `band_rows` output rows of the stream end); `tail` follows the stream end."""
+
+    graph: Graph = field(repr=False)
+    first: int
+    end: int
+    axis: int
+    band_rows: int  # axis 1: output rows of the stream end per band (axis 0: its height)
+    tail: Tail | None
+
+    @cached_property
+    def pulls(self) -> tuple[Pull, ...]:
+        """Every read of an inner tensor by an op of the stream, in op and input order."""
+        graph = self.graph
+        return tuple(Pull(t, u, graph.nodes[t].op.axis_window(self.axis), graph.shape_of(u)[self.axis])
+                     for t in range(self.first, self.end + 1) for u in graph.nodes[t].inputs if u >= self.first)
+
+    @cached_property
+    def sweeps(self) -> tuple[dict[int, Span], ...]:
+        """One sweep of the streamed axis per band: each streamed tensor's extent on the other axis."""
+        graph, first, end = self.graph, self.first, self.end
+        if self.axis == 0:
+            return ({t: (0, graph.shape_of(t)[1]) for t in range(first, end + 1)},)
+        return tuple({t: span for t, span in streaming.band_ranges(graph, first, end, lo, hi).items() if t >= first}
+                     for lo, hi in streaming.bands(graph.shape_of(end)[0], self.band_rows))
+
+
+@dataclass(frozen=True, eq=False)
+class Patches:
+    """The stream end's output in tiles of `tile` (rows, columns), each computed from scratch."""
+
+    graph: Graph = field(repr=False)
+    first: int
+    end: int
+    tile: tuple[int, int]
+    tail: Tail | None
+
+    def _spans(self, axis: int) -> tuple[dict[int, Span], ...]:
+        graph, first, end = self.graph, self.first, self.end
+        return tuple(streaming.band_ranges(graph, first, end, lo, hi, axis)
+                     for lo, hi in streaming.bands(graph.shape_of(end)[axis], self.tile[axis]))
+
+    @cached_property
+    def row_spans(self) -> tuple[dict[int, Span], ...]:
+        """Per band of tile rows: the rows of every tensor first..end it needs."""
+        return self._spans(0)
+
+    @cached_property
+    def col_spans(self) -> tuple[dict[int, Span], ...]:
+        return self._spans(1)
+
+
+Loops = Whole | Stream | Patches
+
+
+@dataclass(frozen=True)
+class LoweredBlock:
+    first: int
+    last: int
+    scheme: str
+    rows: int
+    reads: tuple[int, ...]  # tensors produced before `first` that the block reads (whole)
+    alias: int | None  # the output is written over this input, which dies here
+    scratch: tuple[Scratch, ...]
+    macs: int
+    loops: Loops = Whole()
+    rings: dict[int, int] = field(default_factory=dict)  # streamed tensor -> positions kept
+    # per op first..last: output positions computed / positions in the output (> 1: recomputed)
+    recompute: tuple[float, ...] = ()
+
+    @property
+    def output(self) -> int:
+        return self.last
+
+    @property
+    def stream_end(self) -> int | None:
+        """The last op computed position by position (a tail may follow it), or None."""
+        return None if isinstance(self.loops, Whole) else self.loops.end
+
+    @property
+    def tail(self) -> Tail | None:
+        return None if isinstance(self.loops, Whole) else self.loops.tail
+
+    @property
+    def scratch_bytes(self) -> int:
+        return sum(s.nbytes for s in self.scratch)
+
+    def scratch_named(self, name: str) -> Scratch:
+        return next(s for s in self.scratch if s.name == name)
+
+
+class Liveness:
+    """Last reader of every tensor, and the bytes each tensor takes."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.last_use = graph.last_use()
+
+    def nbytes(self, tensor: int) -> int:
+        return self.graph.nbytes(tensor)
+
+    def in_arena(self, tensor: int) -> bool:
+        """The network input and output are the caller's buffers, not the arena's."""
+        return tensor != NETWORK_INPUT and tensor != self.graph.output
+
+    def waiting(self, first: int, last: int, reads) -> list[int]:
+        """Tensors made before `first`, not read by ops first..last, still read after `last`."""
+        return [t for t in range(first) if t not in reads and self.last_use.get(t, -1) > last]
+
+    def block_ram(self, block: LoweredBlock) -> int:
+        """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches."""
+        live = [t for t in block.reads if self.in_arena(t)]
+        if block.alias is None and self.in_arena(block.output):
+            live.append(block.output)
+        live += [t for t in self.waiting(block.first, block.last, block.reads) if self.in_arena(t)]
+        return sum(self.nbytes(t) for t in live) + block.scratch_bytes
+
+
+def block_reads(graph: Graph, first: int, last: int) -> tuple[int, ...]:
+    """Tensors made before `first` that ops first..last read."""
+    return tuple(sorted({t for node in graph.nodes[first:last + 1] for t in node.inputs if t < first}))

@@ -1,0 +1,35 @@
+"""The interface every fusion scheme implements (one module per scheme in this package)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ...ir import Graph
+from ..lowered import Liveness, LoweredBlock
+
+
+class Scheme:
+    """How a block of ops runs. A scheme knows which rows-per-step settings the cost model should
+    try for a block, and lowers a block into what it allocates and computes (`LoweredBlock`,
+    including its loop nest), or refuses it. Its C is the template partial
+    `codegen/templates/schemes/<template>.c.j2`, which renders the lowered loop nest."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line for the CLI's help and the docs
+    template: ClassVar[str]  # the C template partial (several schemes may share one loop nest)
+    order: ClassVar[int]  # position in the registry: the cost model adds candidates in this order
+    fused: ClassVar[bool] = True  # False only for `single`, the candidate every op always has
+
+    def rows_options(self, graph: Graph, first: int, last: int) -> list[int]:
+        """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one."""
+        return [1]
+
+    def lower(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,
+              cache: dict) -> LoweredBlock | None:
+        """The block over ops first..last, or None when this scheme cannot run them together.
+        `cache` memoises geometry (ring sizes, band profiles) across the blocks of one graph."""
+        raise NotImplementedError
+
+    def explain(self, block: LoweredBlock) -> str:
+        """One or two sentences for the generated C's comment above the block."""
+        raise NotImplementedError

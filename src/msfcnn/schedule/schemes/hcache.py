@@ -1,0 +1,53 @@
+"""`hcache` (the paper's scheme, with R output rows per step).
+
+The stream end's output is made in bands of R rows; within a band, columns stream left to right
+and every inner tensor keeps a ring of the columns its readers still need, over the band's rows
+(tile rows x k columns x C). Rows shared by two bands are recomputed (counted in MACs), columns
+never are.
+"""
+
+from __future__ import annotations
+
+from .. import streaming
+from ..lowered import LoweredBlock, Scratch, Stream, block_reads
+from .base import Scheme
+from .tails import tail_of, tail_scratch
+
+
+class HCache(Scheme):
+    name = "hcache"
+    summary = "bands of R output rows; columns stream through rings of k columns; band overlap recomputed"
+    template = "stream"
+    order = 20
+
+    def rows_options(self, graph, first, last):
+        return streaming.step_options(graph, first, last, lambda shape: shape[0])  # rows of the stream end
+
+    def lower(self, graph, live, first, last, rows, cache):
+        layout = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)
+        if layout is None:
+            return None
+        end, rings = layout
+        if rows < 1 or rows > graph.shape_of(end)[0]:
+            return None
+        profile = streaming.band_profile(graph, end, rows, cache)
+        # Within a band, columns are pulled only as far as a reader needs them.
+        pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
+        computed = {t: profile[t][0] * pulled[t][0] for t in range(first, end + 1)}
+        macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+        tail = tail_of(graph, end, last)
+        scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), graph.dtype)
+                   for t, cols in rings.items()]
+        scratch += tail_scratch(tail)
+        loops = Stream(graph, first, end, 1, rows, tail)
+        return LoweredBlock(first, last, self.name, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
+                            loops, rings, factors)
+
+
+    def explain(self, block):
+        return (f"hcache: {block.rows} output row(s) per band; within a band columns stream left to right and each "
+                "inner tensor keeps a ring of the columns its readers still need. Rows shared by two bands are "
+                "recomputed.")
+
+
+SCHEME = HCache()

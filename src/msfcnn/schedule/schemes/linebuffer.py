@@ -1,0 +1,47 @@
+"""`linebuffer`: rows stream top to bottom through the block.
+
+Every tensor inside the block lives in a ring of the rows its readers still need (k rows for a
+k x k window, more for the source of a skip that waits for its add); nothing is recomputed. A
+tail (global pool or dense) consumes rows into an accumulator, so the last feature map is never
+whole.
+"""
+
+from __future__ import annotations
+
+from .. import streaming
+from ..lowered import LoweredBlock, Scratch, Stream, block_reads
+from .base import Scheme
+from .tails import tail_of, tail_scratch
+
+
+class Linebuffer(Scheme):
+    name = "linebuffer"
+    summary = "rows stream top to bottom through rings of k rows; nothing recomputed"
+    template = "stream"
+    order = 10
+
+    def lower(self, graph, live, first, last, rows, cache):
+        layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
+        if layout is None:
+            return None
+        end, rings = layout
+        act = graph.dtype
+        scratch = [Scratch(f"ring{t}", (n, graph.shape_of(t)[1], graph.shape_of(t)[2]), act) for t, n in rings.items()]
+        tail = tail_of(graph, end, last)
+        scratch += tail_scratch(tail)
+        # Rows are pulled only as far as a reader needs them (a strided VALID window may never
+        # read the last rows); each pulled row is computed at full width.
+        pulled = streaming.band_profile(graph, end, graph.shape_of(end)[0], cache, 0)
+        computed = {t: pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1)}
+        macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+        loops = Stream(graph, first, end, 0, graph.shape_of(end)[0], tail)
+        return LoweredBlock(first, last, self.name, 1, block_reads(graph, first, last), None, tuple(scratch), macs,
+                            loops, rings, factors)
+
+
+    def explain(self, block):
+        return ("linebuffer: rows stream top to bottom; each inner tensor keeps a ring of the rows its readers still "
+                "need. Nothing is recomputed.")
+
+
+SCHEME = Linebuffer()

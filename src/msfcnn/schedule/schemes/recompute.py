@@ -1,0 +1,58 @@
+"""`recompute` (MCUNetV2 patches, `rows` = the patch side).
+
+The stream end's output is made in square patches; for each, every inner tensor's whole receptive
+region is computed into a tile buffer of its own, so overlap is recomputed in both directions and
+nothing is cached between patches.
+"""
+
+from __future__ import annotations
+
+from .. import streaming
+from ..lowered import LoweredBlock, Patches, Scratch, block_reads
+from .base import Scheme
+from .tails import tail_of, tail_scratch
+
+
+class Recompute(Scheme):
+    name = "recompute"
+    summary = "square output patches, each computed from scratch (overlap recomputed both ways)"
+    template = "patches"
+    order = 30
+
+    def rows_options(self, graph, first, last):
+        return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]))  # its larger side
+
+    def lower(self, graph, live, first, last, rows, cache):
+        layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
+        if layout is None:
+            return None
+        end = layout[0]
+        if rows < 1 or rows > max(graph.shape_of(end)[:2]):
+            return None
+        return lower_patches(graph, first, last, end, (rows, rows), self.name, rows, cache)
+
+    def explain(self, block):
+        return (f"recompute: {block.rows}x{block.rows} output patches, each computed from scratch through the block "
+                "into per-tensor patch buffers (overlap recomputed both ways).")
+
+
+def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int], scheme: str, rows: int,
+                  cache: dict) -> LoweredBlock:
+    """Ops first..last computed tile by tile (stream end `end`): each inner tensor's region of a
+    tile goes to a buffer of its own; with a tail, the stream end's tile is kept too."""
+    row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
+    col_profile = streaming.band_profile(graph, end, tile[1], cache, 1)
+    # Regions are products of a row band and a column band, so totals and maxima separate.
+    computed = {t: row_profile[t][0] * col_profile[t][0] for t in range(first, end + 1)}
+    macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+    tail = tail_of(graph, end, last)
+    inner = range(first, end + 1 if end < last else end)
+    scratch = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
+               for t in inner]
+    scratch += tail_scratch(tail)
+    loops = Patches(graph, first, end, tile, tail)
+    return LoweredBlock(first, last, scheme, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
+                        loops, {}, factors)
+
+
+SCHEME = Recompute()

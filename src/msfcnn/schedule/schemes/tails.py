@@ -1,0 +1,23 @@
+"""The tail of a streamed block: an op that accumulates the streamed map, then vector ops."""
+
+from __future__ import annotations
+
+from ...ir import ELEMENT_TYPES, Graph
+from ..lowered import Scratch, Tail
+from ..streaming import tail_consumer
+
+
+def tail_of(graph: Graph, end: int, last: int) -> Tail | None:
+    """The tail after stream end `end` of a block ending at `last` (None when end == last): the
+    consumer's accumulator (per channel or per unit), then a buffer per vector op before the last."""
+    if end == last:
+        return None
+    consumer = tail_consumer(graph, end)
+    accumulator = ELEMENT_TYPES[graph.dtype].accumulator
+    acc = Scratch(f"acc{consumer}", (graph.shape_of(consumer)[-1],), accumulator)
+    vectors = {t: Scratch(f"vec{t}", graph.shape_of(t), graph.dtype) for t in range(consumer, last)}
+    return Tail(consumer, last, acc, vectors)
+
+
+def tail_scratch(tail: Tail | None) -> list[Scratch]:
+    return [] if tail is None else [tail.acc, *tail.vectors.values()]

@@ -1,0 +1,209 @@
+"""Geometry shared by the fused schemes: which ops can stream together, what positions of a tensor
+a range of its readers' positions needs, bands, ring sizes, and the work a streamed block does.
+
+Everything here asks the ops for their facts (`Op.pattern`, `Op.axis_window`, `Op.accumulates`,
+`Op.is_view`); nothing compares op classes.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from ..ir import Graph
+from ..ops import Pattern
+
+ROW_PATTERNS = (Pattern.WINDOW, Pattern.ELEMENTWISE)
+
+
+def _is_feature_map(graph: Graph, t: int) -> bool:
+    return len(graph.shape_of(t)) == 3
+
+
+def stream_end(graph: Graph, first: int, last: int) -> int | None:
+    """The last row-streamed op of a fused block over first..last, or None if the ops do not
+    form one: row ops (windows, element-wise) optionally followed by a tail that consumes the
+    streamed map (an accumulating op, after a view of the same bytes or not) and then vector
+    ops, each reading the op before it."""
+    end = first - 1
+    for i in range(first, last + 1):
+        op = graph.nodes[i].op
+        if op.pattern in ROW_PATTERNS and _is_feature_map(graph, i):
+            if end != i - 1:
+                return None  # a row op after the tail started
+            end = i
+        elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
+            continue  # the tail starts: it reads the whole streamed map
+        elif op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,):
+            continue
+        else:
+            return None
+    if end < first:
+        return None
+    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
+        return None
+    return end
+
+
+def tail_consumer(graph: Graph, end: int) -> int:
+    """The op that accumulates the streamed map ending at `end` (a view of the same bytes before
+    it is skipped). Returns an index past the graph if the op after `end` cannot accumulate."""
+    i = end + 1
+    op = graph.nodes[i].op
+    if op.is_view:
+        nxt = i + 1
+        ok = nxt < len(graph) and graph.nodes[nxt].op.accumulates and graph.nodes[nxt].inputs == (i,)
+        return nxt if ok else len(graph)
+    return i if op.accumulates else len(graph)
+
+
+def needed_range(graph: Graph, consumer: int, tensor: int, lo: int, hi: int, axis: int = 0):
+    """Positions [a, b) of `tensor` along `axis` (0 rows, 1 columns) that positions [lo, hi) of
+    `consumer`'s output read, and the padding (before, after) the window has outside the tensor."""
+    return graph.nodes[consumer].op.axis_window(axis).span(lo, hi, graph.shape_of(tensor)[axis])
+
+
+def needed_rows(graph: Graph, consumer: int, tensor: int, index: int, axis: int = 0) -> tuple[int, int]:
+    """Positions [lo, hi) of `tensor` along `axis` that position `index` of `consumer` reads."""
+    return needed_range(graph, consumer, tensor, index, index + 1, axis)[:2]
+
+
+def window_ring(graph: Graph, tensor: int, consumer: int, axis: int) -> int:
+    """Positions of `tensor` a window op must see at once along `axis`: the largest clipped
+    window over all its outputs (k inside the map, fewer at padded borders)."""
+    outputs = graph.nodes[consumer].shape[axis]
+    return max(b - a for a, b in (needed_rows(graph, consumer, tensor, i, axis) for i in range(outputs)))
+
+
+def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...], axis: int = 0) -> int:
+    """Positions of `tensor` kept at once along the streamed axis when several ops of one block
+    read it (the source of a skip inside the block): replays the executor's pull order.
+
+    The executor produces positions on demand: the last consumer pulls its positions in order,
+    each pulling what it needs from its inputs first (main input, then skip). A position can be
+    dropped once every consumer's next position starts after it.
+    """
+    last = max(consumers)
+    produced = {t: 0 for t in range(tensor, last)}
+    next_pos = {c: 0 for c in consumers}
+    extent = graph.shape_of(tensor)[axis]
+    ring = 0
+
+    def lowest_needed() -> int:
+        return min(needed_rows(graph, c, tensor, next_pos[c], axis)[0] if next_pos[c] < graph.nodes[c].shape[axis]
+                   else extent for c in consumers)
+
+    def pull(t: int, upto: int) -> None:
+        nonlocal ring
+        while produced[t] < upto:
+            i = produced[t]
+            for u in graph.nodes[t].inputs if t != tensor else ():
+                if u in produced:
+                    pull(u, needed_rows(graph, t, u, i, axis)[1])
+            if t in next_pos:
+                ring = max(ring, produced[tensor] - lowest_needed())
+                next_pos[t] += 1
+            produced[t] += 1
+
+    for i in range(graph.nodes[last].shape[axis]):
+        for u in graph.nodes[last].inputs:
+            if u in produced:
+                pull(u, needed_rows(graph, last, u, i, axis)[1])
+        ring = max(ring, produced[tensor] - lowest_needed())
+        next_pos[last] += 1
+    return max(ring, 1)
+
+
+def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
+    """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
+    tensor), or None when the ops cannot stream together. Only the block's output may be read
+    after the block; ring sizes depend only on a tensor and its readers, so they are memoised in
+    `cache` (one dict per graph)."""
+    end = stream_end(graph, first, last)
+    if end is None or last == first:
+        return None
+    if any(last_use[t] > last for t in range(first, last)):
+        return None
+    rings = {}
+    for t in range(first, end + 1 if end < last else end):
+        # The stream end writes the block output directly, or, with a tail, one position at a
+        # time into a buffer of its own that the tail's accumulator then reads.
+        if t == end:
+            rings[t] = 1
+            continue
+        consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
+        key = (t, consumers, axis)
+        if key not in cache:
+            c = consumers[0]
+            if len(consumers) > 1:
+                cache[key] = simulate_ring(graph, t, consumers, axis)
+            elif graph.nodes[c].op.pattern is Pattern.WINDOW:
+                cache[key] = window_ring(graph, t, c, axis)
+            else:
+                cache[key] = 1
+        rings[t] = cache[key]
+    return end, rings
+
+
+def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int = 0) -> dict[int, tuple[int, int]]:
+    """Rows (axis 0) or columns (axis 1) of every streamed tensor first..end that positions
+    [lo, hi) of `end` need: the hull of what each tensor's readers up to `end` read."""
+    ranges = {end: (lo, hi)}
+    for t in range(end - 1, first - 1, -1):
+        spans = [needed_range(graph, c, t, *ranges[c], axis)[:2] for c in range(t + 1, end + 1)
+                 if t in graph.nodes[c].inputs]
+        if not spans:
+            break
+        ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+    return ranges
+
+
+def bands(height: int, rows: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + rows, height)) for lo in range(0, height, rows)]
+
+
+def powers_of_two_below(extent: int) -> list[int]:
+    """1, 2, 4, ... below `extent`, then `extent`: the steps a scheme tries along a map's side."""
+    options, rows = [], 1
+    while rows < extent:
+        options.append(rows)
+        rows *= 2
+    return options + [extent]
+
+
+def step_options(graph: Graph, first: int, last: int, extent) -> list[int]:
+    """Rows (or tile sides) per step to try for ops first..last: powers of two below
+    extent(stream end's shape), then that extent; [1] when the ops cannot stream together."""
+    end = stream_end(graph, first, last)
+    return [1] if end is None else powers_of_two_below(extent(graph.shape_of(end)))
+
+
+def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) -> dict[int, tuple[int, int]]:
+    """For every tensor t that `end` depends on, cutting `end` into bands of `rows` positions
+    along `axis`: (positions of t computed over all bands, widest band). These depend only on
+    t's readers up to `end`, not on where a block starts, so one profile serves every block
+    ending at `end`."""
+    key = ("bands", end, rows, axis)
+    if key not in cache:
+        profile: dict[int, list[int]] = {}
+        for lo, hi in bands(graph.shape_of(end)[axis], rows):
+            for t, (a, b) in band_ranges(graph, 0, end, lo, hi, axis).items():
+                total, tallest = profile.setdefault(t, [0, 0])
+                profile[t] = [total + b - a, max(tallest, b - a)]
+        cache[key] = {t: (total, tallest) for t, (total, tallest) in profile.items()}
+    return cache[key]
+
+
+def pixel_macs(graph: Graph, t: int) -> int:
+    """MACs of one output pixel (all channels) of feature map t."""
+    h, w = graph.shape_of(t)[:2]
+    return graph.macs(t) // (h * w)
+
+
+def streamed_work(graph: Graph, first: int, end: int, last: int,
+                  computed: dict[int, int]) -> tuple[int, tuple[float, ...]]:
+    """(MACs, recompute factors) of a block whose ops first..end compute `computed[t]` output
+    positions (pixels) each, and whose tail ops end+1..last run once."""
+    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
+    macs += sum(pixel_macs(graph, t) * computed[t] for t in range(first, end + 1))
+    factors = [computed[t] / prod(graph.shape_of(t)[:2]) for t in range(first, end + 1)]
+    return macs, tuple(factors) + (1.0,) * (last - end)
