@@ -235,22 +235,9 @@ def pack(rng, layout: str, x: np.ndarray, rows, cols) -> Storage:
 # ---- regions -------------------------------------------------------------------------------------
 
 def needed(op: Op, in_hw: tuple[int, int], rows, cols) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Input rows / cols (inside the input) that output rows x cols of a window / pad op read."""
-    win = op.window
-    if win is not None:
-        (kh, kw), (sh, sw), (top, left, _, _) = win.kernel, win.strides, win.pads
-        spans = [(rows[0] * sh - top, (rows[1] - 1) * sh - top + kh, in_hw[0]),
-                 (cols[0] * sw - left, (cols[1] - 1) * sw - left + kw, in_hw[1])]
-    elif op.kind == "pad":
-        top, left = op.pads[0], op.pads[1]
-        spans = [(rows[0] - top, rows[1] - top, in_hw[0]), (cols[0] - left, cols[1] - left, in_hw[1])]
-    else:
-        return rows, cols
-    out = []
-    for lo, hi, size in spans:
-        lo, hi = max(lo, 0), min(hi, size)
-        out.append((lo, max(hi, lo)))
-    return out[0], out[1]
+    """Input rows / cols (inside the input) that output rows x cols of an op read (the op's own
+    receptive field: `Op.axis_window`)."""
+    return tuple(op.axis_window(axis).span(*span, in_hw[axis])[:2] for axis, span in enumerate((rows, cols)))
 
 
 def regions(rng, out_hw: tuple[int, int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
