@@ -2,7 +2,7 @@
 
 Runs `msfcnn sweep` (3 models x vanilla, heuristic, 6 P1 caps, 5 P2 caps, paper cost model) as a
 fresh subprocess several times and reports the median and best. The reference implementation
-takes about 80 s for the same table (SPEC 3.1; not re-measured here).
+takes about 80 s for the same table (not re-measured here).
 
     python benchmarks/sweep_speed.py [--repeats 7]
 """

@@ -2,8 +2,8 @@
 
 The interpreter's kernels abort the whole process on some bad inputs, so it never runs inside the
 test process. One subprocess serves a list of jobs (a model and its inputs): the interpreter
-(builtin kernels, no default delegates, `BUILTIN_WITHOUT_DEFAULT_DELEGATES` as SPEC section 5
-names it, one thread) is created once per model, and each input is set, invoked and its output
+(builtin kernels, no default delegates, i.e. `BUILTIN_WITHOUT_DEFAULT_DELEGATES`, one thread; see
+docs/numerics.md) is created once per model, and each input is set, invoked and its output
 collected. With `layers=True` the output of every operator is collected too (the interpreter then
 keeps all intermediate tensors).
 """

@@ -1,4 +1,4 @@
-"""Built-in models: the paper chains exactly as shipped in SPEC's models/, and the real architectures."""
+"""Built-in models: the paper chains (docs/models.md), unchanged, and the real architectures."""
 
 import json
 from pathlib import Path

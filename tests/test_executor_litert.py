@@ -1,4 +1,4 @@
-"""The numpy executor against the TFLite interpreter (the oracle of SPEC section 5).
+"""The numpy executor against the TFLite interpreter (the oracle of docs/numerics.md).
 
 Every importable `.tflite` fixture runs on seeded random inputs through `run_unfused` and through
 the interpreter (in a subprocess, see `litert_oracle`). The contract is at most 1 LSB apart with at

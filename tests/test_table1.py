@@ -1,4 +1,4 @@
-"""The paper's Table 1 (SPEC 3.1), every value, from one `msfcnn sweep --json` run."""
+"""The paper's Table 1 (docs/cost-models.md), every value, from one `msfcnn sweep --json` run."""
 
 import json
 
@@ -49,7 +49,7 @@ def test_table1_row(sweep, model):
 
 
 def test_plan_fields_and_spec_example(sweep):
-    """SPEC 4.3's example plan: mbv2-w0.35 at F <= 1.3 is 21288 B and 24536110 MACs."""
+    """The example plan of docs/cli.md: mbv2-w0.35 at F <= 1.3 is 21288 B and 24536110 MACs."""
     plan = sweep["mbv2-w0.35"]["p1"][2]
     assert (plan["peak_ram_bytes"], plan["macs"], plan["vanilla_macs"]) == (21288, 24536110, 18909490)
     assert plan["overhead"] == 1.2976 and plan["cost_model"] == "paper" and plan["feasible"] is True

@@ -1,6 +1,6 @@
 """The numpy reference executor: runs a graph op by op, unfused, every tensor in full.
 
-This is the executable spec of msfcnn's numerics (SPEC section 5): int8 graphs follow TFLite's
+This is the executable spec of msfcnn's numerics (docs/numerics.md): int8 graphs follow TFLite's
 integer kernels bit for bit (each op's `reference` in `ops/`), float32 graphs compute in float32.
 Fused plans and generated C are checked against it.
 """

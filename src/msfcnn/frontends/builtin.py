@@ -1,6 +1,6 @@
 """Built-in models shipped inside the package (`msfcnn models` lists them).
 
-The paper's three networks are the plain layer chains of SPEC 4.1 (models/*.json). Beside them,
+The paper's three networks are plain layer chains (models/*.json, docs/models.md). Beside them,
 real architectures with residual adds, a pooling head and a classifier are built here as layer
 lists. All of them get deterministic random int8 weights when they are run or compiled.
 """

@@ -1,4 +1,4 @@
-"""The JSON layer-list format (SPEC 4.1): {"name", "input": [H, W, C], "layers": [...]}.
+"""The JSON layer-list format (docs/models.md): {"name", "input": [H, W, C], "layers": [...]}.
 
 Each layer kind maps to a small converter through `CONVERTERS`; a converter gets the layer's
 dict and the input shape and returns the op plus the tensors it reads.

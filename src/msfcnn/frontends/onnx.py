@@ -1,4 +1,4 @@
-"""The float32 ONNX frontend (SPEC 4.1): an `.onnx` file becomes a Graph.
+"""The float32 ONNX frontend (docs/models.md): an `.onnx` file becomes a Graph.
 
 ONNX feature maps are NCHW with a batch of 1; in the IR they are (H, W, C), and an ONNX (1, N)
 matrix is an IR vector (N,). Weights are converted to the IR's TFLite-style layouts: Conv2D
