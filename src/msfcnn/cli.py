@@ -1,4 +1,4 @@
-"""The `msfcnn` command line (SPEC 4.2). User errors exit 2 with one line on stderr."""
+"""The `msfcnn` command line (docs/cli.md). User errors exit 2 with one line on stderr."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A fusion plan: the blocks of one path through the fusion DAG, and its JSON form (SPEC 4.3)."""
+"""A fusion plan: the blocks of one path through the fusion DAG, and its JSON form (docs/json.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `paper` cost model: msf-CNN's reference numbers (SPEC 3.1), reproduced to the byte.
+"""The `paper` cost model: msf-CNN's reference numbers (docs/cost-models.md), reproduced to the byte.
 
 The reference defines it for plain chains of conv2d / depthwise_conv2d / pooling layers with
 square kernels, equal strides and symmetric padding: there it gives the reference's numbers
