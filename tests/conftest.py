@@ -1,12 +1,13 @@
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 
 
 def pytest_configure(config):
     # Let the tests run from a checkout without installing (CI installs the package anyway).
-    for folder in (ROOT / "src", ROOT / "scripts"):  # scripts/: golden-file and fixture generators
+    # tests/: the shared helpers, imported as `support.*`; scripts/: golden-file and fixture generators.
+    for folder in (ROOT / "src", ROOT / "scripts", TESTS):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
-from fused_cases import networks, random_plan
+from support.paths import FIXTURES
+from support.fused_cases import networks, random_plan
 from msfcnn.cost import exact
 from msfcnn.executor import run_unfused
 from msfcnn.frontends import builtin_names, load_model

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from c_build import check_c
-from conftest import FIXTURES, ROOT
-from fused_cases import networks, random_plan
+from support.c_build import check_c
+from support.paths import FIXTURE_MODELS, ROOT
+from support.fused_cases import networks, random_plan
 from msfcnn.cli import main
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
@@ -26,10 +26,6 @@ def test_builtin_models(name):
     dag = exact.build_dag(graph)
     check_c(graph, solvers.min_peak_ram(dag).blocks)
     check_c(graph, random_plan(dag, 7), seed=7)
-
-
-FIXTURE_MODELS = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("*")
-                        if p.suffix in (".tflite", ".onnx") and not p.name.startswith("unsupported_"))
 
 
 @pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)

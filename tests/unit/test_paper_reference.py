@@ -9,14 +9,13 @@ null when the block is not a fusion candidate.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import pytest
 
 from msfcnn.cost.paper import build_dag, vanilla_blocks
 from msfcnn.frontends.layer_list import graph_from_layer_list
+from support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "reference_costs.json"
+FIXTURE = FIXTURES / "reference_costs.json"
 RECORDS = json.loads(FIXTURE.read_text())
 
 

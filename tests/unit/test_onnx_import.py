@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIXTURES
+from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.ir import Graph

@@ -19,8 +19,8 @@ import pytest
 
 import ai_edge_litert.interpreter  # noqa: F401  (the oracle; a test dependency, never skipped)
 
-from conftest import FIXTURES  # noqa: E402
-from litert_oracle import OracleError, run_jobs, run_tflite  # noqa: E402
+from support.paths import FIXTURES  # noqa: E402
+from support.litert_oracle import OracleError, run_jobs, run_tflite  # noqa: E402
 from msfcnn.executor import run_unfused  # noqa: E402
 from msfcnn.frontends.tflite import load_tflite  # noqa: E402
 from msfcnn.ir import NETWORK_INPUT  # noqa: E402

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support.paths import ROOT
 from msfcnn.cli import main
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import FIXTURES
+from support.paths import FIXTURES
 from msfcnn.cli import main
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model

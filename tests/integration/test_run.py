@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 
-from conftest import FIXTURES
-from litert_oracle import run_tflite
+from support.paths import FIXTURES
+from support.litert_oracle import run_tflite
 from msfcnn.cli import main
 
 MBV2 = str(FIXTURES / "models" / "mbv2_035.tflite")

@@ -1,20 +1,20 @@
 """Built-in models: the paper chains (docs/models.md), unchanged, and the real architectures."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from msfcnn.frontends import builtin_names, load_model
 from msfcnn.ops import Add, Dense, GlobalAvgPool, Softmax
+from support.paths import ROOT
 
-SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+SHARED_MODELS = ROOT.parent / "shared" / "models"
 
 
 @pytest.mark.parametrize("name", ["mbv2-w0.35", "mcunet-vww5", "mcunet-320kb"])
 def test_paper_chains_are_the_spec_layer_lists(name):
-    packaged = Path(__file__).resolve().parents[1] / "src" / "msfcnn" / "models" / f"{name}.json"
+    packaged = ROOT / "src" / "msfcnn" / "models" / f"{name}.json"
     if SHARED_MODELS.is_dir():  # shared/ sits beside the checkout on developer machines and in CI
         assert json.loads(packaged.read_text()) == json.loads((SHARED_MODELS / f"{name}.json").read_text())
     graph = load_model(name)
@@ -62,7 +62,7 @@ def test_every_builtin_plans(capsys):
 def test_builtin_mobilenetv2_matches_keras_export():
     """The built-in MobileNetV2-0.35 has the architecture Keras exports (the TFLite fixture):
     same op kinds, same tensor shapes, same MACs (pads differ: TFLite SAME is asymmetric)."""
-    from conftest import FIXTURES
+    from support.paths import FIXTURES
     ours, keras = load_model("mobilenetv2-0.35"), load_model(str(FIXTURES / "models" / "mbv2_035.tflite"))
     assert [n.op.kind for n in ours.nodes] == [n.op.kind for n in keras.nodes]
     assert [n.shape for n in ours.nodes] == [n.shape for n in keras.nodes]

@@ -23,7 +23,7 @@ import numpy as np
 
 from msfcnn.ops import KernelContext, Op
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
 KERNELS = ROOT / "src" / "msfcnn" / "codegen" / "kernels"
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIXTURES  # noqa: E402
-from c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
+from support.paths import FIXTURES  # noqa: E402
+from support.c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
                                kernel_sources, node_inputs, regions)
 from msfcnn import numerics as nx  # noqa: E402
 from msfcnn.frontends import load_model  # noqa: E402

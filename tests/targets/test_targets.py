@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from c_build import check_c
-from fused_cases import networks, random_plan
+from support.c_build import check_c
+from support.fused_cases import networks, random_plan
 from msfcnn import targets
 from msfcnn.cli import main
 from msfcnn.cost import exact
@@ -19,7 +19,7 @@ from msfcnn.frontends import builtin_names, load_model
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
 from msfcnn.fusion import solvers
-from test_codegen import FIXTURE_MODELS
+from support.paths import FIXTURE_MODELS
 
 MICROCONTROLLERS = ("cortex-m4", "cortex-m7")
 FITS_FE310 = ("mcunet-vww-res", "mcunet-vww5", "mobilenetv2-0.35")  # least-RAM arena + output < 16 KiB

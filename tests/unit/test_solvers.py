@@ -2,7 +2,7 @@
 
 import math
 
-from brute_force import all_paths, front, macs, peak
+from support.brute_force import all_paths, front, macs, peak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
