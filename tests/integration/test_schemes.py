@@ -6,8 +6,8 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from conftest import FIXTURES
-from litert_oracle import run_tflite
+from support.paths import FIXTURES
+from support.litert_oracle import run_tflite
 from msfcnn import pipeline
 from msfcnn.cli import main
 from msfcnn.cost import exact
