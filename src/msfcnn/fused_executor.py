@@ -99,7 +99,7 @@ class _BlockRunner:
     def tensor(self, t: int) -> np.ndarray:
         if t == NETWORK_INPUT:
             return self.x
-        if t == len(self.graph) - 1:
+        if t == self.graph.output:
             return self.result
         return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
 
@@ -133,6 +133,10 @@ class _Stream:
         self.end = self.loops.end
         self.tail = self.loops.tail
         self.acc = self.buffers[self.tail.acc.name] if self.tail else None
+
+    @classmethod
+    def walk(cls, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
+        cls(runner, block, scratch).run()
 
     # ---- storage -----------------------------------------------------------------------------
     def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
@@ -265,5 +269,5 @@ class _Patches(_Stream):
             self.finish_tail()
 
 
-WALKERS = {Whole: _BlockRunner.whole, Stream: lambda runner, block, scratch: _Stream(runner, block, scratch).run(),
-           Patches: lambda runner, block, scratch: _Patches(runner, block, scratch).run()}
+# How each kind of loop nest is walked (schedule.lowered): the executor never asks a scheme's name.
+WALKERS = {Whole: _BlockRunner.whole, Stream: _Stream.walk, Patches: _Patches.walk}
