@@ -21,11 +21,12 @@ equals the most bytes live at one step (`peak_live_bytes`).
 Next (not implemented): placing a buffer at an offset relative to another live buffer, for
 outputs that overwrite the part of their input already consumed (vMCU) and for in-place
 depthwise convolutions. `alias_of` is the special case "at offset 0 of a buffer of the same
-size that dies at this step". The general fact would be `placed_at=(other, delta)`: the buffer
-starts `delta` bytes after the start of `other`, which is live at the buffer's first step (the
-scheme, not the planner, guarantees the covered bytes of `other` are consumed before they are
-written). The planner would keep the two as one unit on `other`'s end, whose extent becomes the
-union of both (ends would then measure extents as the furthest byte, not a sum of sizes), and
+size that dies at this step". The general fact would be `placed_at=(other, delta)`: the
+buffer starts `delta` bytes after the start of `other` (negative: before it, as a vMCU output
+written ahead of its input), `other` being live at the buffer's first step; the scheme, not the
+planner, guarantees the covered bytes of `other` are consumed before they are written. The
+planner would keep the two as one unit on `other`'s end, whose extent becomes the union of both
+(ends would then measure extents to their furthest byte, not as a sum of sizes), and
 `check_arena` would accept exactly the declared overlap at exactly the declared delta.
 """
 
