@@ -1,23 +1,20 @@
 """A plan lowered into a schedule: its blocks in order, and one static arena holding every tensor
-and scratch buffer at a fixed offset.
+and scratch buffer, at an offset per block.
 
-Layout rule (why the arena is exactly the largest block's live bytes): live tensors are packed
-against the two ends of the arena, some growing up from offset 0, some down from the top. Each
-block writes its output against the end opposite to its input and puts its scratch in between,
-so while it runs its live bytes are contiguous from both ends and the arena needs no more than
-the largest block. When a tensor that waited (a skip source) is freed below another live tensor,
-the live ones slide against their end (a memmove between blocks, recorded in the schedule), so
-no hole survives into the next block.
+This module only says what the arena holds: each block is a step, each arena tensor a buffer
+from the block writing it to the last block reading it (placed away from the block's main input,
+or on the bytes of the input it overwrites), each scratch buffer a buffer of its block's step.
+`arena.plan_arena` places them (two-ended packing with memmoves between blocks, so the arena is
+exactly the largest block's live bytes) and `arena.check_arena` proves no two live buffers overlap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import NETWORK_INPUT, Graph
+from ..ir import Graph
+from .arena import Buffer, check_arena, plan_arena
 from .lowered import Liveness, LoweredBlock
-
-LOW, HIGH, CALLER = "low", "high", "caller"
 
 
 @dataclass(frozen=True)
@@ -36,66 +33,40 @@ class Schedule:
 
 
 def lower_plan(graph: Graph, blocks: list[LoweredBlock]) -> Schedule:
-    """Place every tensor and scratch buffer of `blocks` (a complete path, in order)."""
+    """Place every tensor and scratch buffer of `blocks` (a complete path, in order): one step
+    per block, one buffer per arena tensor and per scratch buffer."""
     live = Liveness(graph)
-    # Each side maps the live arena tensors packed against it to their distance from that
-    # side's end; HIGH distances become offsets once the arena size is known.
-    sides: dict[str, dict[int, int]] = {LOW: {}, HIGH: {}}
-    positions, scratch_at, moves, ram = [], [], [], []
-    arena = 0
+    buffers, keys = _arena_buffers(graph, blocks, live)
+    plan = plan_arena(buffers, len(blocks))
+    check_arena(buffers, plan)  # a broken layout fails here, not as wrong numbers on a board
+    tensor_offsets = tuple({keys[i]: offset for i, offset in offsets.items() if not buffers[i].scratch}
+                           for offsets in plan.offsets)
+    scratch_offsets = tuple({keys[i]: offset for i, offset in offsets.items() if buffers[i].scratch}
+                            for offsets in plan.offsets)
+    moves = tuple(tuple(tuple(move) for move in step_moves) for step_moves in plan.moves)
+    ram = tuple(live.block_ram(block) for block in blocks)
+    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram)
 
-    def extent(side: str) -> int:
-        return sum(live.nbytes(t) for t in sides[side])  # sides are kept compact
 
-    def side_of(t: int) -> str:
-        return next((side for side in (LOW, HIGH) if t in sides[side]), CALLER)
-
-    for block in blocks:
-        main_side = side_of(graph.nodes[block.first].inputs[0])
+def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
+    """The arena's buffers and what each holds (a tensor, or a scratch name). A block's output
+    lives from its block to the last block reading it; the network input and output are the
+    caller's buffers, so they are not here, and a block reading the network input writes low."""
+    last_read = {t: step for step, block in enumerate(blocks) for t in block.reads}  # later steps win
+    buffer_of: dict[int, int] = {}  # arena tensor -> its buffer
+    buffers: list[Buffer] = []
+    keys: list[int | str] = []
+    for step, block in enumerate(blocks):
         out = block.output
-        if block.alias is not None and live.in_arena(out):
-            side = side_of(block.alias)
-            sides[side][out] = sides[side].pop(block.alias)
-        elif live.in_arena(out):
-            side = HIGH if main_side == LOW else LOW
-            sides[side][out] = extent(side)
-        cursor, placed = extent(LOW), {}
-        for buffer in block.scratch:
-            placed[buffer.name] = (LOW, cursor)
-            cursor += buffer.nbytes
-        arena = max(arena, cursor + extent(HIGH))
-        placed_now = {t: (side, d) for side in (LOW, HIGH) for t, d in sides[side].items()}
-        if block.alias is not None and out in placed_now:
-            placed_now[block.alias] = placed_now[out]  # the op reads its input where it writes
-        positions.append(placed_now)
-        scratch_at.append(placed)
-        ram.append(live.block_ram(block))
-        for t in block.reads:  # tensors read for the last time leave the arena
-            if live.last_use[t] <= block.last and side_of(t) != CALLER:
-                del sides[side_of(t)][t]
-        moves.append(_compact(sides, live))
-    offsets = tuple({t: _offset(pos, live.nbytes(t), arena) for t, pos in placed.items()} for placed in positions)
-    scratch_offsets = tuple({name: _offset(pos, 0, arena) for name, pos in placed.items()} for placed in scratch_at)
-    byte_moves = tuple(tuple((_offset((side, old), n, arena), _offset((side, new), n, arena), n)
-                             for side, old, new, n in block_moves) for block_moves in moves)
-    return Schedule(graph, tuple(blocks), arena, offsets, scratch_offsets, byte_moves, tuple(ram))
-
-
-def _compact(sides: dict[str, dict[int, int]], live: Liveness) -> list[tuple[str, int, int, int]]:
-    """Slide the tensors left on each side against its end, nearest first, closing the holes that
-    tensors freed below them leave. A move never overwrites a live byte it has not yet copied
-    (memmove semantics), so it needs no extra memory. Returns (side, old, new distance, bytes)."""
-    moved = []
-    for side, tensors in sides.items():
-        distance = 0
-        for t, old in sorted(tensors.items(), key=lambda item: item[1]):
-            if old != distance:
-                moved.append((side, old, distance, live.nbytes(t)))
-                tensors[t] = distance
-            distance += live.nbytes(t)
-    return moved
-
-
-def _offset(position: tuple[str, int], size: int, arena: int) -> int:
-    side, distance = position
-    return distance if side == LOW else arena - distance - size
+        if live.in_arena(out):
+            main_input = graph.nodes[block.first].inputs[0]
+            alias = buffer_of[block.alias] if block.alias is not None else None
+            away_from = buffer_of.get(main_input) if alias is None else None
+            buffer_of[out] = len(buffers)
+            buffers.append(Buffer(live.nbytes(out), step, last_read.get(out, step), away_from=away_from,
+                                  alias_of=alias))
+            keys.append(out)
+        for scratch in block.scratch:
+            buffers.append(Buffer(scratch.nbytes, step, step, scratch=True))
+            keys.append(scratch.name)
+    return buffers, keys

@@ -1,0 +1,256 @@
+"""A static arena planner that knows nothing of graphs: buffers with sizes and lifetimes in,
+offsets, moves and the arena size out.
+
+In the spirit of TensorFlow Lite Micro's memory planner (add buffers with a size and a first and
+last use, then ask for each buffer's offset and the arena's size), with what fused schedules need
+on top: a buffer may move between steps, and a buffer carries a few placement facts.
+
+Steps are the blocks of a schedule, run in order. A buffer is live from step `first` through step
+`last` and freed after `last`; its offset is given per step because it may move.
+
+Packing rule (why the arena is exactly the largest step's live bytes): live tensors are packed
+against the two ends of the arena, some growing up from offset 0 ("low"), some down from the top
+("high"), each end without holes. A tensor born at a step goes on top of the end opposite to the
+buffer it is placed `away_from` (the step's main input; the low end if none), so a step reads from
+one end and writes against the other. Scratch buffers go on top of the low end, between the two.
+While a step runs its live bytes are thus contiguous from both ends. After a step, the buffers
+that die leave holes; the survivors slide against their end (a memmove each, recorded as moves),
+so no hole survives into the next step. Hence, for any input `plan_arena` accepts, the arena size
+equals the most bytes live at one step (`peak_live_bytes`).
+
+Next (not implemented): placing a buffer at an offset relative to another live buffer, for
+outputs that overwrite the part of their input already consumed (vMCU) and for in-place
+depthwise convolutions. `alias_of` is the special case "at offset 0 of a buffer of the same
+size that dies at this step". The general fact would be `placed_at=(other, delta)`: the
+buffer starts `delta` bytes after the start of `other` (negative: before it, as a vMCU output
+written ahead of its input), `other` being live at the buffer's first step; the scheme, not the
+planner, guarantees the covered bytes of `other` are consumed before they are written. The
+planner would keep the two as one unit on `other`'s end, whose extent becomes the union of both
+(ends would then measure extents to their furthest byte, not as a sum of sizes), and
+`check_arena` would accept exactly the declared overlap at exactly the declared delta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+LOW, HIGH = "low", "high"
+Position = tuple[str, int]  # (end, distance of the buffer's near edge from that end)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """`size` bytes live from step `first` through step `last`.
+
+    scratch: lives during its one step only (first == last), between the two packed ends.
+    away_from: a buffer live before this one is born (the step's main input): this one goes
+        against the other end. None: the low end.
+    alias_of: a buffer of the same size that dies at this one's first step: this one takes its
+        bytes (an in-place element-wise op). Excludes `away_from`.
+    """
+
+    size: int
+    first: int
+    last: int
+    scratch: bool = False
+    away_from: int | None = None
+    alias_of: int | None = None
+
+
+class Move(NamedTuple):
+    """A memmove run between two steps: `size` bytes from offset `source` to offset `target`."""
+
+    source: int
+    target: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ArenaPlan:
+    size: int  # the arena's bytes
+    offsets: tuple[dict[int, int], ...]  # per step: buffer index -> offset, for every buffer live then
+    moves: tuple[tuple[Move, ...], ...]  # per step, run in order after it
+
+
+def plan_arena(buffers: Sequence[Buffer], steps: int) -> ArenaPlan:
+    """Place `buffers` (referred to by their index) over steps 0..steps-1 by the packing rule."""
+    _validate(buffers, steps)
+    sizes = [b.size for b in buffers]
+    ends = _Ends(sizes)
+    born_at: list[list[int]] = [[] for _ in range(steps)]
+    for i, b in enumerate(buffers):
+        born_at[b.first].append(i)
+    positions, end_moves, arena = [], [], 0
+    for step, born in enumerate(born_at):
+        placed, footprint = _place_step(ends, buffers, born)
+        arena = max(arena, footprint)
+        positions.append(placed)
+        ends.free(i for i in ends.tensors() if buffers[i].last == step)
+        end_moves.append(ends.compact())
+    offsets = tuple({i: _offset(pos, sizes[i], arena) for i, pos in placed.items()} for placed in positions)
+    moves = tuple(tuple(Move(_offset((end, old), n, arena), _offset((end, new), n, arena), n)
+                        for end, old, new, n in step_moves) for step_moves in end_moves)
+    return ArenaPlan(arena, offsets, moves)
+
+
+def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]) -> tuple[dict[int, Position], int]:
+    """Place the buffers born at a step: its tensors on the ends, then its scratch between them.
+    Returns where every live buffer is, and the bytes from offset 0 to the top of the low end's
+    scratch plus the high end's extent (the arena this step needs)."""
+    for i in born:
+        if buffers[i].alias_of is not None:
+            ends.hand_over(buffers[i].alias_of, i)
+        elif not buffers[i].scratch:
+            away_from = buffers[i].away_from
+            ends.push(i, HIGH if away_from is not None and ends.end_of(away_from) == LOW else LOW)
+    placed = ends.positions()
+    cursor = ends.extent(LOW)
+    for i in born:
+        if buffers[i].scratch:
+            placed[i] = (LOW, cursor)
+            cursor += buffers[i].size
+        if buffers[i].alias_of is not None:
+            placed[buffers[i].alias_of] = placed[i]  # the op reads its input where it writes
+    return placed, cursor + ends.extent(HIGH)
+
+
+class _Ends:
+    """The live tensors packed against each end of the arena, each at a distance from its end
+    (its near edge), without holes between them once compacted."""
+
+    def __init__(self, sizes: list[int]):
+        self.sizes = sizes
+        self.at: dict[str, dict[int, int]] = {LOW: {}, HIGH: {}}  # end -> tensor -> distance
+
+    def tensors(self) -> list[int]:
+        return [i for at in self.at.values() for i in at]
+
+    def end_of(self, i: int) -> str:
+        return LOW if i in self.at[LOW] else HIGH
+
+    def extent(self, end: str) -> int:
+        return sum(self.sizes[i] for i in self.at[end])  # holes only exist between free and compact
+
+    def positions(self) -> dict[int, Position]:
+        return {i: (end, distance) for end, at in self.at.items() for i, distance in at.items()}
+
+    def push(self, i: int, end: str) -> None:
+        self.at[end][i] = self.extent(end)
+
+    def hand_over(self, source: int, i: int) -> None:
+        """Tensor i takes the place of `source`, which dies as i is born (same size)."""
+        at = self.at[self.end_of(source)]
+        at[i] = at.pop(source)
+
+    def free(self, dying: Iterable[int]) -> None:
+        for i in list(dying):
+            del self.at[self.end_of(i)][i]
+
+    def compact(self) -> list[tuple[str, int, int, int]]:
+        """Slide the tensors left on each end against it, nearest first, closing the holes that
+        tensors freed below them leave. A move never overwrites a live byte it has not yet copied
+        (memmove semantics), so it needs no extra memory. Returns (end, old, new distance, bytes)."""
+        moved = []
+        for end, at in self.at.items():
+            distance = 0
+            for i, old in sorted(at.items(), key=lambda item: item[1]):
+                if old != distance:
+                    moved.append((end, old, distance, self.sizes[i]))
+                    at[i] = distance
+                distance += self.sizes[i]
+        return moved
+
+
+def _offset(position: Position, size: int, arena: int) -> int:
+    end, distance = position
+    return distance if end == LOW else arena - distance - size
+
+
+def _validate(buffers: Sequence[Buffer], steps: int) -> None:
+    """Reject what the packing rule does not cover (a caller's mistake, so ValueError)."""
+    aliased = set()
+    for i, b in enumerate(buffers):
+        if b.size <= 0 or not 0 <= b.first <= b.last < steps:
+            raise ValueError(f"buffer {i}: {b.size} bytes over steps {b.first}..{b.last} of 0..{steps - 1}")
+        if b.scratch and (b.first != b.last or b.away_from is not None or b.alias_of is not None):
+            raise ValueError(f"buffer {i}: a scratch buffer lives one step and has no placement facts")
+        if b.away_from is not None and b.alias_of is not None:
+            raise ValueError(f"buffer {i}: an alias is placed where its source is, not away from another")
+        for other in (b.away_from, b.alias_of):
+            if other is not None and not _born_before_and_live(buffers, other, b.first):
+                raise ValueError(f"buffer {i}: buffer {other} is not a tensor live before step {b.first}")
+        if b.alias_of is not None:
+            source = buffers[b.alias_of]
+            if source.size != b.size or source.last != b.first or b.alias_of in aliased:
+                raise ValueError(f"buffer {i}: alias source {b.alias_of} must have its size, die at its "
+                                 "first step and be aliased once")
+            aliased.add(b.alias_of)
+
+
+def _born_before_and_live(buffers: Sequence[Buffer], i: int, step: int) -> bool:
+    return 0 <= i < len(buffers) and not buffers[i].scratch and buffers[i].first < step <= buffers[i].last
+
+
+def live_buffers(buffers: Sequence[Buffer], step: int) -> list[int]:
+    return [i for i, b in enumerate(buffers) if b.first <= step <= b.last]
+
+
+def _alias_sources(buffers: Sequence[Buffer], live: list[int], step: int) -> set[int]:
+    """The buffers that hand their bytes over to an alias at `step` (both are live then)."""
+    return {buffers[i].alias_of for i in live if buffers[i].alias_of is not None and buffers[i].first == step}
+
+
+def live_bytes(buffers: Sequence[Buffer], step: int) -> int:
+    """Bytes live at `step`, an alias and its source counted once."""
+    live = live_buffers(buffers, step)
+    sources = _alias_sources(buffers, live, step)
+    return sum(buffers[i].size for i in live if i not in sources)
+
+
+def peak_live_bytes(buffers: Sequence[Buffer], steps: int) -> int:
+    return max((live_bytes(buffers, step) for step in range(steps)), default=0)
+
+
+def check_arena(buffers: Sequence[Buffer], plan: ArenaPlan) -> None:
+    """Raise AssertionError unless, at every step, exactly the live buffers have offsets, all lie
+    inside the arena and none overlap (but an alias and its source, which share their bytes), and
+    the moves after each step carry every survivor to its next offset without clobbering another."""
+    steps = len(plan.offsets)
+    assert len(plan.moves) == steps, f"{len(plan.moves)} lists of moves for {steps} steps"
+    for step in range(steps):
+        _check_step(buffers, plan, step)
+        _check_moves(buffers, plan, step)
+
+
+def _check_step(buffers: Sequence[Buffer], plan: ArenaPlan, step: int) -> None:
+    offsets = plan.offsets[step]
+    live = live_buffers(buffers, step)
+    assert sorted(offsets) == live, f"step {step}: offsets for {sorted(offsets)}, live buffers {live}"
+    for i in live:
+        assert 0 <= offsets[i] and offsets[i] + buffers[i].size <= plan.size, \
+            f"step {step}: buffer {i} at [{offsets[i]}, {offsets[i] + buffers[i].size}) outside the arena"
+    sources = _alias_sources(buffers, live, step)
+    for i in live:
+        if buffers[i].alias_of in sources:
+            assert offsets[i] == offsets[buffers[i].alias_of], f"step {step}: alias {i} is not on its source"
+    spans = sorted((offsets[i], offsets[i] + buffers[i].size, i) for i in live if i not in sources)
+    for (_, end, i), (start, _, j) in zip(spans, spans[1:]):
+        assert end <= start, f"step {step}: buffers {i} and {j} overlap"
+
+
+def _check_moves(buffers: Sequence[Buffer], plan: ArenaPlan, step: int) -> None:
+    """Replay the moves after `step` on the buffers that survive it."""
+    at = {i: plan.offsets[step][i] for i in live_buffers(buffers, step) if buffers[i].last > step}
+    for source, target, size in plan.moves[step]:
+        movers = [i for i, offset in at.items() if offset == source and buffers[i].size == size]
+        assert len(movers) == 1, f"after step {step}: move from {source} matches buffers {movers}"
+        assert 0 <= target and target + size <= plan.size, f"after step {step}: move to {target} leaves the arena"
+        for other, offset in at.items():
+            assert other == movers[0] or offset + buffers[other].size <= target or target + size <= offset, \
+                f"after step {step}: moving buffer {movers[0]} overwrites buffer {other}"
+        at[movers[0]] = target
+    for i, offset in at.items():
+        assert offset == plan.offsets[step + 1][i], f"buffer {i} is at {offset} after step {step}, " \
+                                                    f"but {plan.offsets[step + 1][i]} at the next step"

@@ -1,0 +1,175 @@
+"""The arena planner on hand-made lifetimes, with no graph: where it puts buffers, the moves it
+makes, and its self-check catching broken layouts."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msfcnn.schedule.arena import ArenaPlan, Buffer, Move, check_arena, live_bytes, peak_live_bytes, plan_arena
+
+
+def planned(buffers, steps):
+    plan = plan_arena(buffers, steps)
+    check_arena(buffers, plan)
+    return plan
+
+
+def test_a_chain_writes_each_output_against_the_end_opposite_its_input():
+    a = Buffer(100, 0, 1)  # the first block reads the caller's input, so it writes low
+    b = Buffer(50, 1, 2, away_from=0)
+    c = Buffer(30, 2, 2, away_from=1)
+    plan = planned([a, b, c], 3)
+    assert plan.size == 150  # step 1 holds a and b
+    assert plan.offsets == ({0: 0}, {0: 0, 1: 100}, {1: 100, 2: 0})
+    assert plan.moves == ((), (), ())
+
+
+def test_a_skip_source_freed_under_a_live_tensor_is_closed_by_a_move():
+    buffers = [
+        Buffer(40, 0, 3),  # 0: a skip source, low, read again at step 3
+        Buffer(60, 1, 2, away_from=0),  # 1: high
+        Buffer(20, 2, 4, away_from=1),  # 2: low, on top of the skip source
+        Buffer(10, 3, 4, away_from=0),  # 3: high, the skip source's last reader writes it
+        Buffer(5, 4, 4, away_from=2),  # 4: high, under 3
+    ]
+    plan = planned(buffers, 5)
+    assert plan.size == 120 == peak_live_bytes(buffers, 5)  # step 2: 40 + 20 + 60
+    assert plan.offsets[3] == {0: 0, 2: 40, 3: 110}
+    assert plan.moves == ((), (), (), (Move(40, 0, 20),), ())  # buffer 2 slides down onto the freed bytes
+    assert plan.offsets[4] == {2: 0, 3: 110, 4: 105}
+
+
+def test_a_high_tensor_slides_up_when_the_one_above_it_is_freed():
+    buffers = [
+        Buffer(8, 0, 3),  # 0: low
+        Buffer(16, 1, 2, away_from=0),  # 1: high, at the top
+        Buffer(4, 2, 3, away_from=0),  # 2: high, under 1
+        Buffer(2, 3, 3, away_from=0),  # 3: high
+    ]
+    plan = planned(buffers, 4)
+    assert plan.size == 28
+    assert plan.offsets[2] == {0: 0, 1: 12, 2: 8}
+    assert plan.moves[2] == (Move(8, 24, 4),)
+    assert plan.offsets[3] == {0: 0, 2: 24, 3: 22}
+
+
+def test_an_alias_takes_the_bytes_of_the_buffer_dying_as_it_is_born():
+    buffers = [Buffer(30, 0, 1), Buffer(30, 1, 2, alias_of=0), Buffer(10, 2, 2, away_from=1)]
+    plan = planned(buffers, 3)
+    assert plan.offsets[1] == {0: 0, 1: 0}
+    assert live_bytes(buffers, 1) == 30
+    assert plan.size == 40
+    assert plan.offsets[2] == {1: 0, 2: 30}
+
+
+def test_an_alias_keeps_its_source_place_in_the_middle_of_an_end():
+    buffers = [
+        Buffer(10, 0, 2),  # 0: low, at the bottom
+        Buffer(6, 1, 2),  # 1: low, above 0
+        Buffer(6, 2, 3, alias_of=1),  # 2: written over 1
+    ]
+    plan = planned(buffers, 4)
+    assert plan.offsets[2] == {0: 0, 1: 10, 2: 10}
+    assert plan.moves[2] == (Move(10, 0, 6),)  # 0 died below the alias
+    assert plan.offsets[3] == {2: 0}
+
+
+def test_scratch_sits_on_the_low_end_between_the_two_ends():
+    buffers = [
+        Buffer(50, 0, 1),
+        Buffer(20, 1, 2, away_from=0),  # high
+        Buffer(8, 1, 1, scratch=True),
+        Buffer(4, 1, 1, scratch=True),
+        Buffer(30, 2, 2, away_from=1),  # low, scratch above it
+        Buffer(7, 2, 2, scratch=True),
+    ]
+    plan = planned(buffers, 3)
+    assert plan.size == 82
+    assert plan.offsets[1] == {0: 0, 1: 62, 2: 50, 3: 58}
+    assert plan.offsets[2] == {1: 62, 4: 0, 5: 30}
+
+
+def test_an_empty_plan_needs_no_arena():
+    assert planned([], 0) == ArenaPlan(0, (), ())
+    assert planned([], 2) == ArenaPlan(0, ({}, {}), ((), ()))
+
+
+@pytest.mark.parametrize("buffers, steps", [
+    ([Buffer(0, 0, 0)], 1),  # empty
+    ([Buffer(4, 1, 0)], 2),  # dies before it is born
+    ([Buffer(4, 0, 2)], 2),  # outlives the steps
+    ([Buffer(4, 0, 1, scratch=True)], 2),  # scratch over two steps
+    ([Buffer(4, 0, 1), Buffer(4, 1, 1, scratch=True, away_from=0)], 2),
+    ([Buffer(4, 0, 1), Buffer(4, 1, 1, away_from=0, alias_of=0)], 2),
+    ([Buffer(4, 0, 1), Buffer(4, 0, 1, away_from=0)], 2),  # away from a buffer born with it
+    ([Buffer(4, 0, 0), Buffer(4, 1, 1, away_from=0)], 2),  # away from a dead buffer
+    ([Buffer(4, 0, 1), Buffer(5, 1, 1, alias_of=0)], 2),  # alias of another size
+    ([Buffer(4, 0, 2), Buffer(4, 1, 2, alias_of=0)], 3),  # alias of a buffer that lives on
+    ([Buffer(4, 0, 1), Buffer(4, 1, 1, alias_of=0), Buffer(4, 1, 1, alias_of=0)], 2),  # aliased twice
+])
+def test_lifetimes_the_packing_rule_does_not_cover_are_rejected(buffers, steps):
+    with pytest.raises(ValueError):
+        plan_arena(buffers, steps)
+
+
+# ---- the self-check ----------------------------------------------------------------------------
+
+TWO = [Buffer(4, 0, 1), Buffer(4, 0, 1)]
+
+
+@pytest.mark.parametrize("plan, fault", [
+    (ArenaPlan(8, ({0: 0, 1: 2}, {0: 0, 1: 4}), ((), ())), "overlap"),
+    (ArenaPlan(8, ({0: 0, 1: 6}, {0: 0, 1: 6}), ((), ())), "outside the arena"),
+    (ArenaPlan(8, ({0: 0}, {0: 0, 1: 4}), ((), ())), "live buffers"),
+    (ArenaPlan(8, ({0: 0, 1: 4}, {0: 4, 1: 0}), ((), ())), "at the next step"),  # moved without a move
+    (ArenaPlan(8, ({0: 0, 1: 4}, {0: 2, 1: 4}), ((Move(0, 2, 4),), ())), "overwrites"),
+    (ArenaPlan(8, ({0: 0, 1: 4}, {0: 0, 1: 4}), ((Move(1, 2, 4),), ())), "matches"),
+])
+def test_the_self_check_catches_broken_layouts(plan, fault):
+    with pytest.raises(AssertionError, match=fault):
+        check_arena(TWO, plan)
+
+
+def test_the_self_check_accepts_a_move_over_the_bytes_it_leaves():
+    buffers = [Buffer(4, 0, 0), Buffer(6, 0, 1)]
+    plan = ArenaPlan(10, ({0: 0, 1: 4}, {1: 1}), ((Move(4, 1, 6),), ()))  # source and target overlap
+    check_arena(buffers, plan)
+
+
+def test_the_self_check_wants_an_alias_on_its_source():
+    buffers = [Buffer(4, 0, 1), Buffer(4, 1, 1, alias_of=0)]
+    check_arena(buffers, ArenaPlan(4, ({0: 0}, {0: 0, 1: 0}), ((), ())))
+    with pytest.raises(AssertionError):
+        check_arena(buffers, ArenaPlan(8, ({0: 0}, {0: 0, 1: 4}), ((), ())))
+
+
+# ---- random lifetimes --------------------------------------------------------------------------
+
+@st.composite
+def lifetimes(draw):
+    """Buffers over a few steps: each step writes some tensors (each away from a live one, or on
+    the bytes of one dying now) and some scratch; every tensor lives on a random number of steps."""
+    steps = draw(st.integers(1, 8))
+    buffers: list[Buffer] = []
+    for step in range(steps):
+        earlier = [i for i, b in enumerate(buffers) if not b.scratch and b.first < step <= b.last]
+        dying = [i for i in earlier if buffers[i].last == step and not any(b.alias_of == i for b in buffers)]
+        for _ in range(draw(st.integers(0, 3))):
+            last = draw(st.integers(step, steps - 1))
+            if dying and draw(st.booleans()):
+                source = draw(st.sampled_from(dying))
+                dying.remove(source)
+                buffers.append(Buffer(buffers[source].size, step, last, alias_of=source))
+                continue
+            away_from = draw(st.sampled_from([None] + earlier))
+            buffers.append(Buffer(draw(st.integers(1, 64)), step, last, away_from=away_from))
+        buffers += [Buffer(draw(st.integers(1, 32)), step, step, scratch=True) for _ in range(draw(st.integers(0, 2)))]
+    return buffers, steps
+
+
+@settings(max_examples=400, deadline=None)
+@given(lifetimes())
+def test_random_lifetimes_pack_into_the_most_bytes_live_at_one_step(case):
+    buffers, steps = case
+    plan = planned(buffers, steps)
+    assert plan.size == peak_live_bytes(buffers, steps)
