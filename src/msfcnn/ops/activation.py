@@ -12,24 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
+from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 
 # TFLite's RELU kernels requantise with its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Activation(Op):
+class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
     kind = "activation"
-    pattern = Pattern.ELEMENTWISE
     c_kernel = "msf_activation"
     activation: str  # "relu" or "relu6", the same names as the fused `activation` of other ops
-
-    def output_shape(self, inputs: list[Shape]) -> Shape:
-        return inputs[0]
-
-    def macs(self, inputs: list[Shape], output: Shape) -> int:
-        return 0
 
     def describe(self) -> str:
         return self.activation

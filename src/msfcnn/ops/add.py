@@ -17,9 +17,8 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Add(Op):
+class Add(Op, pattern=Pattern.ELEMENTWISE):
     kind = "add"
-    pattern = Pattern.ELEMENTWISE
     arity = 2
     c_kernel = "msf_add"
     activation: str | None = None

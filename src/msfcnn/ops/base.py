@@ -147,6 +147,14 @@ class Op:
     # accumulate(acc, region, rows, cols, in_shape, ctx) and finish(acc, in_shape, ctx).
     accumulates: ClassVar[bool] = False
     is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
+
+    def __init_subclass__(cls, **facts):
+        """An op states its fusion facts in its class statement, e.g.
+        `class Conv2D(Op, pattern=Pattern.WINDOW)`; the others keep the defaults above."""
+        for name, value in facts.items():
+            if name not in ("pattern", "c_call", "accumulates", "is_view"):
+                raise TypeError(f"{cls.__name__}: {name} is not an op fact")
+            setattr(cls, name, value)
     # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
     # (tails: `<c_kernel>_accumulate_*` and `<c_kernel>_finish_*`), parameters in a
     # `<c_kernel>_params` struct. None: the op needs no kernel (a reshape aliases its input).
@@ -202,6 +210,17 @@ class Op:
         with these input / output shapes; `names` maps each role of `c_consts` to the C array
         that holds it."""
         raise NotImplementedError(f"{self.kind} has no C kernel")
+
+
+class ValueMap(Op):
+    """An op that maps values and keeps its input's shape, with no multiply-accumulates
+    (activation, requantisation, softmax)."""
+
+    def output_shape(self, inputs: list[Shape]) -> Shape:
+        return inputs[0]
+
+    def macs(self, inputs: list[Shape], output: Shape) -> int:
+        return 0
 
 
 def c_float(value: float) -> str:

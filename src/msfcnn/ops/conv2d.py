@@ -16,9 +16,8 @@ ROUNDING = nx.RUY
 
 
 @dataclass(frozen=True)
-class Conv2D(Op):
+class Conv2D(Op, pattern=Pattern.WINDOW):
     kind = "conv2d"
-    pattern = Pattern.WINDOW
     c_kernel = "msf_conv2d"
     filters: int
     win: Window

@@ -15,11 +15,8 @@ ROUNDING = nx.RUY
 
 
 @dataclass(frozen=True)
-class Dense(Op):
+class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
     kind = "dense"
-    pattern = Pattern.VECTOR
-    c_call = CCall.MAP_TO_VECTOR
-    accumulates = True
     c_kernel = "msf_dense"
     units: int
     activation: str | None = None

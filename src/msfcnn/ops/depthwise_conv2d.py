@@ -17,9 +17,8 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class DepthwiseConv2D(Op):
+class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
     kind = "depthwise_conv2d"
-    pattern = Pattern.WINDOW
     c_kernel = "msf_depthwise_conv2d"
     win: Window
     depth_multiplier: int = 1

@@ -11,11 +11,8 @@ from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct, require_fe
 
 
 @dataclass(frozen=True)
-class GlobalAvgPool(Op):
+class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
     kind = "global_avg_pool"
-    pattern = Pattern.REDUCE
-    c_call = CCall.MAP_TO_VECTOR
-    accumulates = True
     c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims
 

@@ -10,9 +10,8 @@ from .base import AxisWindow, KernelContext, Op, Pattern, Shape, c_struct, requi
 
 
 @dataclass(frozen=True)
-class Pad(Op):
+class Pad(Op, pattern=Pattern.WINDOW):
     kind = "pad"
-    pattern = Pattern.WINDOW
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
 

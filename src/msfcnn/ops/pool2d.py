@@ -13,8 +13,7 @@ from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
 @dataclass(frozen=True)
-class _Pool2D(Op):
-    pattern = Pattern.WINDOW
+class _Pool2D(Op, pattern=Pattern.WINDOW):
     win: Window
     activation: str | None = None  # TFLite pools may carry a fused activation
 

@@ -7,23 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
+from .base import C_ROUNDING, KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 
 # TFLite's Requantize kernel uses its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Requantize(Op):
+class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE):
     kind = "requantize"
-    pattern = Pattern.ELEMENTWISE
     c_kernel = "msf_requantize"
-
-    def output_shape(self, inputs: list[Shape]) -> Shape:
-        return inputs[0]
-
-    def macs(self, inputs: list[Shape], output: Shape) -> int:
-        return 0
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]

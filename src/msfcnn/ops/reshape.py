@@ -12,11 +12,8 @@ from .base import CCall, KernelContext, Op, Pattern, Shape
 
 
 @dataclass(frozen=True)
-class Reshape(Op):
+class Reshape(Op, pattern=Pattern.VECTOR, c_call=CCall.NONE, is_view=True):
     kind = "reshape"
-    pattern = Pattern.VECTOR
-    c_call = CCall.NONE
-    is_view = True
     # No C kernel: the bytes do not change, so the generated code aliases the input's buffer
     # (c_kernel stays None).
     shape: tuple[int, ...]  # the output shape without the batch dimension

@@ -7,22 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct
+from .base import CCall, KernelContext, Pattern, ValueMap, c_struct
 
 
 @dataclass(frozen=True)
-class Softmax(Op):
+class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR):
     kind = "softmax"
-    pattern = Pattern.VECTOR
-    c_call = CCall.VECTOR
     c_kernel = "msf_softmax"
     beta: float = 1.0
-
-    def output_shape(self, inputs: list[Shape]) -> Shape:
-        return inputs[0]
-
-    def macs(self, inputs: list[Shape], output: Shape) -> int:
-        return 0
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
