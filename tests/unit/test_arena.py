@@ -173,3 +173,69 @@ def test_random_lifetimes_pack_into_the_most_bytes_live_at_one_step(case):
     buffers, steps = case
     plan = planned(buffers, steps)
     assert plan.size == peak_live_bytes(buffers, steps)
+
+
+# ---- buffers placed on the bytes of their input (vMCU) -------------------------------------------
+
+def test_a_placed_buffer_shares_the_consumed_bytes_of_its_source():
+    buffers = [Buffer(30, 0, 1), Buffer(40, 1, 2, away_from=0), Buffer(25, 2, 2, placed_at=(1, 10))]
+    plan = planned(buffers, 3)
+    assert live_bytes(buffers, 2) == 40  # 25 bytes from offset 10 of 40: inside them
+    assert plan.offsets[2][2] == plan.offsets[2][1] + 10 and plan.size == 70
+
+
+def test_a_placed_buffer_starting_before_its_source_slides_the_source_up_first():
+    buffers = [Buffer(30, 0, 1), Buffer(20, 1, 1, placed_at=(0, -8))]
+    plan = planned(buffers, 2)
+    assert plan.size == live_bytes(buffers, 1) == 38  # the union: 8 bytes before, 30 of the source
+    assert plan.moves[0] == (Move(0, 8, 30),) and plan.offsets[1] == {0: 8, 1: 0}
+
+
+def test_on_the_high_end_a_placed_buffer_reaching_past_its_source_slides_it_down():
+    buffers = [Buffer(10, 0, 2), Buffer(30, 1, 2, away_from=0), Buffer(40, 2, 2, placed_at=(1, 0))]
+    plan = planned(buffers, 3)
+    assert plan.size == 50 and plan.offsets[1] == {0: 0, 1: 20}
+    assert plan.moves[1] == (Move(20, 10, 30),) and plan.offsets[2] == {0: 0, 1: 10, 2: 10}
+
+
+def test_a_fresh_source_is_placed_with_room_and_needs_no_move():
+    buffers = [Buffer(30, 0, 0), Buffer(20, 0, 0, placed_at=(0, -8))]
+    plan = planned(buffers, 1)
+    assert plan.size == 38 and plan.offsets[0] == {0: 8, 1: 0} and plan.moves == ((),)
+
+
+@pytest.mark.parametrize("buffers", [
+    [Buffer(8, 0, 2), Buffer(8, 1, 2, away_from=0), Buffer(4, 2, 2, away_from=1),
+     Buffer(4, 2, 2, placed_at=(0, 0))],  # the source is not on top of its end
+    [Buffer(8, 0, 2), Buffer(4, 1, 1, placed_at=(0, 0))],  # the source lives on
+    [Buffer(8, 0, 1), Buffer(4, 1, 1, placed_at=(0, 0), away_from=0)],  # two placement facts
+])
+def test_placements_the_packing_rule_does_not_cover_are_rejected(buffers):
+    with pytest.raises(ValueError):
+        plan_arena(buffers, 3)
+
+
+@st.composite
+def chains_with_placements(draw):
+    """A chain of tensors, each away from the one before or placed on it at a random delta."""
+    steps = draw(st.integers(1, 6))
+    buffers = [Buffer(draw(st.integers(1, 64)), 0, 1 if steps > 1 else 0)]
+    source = 0  # the chain's last tensor
+    for step in range(1, steps):
+        size, last = draw(st.integers(1, 64)), min(step + 1, steps - 1)
+        if draw(st.booleans()):
+            delta = draw(st.integers(-size, buffers[source].size))
+            buffers.append(Buffer(size, step, last, placed_at=(source, delta)))
+        else:
+            buffers.append(Buffer(size, step, last, away_from=source))
+        source = len(buffers) - 1
+        buffers += [Buffer(draw(st.integers(1, 16)), step, step, scratch=True) for _ in range(draw(st.integers(0, 1)))]
+    return buffers, steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(chains_with_placements())
+def test_random_placements_pack_into_the_most_bytes_live_at_one_step(case):
+    buffers, steps = case
+    plan = planned(buffers, steps)
+    assert plan.size == peak_live_bytes(buffers, steps)

@@ -18,16 +18,14 @@ that die leave holes; the survivors slide against their end (a memmove each, rec
 so no hole survives into the next step. Hence, for any input `plan_arena` accepts, the arena size
 equals the most bytes live at one step (`peak_live_bytes`).
 
-Next (not implemented): placing a buffer at an offset relative to another live buffer, for
-outputs that overwrite the part of their input already consumed (vMCU) and for in-place
-depthwise convolutions. `alias_of` is the special case "at offset 0 of a buffer of the same
-size that dies at this step". The general fact would be `placed_at=(other, delta)`: the
-buffer starts `delta` bytes after the start of `other` (negative: before it, as a vMCU output
-written ahead of its input), `other` being live at the buffer's first step; the scheme, not the
-planner, guarantees the covered bytes of `other` are consumed before they are written. The
-planner would keep the two as one unit on `other`'s end, whose extent becomes the union of both
-(ends would then measure extents to their furthest byte, not as a sum of sizes), and
-`check_arena` would accept exactly the declared overlap at exactly the declared delta.
+A buffer may also be placed at an offset relative to another: `placed_at=(other, delta)`, for an
+output that overwrites the part of its input already consumed (vMCU). It starts `delta` bytes
+after the start of `other` (negative: before it), which dies at the buffer's first step; the
+scheme, not the planner, guarantees that every byte of `other` it covers is consumed before it
+is written. The two count as their union while that step runs: `other` must be on top of its end,
+so the union grows that end; when the union would reach past `other`'s far edge, `other` first
+slides away from its end (a move before the step). An alias (`alias_of`) is the special case of a
+buffer of the same size at delta 0.
 """
 
 from __future__ import annotations
@@ -49,6 +47,8 @@ class Buffer:
         against the other end. None: the low end.
     alias_of: a buffer of the same size that dies at this one's first step: this one takes its
         bytes (an in-place element-wise op). Excludes `away_from`.
+    placed_at: (other, delta): this one starts delta bytes from the start of `other`, which is on
+        top of its end, was born before and dies at this one's first step. Excludes the others.
     """
 
     size: int
@@ -57,6 +57,12 @@ class Buffer:
     scratch: bool = False
     away_from: int | None = None
     alias_of: int | None = None
+    placed_at: tuple[int, int] | None = None
+
+    @property
+    def over(self) -> int | None:
+        """The buffer whose bytes this one shares at its first step (an alias's or a placed one's)."""
+        return self.alias_of if self.alias_of is not None else self.placed_at[0] if self.placed_at else None
 
 
 class Move(NamedTuple):
@@ -84,7 +90,9 @@ def plan_arena(buffers: Sequence[Buffer], steps: int) -> ArenaPlan:
         born_at[b.first].append(i)
     positions, end_moves, arena = [], [], 0
     for step, born in enumerate(born_at):
-        placed, footprint = _place_step(ends, buffers, born)
+        placed, footprint, slides = _place_step(ends, buffers, born)
+        if slides:  # run after the previous step, before this one
+            end_moves[-1].extend(slides)
         arena = max(arena, footprint)
         positions.append(placed)
         ends.free(i for i in ends.tensors() if buffers[i].last == step)
@@ -95,13 +103,18 @@ def plan_arena(buffers: Sequence[Buffer], steps: int) -> ArenaPlan:
     return ArenaPlan(arena, offsets, moves)
 
 
-def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]) -> tuple[dict[int, Position], int]:
+def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]):
     """Place the buffers born at a step: its tensors on the ends, then its scratch between them.
-    Returns where every live buffer is, and the bytes from offset 0 to the top of the low end's
-    scratch plus the high end's extent (the arena this step needs)."""
+    Returns where every live buffer is, the bytes from offset 0 to the top of the low end's
+    scratch plus the high end's extent (the arena this step needs), and the moves to run before
+    the step ((end, old, new distance, bytes): a buffer sliding to make room for one placed on it)."""
+    slides = []
     for i in born:
         if buffers[i].alias_of is not None:
             ends.hand_over(buffers[i].alias_of, i)
+        elif buffers[i].placed_at is not None:
+            source, delta = buffers[i].placed_at
+            slides += ends.place_on(source, delta, i, fresh=buffers[source].first == buffers[i].first)
         elif not buffers[i].scratch:
             away_from = buffers[i].away_from
             ends.push(i, HIGH if away_from is not None and ends.end_of(away_from) == LOW else LOW)
@@ -113,7 +126,7 @@ def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]) -> tupl
             cursor += buffers[i].size
         if buffers[i].alias_of is not None:
             placed[buffers[i].alias_of] = placed[i]  # the op reads its input where it writes
-    return placed, cursor + ends.extent(HIGH)
+    return placed, cursor + ends.extent(HIGH), slides
 
 
 class _Ends:
@@ -131,7 +144,9 @@ class _Ends:
         return LOW if i in self.at[LOW] else HIGH
 
     def extent(self, end: str) -> int:
-        return sum(self.sizes[i] for i in self.at[end])  # holes only exist between free and compact
+        """Bytes from the end to the far edge of its furthest tensor (without holes once compacted;
+        a union of a placed buffer and its source is as far as the further of the two)."""
+        return max((distance + self.sizes[i] for i, distance in self.at[end].items()), default=0)
 
     def positions(self) -> dict[int, Position]:
         return {i: (end, distance) for end, at in self.at.items() for i, distance in at.items()}
@@ -144,9 +159,29 @@ class _Ends:
         at = self.at[self.end_of(source)]
         at[i] = at.pop(source)
 
+    def place_on(self, source: int, delta: int, i: int, fresh: bool) -> list[tuple[str, int, int, int]]:
+        """Tensor i starts `delta` bytes after the start of `source` (by address), which is on
+        top of its end and dies as i is born. If the union would reach past the source's near
+        edge, the source first slides away from its end: returns that move, or none when the
+        source is `fresh` (born at this step, so nothing is in it yet)."""
+        end = self.end_of(source)
+        at, size, other = self.at[end], self.sizes[i], self.sizes[source]
+        if max(at.values()) != at[source]:
+            raise ValueError(f"buffer {i} is placed on buffer {source}, which is not on top of its end")
+        # Distances grow away from the end: up in memory on the low end, down on the high end.
+        reach = -delta if end == LOW else delta + size - other
+        moves = []
+        if reach > 0:
+            if not fresh:
+                moves.append((end, at[source], at[source] + reach, other))
+            at[source] += reach
+        at[i] = at[source] + delta if end == LOW else at[source] + other - delta - size
+        return moves
+
     def free(self, dying: Iterable[int]) -> None:
         for i in list(dying):
-            del self.at[self.end_of(i)][i]
+            if i in self.at[LOW] or i in self.at[HIGH]:  # a placed buffer's source has left already
+                del self.at[self.end_of(i)][i]
 
     def compact(self) -> list[tuple[str, int, int, int]]:
         """Slide the tensors left on each end against it, nearest first, closing the holes that
@@ -176,8 +211,14 @@ def _validate(buffers: Sequence[Buffer], steps: int) -> None:
             raise ValueError(f"buffer {i}: {b.size} bytes over steps {b.first}..{b.last} of 0..{steps - 1}")
         if b.scratch and (b.first != b.last or b.away_from is not None or b.alias_of is not None):
             raise ValueError(f"buffer {i}: a scratch buffer lives one step and has no placement facts")
-        if b.away_from is not None and b.alias_of is not None:
-            raise ValueError(f"buffer {i}: an alias is placed where its source is, not away from another")
+        if sum(fact is not None for fact in (b.away_from, b.alias_of, b.placed_at)) > 1:
+            raise ValueError(f"buffer {i}: away_from, alias_of and placed_at exclude each other")
+        if b.placed_at is not None:
+            source = b.placed_at[0]
+            if not (0 <= source < i and not buffers[source].scratch and buffers[source].first <= b.first
+                    and buffers[source].last == b.first and not b.scratch):
+                raise ValueError(f"buffer {i}: the buffer it is placed on ({source}) must be a tensor listed "
+                                 f"before it, live at step {b.first} and dying then")
         for other in (b.away_from, b.alias_of):
             if other is not None and not _born_before_and_live(buffers, other, b.first):
                 raise ValueError(f"buffer {i}: buffer {other} is not a tensor live before step {b.first}")
@@ -197,16 +238,36 @@ def live_buffers(buffers: Sequence[Buffer], step: int) -> list[int]:
     return [i for i, b in enumerate(buffers) if b.first <= step <= b.last]
 
 
-def _alias_sources(buffers: Sequence[Buffer], live: list[int], step: int) -> set[int]:
-    """The buffers that hand their bytes over to an alias at `step` (both are live then)."""
-    return {buffers[i].alias_of for i in live if buffers[i].alias_of is not None and buffers[i].first == step}
+def _shared_sources(buffers: Sequence[Buffer], live: list[int], step: int) -> set[int]:
+    """The buffers sharing their bytes with one born at `step` (an alias's or a placed one's)."""
+    return {buffers[i].over for i in live if buffers[i].over is not None and buffers[i].first == step}
+
+
+def _union(buffers: Sequence[Buffer], i: int, offset: int = 0) -> tuple[int, int]:
+    """[start, end) of buffer i at `offset`, together with the buffer it is placed on (if any),
+    which starts `delta` bytes before it."""
+    b = buffers[i]
+    if b.placed_at is None:
+        return offset, offset + b.size
+    source, delta = b.placed_at
+    start = offset - delta
+    return min(offset, start), max(offset + b.size, start + buffers[source].size)
 
 
 def live_bytes(buffers: Sequence[Buffer], step: int) -> int:
-    """Bytes live at `step`, an alias and its source counted once."""
+    """Bytes live at `step`, a buffer sharing bytes with another counted as their union."""
     live = live_buffers(buffers, step)
-    sources = _alias_sources(buffers, live, step)
-    return sum(buffers[i].size for i in live if i not in sources)
+    sources = _shared_sources(buffers, live, step)
+    total = 0
+    for i in live:
+        if i in sources:
+            continue
+        if buffers[i].first == step:
+            start, end = _union(buffers, i)
+            total += end - start
+        else:
+            total += buffers[i].size
+    return total
 
 
 def peak_live_bytes(buffers: Sequence[Buffer], steps: int) -> int:
@@ -231,11 +292,19 @@ def _check_step(buffers: Sequence[Buffer], plan: ArenaPlan, step: int) -> None:
     for i in live:
         assert 0 <= offsets[i] and offsets[i] + buffers[i].size <= plan.size, \
             f"step {step}: buffer {i} at [{offsets[i]}, {offsets[i] + buffers[i].size}) outside the arena"
-    sources = _alias_sources(buffers, live, step)
+    sources = _shared_sources(buffers, live, step)
+    spans = []
     for i in live:
-        if buffers[i].alias_of in sources:
-            assert offsets[i] == offsets[buffers[i].alias_of], f"step {step}: alias {i} is not on its source"
-    spans = sorted((offsets[i], offsets[i] + buffers[i].size, i) for i in live if i not in sources)
+        if i in sources:
+            continue
+        b = buffers[i]
+        if b.over is not None and b.first == step:
+            delta = b.placed_at[1] if b.placed_at else 0
+            assert offsets[i] == offsets[b.over] + delta, f"step {step}: buffer {i} is not at {delta} from {b.over}"
+            spans.append((*_union(buffers, i, offsets[i]), i))
+        else:
+            spans.append((offsets[i], offsets[i] + b.size, i))
+    spans.sort()
     for (_, end, i), (start, _, j) in zip(spans, spans[1:]):
         assert end <= start, f"step {step}: buffers {i} and {j} overlap"
 
