@@ -61,11 +61,15 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
     dtype = graph.element.numpy
     result = np.zeros(graph.nodes[graph.output].shape, dtype=dtype)  # the caller's output buffer
     run = _BlockRunner(graph, schedule, arena, internal, result, dtype)
+    if schedule.input_offset is not None:  # the caller writes its input into the arena
+        run.view(schedule.input_offset, internal.shape, dtype)[...] = internal
     for index, block in enumerate(schedule.blocks):
         run.offsets = schedule.tensor_offsets[index]
         run.block(block, schedule.scratch_offsets[index])
         for source, target, size in schedule.moves[index]:  # close the holes freed tensors left
             arena[target:target + size] = arena[source:source + size].copy()
+    if schedule.output_offset is not None:  # ... and reads its output there
+        result[...] = run.view(schedule.output_offset, result.shape, dtype)
     y = result
     if raw:
         return result, run
@@ -97,11 +101,13 @@ class _BlockRunner:
         return self.arena[offset:offset + size].view(dtype).reshape(shape)
 
     def tensor(self, t: int) -> np.ndarray:
+        if t in self.offsets:
+            return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
         if t == NETWORK_INPUT:
             return self.x
         if t == self.graph.output:
             return self.result
-        return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
+        raise AssertionError(f"tensor {t} is not live in this block")
 
     # ---- blocks ----------------------------------------------------------------------------
     def block(self, block: LoweredBlock, scratch: dict[str, int]) -> None:

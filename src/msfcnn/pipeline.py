@@ -70,7 +70,7 @@ def lower(graph: Graph, plan: Plan) -> Schedule:
     if plan.cost_model != SCHEDULABLE_COST_MODEL:
         raise UserError(f"a {plan.cost_model} cost model plan's RAM is not what the runtime allocates; schedules, "
                         f"runs and generated code follow the exact cost model: use --cost-model exact")
-    return schedule_plan(graph, list(plan.blocks))
+    return schedule_plan(graph, list(plan.blocks), plan.io_counted)
 
 
 def run(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:

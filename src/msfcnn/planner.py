@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from .cost import get_cost_model
 from .errors import UserError
@@ -21,13 +20,9 @@ class Planner:
         self.graph = graph
         self.cost = get_cost_model(cost_model)
         self.schemes = tuple(schemes or self.cost.SCHEMES)
-        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes)
-        self._vanilla = self.cost.vanilla_blocks(graph)
-        self.count_io = count_io
-        if count_io:  # the caller's input and output buffers are live for the whole run
-            io = graph.nbytes(-1) + graph.nbytes(graph.output)
-            self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, ram_bytes=b.ram_bytes + io) for b in self.dag.blocks))
-            self._vanilla = [replace(b, ram_bytes=b.ram_bytes + io) for b in self._vanilla]
+        self.count_io = count_io  # the network's input and output are counted as the cost model says
+        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io)
+        self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)
         self.vanilla_macs = sum(b.macs for b in self._vanilla)
 
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:

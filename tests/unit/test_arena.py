@@ -101,7 +101,7 @@ def test_an_empty_plan_needs_no_arena():
     ([Buffer(4, 0, 1, scratch=True)], 2),  # scratch over two steps
     ([Buffer(4, 0, 1), Buffer(4, 1, 1, scratch=True, away_from=0)], 2),
     ([Buffer(4, 0, 1), Buffer(4, 1, 1, away_from=0, alias_of=0)], 2),
-    ([Buffer(4, 0, 1), Buffer(4, 0, 1, away_from=0)], 2),  # away from a buffer born with it
+    ([Buffer(4, 0, 1, away_from=1), Buffer(4, 0, 1)], 2),  # away from a buffer not placed yet
     ([Buffer(4, 0, 0), Buffer(4, 1, 1, away_from=0)], 2),  # away from a dead buffer
     ([Buffer(4, 0, 1), Buffer(5, 1, 1, alias_of=0)], 2),  # alias of another size
     ([Buffer(4, 0, 2), Buffer(4, 1, 2, alias_of=0)], 3),  # alias of a buffer that lives on
@@ -196,6 +196,11 @@ def test_on_the_high_end_a_placed_buffer_reaching_past_its_source_slides_it_down
     plan = planned(buffers, 3)
     assert plan.size == 50 and plan.offsets[1] == {0: 0, 1: 20}
     assert plan.moves[1] == (Move(20, 10, 30),) and plan.offsets[2] == {0: 0, 1: 10, 2: 10}
+
+
+def test_a_buffer_may_be_placed_away_from_one_born_at_its_step_and_listed_before_it():
+    plan = planned([Buffer(4, 0, 0), Buffer(6, 0, 0, away_from=0)], 1)  # the network input, then block 0's output
+    assert plan.offsets == ({0: 0, 1: 4},) and plan.size == 10
 
 
 def test_a_fresh_source_is_placed_with_room_and_needs_no_move():

@@ -78,11 +78,12 @@ class _Emitter:
 
     # ---- views -------------------------------------------------------------------------------
     def pointer(self, t: int, offsets: dict[int, int]) -> str:
+        if t in offsets:  # the network input and output too, when the arena holds them (--count-io)
+            return f"ARENA({offsets[t]})"
         if t == NETWORK_INPUT:
             return "(void *)input"
-        if t == self.graph.output:
-            return "(void *)output"
-        return f"ARENA({offsets[t]})"
+        assert t == self.graph.output, f"tensor {t} is not live here"
+        return "(void *)output"
 
     def full_view(self, t: int, offsets: dict[int, int]) -> str:
         h, w, c = _hwc(self.graph.shape_of(t))
@@ -271,6 +272,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "dtype": graph.dtype, "ctype": graph.element.ctype, "input_shape": _hwc(graph.input_shape),
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "params": emitter.params,
+        "input_offset": schedule.input_offset, "output_offset": schedule.output_offset,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
         "target": target,
     }

@@ -1,6 +1,7 @@
 """Cost models: each turns a graph into the fusion DAG's weighted edges.
 
-A cost model module provides NAME, SCHEMES, build_dag(graph, schemes) and vanilla_blocks(graph).
+A cost model module provides NAME, SCHEMES, build_dag(graph, schemes, count_io) and
+vanilla_blocks(graph, count_io=...).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Every candidate block is lowered by its scheme (`schedule.schemes`), with the same code the fused
 executor and the C generator walk, and its RAM is the arena bytes live while it runs: the tensors
 it reads and writes, the skip tensors waiting across it, and its scratch buffers. The network
-input and output are the caller's buffers and not counted. Each edge keeps its lowering, so the
-chosen plan is scheduled without lowering it again.
+input and output are the caller's buffers and not counted, unless `count_io` puts them in the
+arena too (then each counts while it is live). Each edge keeps its lowering, so the chosen plan
+is scheduled without lowering it again.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
                  lowered)
 
 
-def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
-    live = Liveness(graph)
+def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:
+    live = Liveness(graph, count_io)
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
     cache: dict = {}
@@ -39,6 +40,6 @@ def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
     return FusionDAG(n, tuple(blocks))
 
 
-def vanilla_blocks(graph: Graph, live: Liveness | None = None) -> list[Block]:
-    live = live or Liveness(graph)
+def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = False) -> list[Block]:
+    live = live or Liveness(graph, count_io)
     return [_edge(live, registry.SINGLE.lower(graph, live, i, i, 1, {})) for i in range(len(graph))]

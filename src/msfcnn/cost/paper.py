@@ -14,7 +14,7 @@ reference layers without skip sources inside can be fused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UserError
 from ..fusion.dag import Block, FusionDAG
@@ -171,7 +171,13 @@ def _fusable_runs(graph: Graph, layers: list[Layer | None], live: _Liveness):
             yield first, last
 
 
-def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
+def _with_io(blocks: list[Block], graph: Graph, count_io: bool) -> list[Block]:
+    """--count-io under the paper's conventions: the caller's input and output for every block."""
+    io = graph.nbytes(-1) + graph.nbytes(graph.output) if count_io else 0
+    return [replace(b, ram_bytes=b.ram_bytes + io) for b in blocks] if io else blocks
+
+
+def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:
     unknown = set(schemes) - set(SCHEMES)
     if unknown:
         raise UserError(f"the paper cost model has only the hcache scheme (got {', '.join(sorted(unknown))})")
@@ -182,10 +188,10 @@ def build_dag(graph: Graph, schemes=SCHEMES) -> FusionDAG:
         block = hcache_block(graph, live, layers, first, last)
         if block is not None:
             blocks.append(block)
-    return FusionDAG(len(graph), tuple(blocks))
+    return FusionDAG(len(graph), tuple(_with_io(blocks, graph, count_io)))
 
 
-def vanilla_blocks(graph: Graph) -> list[Block]:
+def vanilla_blocks(graph: Graph, count_io: bool = False) -> list[Block]:
     """Every op unfused. Quirk: the reference's vanilla figure counts the network output."""
     live = _Liveness(graph)
-    return [single_block(graph, live, i, count_output=True) for i in range(len(graph))]
+    return _with_io([single_block(graph, live, i, count_output=True) for i in range(len(graph))], graph, count_io)

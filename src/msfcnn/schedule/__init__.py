@@ -16,11 +16,12 @@ def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str
     return get_scheme(scheme).lower(graph, live, first, last, rows, {} if cache is None else cache)
 
 
-def schedule_plan(graph: Graph, blocks: list[Block]) -> Schedule:
-    """Lower a plan's blocks (a complete path through the fusion DAG) into a schedule. Blocks
-    that come from the exact cost model carry their lowering already; others (a plan read from a
-    file) are lowered here."""
-    live = Liveness(graph)
+def schedule_plan(graph: Graph, blocks: list[Block], count_io: bool = False) -> Schedule:
+    """Lower a plan's blocks (a complete path through the fusion DAG) into a schedule; with
+    `count_io` the network input and output are arena buffers too. Blocks that come from the
+    exact cost model carry their lowering already; others (a plan read from a file) are lowered
+    here."""
+    live = Liveness(graph, count_io)
     cache: dict = {}
     lowered = []
     for b in blocks:
@@ -28,7 +29,7 @@ def schedule_plan(graph: Graph, blocks: list[Block]) -> Schedule:
         if block is None:
             raise UserError(f"ops {b.first}..{b.last} cannot run as one {b.scheme} block")
         lowered.append(block)
-    return lower_plan(graph, lowered)
+    return lower_plan(graph, lowered, live)
 
 
 __all__ = ["FUSED_SCHEMES", "SCHEMES", "Liveness", "LoweredBlock", "Schedule", "lower_block", "lower_plan",

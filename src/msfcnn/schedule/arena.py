@@ -215,13 +215,13 @@ def _validate(buffers: Sequence[Buffer], steps: int) -> None:
             raise ValueError(f"buffer {i}: away_from, alias_of and placed_at exclude each other")
         if b.placed_at is not None:
             source = b.placed_at[0]
-            if not (0 <= source < i and not buffers[source].scratch and buffers[source].first <= b.first
-                    and buffers[source].last == b.first and not b.scratch):
+            if not (_listed_before_and_live(buffers, source, i) and buffers[source].last == b.first and not b.scratch):
                 raise ValueError(f"buffer {i}: the buffer it is placed on ({source}) must be a tensor listed "
                                  f"before it, live at step {b.first} and dying then")
         for other in (b.away_from, b.alias_of):
-            if other is not None and not _born_before_and_live(buffers, other, b.first):
-                raise ValueError(f"buffer {i}: buffer {other} is not a tensor live before step {b.first}")
+            if other is not None and not _listed_before_and_live(buffers, other, i):
+                raise ValueError(f"buffer {i}: buffer {other} is not a tensor listed before it and live at "
+                                 f"step {b.first}")
         if b.alias_of is not None:
             source = buffers[b.alias_of]
             if source.size != b.size or source.last != b.first or b.alias_of in aliased:
@@ -230,8 +230,11 @@ def _validate(buffers: Sequence[Buffer], steps: int) -> None:
             aliased.add(b.alias_of)
 
 
-def _born_before_and_live(buffers: Sequence[Buffer], i: int, step: int) -> bool:
-    return 0 <= i < len(buffers) and not buffers[i].scratch and buffers[i].first < step <= buffers[i].last
+def _listed_before_and_live(buffers: Sequence[Buffer], other: int, i: int) -> bool:
+    """`other` is a tensor placed before buffer i (born earlier, or at i's step but listed first)
+    and still live when i is born."""
+    step = buffers[i].first
+    return 0 <= other < i and not buffers[other].scratch and buffers[other].first <= step <= buffers[other].last
 
 
 def live_buffers(buffers: Sequence[Buffer], step: int) -> list[int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Graph
+from ..ir import NETWORK_INPUT, Graph
 from .arena import Buffer, check_arena, plan_arena
 from .lowered import Liveness, LoweredBlock
 
@@ -26,16 +26,20 @@ class Schedule:
     scratch_offsets: tuple[dict[str, int], ...]  # per block: scratch name -> offset
     moves: tuple[tuple[tuple[int, int, int], ...], ...]  # per block, run after it: (from, to, bytes)
     block_ram: tuple[int, ...]  # live bytes of each block (the exact cost model's edge weights)
+    # Where the network input (before the first block) and output (after the last) are, when
+    # they are arena buffers (--count-io); None: they are the caller's.
+    input_offset: int | None = None
+    output_offset: int | None = None
 
     @property
     def predicted_peak_ram_bytes(self) -> int:
         return self.arena_bytes
 
 
-def lower_plan(graph: Graph, blocks: list[LoweredBlock]) -> Schedule:
+def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None = None) -> Schedule:
     """Place every tensor and scratch buffer of `blocks` (a complete path, in order): one step
     per block, one buffer per arena tensor and per scratch buffer."""
-    live = Liveness(graph)
+    live = live or Liveness(graph)
     buffers, keys = _arena_buffers(graph, blocks, live)
     plan = plan_arena(buffers, len(blocks))
     check_arena(buffers, plan)  # a broken layout fails here, not as wrong numbers on a board
@@ -45,17 +49,22 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock]) -> Schedule:
                             for offsets in plan.offsets)
     moves = tuple(tuple(tuple(move) for move in step_moves) for step_moves in plan.moves)
     ram = tuple(live.block_ram(block) for block in blocks)
-    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram)
+    io = (tensor_offsets[0].get(NETWORK_INPUT), tensor_offsets[-1].get(graph.output)) if blocks else (None, None)
+    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram, *io)
 
 
 def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
     """The arena's buffers and what each holds (a tensor, or a scratch name). A block's output
-    lives from its block to the last block reading it; the network input and output are the
-    caller's buffers, so they are not here, and a block reading the network input writes low."""
+    lives from its block to the last block reading it; the network input, when the arena holds
+    it, from the start. Otherwise it is the caller's, and a block reading it writes low."""
     last_read = {t: step for step, block in enumerate(blocks) for t in block.reads}  # later steps win
     buffer_of: dict[int, int] = {}  # arena tensor -> its buffer
     buffers: list[Buffer] = []
     keys: list[int | str] = []
+    if live.in_arena(NETWORK_INPUT) and blocks:
+        buffer_of[NETWORK_INPUT] = 0
+        buffers.append(Buffer(live.nbytes(NETWORK_INPUT), 0, last_read[NETWORK_INPUT]))
+        keys.append(NETWORK_INPUT)
     for step, block in enumerate(blocks):
         out = block.output
         if live.in_arena(out):

@@ -165,22 +165,25 @@ class LoweredBlock:
 
 
 class Liveness:
-    """Last reader of every tensor, and the bytes each tensor takes."""
+    """Last reader of every tensor, the bytes each tensor takes, and which tensors the arena holds:
+    all but the network input and output, which are the caller's buffers unless `count_io` puts
+    them in the arena too (live from the start to their last reader, and from their producer)."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, count_io: bool = False):
         self.graph = graph
+        self.count_io = count_io
         self.last_use = graph.last_use()
 
     def nbytes(self, tensor: int) -> int:
         return self.graph.nbytes(tensor)
 
     def in_arena(self, tensor: int) -> bool:
-        """The network input and output are the caller's buffers, not the arena's."""
-        return tensor != NETWORK_INPUT and tensor != self.graph.output
+        return self.count_io or (tensor != NETWORK_INPUT and tensor != self.graph.output)
 
     def waiting(self, first: int, last: int, reads) -> list[int]:
-        """Tensors made before `first`, not read by ops first..last, still read after `last`."""
-        return [t for t in range(first) if t not in reads and self.last_use.get(t, -1) > last]
+        """Tensors made before `first` (the network input included), not read by ops first..last,
+        still read after `last`."""
+        return [t for t in range(NETWORK_INPUT, first) if t not in reads and self.last_use.get(t, -1) > last]
 
     def block_ram(self, block: LoweredBlock) -> int:
         """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches."""
