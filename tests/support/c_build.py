@@ -9,11 +9,12 @@ from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
 
-def check_c(graph, blocks, target="host", seed=0):
+def check_c(graph, blocks, target="host", seed=0, count_io=False):
     """Generate, build and run; assert int8 bit-exactness (float within 1e-4) and that the
-    arena in the object file is the predicted peak. Returns the arena size."""
-    schedule = schedule_plan(graph, list(blocks))
-    plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks))
+    arena in the object file is the predicted peak (with the network input and output in it
+    when `count_io`). Returns the arena size."""
+    schedule = schedule_plan(graph, list(blocks), count_io)
+    plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks), io_counted=count_io)
     tgt = get_target(target)
     check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), tgt)
     if graph.dtype == "int8":

@@ -70,10 +70,11 @@ def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> 
         if live.in_arena(out):
             main_input = graph.nodes[block.first].inputs[0]
             alias = buffer_of[block.alias] if block.alias is not None else None
-            away_from = buffer_of.get(main_input) if alias is None else None
+            placed = (buffer_of[block.placed_on[0]], block.placed_on[1]) if block.placed_on else None
+            away_from = buffer_of.get(main_input) if alias is None and placed is None else None
             buffer_of[out] = len(buffers)
             buffers.append(Buffer(live.nbytes(out), step, last_read.get(out, step), away_from=away_from,
-                                  alias_of=alias))
+                                  alias_of=alias, placed_at=placed))
             keys.append(out)
         for scratch in block.scratch:
             buffers.append(Buffer(scratch.nbytes, step, step, scratch=True))

@@ -142,6 +142,9 @@ class LoweredBlock:
     rings: dict[int, int] = field(default_factory=dict)  # streamed tensor -> positions kept
     # per op first..last: output positions computed / positions in the output (> 1: recomputed)
     recompute: tuple[float, ...] = ()
+    # (source, delta): the output starts `delta` bytes after the start of the block's input
+    # `source`, over the bytes of it already consumed (vMCU); the two count as their union.
+    placed_on: tuple[int, int] | None = None
 
     @property
     def output(self) -> int:
@@ -191,7 +194,12 @@ class Liveness:
         if block.alias is None and self.in_arena(block.output):
             live.append(block.output)
         live += [t for t in self.waiting(block.first, block.last, block.reads) if self.in_arena(t)]
-        return sum(self.nbytes(t) for t in live) + block.scratch_bytes
+        total = sum(self.nbytes(t) for t in live) + block.scratch_bytes
+        if block.placed_on is not None:  # the output and its input share bytes: count their union
+            source, delta = block.placed_on
+            size_in, size_out = self.nbytes(source), self.nbytes(block.output)
+            total += max(size_in, delta + size_out) - min(0, delta) - size_in - size_out
+        return total
 
 
 def block_reads(graph: Graph, first: int, last: int) -> tuple[int, ...]:

@@ -113,13 +113,14 @@ def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...], axis: i
     return max(ring, 1)
 
 
-def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
+def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict,
+                  single: bool = False):
     """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
-    tensor), or None when the ops cannot stream together. Only the block's output may be read
-    after the block; ring sizes depend only on a tensor and its readers, so they are memoised in
-    `cache` (one dict per graph)."""
+    tensor), or None when the ops cannot stream together (or are one op, unless `single`). Only
+    the block's output may be read after the block; ring sizes depend only on a tensor and its
+    readers, so they are memoised in `cache` (one dict per graph)."""
     end = stream_end(graph, first, last)
-    if end is None or last == first:
+    if end is None or (last == first and not single):
         return None
     if any(last_use[t] > last for t in range(first, last)):
         return None

@@ -21,27 +21,32 @@ class Linebuffer(Scheme):
     order = 10
 
     def lower(self, graph, live, first, last, rows, cache):
-        layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
-        if layout is None:
-            return None
-        end, rings = layout
-        act = graph.dtype
-        scratch = [Scratch(f"ring{t}", (n, graph.shape_of(t)[1], graph.shape_of(t)[2]), act) for t, n in rings.items()]
-        tail = tail_of(graph, end, last)
-        scratch += tail_scratch(tail)
-        # Rows are pulled only as far as a reader needs them (a strided VALID window may never
-        # read the last rows); each pulled row is computed at full width.
-        pulled = streaming.band_profile(graph, end, graph.shape_of(end)[0], cache, 0)
-        computed = {t: pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1)}
-        macs, factors = streaming.streamed_work(graph, first, end, last, computed)
-        loops = Stream(graph, first, end, 0, graph.shape_of(end)[0], tail)
-        return LoweredBlock(first, last, self.name, 1, block_reads(graph, first, last), None, tuple(scratch), macs,
-                            loops, rings, factors)
-
+        return lower_rows(graph, live, first, last, cache, self.name)
 
     def explain(self, block):
         return ("linebuffer: rows stream top to bottom; each inner tensor keeps a ring of the rows its readers still "
                 "need. Nothing is recomputed.")
+
+
+def lower_rows(graph, live, first: int, last: int, cache: dict, scheme: str, single: bool = False) -> LoweredBlock | None:
+    """Ops first..last (one op too, if `single`) streamed row by row, as `scheme`; None when they
+    cannot stream together."""
+    layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache, single)
+    if layout is None:
+        return None
+    end, rings = layout
+    scratch = [Scratch(f"ring{t}", (n, graph.shape_of(t)[1], graph.shape_of(t)[2]), graph.dtype)
+               for t, n in rings.items()]
+    tail = tail_of(graph, end, last)
+    scratch += tail_scratch(tail)
+    # Rows are pulled only as far as a reader needs them (a strided VALID window may never read
+    # the last rows); each pulled row is computed at full width.
+    pulled = streaming.band_profile(graph, end, graph.shape_of(end)[0], cache, 0)
+    computed = {t: pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1)}
+    macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+    loops = Stream(graph, first, end, 0, graph.shape_of(end)[0], tail)
+    return LoweredBlock(first, last, scheme, 1, block_reads(graph, first, last), None, tuple(scratch), macs,
+                        loops, rings, factors)
 
 
 SCHEME = Linebuffer()

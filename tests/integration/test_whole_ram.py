@@ -1,0 +1,92 @@
+"""Whole-RAM plans: the network input and output as arena buffers (--count-io), and outputs
+written over the input rows already consumed (the `overlap` scheme), exact to the byte in the
+cost model, the numpy executor and the generated C."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support.c_build import check_c
+from support.fused_cases import networks, random_plan
+from msfcnn import pipeline
+from msfcnn.cost import exact
+from msfcnn.errors import UserError
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fusion import solvers
+from msfcnn.fusion.dag import Block
+from msfcnn.ir import NETWORK_INPUT
+from msfcnn.schedule import Liveness, lower_block, schedule_plan
+from msfcnn.tensors import random_input
+
+
+def pointwise(h, w, k, n):
+    return with_random_weights(graph_from_layer_list({"name": "pw", "input": [h, w, k], "layers": [
+        {"op": "conv2d", "filters": n, "kernel": 1, "stride": 1, "padding": 0}]}))
+
+
+@pytest.mark.parametrize("k, n", [(8, 4), (8, 12), (6, 6)])
+def test_a_1x1_conv_over_its_own_input_needs_one_row_more_than_the_larger_map(k, n):
+    """Rows stream in order and row y reads only input row y, so the output may run up to one row
+    behind the input: max(input + one output row, output + one input row) bytes, not their sum."""
+    h, w = 6, 5
+    graph = pointwise(h, w, k, n)
+    live = Liveness(graph, count_io=True)
+    block = lower_block(graph, live, 0, 0, "overlap")
+    size_in, size_out, row_in, row_out = h * w * k, h * w * n, w * k, w * n
+    assert block.placed_on[0] == NETWORK_INPUT
+    assert live.block_ram(block) == max(size_in + row_out, size_out + row_in) < size_in + size_out
+    x = random_input(graph, 1)
+    edge = Block(0, 0, block.scheme, live.block_ram(block), block.macs, 1, block)
+    run = pipeline.run(schedule_plan(graph, [edge], count_io=True), x)
+    assert np.array_equal(run.output, pipeline.run_reference(graph, x))
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == live.block_ram(block)
+
+
+def test_the_first_block_writes_its_output_into_the_image_buffer():
+    graph = pipeline.load("mcunet-vww5", weights=True)
+    plan = pipeline.planner(graph, count_io=True).p1(1.0)
+    first = plan.blocks[0]
+    assert first.scheme == "overlap" and first.lowered.placed_on[0] == NETWORK_INPUT
+    assert first.ram_bytes < graph.nbytes(NETWORK_INPUT) + graph.nbytes(first.last)
+    check_c(graph, plan.blocks, count_io=True)
+
+
+def check_io_plan(graph, blocks, seed):
+    schedule = schedule_plan(graph, blocks, count_io=True)
+    assert schedule.input_offset is not None and schedule.output_offset is not None
+    x = random_input(graph, seed)
+    run = pipeline.run(schedule, x)
+    expected = pipeline.run_reference(graph, x)
+    assert np.array_equal(run.output, expected), "fused result differs from the unfused network"
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == max(b.ram_bytes for b in blocks)
+    assert run.macs == sum(b.macs for b in blocks)
+
+
+def graph_of(doc):
+    try:
+        return with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return None  # a layer list whose shapes do not work out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000))
+def test_random_networks_and_plans_with_the_input_and_output_in_the_arena(doc, seed):
+    graph = graph_of(doc)
+    if graph is None:
+        return
+    dag = exact.build_dag(graph, count_io=True)
+    check_io_plan(graph, random_plan(dag, seed), seed)
+    check_io_plan(graph, list(solvers.min_peak_ram(dag).blocks), seed)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks(), st.integers(0, 10_000), st.booleans())
+def test_random_networks_and_plans_in_c(doc, seed, count_io):
+    graph = graph_of(doc)
+    if graph is None:
+        return
+    dag = exact.build_dag(graph, count_io=count_io)
+    check_c(graph, random_plan(dag, seed), seed=seed % 7, count_io=count_io)
