@@ -234,8 +234,12 @@ def cmd_verify(args) -> None:
 
 def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
+    from . import pipeline
     planner = _planner(args)
     front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
+    # The same model with the network input and output counted the other way, for comparison.
+    other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
+    with_io, without_io = (front, other) if args.count_io else (other, front)
     if args.plot:
         fronts = {f"all schemes ({', '.join(planner.schemes)})": front}
         from .schedule.schemes import PAPER_SCHEME, in_paper_space
@@ -246,9 +250,13 @@ def cmd_pareto(args) -> None:
     if args.json:
         print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,
                           "front": [p.to_dict() for p in front], "vanilla": vanilla.to_dict(),
-                          "heuristic": heuristic.to_dict()}, indent=1))
+                          "heuristic": heuristic.to_dict(), "front_with_io": [p.to_dict() for p in with_io],
+                          "front_without_io": [p.to_dict() for p in without_io]}, indent=1))
     else:
         print(pareto_table(planner.graph.name, front, vanilla, heuristic))
+        label = "without the input and output" if args.count_io else "with the input and output in the arena"
+        print(f"{label} (--count-io {'off' if args.count_io else 'on'}): "
+              + ", ".join(f"{p.peak_ram_bytes} B @ F {p.overhead:.4f}" for p in other))
 
 
 COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run,

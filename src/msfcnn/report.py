@@ -52,8 +52,9 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {plan.peak_ram_bytes} B ({kb(plan.peak_ram_bytes)})"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     io = graph.nbytes(-1) + graph.nbytes(graph.output)
-    head += (f"\ncaller's buffers: input + output = {io} B, "
-             + ("counted in the peak (--count-io)" if plan.io_counted else "not counted (add them with --count-io)"))
+    head += (f"\nnetwork input + output = {io} B: "
+             + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
+                else "the caller's buffers, not counted (count them with --count-io)"))
     return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
 
 
@@ -128,14 +129,21 @@ def plot_timeline(path: str, plan: Plan, schedule) -> None:
     buffers, and the arena size (the plan's peak)."""
     plt = _pyplot()
     graph = schedule.graph
-    tensors = [ram - block.scratch_bytes for ram, block in zip(schedule.block_ram, schedule.blocks)]
     scratch = [block.scratch_bytes for block in schedule.blocks]
+    # The network input and output, where the arena holds them (--count-io), while they are live;
+    # a block writing its output over the input it consumes shares bytes, so the rest is the rest.
+    io = [min(sum(graph.nbytes(t) for t in (-1, graph.output) if t in offsets), ram - extra)
+          for offsets, ram, extra in zip(schedule.tensor_offsets, schedule.block_ram, scratch)]
+    tensors = [ram - extra - net for ram, extra, net in zip(schedule.block_ram, scratch, io)]
     labels = [f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}" for b in schedule.blocks]
     fig, ax = plt.subplots(figsize=(max(6.4, 0.22 * len(labels)), 4.2))
     xs = range(len(labels))
-    ax.bar(xs, [t / 1000 for t in tensors], label="whole tensors (inputs, outputs, waiting skips)")
+    ax.bar(xs, [t / 1000 for t in tensors], label="tensors (block inputs, outputs, waiting skips)")
     ax.bar(xs, [s / 1000 for s in scratch], bottom=[t / 1000 for t in tensors],
            label="scratch (rings, caches, patches, accumulators)")
+    if any(io):
+        ax.bar(xs, [n / 1000 for n in io], bottom=[(t + s) / 1000 for t, s in zip(tensors, scratch)],
+               label="network input and output (--count-io)")
     ax.axhline(schedule.arena_bytes / 1000, color="black", lw=1, ls="--", label=f"arena {schedule.arena_bytes} B")
     ax.set_ylim(0, schedule.arena_bytes / 1000 * 1.45)  # room for the legend above the bars
     ax.set_xticks(list(xs), labels, rotation=90, fontsize=7)
