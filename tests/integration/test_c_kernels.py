@@ -20,7 +20,8 @@ import pytest
 
 from support.paths import FIXTURES  # noqa: E402
 from support.c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
-                               kernel_sources, node_inputs, regions)
+                                       kernel_sources, node_inputs, regions)
+from support.toolchains import require_tools  # noqa: E402
 from msfcnn import numerics as nx  # noqa: E402
 from msfcnn.frontends import load_model  # noqa: E402
 from msfcnn.ir import Quant  # noqa: E402
@@ -37,6 +38,8 @@ ACTIVATIONS = (None, "relu", "relu6")
 
 @pytest.fixture(scope="session")
 def c_dir(tmp_path_factory) -> Path:
+    """Where the C is built: every test that compiles asks for it, so it checks for gcc."""
+    require_tools("gcc", packages=("gcc",))
     return tmp_path_factory.mktemp("c_kernels")
 
 
