@@ -366,6 +366,7 @@ def test_window_run_batches_do_not_change_results(runs, c_dir):
     assert_bit_exact(cases.results(c_dir, lib, tag=f"runs{runs}"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 3])
 def test_channel_block_size_does_not_change_results(block, c_dir):
     """MSF_CHANNEL_BLOCK only changes how many accumulators a window kernel keeps at once."""
@@ -574,6 +575,7 @@ def test_onnx_fixture_nodes_float32_within_rounding(path, onnx_results, record_p
 
 # ---- sanitizers ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sanitizers_clean_on_a_subset(san_lib, c_dir):
     """ASan + UBSan (fatal on the first report): random cases of every op, both types, in every
     layout, and two fixture networks."""

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from msfcnn.cli import main
 from msfcnn.frontends import load_model
 
@@ -11,6 +13,7 @@ def plan(capsys, *argv):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_schemes_restrict_the_search(capsys):
     only_lines = plan(capsys, "mbv2-w0.35", "--schemes", "linebuffer")
     assert {b["scheme"] for b in only_lines["blocks"]} <= {"single", "linebuffer"} and only_lines["overhead"] == 1.0
@@ -21,6 +24,7 @@ def test_schemes_restrict_the_search(capsys):
     assert any(b["rows"] > 1 for b in plan(capsys, "mbv2-w0.35", "--max-overhead", "1.1")["blocks"])
 
 
+@pytest.mark.slow
 def test_count_io_adds_the_callers_buffers(capsys):
     graph = load_model("mcunet-vww5")
     io = graph.size_of(-1) + graph.size_of(len(graph) - 1)
@@ -31,6 +35,7 @@ def test_count_io_adds_the_callers_buffers(capsys):
     assert capped["peak_ram_bytes"] <= without["peak_ram_bytes"] + io
 
 
+@pytest.mark.slow
 def test_pareto_plot_overlays_fronts_and_timeline(tmp_path, capsys):
     png, timeline = tmp_path / "front.png", tmp_path / "timeline.png"
     assert main(["pareto", "mcunet-vww5", "--plot", str(png)]) == 0

@@ -13,6 +13,7 @@ from support import cache
 from support.c_build import check_c
 from support.paths import FIXTURE_MODELS, ROOT
 from support.fused_cases import networks, random_plan
+from support.marks import slow_fixtures
 from support.toolchains import require_target
 from msfcnn.cli import main
 from msfcnn.cost import exact
@@ -24,6 +25,7 @@ from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(builtin_names()))
 def test_builtin_models(name):
     graph = cache.model(name, weights=True)
@@ -32,7 +34,7 @@ def test_builtin_models(name):
     check_c(graph, random_plan(dag, 7), seed=7)
 
 
-@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS), ids=lambda p: p.name)
 def test_fixture_models(path):
     graph = cache.model(str(path))
     dag = cache.dag(graph)
@@ -47,6 +49,7 @@ def random_case(doc, seed):
     return graph, random_plan(exact.build_dag(graph), seed)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_networks_and_plans(doc, seed):
@@ -55,6 +58,7 @@ def test_random_networks_and_plans(doc, seed):
         check_c(graph, plan, seed=seed)
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_sanitizers_on_random_networks_and_plans(doc, seed):
@@ -64,6 +68,7 @@ def test_sanitizers_on_random_networks_and_plans(doc, seed):
         check_c(graph, plan, target="host-sanitize", seed=seed)
 
 
+@pytest.mark.slow
 def test_verify_command_reports_spec_fields(capsys):
     require_target("host")
     code = main(["verify", "mcunet-vww5", "--max-overhead", "1.2", "--json"])
@@ -95,6 +100,7 @@ def test_golden_snapshot_of_emitted_c():
         assert (GOLDEN / name).read_text() == text, f"{name} changed: run scripts/update_golden.py and review"
 
 
+@pytest.mark.slow
 def test_makefile_builds_its_kernels_or_links_a_prebuilt_library(tmp_path):
     """A plain `make` compiles kernels/ itself; `make KERNEL_LIB=...` links an archive from
     `make libmsfcnn_kernels.a` instead (the tests build every network that way), and the two

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from support import cache
 from support.paths import FIXTURES
 from support.fused_cases import networks, random_plan
+from support.marks import slow_fixtures
 from msfcnn.cost import exact
 from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
@@ -38,6 +39,7 @@ def check_plan(graph, blocks, seed=0):
     assert schedule.arena_bytes == max(b.ram_bytes for b in blocks)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_networks_and_random_plans(doc, seed):
@@ -50,6 +52,7 @@ def test_random_networks_and_random_plans(doc, seed):
     check_plan(graph, list(solvers.min_peak_ram(dag).blocks), seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(builtin_names()))
 def test_builtin_models_least_ram_and_random_plans(name):
     graph = cache.model(name, weights=True)
@@ -63,7 +66,7 @@ FIXTURE_MODELS = sorted(p for p in (FIXTURES / "models").glob("*") if p.suffix i
                         and not p.name.startswith("unsupported_"))
 
 
-@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS), ids=lambda p: p.name)
 def test_fixture_models(path):
     graph = cache.model(str(path))
     dag = cache.dag(graph)
