@@ -44,4 +44,5 @@ def require_target(name: str) -> Target:
         return get_target(name)
     except UserError as err:
         # The host targets list no packages of their own (any C compiler will do): suggest Debian's.
-        missing(str(err) if TARGETS[name].packages else f"{err} (apt-get install {' '.join(HOST_PACKAGES)})")
+        reason = str(err) if TARGETS[name].packages else f"{err} (apt-get install {' '.join(HOST_PACKAGES)})"
+    missing(reason)  # outside the except block: the report is the reason alone, not a chained traceback
