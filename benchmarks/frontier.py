@@ -4,7 +4,7 @@ For the paper's three networks: the least RAM at F <= 1.00 (goal: at most 28 kB,
 and at each P1 cap, beside the paper's measured board numbers (issue 4's bar: never more). For the
 real models (full MobileNetV2-0.35, the MCUNet-style VWW net, the TFLite fixtures): the whole
 exact Pareto front with heuristic and vanilla rows. Every number is a predicted arena size that
-the fused executor's measured high-water mark equals (tests/test_fused.py checks that).
+the fused executor's measured high-water mark equals (tests/integration/test_fused.py checks that).
 
     python benchmarks/frontier.py [--schemes linebuffer]
 """

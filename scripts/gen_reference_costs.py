@@ -1,9 +1,9 @@
 """Generate golden cost numbers from the msf-CNN reference implementation.
 
 This script writes tests/fixtures/reference_costs.json, the data behind
-tests/test_paper_reference.py. For a set of layer chains (random plain chains drawn with a fixed
-seed, plus the three paper models in src/msfcnn/models/*.json) it records what the reference's
-cost model says:
+tests/unit/test_paper_reference.py. For a set of layer chains (random plain chains drawn with a
+fixed seed, plus the three paper models in src/msfcnn/models/*.json) it records what the
+reference's cost model says:
 
 * for every block of layers i..j, the reference's RAM figure (``MemoryUsageEstimator``) and MAC
   count (``MACEstimator``) from ``analysis/fusion_cost_graph.py``; ``null`` where the reference

@@ -1,6 +1,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
@@ -11,3 +13,10 @@ def pytest_configure(config):
     for folder in (ROOT / "src", ROOT / "scripts", TESTS):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
+
+
+def pytest_collection_modifyitems(config, items):
+    # tests/targets/ is the generated C on emulated microcontrollers: cross compilers and QEMU.
+    for item in items:
+        if TESTS / "targets" in item.path.parents:
+            item.add_marker(pytest.mark.qemu)

@@ -113,18 +113,20 @@ class Verification:
 
 
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
-           keep: str | Path | None = None) -> Verification:
+           keep: str | Path | None = None, kernel_lib: Path | None = None) -> Verification:
     """Generate, build and run the C for `target` on input x (the model's own layout, batch
     optional); compare with the fused numpy executor. The C is built first, so a toolchain or
-    build problem is reported before any numpy work. `keep`: build there and keep the folder."""
+    build problem is reported before any numpy work. `keep`: build there and keep the folder;
+    `kernel_lib`: link the kernels from this archive (`codegen.build.build_kernel_library` for
+    the same target) instead of compiling them."""
     from .codegen import build as c_build
     internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
         write_c(folder, graph, schedule, plan, target)
         try:
-            program = c_build.build(folder, target)
-            harness = c_build.run(program, target, graph, internal)
+            program = c_build.build(folder, target, kernel_lib)
+            harness = c_build.run(program, target, graph, internal, kernel_lib)
             arena = c_build.arena_bytes(folder, target)
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
             where = f" (see {folder})" if keep else " (rerun with --keep DIR to see the compiler output)"

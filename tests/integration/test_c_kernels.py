@@ -20,7 +20,8 @@ import pytest
 
 from support.paths import FIXTURES  # noqa: E402
 from support.c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
-                               kernel_sources, node_inputs, regions)
+                                       kernel_sources, node_inputs, regions)
+from support.toolchains import require_tools  # noqa: E402
 from msfcnn import numerics as nx  # noqa: E402
 from msfcnn.frontends import load_model  # noqa: E402
 from msfcnn.ir import Quant  # noqa: E402
@@ -37,6 +38,8 @@ ACTIVATIONS = (None, "relu", "relu6")
 
 @pytest.fixture(scope="session")
 def c_dir(tmp_path_factory) -> Path:
+    """Where the C is built: every test that compiles asks for it, so it checks for gcc."""
+    require_tools("gcc", packages=("gcc",))
     return tmp_path_factory.mktemp("c_kernels")
 
 
@@ -363,6 +366,7 @@ def test_window_run_batches_do_not_change_results(runs, c_dir):
     assert_bit_exact(cases.results(c_dir, lib, tag=f"runs{runs}"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 3])
 def test_channel_block_size_does_not_change_results(block, c_dir):
     """MSF_CHANNEL_BLOCK only changes how many accumulators a window kernel keeps at once."""
@@ -571,6 +575,7 @@ def test_onnx_fixture_nodes_float32_within_rounding(path, onnx_results, record_p
 
 # ---- sanitizers ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sanitizers_clean_on_a_subset(san_lib, c_dir):
     """ASan + UBSan (fatal on the first report): random cases of every op, both types, in every
     layout, and two fixture networks."""

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from msfcnn.cli import main
 from msfcnn.frontends import load_model
 from msfcnn.ir import NETWORK_INPUT
@@ -13,6 +15,7 @@ def plan(capsys, *argv):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_schemes_restrict_the_search(capsys):
     only_lines = plan(capsys, "mbv2-w0.35", "--schemes", "linebuffer")
     assert {b["scheme"] for b in only_lines["blocks"]} <= {"single", "linebuffer"} and only_lines["overhead"] == 1.0
@@ -23,6 +26,7 @@ def test_schemes_restrict_the_search(capsys):
     assert any(b["rows"] > 1 for b in plan(capsys, "mbv2-w0.35", "--max-overhead", "1.1")["blocks"])
 
 
+@pytest.mark.slow
 def test_count_io_counts_the_input_and_output_while_they_are_live(capsys):
     """With --count-io each block also pays for the network input while it is still to be read
     and for the output once written, and nothing else changes: recomputed here block by block from
@@ -44,6 +48,7 @@ def test_count_io_counts_the_input_and_output_while_they_are_live(capsys):
     assert capped["peak_ram_bytes"] <= with_io["peak_ram_bytes"]
 
 
+@pytest.mark.slow
 def test_pareto_plot_overlays_fronts_and_timeline(tmp_path, capsys):
     png, timeline = tmp_path / "front.png", tmp_path / "timeline.png"
     assert main(["pareto", "mcunet-vww5", "--plot", str(png)]) == 0

@@ -2,36 +2,42 @@
 float32, with a static arena of exactly the predicted size; also under ASan/UBSan."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import cache
 from support.c_build import check_c
 from support.paths import FIXTURE_MODELS, ROOT
 from support.fused_cases import networks, random_plan
+from support.marks import slow_fixtures
+from support.toolchains import require_target
 from msfcnn.cli import main
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
-from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
 from msfcnn.fusion import solvers
+from msfcnn.tensors import random_input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(builtin_names()))
 def test_builtin_models(name):
-    graph = load_model(name, weights=True)
-    dag = exact.build_dag(graph)
+    graph = cache.model(name, weights=True)
+    dag = cache.dag(graph)
     check_c(graph, solvers.min_peak_ram(dag).blocks)
     check_c(graph, random_plan(dag, 7), seed=7)
 
 
-@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS), ids=lambda p: p.name)
 def test_fixture_models(path):
-    graph = load_model(str(path))
-    dag = exact.build_dag(graph)
+    graph = cache.model(str(path))
+    dag = cache.dag(graph)
     check_c(graph, random_plan(dag, 3), seed=3)
 
 
@@ -43,6 +49,7 @@ def random_case(doc, seed):
     return graph, random_plan(exact.build_dag(graph), seed)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_networks_and_plans(doc, seed):
@@ -51,6 +58,7 @@ def test_random_networks_and_plans(doc, seed):
         check_c(graph, plan, seed=seed)
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_sanitizers_on_random_networks_and_plans(doc, seed):
@@ -60,7 +68,9 @@ def test_sanitizers_on_random_networks_and_plans(doc, seed):
         check_c(graph, plan, target="host-sanitize", seed=seed)
 
 
+@pytest.mark.slow
 def test_verify_command_reports_spec_fields(capsys):
+    require_target("host")
     code = main(["verify", "mcunet-vww5", "--max-overhead", "1.2", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["bit_exact"] is True and doc["max_abs_diff"] == 0
@@ -69,6 +79,7 @@ def test_verify_command_reports_spec_fields(capsys):
 
 
 def test_compile_writes_a_self_contained_project(tmp_path, capsys):
+    require_target("host")  # compile checks the target's tools
     assert main(["compile", "mcunet-vww-res", "--max-overhead", "1.3", "-o", str(tmp_path / "out")]) == 0
     names = {p.name for p in (tmp_path / "out").iterdir()}
     assert {"model.h", "model.c", "weights.c", "weights.h", "main.c", "Makefile", "kernels"} <= names
@@ -87,3 +98,34 @@ def test_golden_snapshot_of_emitted_c():
     from update_golden import render
     for name, text in render().items():
         assert (GOLDEN / name).read_text() == text, f"{name} changed: run scripts/update_golden.py and review"
+
+
+@pytest.mark.slow
+def test_makefile_builds_its_kernels_or_links_a_prebuilt_library(tmp_path):
+    """A plain `make` compiles kernels/ itself; `make KERNEL_LIB=...` links an archive from
+    `make libmsfcnn_kernels.a` instead (the tests build every network that way), and the two
+    programs compute the same output."""
+    require_target("host")
+    own, shared = tmp_path / "own", tmp_path / "shared"
+    for folder in (own, shared):
+        assert main(["compile", "mcunet-vww5", "--max-overhead", "1.2", "-o", str(folder)]) == 0
+
+    def make(folder, *arguments):
+        done = subprocess.run(["make", "-s", "-C", str(folder), *arguments], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    make(own)
+    kernels = sorted(p.stem for p in (own / "kernels").glob("*.c"))
+    assert kernels and sorted(p.stem for p in (own / "kernels").glob("*.o")) == kernels
+    make(own, "libmsfcnn_kernels.a")
+    make(shared, f"KERNEL_LIB={own / 'libmsfcnn_kernels.a'}")
+    assert not list((shared / "kernels").glob("*.o"))
+    graph = cache.model("mcunet-vww5", weights=True)
+    (tmp_path / "input.bin").write_bytes(random_input(graph, 0).tobytes())
+    outputs = []
+    for folder in (own, shared):
+        done = subprocess.run([str(folder / "msfcnn_main"), str(tmp_path / "input.bin"), str(folder / "out.bin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        outputs.append((folder / "out.bin").read_bytes())
+    assert len(outputs[0]) == graph.elements(graph.output) and outputs[0] == outputs[1]

@@ -6,25 +6,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import cache
 from support.paths import FIXTURES
 from support.fused_cases import networks, random_plan
+from support.marks import slow_fixtures
 from msfcnn.cost import exact
-from msfcnn.executor import run_unfused
-from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
-from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
 from msfcnn.errors import UserError
 from msfcnn.schedule import schedule_plan
-from msfcnn.tensors import random_input
 
 
 def check_plan(graph, blocks, seed=0):
     schedule = schedule_plan(graph, blocks)
-    x = random_input(graph, seed)
-    run = run_fused(schedule, x)
-    expected = run_unfused(graph, x)
+    run = cache.fused_run(graph, blocks, seed)
+    expected = cache.unfused_output(graph, seed)
     if graph.dtype == "int8":
         assert np.array_equal(run.output, expected), "fused result differs from the unfused network"
     else:
@@ -41,6 +39,7 @@ def check_plan(graph, blocks, seed=0):
     assert schedule.arena_bytes == max(b.ram_bytes for b in blocks)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_networks_and_random_plans(doc, seed):
@@ -53,10 +52,11 @@ def test_random_networks_and_random_plans(doc, seed):
     check_plan(graph, list(solvers.min_peak_ram(dag).blocks), seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(builtin_names()))
 def test_builtin_models_least_ram_and_random_plans(name):
-    graph = load_model(name, weights=True)
-    dag = exact.build_dag(graph)
+    graph = cache.model(name, weights=True)
+    dag = cache.dag(graph)
     check_plan(graph, list(solvers.min_peak_ram(dag).blocks))
     for seed in range(2):
         check_plan(graph, random_plan(dag, seed), seed)
@@ -66,9 +66,9 @@ FIXTURE_MODELS = sorted(p for p in (FIXTURES / "models").glob("*") if p.suffix i
                         and not p.name.startswith("unsupported_"))
 
 
-@pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS), ids=lambda p: p.name)
 def test_fixture_models(path):
-    graph = load_model(str(path))
-    dag = exact.build_dag(graph)
+    graph = cache.model(str(path))
+    dag = cache.dag(graph)
     check_plan(graph, list(solvers.min_peak_ram(dag).blocks))
     check_plan(graph, random_plan(dag, 1), 1)

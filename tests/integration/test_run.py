@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from support.paths import FIXTURES
 from support.litert_oracle import run_tflite
@@ -17,6 +18,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_run_tflite_matches_interpreter(tmp_path, capsys):
     x = np.random.default_rng(7).integers(-128, 128, size=(144, 144, 3), dtype=np.int8)  # no batch dim
     np.save(tmp_path / "x.npy", x)
@@ -30,6 +32,7 @@ def test_run_tflite_matches_interpreter(tmp_path, capsys):
     assert y.dtype == np.int8 and np.array_equal(y, expected.reshape(y.shape))
 
 
+@pytest.mark.slow
 def test_run_builtin_with_random_input_is_deterministic(capsys):
     outputs = []
     for _ in range(2):
@@ -41,12 +44,14 @@ def test_run_builtin_with_random_input_is_deterministic(capsys):
     assert outputs[0]["measured_peak_ram_bytes"] == outputs[0]["predicted_peak_ram_bytes"] == outputs[0]["plan"]["peak_ram_bytes"]
 
 
+@pytest.mark.slow
 def test_run_rejects_wrong_input_shape(tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.zeros((1, 96, 96, 3), np.int8))
     code, out, err = run(capsys, "run", MBV2, "--input", str(tmp_path / "x.npy"))
     assert code == 2 and out == "" and "does not match the model's [1, 144, 144, 3]" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_run_with_saved_plan(tmp_path, capsys):
     plan = tmp_path / "plan.json"
     assert run(capsys, "plan", "mbv2-w0.35", "-o", str(plan))[0] == 0

@@ -1,22 +1,52 @@
 """Build and run generated C for a plan, and compare it with the fused numpy executor."""
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
 import numpy as np
 
 from msfcnn import pipeline
+from msfcnn.codegen import build
 from msfcnn.plan import Plan
 from msfcnn.schedule import schedule_plan
-from msfcnn.targets import get_target
+from msfcnn.targets import Target
 from msfcnn.tensors import random_input
+from support.toolchains import require_target
+
+# The kernels are the same for every network: each target's are compiled once per test session
+# (per xdist worker), with the target's compiler and flags through the generated Makefile's own
+# rule, and linked into every network built for that target.
+_libraries: dict[str, Path] = {}
+_library_folder: Path | None = None
+
+
+def kernel_library(graph, schedule, plan, target: Target) -> Path:
+    """The session's kernel archive for `target`, built from this network's project the first time."""
+    global _library_folder
+    if target.name not in _libraries:
+        if _library_folder is None:
+            _library_folder = Path(tempfile.mkdtemp(prefix="msfcnn-test-kernels-"))
+            atexit.register(shutil.rmtree, _library_folder, ignore_errors=True)
+        project = _library_folder / target.name
+        pipeline.write_c(project, graph, schedule, plan, target)
+        library = _library_folder / f"{target.name}-{build.KERNEL_LIBRARY}"
+        shutil.copyfile(build.build_kernel_library(project, target), library)
+        _libraries[target.name] = library
+    return _libraries[target.name]
 
 
 def check_c(graph, blocks, target="host", seed=0, count_io=False):
-    """Generate, build and run; assert int8 bit-exactness (float within 1e-4) and that the
-    arena in the object file is the predicted peak (with the network input and output in it
-    when `count_io`). Returns the arena size."""
+    """Generate, build and run (`pipeline.verify`); assert int8 bit-exactness (float within
+    1e-4) and that the arena in the object file is the predicted peak (with the network input and
+    output in it when `count_io`). Returns the arena size. Skips (or fails, see support.toolchains)
+    when the target's tools are not installed."""
+    tgt = require_target(target)
     schedule = schedule_plan(graph, list(blocks), count_io)
     plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks), io_counted=count_io)
-    tgt = get_target(target)
-    check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), tgt)
+    library = kernel_library(graph, schedule, plan, tgt)
+    check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), tgt, kernel_lib=library)
     if graph.dtype == "int8":
         assert check.bit_exact, f"C differs from numpy on {int((check.output != check.expected).sum())} values"
     else:

@@ -9,17 +9,19 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from support import cache
 from support.c_build import check_c
 from support.fused_cases import networks, random_plan
 from msfcnn import targets
 from msfcnn.cli import main
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
-from msfcnn.frontends import builtin_names, load_model
+from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
 from msfcnn.fusion import solvers
 from support.paths import FIXTURE_MODELS
+from support.toolchains import require_target
 
 MICROCONTROLLERS = ("cortex-m4", "cortex-m7")
 FITS_FE310 = ("mcunet-vww-res", "mcunet-vww5", "mobilenetv2-0.35")  # least-RAM arena + output < 16 KiB
@@ -28,16 +30,16 @@ FITS_FE310 = ("mcunet-vww-res", "mcunet-vww5", "mobilenetv2-0.35")  # least-RAM 
 @pytest.mark.parametrize("target", MICROCONTROLLERS)
 @pytest.mark.parametrize("name", sorted(builtin_names()))
 def test_builtin_models_least_ram_plans(name, target):
-    graph = load_model(name, weights=True)
-    check_c(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks, target=target)
+    graph = cache.model(name, weights=True)
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, target=target)
 
 
 @pytest.mark.parametrize("path", FIXTURE_MODELS, ids=lambda p: p.name)
 def test_fixture_models_random_plans(path):
     """Every TFLite / ONNX fixture, on one of the two cores (alternating)."""
-    graph = load_model(str(path))
+    graph = cache.model(str(path))
     target = MICROCONTROLLERS[FIXTURE_MODELS.index(path) % 2]
-    check_c(graph, random_plan(exact.build_dag(graph), 5), target=target, seed=5)
+    check_c(graph, random_plan(cache.dag(graph), 5), target=target, seed=5)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -54,12 +56,13 @@ def test_random_networks_and_plans(doc, seed):
 def test_builtin_models_on_the_16_kib_fe310(name):
     """The least-RAM plans of these networks, MobileNetV2-0.35 at 144x144 with its 1000-class
     head included, run in the FE310's 16 KiB (input and weights in flash)."""
-    graph = load_model(name, weights=True)
-    assert check_c(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks, target="fe310") > 11000
+    graph = cache.model(name, weights=True)
+    assert check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, target="fe310") > 11000
 
 
 @pytest.mark.parametrize("name", sorted(set(builtin_names()) - set(FITS_FE310)))
 def test_plans_too_big_for_the_fe310_are_one_clear_line(name, capsys):
+    require_target("fe310")
     assert main(["verify", name, "--target", "fe310"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not fit in the 16384 B of RAM of fe310" in err
@@ -79,6 +82,7 @@ def test_random_networks_least_ram_plans_on_the_fe310(doc, seed):
 
 @pytest.mark.parametrize("target, machine", [("cortex-m4", 40), ("fe310", 243)])  # EM_ARM, EM_RISCV
 def test_compiled_makefile_builds_for_the_target(target, machine, tmp_path):
+    require_target(target)
     out = tmp_path / target
     assert main(["compile", "mcunet-vww5", "--target", target, "-o", str(out)]) == 0
     done = subprocess.run(["make", "-s", "-C", str(out)], capture_output=True, text=True)

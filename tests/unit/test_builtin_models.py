@@ -51,6 +51,7 @@ def test_random_weights_are_deterministic_and_complete():
     assert conv.consts["bias"].dtype == np.int32 and conv.consts["weight_scales"].shape == (16,)
 
 
+@pytest.mark.slow
 def test_every_builtin_plans(capsys):
     from msfcnn.cli import main
     for name in builtin_names():

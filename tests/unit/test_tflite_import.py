@@ -411,6 +411,7 @@ def _on_alarm(signum, frame):
 FUZZ_ITERATIONS = 8000
 
 
+@pytest.mark.slow
 def test_fuzz_mutated_files_give_a_graph_or_a_user_error():
     """Seeded random damage to the fixtures: load either returns a Graph or raises a one-line
     UserError; anything else (another exception, more than 2 s for one file) fails."""

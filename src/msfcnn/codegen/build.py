@@ -34,10 +34,29 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
     return sorted(files)
 
 
-def build(folder: Path, target: Target) -> Path:
-    """Compile with the target's compiler and flags; returns the harness program."""
-    result = subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}",
-                             f"LDFLAGS={target.ldflags}"], capture_output=True, text=True)
+KERNEL_LIBRARY = "libmsfcnn_kernels.a"
+
+
+def _make(folder: Path, target: Target, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}",
+                           f"LDFLAGS={target.ldflags}", *arguments], capture_output=True, text=True)
+
+
+def build_kernel_library(folder: Path, target: Target) -> Path:
+    """Compile a written project's kernels/ into an archive, with the target's compiler and flags
+    exactly as `build` compiles them, for `build(..., kernel_lib=...)` of other networks for the
+    same target (the kernels do not depend on the network)."""
+    result = _make(folder, target, KERNEL_LIBRARY)
+    if result.returncode != 0:
+        raise RuntimeError(f"the kernels did not build:\n{result.stdout}{result.stderr}")
+    return folder / KERNEL_LIBRARY
+
+
+def build(folder: Path, target: Target, kernel_lib: Path | None = None) -> Path:
+    """Compile with the target's compiler and flags; returns the harness program. With
+    `kernel_lib` (from `build_kernel_library` for the same target) the kernels are linked from
+    it instead of being compiled again."""
+    result = _make(folder, target, *([f"KERNEL_LIB={Path(kernel_lib).resolve()}"] if kernel_lib else []))
     if result.returncode != 0:
         overflow = re.search(r"region .?ram.? overflowed by (\d+) bytes", result.stdout + result.stderr)
         if overflow and target.ram_bytes:
@@ -54,13 +73,13 @@ class HarnessRun:
     stack_bytes: int | None  # stack the network used, where the harness measures it (embedded)
 
 
-def run(program: Path, target: Target, graph: Graph, x: np.ndarray) -> HarnessRun:
-    """Run the harness on one input tensor of `graph` (H, W, C order)."""
+def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: Path | None = None) -> HarnessRun:
+    """Run the harness on one input tensor of `graph` (H, W, C order); `kernel_lib` as for `build`."""
     folder = program.parent.resolve()
-    dtype = np.float32 if graph.dtype == "float32" else np.int8
+    dtype = graph.element.numpy
     if target.embedded_harness:  # the input is compiled in: write it, and build again
         write_atomic(folder / "input.c", harness_input(graph, x))
-        build(folder, target)
+        build(folder, target, kernel_lib)
     else:
         (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
     (folder / "output.bin").unlink(missing_ok=True)
