@@ -19,7 +19,7 @@ from . import executor
 from . import numerics as nx
 from .ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
 from .schedule import LoweredBlock, Schedule
-from .schedule.lowered import Patches, Stream, Whole
+from .schedule.lowered import Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
 
 SENTINELS = (0x5A, 0xA5)
@@ -119,6 +119,20 @@ class _BlockRunner:
         out = node.op.reference([self.tensor(t) for t in node.inputs], self.graph.kernel_context(block.first))
         self.macs += self.graph.macs(block.first)
         self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
+
+
+    def channels(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
+        """An op over its own input, channel by channel through the plane (in the arena, so a
+        channel overwritten too early would show in the result)."""
+        t = block.first
+        node = self.graph.nodes[t]
+        x, out = self.tensor(node.inputs[0]), self.tensor(t)
+        plane = self.view(scratch[block.loops.plane.name], block.loops.plane.shape, self.dtype)
+        ctx = self.graph.kernel_context(t)
+        for c in range(node.shape[2]):
+            plane[...] = node.op.reference([x[..., c:c + 1]], node.op.channel(ctx, c))[..., 0]
+            out[..., c] = plane
+        self.macs += self.graph.macs(t)
 
 
 class _Stream:
@@ -276,4 +290,4 @@ class _Patches(_Stream):
 
 
 # How each kind of loop nest is walked (schedule.lowered): the executor never asks a scheme's name.
-WALKERS = {Whole: _BlockRunner.whole, Stream: _Stream.walk, Patches: _Patches.walk}
+WALKERS = {Whole: _BlockRunner.whole, Stream: _Stream.walk, Patches: _Patches.walk, Channels: _BlockRunner.channels}

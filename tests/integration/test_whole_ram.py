@@ -44,6 +44,27 @@ def test_a_1x1_conv_over_its_own_input_needs_one_row_more_than_the_larger_map(k,
     assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == live.block_ram(block)
 
 
+@pytest.mark.parametrize("stride, padding", [(1, "same"), (2, "same"), (2, "valid")])
+def test_an_in_place_depthwise_needs_its_input_and_one_channel_plane(stride, padding):
+    h, w, c = 9, 7, 6
+    graph = with_random_weights(graph_from_layer_list({"name": "dw", "input": [h, w, c], "layers": [
+        {"op": "conv2d", "filters": c, "kernel": 1, "stride": 1, "padding": 0},
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": stride, "padding": padding, "act": "relu6"},
+        {"op": "global_avg_pool"}]}))
+    out_h, out_w, _ = graph.shape_of(1)
+    live = Liveness(graph)
+    block = lower_block(graph, live, 1, 1, "inplace")
+    assert live.block_ram(block) == h * w * c + out_h * out_w  # not input + output
+    plan = [Block(b.first, b.last, b.scheme, live.block_ram(b), b.macs, 1, b)
+            for b in (lower_block(graph, live, 0, 0, "single"), block, lower_block(graph, live, 2, 2, "single"))]
+    x = random_input(graph, 2)
+    run = pipeline.run(schedule_plan(graph, plan), x)
+    assert np.array_equal(run.output, pipeline.run_reference(graph, x))
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == max(b.ram_bytes for b in plan)
+    check_c(graph, plan, seed=2)
+    check_c(graph, plan, target="host-sanitize", seed=2)
+
+
 def test_the_first_block_writes_its_output_into_the_image_buffer():
     graph = pipeline.load("mcunet-vww5", weights=True)
     plan = pipeline.planner(graph, count_io=True).p1(1.0)

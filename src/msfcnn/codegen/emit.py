@@ -21,7 +21,7 @@ from ..ir import NETWORK_INPUT, Graph
 from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule
-from ..schedule.lowered import Patches, Stream, Whole
+from ..schedule.lowered import Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
 
@@ -140,6 +140,15 @@ class _Emitter:
             body = [self.call(t, ins, "out", f"0, {h}, 0, {w}")]
         return {"title": self.title(block), "views": views, "body": body}
 
+    def channels(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
+        t = block.first
+        source = self.graph.nodes[t].inputs[0]
+        out_h, out_w, _ = self.graph.shape_of(t)
+        plane = f"ARENA({scratch[block.loops.plane.name]})"
+        views = [{"name": "in0", "init": self.full_view(source, offsets)}, {"name": "out", "init": self.full_view(t, offsets)}]
+        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, {out_h}, {out_w});"
+        return {"title": self.title(block), "views": views, "body": [call]}
+
     def externals(self, block: LoweredBlock, offsets) -> list[dict]:
         return [{"name": f"x{j}", "init": self.full_view(u, offsets)} for j, u in enumerate(block.reads)]
 
@@ -237,7 +246,7 @@ class _Emitter:
 
 
 # How each kind of loop nest becomes the values its template partial shows.
-BLOCK_DATA = {Whole: _Emitter.whole, Stream: _Emitter.stream, Patches: _Emitter.patches}
+BLOCK_DATA = {Whole: _Emitter.whole, Stream: _Emitter.stream, Patches: _Emitter.patches, Channels: _Emitter.channels}
 
 
 def _hwc(shape) -> tuple[int, int, int]:

@@ -31,7 +31,7 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDA
     cache: dict = {}
     for scheme in (registry.SCHEMES[name] for name in registry.check_fused(schemes)):
         for first in range(n):
-            for last in range(first + 1, n):
+            for last in range(first, n):  # one op too, for the schemes that take one
                 for rows in scheme.rows_options(graph, first, last):
                     lowered = scheme.lower(graph, live, first, last, rows, cache)
                     if lowered is None:

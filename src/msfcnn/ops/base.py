@@ -180,6 +180,11 @@ class Op:
         win = self.window
         return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
+    def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
+        """True when output channel c reads only input channel c, so the op can run channel by
+        channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""
+        return False
+
     def output_shape(self, inputs: list[Shape]) -> Shape:
         raise NotImplementedError
 

@@ -59,6 +59,17 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
         return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
                                          nx.activation_range(self.activation, out_q), ROUNDING)
 
+    # The C in-place variant keeps one channel's taps on the stack (depthwise_inplace.c).
+    MAX_IN_PLACE_TAPS = 64
+
+    def in_place_channels(self, ctx=None) -> bool:
+        return self.depth_multiplier == 1 and self.win.kernel[0] * self.win.kernel[1] <= self.MAX_IN_PLACE_TAPS
+
+    def channel(self, ctx: KernelContext, c: int) -> KernelContext:
+        """The context of channel c alone (multiplier 1): its taps, bias and weight scale."""
+        consts = {role: (v[..., c:c + 1] if np.ndim(v) and np.shape(v)[-1] > 1 else v) for role, v in ctx.consts.items()}
+        return KernelContext(consts, ctx.input_quant, ctx.output_quant)
+
     def multipliers(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """Per-output-channel (multiplier, shift) of the int8 requantisation."""
         channels = ctx.consts["weights"].shape[-1]

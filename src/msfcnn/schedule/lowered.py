@@ -9,7 +9,8 @@ shapes, so the executor allocates exactly them), the MACs it performs and its lo
   lives in a ring of the positions its readers still need, each op computes a position when a
   reader pulls it (`pulls`), and a tail may accumulate the streamed map into a vector.
 - `Patches`: output tiles, each computed from scratch through the block into per-tensor tile
-  buffers.
+  buffers;
+- `Channels`: one op over its own input, channel by channel through a plane buffer.
 
 The tables a walker needs (bands, per-band spans) are computed on first use and kept, so the cost
 model can lower thousands of candidate blocks cheaply and the chosen ones are not lowered again.
@@ -125,7 +126,15 @@ class Patches:
         return self._spans(1)
 
 
-Loops = Whole | Stream | Patches
+@dataclass(frozen=True)
+class Channels:
+    """One op written over its own input a channel at a time: each output channel is computed
+    into the `plane` scratch buffer, then copied over the input channel it read."""
+
+    plane: Scratch
+
+
+Loops = Whole | Stream | Patches | Channels
 
 
 @dataclass(frozen=True)
@@ -153,11 +162,11 @@ class LoweredBlock:
     @property
     def stream_end(self) -> int | None:
         """The last op computed position by position (a tail may follow it), or None."""
-        return None if isinstance(self.loops, Whole) else self.loops.end
+        return getattr(self.loops, "end", None)
 
     @property
     def tail(self) -> Tail | None:
-        return None if isinstance(self.loops, Whole) else self.loops.tail
+        return getattr(self.loops, "tail", None)
 
     @property
     def scratch_bytes(self) -> int:

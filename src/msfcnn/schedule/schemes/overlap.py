@@ -32,7 +32,7 @@ class Overlap(Scheme):
 
     def lower(self, graph, live, first, last, rows, cache):
         source = first - 1
-        if graph.nodes[first].inputs[:1] != (source,) or not _on_top(graph, source):
+        if graph.nodes[first].inputs[:1] != (source,) or not on_top(graph, source):
             return None
         if not (live.in_arena(source) and live.in_arena(last) and live.last_use[source] <= last):
             return None
@@ -52,7 +52,7 @@ class Overlap(Scheme):
                 f"(tensor {source}) and only overwrites input rows no longer read.")
 
 
-def _on_top(graph, source: int) -> bool:
+def on_top(graph, source: int) -> bool:
     """The tensor is certainly pushed on top of its end when made: the network input, or the
     output of an op that never writes over its input."""
     if source == NETWORK_INPUT:
