@@ -59,7 +59,8 @@ def test_each_kernel_file_compiles_strict_c99(source, c_dir):
 
 
 def test_kernels_use_no_libc_beyond_the_allowed_headers():
-    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", '"msfcnn_kernels.h"'}
+    # <arm_acle.h>: the compiler's own header of Arm intrinsics (no library), for the DSP loops
+    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", "<arm_acle.h>", '"msfcnn_kernels.h"'}
     for source in [*kernel_sources(), kernel_sources()[0].parent / "msfcnn_kernels.h"]:
         for line in source.read_text().splitlines():
             if line.startswith("#include"):
@@ -429,6 +430,7 @@ def test_output_stage_block_matches_numerics(mode, lib, c_dir):
     rng = np.random.default_rng(17)
     x, mult, shift = multiply_inputs(rng)
     x, mult, shift = x[10:], mult[10:], shift[10:]  # no negative multipliers: never produced
+    x[:20], shift[:20] = np.where(np.arange(20) % 2, (1 << 31) - 1, -(1 << 31)), -np.arange(1, 21)  # int32's ends
     if mode == nx.SINGLE:
         shift = np.minimum(shift, 30)  # TFLITE_SINGLE_ROUNDING needs 31 - shift >= 1
     n = x.size
@@ -446,11 +448,27 @@ def test_output_stage_block_matches_numerics(mode, lib, c_dir):
         msf_requantize_block_s8({xs} + i, 1, {ms} + i, {rs} + i, {C_ROUNDING[mode]}, {zs}[i], {los}[i], {his}[i],
                                 {out} + i);
     }} }}""")
-    slot = d.dump(out, np.int8, n)
-    got = d.run(c_dir, lib, tag=f"output_stage_{mode}")[slot]
+    # the fast form, on the values it is for (a right shift: RUY and DOUBLE), which the window
+    # kernels choose once per call when every channel has one
+    fast = d.zeros("fast", np.int8, n)
+    if mode != nx.SINGLE:
+        d.body.append(f"""    {{ int32_t i; for (i = 0; i < {n}; ++i) {{
+        if ({rs}[i] >= 1 && msf_output_stage_is_fast({C_ROUNDING[mode]}, {rs} + i, 1)) {{
+            msf_requantize_block_fast_s8({xs} + i, 1, {ms} + i, {rs} + i, {C_ROUNDING[mode]}, {zs}[i], {los}[i],
+                                         {his}[i], {fast} + i);
+        }} else {{
+            {fast}[i] = {out}[i];
+        }}
+    }} }}""")
+    slot, fast_slot = d.dump(out, np.int8, n), d.dump(fast, np.int8, n)
+    results = d.run(c_dir, lib, tag=f"output_stage_{mode}")
+    got = results[slot]
     want = np.clip(nx.multiply_by_quantized_multiplier(x, mult, shift, mode) + zero_point, lo, hi)
     np.testing.assert_array_equal(got, want)
     assert (want == lo).any() and (want == hi).any() and ((want > lo) & (want < hi)).sum() > n // 10
+    if mode != nx.SINGLE:
+        np.testing.assert_array_equal(results[fast_slot], want)
+        assert (consts["right"] >= 1).sum() > n // 2  # most values took the fast form
 
 
 def test_edge_quantize_dequantize_match_numerics(lib, c_dir):
