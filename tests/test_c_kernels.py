@@ -29,6 +29,7 @@ from msfcnn.ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAv
 from msfcnn.ops.activation import Activation  # noqa: E402
 from msfcnn.ops.base import C_ROUNDING, c_float  # noqa: E402
 from msfcnn.ops.conv2d import output_stage_consts  # noqa: E402
+from msfcnn.targets import get_target  # noqa: E402
 
 ACTIVATIONS = (None, "relu", "relu6")
 
@@ -139,9 +140,16 @@ def near(rng, shape, zero_point, spread=10):
     return np.clip(zero_point + rng.integers(-spread, spread + 1, shape), -128, 127).astype(np.int8)
 
 
-def conv_config(rng, is_float):
-    win, (h, w) = rand_window(rng)
+def conv_config(rng, is_float, wide=False):
+    """wide: the channel counts of real layers (in_c up to 200, out_c up to 40), half of them 1x1,
+    for the Arm DSP loops' word, pair, chunk and block boundaries."""
+    win, (h, w) = rand_window(rng, max_k=3 if wide else 7)
     cin, cout = (int(v) for v in rng.integers(1, 9, 2))
+    if wide:
+        cin, cout = int(rng.integers(1, 201)), int(rng.integers(1, 41))
+        if rng.random() < 0.5:
+            win, (h, w) = Window((1, 1), tuple(int(v) for v in rng.integers(1, 3, 2)), (0, 0, 0, 0)), \
+                tuple(int(v) for v in rng.integers(1, 8, 2))
     op = Conv2D(cout, win, rand_activation(rng))
     ties = wants_ties(rng, is_float)
     in_q = None if is_float else rand_quant(rng, ties=ties)
@@ -151,9 +159,11 @@ def conv_config(rng, is_float):
     return op, KernelContext(consts, (in_q,), out_q), [x]
 
 
-def depthwise_config(rng, is_float):
+def depthwise_config(rng, is_float, wide=False):
     win, (h, w) = rand_window(rng)
     cin, mult = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    if wide:  # channels in blocks and words, the multiplier mostly 1 (the DSP loop's case)
+        cin, mult = int(rng.integers(1, 41)), 1 if rng.random() < 0.8 else 2
     op = DepthwiseConv2D(win, mult, rand_activation(rng))
     ties = wants_ties(rng, is_float)
     in_q = None if is_float else rand_quant(rng, ties=ties)
@@ -374,6 +384,38 @@ def test_channel_block_size_does_not_change_results(block, c_dir):
             add_random_cases(cases, kind, is_float, n=8, seed=700 + KINDS.index(kind), layout_runs=2)
         results = cases.results(c_dir, lib, tag=f"block{block}_{is_float}")
         assert_close(results) if is_float else assert_bit_exact(results)
+
+
+# ---- the Arm DSP-extension loops, run on the Cortex-M4 under QEMU --------------------------------
+
+@pytest.fixture(scope="session")
+def m4():
+    return get_target("cortex-m4")
+
+
+def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
+    objects = build_library(c_dir, target=m4)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(objects / "conv2d.o"), str(objects / "depthwise_conv2d.o")],
+                             capture_output=True, text=True, check=True).stdout
+    assert "smlad" in listing and "sxtb16" in listing and "smlabb" in listing
+
+
+@pytest.mark.parametrize("defines", [(), ("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6")], ids=["default", "small"])
+@pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d"])
+def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
+    """The same random cases as on the host, plus layers of real width, through every layout: the
+    Cortex-M4 build runs the DSP loops (word loads, SXTB16 / SMLAD, the pointwise pairs and their
+    chunks), which must give the numpy kernels' bytes. Small chunks and blocks put more of their
+    boundaries inside the cases."""
+    lib = build_library(c_dir, defines=defines, target=m4)
+    config = SPATIAL[kind]
+    cases = Cases(seed=11)
+    rng = np.random.default_rng(900 + KINDS.index(kind) + len(defines))
+    for i in range(40):
+        wide = i % 3 != 0
+        op, ctx, inputs = config(rng, False, wide=wide)
+        cases.spatial(op, ctx, inputs, f"{kind} #{i} {'wide ' if wide else ''}{op}", n_layout_runs=2)
+    assert_bit_exact(cases.results(c_dir, lib, tag=f"dsp_{kind}_{len(defines)}", target=m4))
 
 
 # ---- the shared numerics ---------------------------------------------------------------------

@@ -132,6 +132,14 @@ static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
     return __sxtab16(a, (int8x4_t)((v >> 8) | (v << 24)));
 }
 #endif
+
+/* A loop kept out of its caller, so that the register allocator gives it the whole register file
+   (the caller's own values are then spilled once, not shuffled around every iteration). */
+#if defined(__GNUC__)
+#define MSF_NOINLINE __attribute__((noinline))
+#else
+#define MSF_NOINLINE
+#endif
 #endif /* MSF_ARM_DSP */
 
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
@@ -497,6 +505,28 @@ static inline void msf_requantize_block_fast_s8(const int32_t *acc, int32_t n, c
             const int32_t v = msf_asr32(high, right[k] - 1) + zero_point;
             dst[k] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
         }
+    }
+}
+
+/* msf_requantize_block_fast_s8 for two pixels' accumulators of the same n channels, acc and
+   acc2 into dst and dst2: each channel's multiplier, shift and rounding constant read once. */
+static inline void msf_requantize_pair_fast_s8(const int32_t *acc, const int32_t *acc2, int32_t n,
+                                               const int64_t *multiplier, const int32_t *right, int32_t rounding,
+                                               int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2)
+{
+    int32_t k;
+    if (rounding == MSF_ROUND_RUY) {
+        for (k = 0; k < n; ++k) {
+            const int32_t mult = (int32_t)multiplier[k], shift = right[k] - 1;
+            const int64_t c = msf_output_rounding[right[k]];
+            const int32_t v = msf_asr32((int32_t)asr64((int64_t)acc[k] * mult + c, 32), shift) + zero_point;
+            const int32_t v2 = msf_asr32((int32_t)asr64((int64_t)acc2[k] * mult + c, 32), shift) + zero_point;
+            dst[k] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+            dst2[k] = (int8_t)(v2 < lo ? lo : v2 > hi ? hi : v2);
+        }
+    } else {
+        msf_requantize_block_fast_s8(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst);
+        msf_requantize_block_fast_s8(acc2, n, multiplier, right, rounding, zero_point, lo, hi, dst2);
     }
 }
 
