@@ -26,16 +26,17 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
 #if defined(MSF_ARM_DSP)
     /* Multiplier 1, four channels at a time: per tap one word of four inputs and one of four
        weights, split into 16-bit lanes (inputs offset on the way, SXTAB16) and multiplied lane by
-       lane into four accumulators (SMLABB / SMLATT): 14 instructions for four multiply-
-       accumulates, tap addressing and loop included, in registers (eight channels would spill). */
+       lane into four accumulators (SMLABB / SMLATT): 14 instructions a tap for four multiply-
+       accumulates, tap addressing and loop included, all in registers (eight channels, or two
+       taps an iteration, would spill). */
     if (m == 1) {
         const int16x2_t offset2 = msf_dup16(offset);
-        const int8_t *const *const src = taps->src;
-        const int32_t *const weight = taps->weight;
-        const int32_t count = taps->count;
+        const int8_t *const *const src_end = taps->src + taps->count;
         for (; k + 4 <= n; k += 4) {
             const int32_t ch = oc0 + k;
             const int8_t *const wk = w + k;
+            const int8_t *const *src = taps->src;
+            const int32_t *weight = taps->weight;
             int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             if (start != NULL) {
                 s0 = start[k];
@@ -43,8 +44,8 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
                 s2 = start[k + 2];
                 s3 = start[k + 3];
             }
-            for (t = 0; t < count; ++t) {
-                const uint32_t xv = msf_read_s8x4(src[t] + ch), wv = msf_read_s8x4(wk + weight[t]);
+            for (; src != src_end; ++src, ++weight) {
+                const uint32_t xv = msf_read_s8x4(*src + ch), wv = msf_read_s8x4(wk + *weight);
                 const int16x2_t xa = __sxtab16(offset2, (int8x4_t)xv), xb = msf_sxtab16_odd(offset2, xv);
                 const int16x2_t wa = __sxtb16((int8x4_t)wv), wb = msf_sxtb16_odd(wv);
                 s0 = __smlabb(xa, wa, s0);
