@@ -474,6 +474,23 @@ static inline int msf_output_stage_is_fast(int32_t rounding, const int32_t *righ
     return 1;
 }
 
+/* v clamped to [lo, hi] as int8; full: [lo, hi] is the whole of int8 (no activation, or one that
+   the output's quantisation already confines), a single SSAT on Arm's DSP extension. Callers pass
+   full as a constant, so that each case compiles to its own loop. */
+static inline int8_t msf_clamp_output(int32_t v, int32_t lo, int32_t hi, const int full)
+{
+#if defined(MSF_ARM_DSP) && defined(__ARM_FEATURE_SAT)
+    if (full) {
+        return (int8_t)__ssat(v, 8);
+    }
+#endif
+    if (full) {
+        lo = -128;
+        hi = 127;
+    }
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
 /* msf_requantize_block_s8 for channels that all shift right (right[k] >= 1, the usual case: an
    output scale below the accumulator's), in 32-bit arithmetic but for one 32 x 32 -> 64-bit
    multiply-accumulate. With a right shift there is no left one, so multiplier[k] = mult < 2^31
@@ -485,26 +502,50 @@ static inline int msf_output_stage_is_fast(int32_t rounding, const int32_t *righ
    (-2^31, 2^31) by a margin for every int32 accumulator, so adding the zero point and clamping
    stay in 32 bits. gemmlowp's constant (one 2^31 less when p < -2^30) is chosen by the sign of acc
    instead of p: for -2^30 <= p < 0 both constants give 0 when right >= 1. */
-static inline void msf_requantize_block_fast_s8(const int32_t *acc, int32_t n, const int64_t *multiplier,
-                                                const int32_t *right, int32_t rounding, int32_t zero_point,
-                                                int32_t lo, int32_t hi, int8_t *dst)
+static inline void msf_requantize_fast_loop(const int32_t *acc, int32_t n, const int64_t *multiplier,
+                                            const int32_t *right, int32_t rounding, int32_t zero_point, int32_t lo,
+                                            int32_t hi, int8_t *dst, const int full)
 {
     int32_t k;
     if (rounding == MSF_ROUND_RUY) {
         for (k = 0; k < n; ++k) {
             const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
             const int32_t high = (int32_t)asr64(p + msf_output_rounding[right[k]], 32);
-            const int32_t v = msf_asr32(high, right[k] - 1) + zero_point;
-            dst[k] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+            dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
         }
     } else {
         for (k = 0; k < n; ++k) {
             const int64_t *table = acc[k] < 0 ? msf_output_rounding_negative : msf_output_rounding;
             const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
             const int32_t high = (int32_t)asr64(p + table[right[k]], 32);
-            const int32_t v = msf_asr32(high, right[k] - 1) + zero_point;
-            dst[k] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+            dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
         }
+    }
+}
+
+static inline void msf_requantize_block_fast_s8(const int32_t *acc, int32_t n, const int64_t *multiplier,
+                                                const int32_t *right, int32_t rounding, int32_t zero_point,
+                                                int32_t lo, int32_t hi, int8_t *dst)
+{
+    if (lo == -128 && hi == 127) {
+        msf_requantize_fast_loop(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst, 1);
+    } else {
+        msf_requantize_fast_loop(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst, 0);
+    }
+}
+
+static inline void msf_requantize_pair_loop(const int32_t *acc, const int32_t *acc2, int32_t n,
+                                            const int64_t *multiplier, const int32_t *right, int32_t zero_point,
+                                            int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2, const int full)
+{
+    int32_t k;
+    for (k = 0; k < n; ++k) {
+        const int32_t mult = (int32_t)multiplier[k], shift = right[k] - 1;
+        const int64_t c = msf_output_rounding[right[k]];
+        const int32_t v = msf_asr32((int32_t)asr64((int64_t)acc[k] * mult + c, 32), shift) + zero_point;
+        const int32_t v2 = msf_asr32((int32_t)asr64((int64_t)acc2[k] * mult + c, 32), shift) + zero_point;
+        dst[k] = msf_clamp_output(v, lo, hi, full);
+        dst2[k] = msf_clamp_output(v2, lo, hi, full);
     }
 }
 
@@ -514,19 +555,13 @@ static inline void msf_requantize_pair_fast_s8(const int32_t *acc, const int32_t
                                                const int64_t *multiplier, const int32_t *right, int32_t rounding,
                                                int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2)
 {
-    int32_t k;
-    if (rounding == MSF_ROUND_RUY) {
-        for (k = 0; k < n; ++k) {
-            const int32_t mult = (int32_t)multiplier[k], shift = right[k] - 1;
-            const int64_t c = msf_output_rounding[right[k]];
-            const int32_t v = msf_asr32((int32_t)asr64((int64_t)acc[k] * mult + c, 32), shift) + zero_point;
-            const int32_t v2 = msf_asr32((int32_t)asr64((int64_t)acc2[k] * mult + c, 32), shift) + zero_point;
-            dst[k] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
-            dst2[k] = (int8_t)(v2 < lo ? lo : v2 > hi ? hi : v2);
-        }
-    } else {
+    if (rounding != MSF_ROUND_RUY) {
         msf_requantize_block_fast_s8(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst);
         msf_requantize_block_fast_s8(acc2, n, multiplier, right, rounding, zero_point, lo, hi, dst2);
+    } else if (lo == -128 && hi == 127) {
+        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 1);
+    } else {
+        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 0);
     }
 }
 
