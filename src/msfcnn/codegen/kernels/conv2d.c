@@ -7,102 +7,19 @@
  * the fused activation's clamp. Padding is the input zero point in TFLite, i.e. it contributes
  * nothing once the offset is added, so padded taps are skipped rather than read.
  *
- * Loops: output pixel; its window cut once into runs (window.c); block of output channels; four
- * output channels at a time, each input value loaded and offset once for four multiply-
- * accumulates in registers (on Arm's DSP extension, four input values a word); run; input values
- * of the run. Weights are (out_c, kh, kw, in_c).
+ * Portable loops: output pixel; its window cut once into runs (window.c); block of output
+ * channels; four output channels at a time, each input value loaded and offset once for four
+ * multiply-accumulates in registers; run; input values of the run. Weights are (out_c, kh, kw,
+ * in_c).
+ *
+ * On Arm's DSP extension (conv_pairs below): pairs of output pixels; block of output channels;
+ * chunk of the pixels' patches, extended to 16-bit lanes once; pairs of output channels; quads of
+ * the chunk, two multiply-accumulates an SMLAD. The odd last pixel of a region goes alone, four
+ * output channels at a time.
  */
 #include "msfcnn_kernels.h"
 
-#if defined(MSF_ARM_DSP)
-/* acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
-   output channels at a time, each word of four input values loaded once, offset and sign-extended
-   into two pairs of 16-bit lanes (SXTAB16) and shared by the four channels; per channel a word of
-   four weights, extended likewise (SXTB16), and two SMLADs: 16 multiply-accumulates in 23
-   instructions. Lanes hold at most |-128 - 127| = 255 (input plus offset) and 127 (weight); the
-   products and sums are the portable loop's, in the same int32 arithmetic. A run's last
-   length % 4 values take the scalar loop. */
-static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, const int32_t *start,
-                       int32_t *acc)
-{
-    const msf_conv2d_params *p = (const msf_conv2d_params *)params;
-    const int32_t patch = p->kh * p->kw * p->in_c;
-    const int32_t offset = p->input_offset;
-    const int16x2_t offset2 = msf_dup16(offset);
-    const int8_t *w = p->weights + (ptrdiff_t)oc0 * patch;
-    int32_t k, t;
-    for (k = 0; k + 4 <= n; k += 4, w += 4 * patch) {
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        if (start != NULL) {
-            s0 = start[k];
-            s1 = start[k + 1];
-            s2 = start[k + 2];
-            s3 = start[k + 3];
-        }
-        for (t = 0; t < runs->count; ++t) {
-            /* Channels 1 and 3 are read at w0 + patch and w2 + patch: two pointers fewer, which
-               keeps the loop in the core's 14 registers. */
-            const int8_t *x = runs->src[t];
-            const int8_t *w0 = w + runs->weight[t], *w2 = w0 + 2 * patch;
-            const int8_t *const end4 = x + (runs->length[t] & ~3);
-            int32_t rest;
-            while (x != end4) {
-                const uint32_t xv = msf_read_s8x4(x);
-                const int16x2_t xa = __sxtab16(offset2, (int8x4_t)xv), xb = msf_sxtab16_odd(offset2, xv);
-                uint32_t wv;
-                x += 4;
-                wv = msf_read_s8x4(w0 + patch);
-                s1 = __smlad(xa, __sxtb16((int8x4_t)wv), s1);
-                s1 = __smlad(xb, msf_sxtb16_odd(wv), s1);
-                wv = msf_read_s8x4(w0);
-                w0 += 4;
-                s0 = __smlad(xa, __sxtb16((int8x4_t)wv), s0);
-                s0 = __smlad(xb, msf_sxtb16_odd(wv), s0);
-                wv = msf_read_s8x4(w2 + patch);
-                s3 = __smlad(xa, __sxtb16((int8x4_t)wv), s3);
-                s3 = __smlad(xb, msf_sxtb16_odd(wv), s3);
-                wv = msf_read_s8x4(w2);
-                w2 += 4;
-                s2 = __smlad(xa, __sxtb16((int8x4_t)wv), s2);
-                s2 = __smlad(xb, msf_sxtb16_odd(wv), s2);
-            }
-            for (rest = runs->length[t] & 3; rest > 0; --rest) {  /* (the length read again: a register less in the loop) */
-                const int32_t v = (int32_t)*x++ + offset;
-                s0 += v * w0[0];
-                s1 += v * w0[patch];
-                s2 += v * w2[0];
-                s3 += v * w2[patch];
-                ++w0;
-                ++w2;
-            }
-        }
-        acc[k] = s0;
-        acc[k + 1] = s1;
-        acc[k + 2] = s2;
-        acc[k + 3] = s3;
-    }
-    for (; k < n; ++k, w += patch) {
-        int32_t sum = start != NULL ? start[k] : 0;
-        for (t = 0; t < runs->count; ++t) {
-            const int8_t *x = runs->src[t];
-            const int8_t *w0 = w + runs->weight[t];
-            const int8_t *const end = x + runs->length[t];
-            const int8_t *const end4 = x + (runs->length[t] & ~3);
-            while (x != end4) {
-                const uint32_t xv = msf_read_s8x4(x), wv = msf_read_s8x4(w0);
-                x += 4;
-                w0 += 4;
-                sum = __smlad(__sxtab16(offset2, (int8x4_t)xv), __sxtb16((int8x4_t)wv), sum);
-                sum = __smlad(msf_sxtab16_odd(offset2, xv), msf_sxtb16_odd(wv), sum);
-            }
-            while (x != end) {
-                sum += ((int32_t)*x++ + offset) * *w0++;
-            }
-        }
-        acc[k] = sum;
-    }
-}
-#else
+#if !defined(MSF_ARM_DSP)  /* (the DSP extension's loops are further down) */
 /* acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
    output channels at a time: each input value loaded and offset once for four multiply-accumulates
    in registers. */
@@ -303,6 +220,69 @@ static void pointwise_one_chunk(int32_t *sums, const uint32_t *lanes, int32_t qu
     sums[MSF_CHANNEL_BLOCK] = b0;
 }
 
+/* One pixel (a region's odd last one): sums[k] = start[k] + the chunk's products for output
+   channel k < n (start NULL: 0; start may be sums), from a's lanes only (lanes[4q], lanes[4q + 1]),
+   the partial quad included. Four output channels at a time: per quad the two lane words are
+   read once for four weight words, 16 multiply-accumulates in about 22 instructions. */
+static MSF_NOINLINE void single_chunk(int32_t *sums, const int32_t *start, int32_t n, const uint32_t *lanes,
+                                      int32_t quads, int32_t tail, const int8_t *w, int32_t patch)
+{
+    const int32_t cut = 8 * (4 - tail);
+    const uint32_t *const end = lanes + 4 * quads;
+    int32_t k = 0;
+    for (; k + 4 <= n; k += 4, w += 4 * patch) {
+        const uint32_t *l = lanes;
+        const int8_t *w0 = w, *w2 = w + 2 * patch;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        if (start != NULL) {
+            s0 = start[k];
+            s1 = start[k + 1];
+            s2 = start[k + 2];
+            s3 = start[k + 3];
+        }
+        for (; l != end; l += 4, w0 += 4, w2 += 4) {
+            const int16x2_t xa = (int16x2_t)l[0], xb = (int16x2_t)l[1];
+            uint32_t v = msf_read_s8x4(w0);
+            s0 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s0));
+            v = msf_read_s8x4(w0 + patch);
+            s1 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s1));
+            v = msf_read_s8x4(w2);
+            s2 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s2));
+            v = msf_read_s8x4(w2 + patch);
+            s3 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s3));
+        }
+        if (tail > 0) {
+            const int16x2_t xa = (int16x2_t)l[0], xb = (int16x2_t)l[1];
+            uint32_t v = msf_read_s8_tail(w0, tail, cut);
+            s0 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s0));
+            v = msf_read_s8_tail(w0 + patch, tail, cut);
+            s1 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s1));
+            v = msf_read_s8_tail(w2, tail, cut);
+            s2 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s2));
+            v = msf_read_s8_tail(w2 + patch, tail, cut);
+            s3 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s3));
+        }
+        sums[k] = s0;
+        sums[k + 1] = s1;
+        sums[k + 2] = s2;
+        sums[k + 3] = s3;
+    }
+    for (; k < n; ++k, w += patch) {
+        const uint32_t *l = lanes;
+        const int8_t *w0 = w;
+        int32_t s0 = start != NULL ? start[k] : 0;
+        for (; l != end; l += 4, w0 += 4) {
+            const uint32_t v = msf_read_s8x4(w0);
+            s0 = __smlad((int16x2_t)l[1], msf_sxtb16_odd(v), __smlad((int16x2_t)l[0], __sxtb16((int8x4_t)v), s0));
+        }
+        if (tail > 0) {
+            const uint32_t v = msf_read_s8_tail(w0, tail, cut);
+            s0 = __smlad((int16x2_t)l[1], msf_sxtb16_odd(v), __smlad((int16x2_t)l[0], __sxtb16((int8x4_t)v), s0));
+        }
+        sums[k] = s0;
+    }
+}
+
 /* Patch positions [pos, pos + len) of col, which holds the positions [ch0, ch0 + m): copied from
    src, or (src NULL) the zero point, which is 0 once offset; positions outside the chunk skipped. */
 static inline void put_patch(int8_t *col, int32_t ch0, int32_t m, int32_t pos, const int8_t *src, int32_t len,
@@ -415,9 +395,10 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
     const int fast = msf_output_stage_is_fast(p->rounding, p->right, out_c);
     const int32_t pixels = (r1 - r0) * (c1 - c0);
     int32_t i, r = r0, c = c0, oc0, ch0, k, q, t;
-    for (i = 0; i + 2 <= pixels; i += 2) {
-        int32_t ya, xa, yb, xb;
-        int8_t *da, *db;
+    for (i = 0; i < pixels; i += 2) {
+        const int two = i + 1 < pixels;  /* else the odd last pixel, alone */
+        int32_t ya, xa, yb = 0, xb = 0;
+        int8_t *da, *db = NULL;
         ya = r * p->stride_h - p->pad_top;
         xa = c * p->stride_w - p->pad_left;
         da = msf_at_s8(out, r, c, 0);
@@ -425,12 +406,14 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
             c = c0;
             ++r;
         }
-        yb = r * p->stride_h - p->pad_top;
-        xb = c * p->stride_w - p->pad_left;
-        db = msf_at_s8(out, r, c, 0);
-        if (++c == c1) {
-            c = c0;
-            ++r;
+        if (two) {
+            yb = r * p->stride_h - p->pad_top;
+            xb = c * p->stride_w - p->pad_left;
+            db = msf_at_s8(out, r, c, 0);
+            if (++c == c1) {
+                c = c0;
+                ++r;
+            }
         }
         for (oc0 = 0; oc0 < out_c; oc0 += MSF_CHANNEL_BLOCK) {
             const int32_t n = out_c - oc0 < MSF_CHANNEL_BLOCK ? out_c - oc0 : MSF_CHANNEL_BLOCK;
@@ -443,7 +426,7 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
                 const int32_t tail = quads > 0 ? m & 3 : 0, singles = quads > 0 ? 0 : m;
                 if (oc0 == 0 || !one_chunk) {  /* the lanes of this chunk (one chunk: kept for every block) */
                     int32_t pixel;
-                    for (pixel = 0; pixel < 2; ++pixel) {
+                    for (pixel = 0; pixel < 1 + two; ++pixel) {
                         const int8_t *x;
                         uint32_t *l = lanes + 2 * pixel;
                         if (direct) {
@@ -463,6 +446,17 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
                         l[0] = ((uint32_t)tails[pixel][0] & 0xffffu) | (uint32_t)tails[pixel][2] << 16;
                         l[1] = ((uint32_t)tails[pixel][1] & 0xffffu) | (uint32_t)tails[pixel][3] << 16;
                     }
+                }
+                if (!two) {
+                    single_chunk(sums, ch0 > 0 ? sums : p->bias != NULL ? p->bias + oc0 : NULL, n, lanes, quads, tail,
+                                 w + ch0, patch);
+                    for (t = 0; t < singles; ++t) {
+                        const int8_t *wt = w + ch0 + t;
+                        for (k = 0; k < n; ++k, wt += patch) {
+                            sums[k] += tails[0][t] * *wt;
+                        }
+                    }
+                    continue;
                 }
                 /* the first chunk starts from the bias (start moves along it), the others from sums */
                 pointwise_pairs_chunk(sums, ch0 > 0 ? sums : p->bias != NULL ? p->bias + oc0 : NULL, n >> 1, lanes,
@@ -484,7 +478,15 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
                     }
                 }
             }
-            if (fast) {
+            if (!two) {
+                if (fast) {
+                    msf_requantize_block_fast_s8(sums, n, p->multiplier + oc0, p->right + oc0, p->rounding,
+                                                 p->output_offset, p->act_min, p->act_max, da + oc0);
+                } else {
+                    msf_requantize_block_s8(sums, n, p->multiplier + oc0, p->right + oc0, p->rounding,
+                                            p->output_offset, p->act_min, p->act_max, da + oc0);
+                }
+            } else if (fast) {
                 msf_requantize_pair_fast_s8(sums, sums + MSF_CHANNEL_BLOCK, n, p->multiplier + oc0, p->right + oc0,
                                             p->rounding, p->output_offset, p->act_min, p->act_max, da + oc0,
                                             db + oc0);
@@ -516,30 +518,23 @@ static MSF_NOINLINE void conv_pairs_gathered(const msf_conv2d_params *p, const m
 void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
-    msf_window_op op;
 #if defined(MSF_ARM_DSP)
-    /* Pairs of pixels take the paired loop; the last pixel of an odd count (the region's last)
-       takes the per-pixel loop below. */
     if (r0 < r1 && c0 < c1) {
-        const int32_t pixels = (r1 - r0) * (c1 - c0);
         if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
             conv_pairs_direct(p, in, out, r0, r1, c0, c1);
         } else {
             conv_pairs_gathered(p, in, out, r0, r1, c0, c1);
         }
-        if (pixels % 2 == 0) {
-            return;
-        }
-        r0 = r1 - 1;
-        c0 = c1 - 1;
     }
-#endif
+#else
+    msf_window_op op;
     MSF_WINDOW_OP_FROM_PARAMS(op, p);
     op.tap_values = p->in_c;
     op.tap_weights = p->in_c;
     op.merge_taps = 1;
     op.accumulate = accumulate;
     msf_window_s8(&op, in, out, r0, r1, c0, c1);
+#endif
 }
 
 void msf_conv2d_f32(const msf_conv2d_params *p, const msf_view *in, msf_view *out,

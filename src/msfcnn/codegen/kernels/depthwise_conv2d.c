@@ -58,6 +58,28 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
             acc[k + 2] = s2;
             acc[k + 3] = s3;
         }
+        if (k < n && oc0 + n >= 4) {
+            /* The last 1 to 3 channels: the four channels that end with them, from 0 (the first
+               may lie before the block), of which the last n - k are kept. Words are read in
+               bounds, and the scalar loop below is left for layers of fewer than four channels. */
+            const int32_t first = oc0 + n - 4;
+            const int8_t *const wk = p->weights + first;
+            const int8_t *const *src = taps->src;
+            const int32_t *weight = taps->weight;
+            int32_t sums[4] = { 0, 0, 0, 0 };
+            for (; src != src_end; ++src, ++weight) {
+                const uint32_t xv = msf_read_s8x4(*src + first), wv = msf_read_s8x4(wk + *weight);
+                const int16x2_t xa = __sxtab16(offset2, (int8x4_t)xv), xb = msf_sxtab16_odd(offset2, xv);
+                const int16x2_t wa = __sxtb16((int8x4_t)wv), wb = msf_sxtb16_odd(wv);
+                sums[0] = __smlabb(xa, wa, sums[0]);
+                sums[1] = __smlabb(xb, wb, sums[1]);
+                sums[2] = __smlatt(xa, wa, sums[2]);
+                sums[3] = __smlatt(xb, wb, sums[3]);
+            }
+            for (; k < n; ++k) {
+                acc[k] = (start != NULL ? start[k] : 0) + sums[k - (n - 4)];
+            }
+        }
     }
 #else
     if (m == 1) {  /* the usual case: output channel oc reads input channel oc; eight at a time */
