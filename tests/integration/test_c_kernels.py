@@ -30,6 +30,7 @@ from msfcnn.ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAv
 from msfcnn.ops.activation import Activation  # noqa: E402
 from msfcnn.ops.base import C_ROUNDING, c_float  # noqa: E402
 from msfcnn.ops.conv2d import output_stage_consts  # noqa: E402
+from msfcnn.targets import get_target  # noqa: E402
 
 ACTIVATIONS = (None, "relu", "relu6")
 
@@ -62,7 +63,8 @@ def test_each_kernel_file_compiles_strict_c99(source, c_dir):
 
 
 def test_kernels_use_no_libc_beyond_the_allowed_headers():
-    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", '"msfcnn_kernels.h"'}
+    # <arm_acle.h>: the compiler's own header of Arm intrinsics (no library), for the DSP loops
+    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", "<arm_acle.h>", '"msfcnn_kernels.h"'}
     for source in [*kernel_sources(), kernel_sources()[0].parent / "msfcnn_kernels.h"]:
         for line in source.read_text().splitlines():
             if line.startswith("#include"):
@@ -141,9 +143,16 @@ def near(rng, shape, zero_point, spread=10):
     return np.clip(zero_point + rng.integers(-spread, spread + 1, shape), -128, 127).astype(np.int8)
 
 
-def conv_config(rng, is_float):
-    win, (h, w) = rand_window(rng)
+def conv_config(rng, is_float, wide=False):
+    """wide: the channel counts of real layers (in_c up to 200, out_c up to 40), half of them 1x1,
+    for the Arm DSP loops' word, pair, chunk and block boundaries."""
+    win, (h, w) = rand_window(rng, max_k=3 if wide else 7)
     cin, cout = (int(v) for v in rng.integers(1, 9, 2))
+    if wide:
+        cin, cout = int(rng.integers(1, 201)), int(rng.integers(1, 41))
+        if rng.random() < 0.5:
+            win, (h, w) = Window((1, 1), tuple(int(v) for v in rng.integers(1, 3, 2)), (0, 0, 0, 0)), \
+                tuple(int(v) for v in rng.integers(1, 8, 2))
     op = Conv2D(cout, win, rand_activation(rng))
     ties = wants_ties(rng, is_float)
     in_q = None if is_float else rand_quant(rng, ties=ties)
@@ -153,9 +162,11 @@ def conv_config(rng, is_float):
     return op, KernelContext(consts, (in_q,), out_q), [x]
 
 
-def depthwise_config(rng, is_float):
+def depthwise_config(rng, is_float, wide=False):
     win, (h, w) = rand_window(rng)
     cin, mult = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    if wide:  # channels in blocks and words, the multiplier mostly 1 (the DSP loop's case)
+        cin, mult = int(rng.integers(1, 41)), 1 if rng.random() < 0.8 else 2
     op = DepthwiseConv2D(win, mult, rand_activation(rng))
     ties = wants_ties(rng, is_float)
     in_q = None if is_float else rand_quant(rng, ties=ties)
@@ -379,6 +390,38 @@ def test_channel_block_size_does_not_change_results(block, c_dir):
         assert_close(results) if is_float else assert_bit_exact(results)
 
 
+# ---- the Arm DSP-extension loops, run on the Cortex-M4 under QEMU --------------------------------
+
+@pytest.fixture(scope="session")
+def m4():
+    return get_target("cortex-m4")
+
+
+def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
+    objects = build_library(c_dir, target=m4)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(objects / "conv2d.o"), str(objects / "depthwise_conv2d.o")],
+                             capture_output=True, text=True, check=True).stdout
+    assert "smlad" in listing and "sxtb16" in listing and "smlabb" in listing
+
+
+@pytest.mark.parametrize("defines", [(), ("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6")], ids=["default", "small"])
+@pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d"])
+def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
+    """The same random cases as on the host, plus layers of real width, through every layout: the
+    Cortex-M4 build runs the DSP loops (word loads, SXTB16 / SMLAD, the pointwise pairs and their
+    chunks), which must give the numpy kernels' bytes. Small chunks and blocks put more of their
+    boundaries inside the cases."""
+    lib = build_library(c_dir, defines=defines, target=m4)
+    config = SPATIAL[kind]
+    cases = Cases(seed=11)
+    rng = np.random.default_rng(900 + KINDS.index(kind) + len(defines))
+    for i in range(40):
+        wide = i % 3 != 0
+        op, ctx, inputs = config(rng, False, wide=wide)
+        cases.spatial(op, ctx, inputs, f"{kind} #{i} {'wide ' if wide else ''}{op}", n_layout_runs=2)
+    assert_bit_exact(cases.results(c_dir, lib, tag=f"dsp_{kind}_{len(defines)}", target=m4))
+
+
 # ---- the shared numerics ---------------------------------------------------------------------
 
 def multiply_inputs(rng):
@@ -433,6 +476,7 @@ def test_output_stage_block_matches_numerics(mode, lib, c_dir):
     rng = np.random.default_rng(17)
     x, mult, shift = multiply_inputs(rng)
     x, mult, shift = x[10:], mult[10:], shift[10:]  # no negative multipliers: never produced
+    x[:20], shift[:20] = np.where(np.arange(20) % 2, (1 << 31) - 1, -(1 << 31)), -np.arange(1, 21)  # int32's ends
     if mode == nx.SINGLE:
         shift = np.minimum(shift, 30)  # TFLITE_SINGLE_ROUNDING needs 31 - shift >= 1
     n = x.size
@@ -450,11 +494,27 @@ def test_output_stage_block_matches_numerics(mode, lib, c_dir):
         msf_requantize_block_s8({xs} + i, 1, {ms} + i, {rs} + i, {C_ROUNDING[mode]}, {zs}[i], {los}[i], {his}[i],
                                 {out} + i);
     }} }}""")
-    slot = d.dump(out, np.int8, n)
-    got = d.run(c_dir, lib, tag=f"output_stage_{mode}")[slot]
+    # the fast form, on the values it is for (a right shift: RUY and DOUBLE), which the window
+    # kernels choose once per call when every channel has one
+    fast = d.zeros("fast", np.int8, n)
+    if mode != nx.SINGLE:
+        d.body.append(f"""    {{ int32_t i; for (i = 0; i < {n}; ++i) {{
+        if ({rs}[i] >= 1 && msf_output_stage_is_fast({C_ROUNDING[mode]}, {rs} + i, 1)) {{
+            msf_requantize_block_fast_s8({xs} + i, 1, {ms} + i, {rs} + i, {C_ROUNDING[mode]}, {zs}[i], {los}[i],
+                                         {his}[i], {fast} + i);
+        }} else {{
+            {fast}[i] = {out}[i];
+        }}
+    }} }}""")
+    slot, fast_slot = d.dump(out, np.int8, n), d.dump(fast, np.int8, n)
+    results = d.run(c_dir, lib, tag=f"output_stage_{mode}")
+    got = results[slot]
     want = np.clip(nx.multiply_by_quantized_multiplier(x, mult, shift, mode) + zero_point, lo, hi)
     np.testing.assert_array_equal(got, want)
     assert (want == lo).any() and (want == hi).any() and ((want > lo) & (want < hi)).sum() > n // 10
+    if mode != nx.SINGLE:
+        np.testing.assert_array_equal(results[fast_slot], want)
+        assert (consts["right"] >= 1).sum() > n // 2  # most values took the fast form
 
 
 def test_edge_quantize_dequantize_match_numerics(lib, c_dir):

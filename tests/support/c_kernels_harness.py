@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from msfcnn.ops import KernelContext, Op
+from msfcnn.targets import Target
 
 from support.paths import ROOT
 KERNELS = ROOT / "src" / "msfcnn" / "codegen" / "kernels"
@@ -35,9 +36,22 @@ def kernel_sources() -> list[Path]:
     return sorted(KERNELS.glob("*.c"))
 
 
-def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, ...] = ()) -> Path:
-    """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers)."""
+def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, ...] = (),
+                  target: Target | None = None) -> Path:
+    """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
+    microcontroller target, a folder of its objects built with the target's compiler and flags
+    (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so)."""
     stem = "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
+    if target is not None:
+        folder = directory / f"{stem}_{target.name}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for source in kernel_sources():
+            cmd = [target.cc, *target.cflags.split(), *[f"-D{d}" for d in defines], "-c", "-o",
+                   str(folder / (source.stem + ".o")), str(source)]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise AssertionError(f"kernel build failed:\n{' '.join(cmd)}\n{done.stderr}")
+        return folder
     lib = directory / f"{stem}.so"
     flags = STRICT + (["-O1"] + SANITIZE if sanitize else ["-O2"]) + [f"-D{d}" for d in defines]
     cmd = ["gcc", *flags, "-shared", "-fPIC", "-o", str(lib), *map(str, kernel_sources()), "-lm"]
@@ -109,24 +123,29 @@ class Driver:
         loads = "\n".join(f"    load({name}, sizeof {name});" for name, _ in self.loads)
         return "\n".join([
             "#include <stdio.h>", "#include <stdlib.h>", '#include "msfcnn_kernels.h"', "",
-            "static FILE *data;",
+            "static FILE *data, *dumps;",
             "void load(void *p, size_t n);", "void dump(const void *p, size_t n);",
             "void load(void *p, size_t n) {",
             "    if (fread(p, 1, n, data) != n) { fprintf(stderr, \"short data file\\n\"); exit(2); }", "}",
             "void dump(const void *p, size_t n) {",
-            "    if (n != 0 && fwrite(p, 1, n, stdout) != n) { exit(3); }", "}", "",
+            "    if (n != 0 && fwrite(p, 1, n, dumps) != n) { exit(3); }", "}", "",
             *self.decls, "",
             "int main(int argc, char **argv) {",
-            "    if (argc != 2 || (data = fopen(argv[1], \"rb\")) == NULL) { return 1; }",
+            "    if (argc < 2 || (data = fopen(argv[1], \"rb\")) == NULL) { return 1; }",
+            "    dumps = argc > 2 ? fopen(argv[2], \"wb\") : stdout;",  # a target's semihosting: a file
+            "    if (dumps == NULL) { return 1; }",
             loads, "    fclose(data);",
             *self.body,
-            "    return 0;", "}", ""])
+            "    return fclose(dumps) == 0 ? 0 : 4;", "}", ""])
 
-    def run(self, directory: Path, lib: Path, sanitize: bool = False, tag: str = "driver") -> list[np.ndarray]:
+    def run(self, directory: Path, lib: Path, sanitize: bool = False, tag: str = "driver",
+            target: Target | None = None) -> list[np.ndarray]:
         directory.mkdir(parents=True, exist_ok=True)
         src, exe, dat = directory / f"{tag}.c", directory / tag, directory / f"{tag}.bin"
         src.write_text(self.source())
         dat.write_bytes(b"".join(blob for _, blob in self.loads))
+        if target is not None:
+            return self._unpack(self._run_on(target, src, exe, dat, lib))
         flags = STRICT + (["-O1"] + SANITIZE if sanitize else ["-O1"])
         cmd = ["gcc", *flags, f"-I{KERNELS}", "-o", str(exe), str(src), str(lib),
                f"-Wl,-rpath,{lib.parent}", "-lm"]
@@ -138,13 +157,32 @@ class Driver:
         done = subprocess.run([str(exe), str(dat)], capture_output=True, env=env)
         if done.returncode != 0 or (sanitize and done.stderr):
             raise AssertionError(f"driver {exe} failed ({done.returncode}):\n{done.stderr.decode()[:4000]}")
+        return self._unpack(done.stdout)
+
+    def _run_on(self, target: Target, src: Path, exe: Path, dat: Path, objects: Path) -> bytes:
+        """Build the driver for a QEMU target, run it, and return what it dumped (to a file: the
+        semihosting console is not binary-safe)."""
+        cmd = [target.cc, *target.cflags.split(), f"-I{KERNELS}", *target.ldflags.split(), "-o", str(exe), str(src),
+               *sorted(map(str, objects.glob("*.o"))), "-lm"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"driver build failed ({src}):\n{done.stderr[:4000]}")
+        out = exe.with_suffix(".out")
+        out.unlink(missing_ok=True)
+        done = subprocess.run(target.run_command(str(exe), str(dat), str(out)), capture_output=True, timeout=600)
+        if done.returncode != 0 or not out.exists():
+            raise AssertionError(f"driver {exe} failed on {target.name} ({done.returncode}):\n"
+                                 f"{(done.stdout + done.stderr).decode(errors='replace')[:4000]}")
+        return out.read_bytes()
+
+    def _unpack(self, raw: bytes) -> list[np.ndarray]:
         out, pos = [], 0
         for _, dtype, size in self.dumps:
             n = size * dtype.itemsize
-            out.append(np.frombuffer(done.stdout[pos:pos + n], dtype=dtype).copy())
+            out.append(np.frombuffer(raw[pos:pos + n], dtype=dtype).copy())
             pos += n
-        if pos != len(done.stdout):
-            raise AssertionError(f"driver wrote {len(done.stdout)} bytes, expected {pos}")
+        if pos != len(raw):
+            raise AssertionError(f"driver wrote {len(raw)} bytes, expected {pos}")
         return out
 
 
@@ -400,8 +438,9 @@ class Cases:
         self.checks.append(lambda outputs: Result(f"{label} in_place={in_place}", outputs[slot],
                                                   expected.reshape(-1)))
 
-    def results(self, directory: Path, lib: Path, sanitize: bool = False, tag: str = "driver") -> list[Result]:
-        outputs = self.driver.run(directory, lib, sanitize, tag)
+    def results(self, directory: Path, lib: Path, sanitize: bool = False, tag: str = "driver",
+                target: Target | None = None) -> list[Result]:
+        outputs = self.driver.run(directory, lib, sanitize, tag, target)
         return [check(outputs) for check in self.checks]
 
 

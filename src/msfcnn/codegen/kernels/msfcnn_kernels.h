@@ -18,6 +18,13 @@
  * relies on nothing implementation-defined (no shift of a negative value) and never overflows for
  * operands a real layer produces.
  *
+ * Arm cores with the DSP extension (Cortex-M4, M7, M33, M55: __ARM_FEATURE_DSP and _SIMD32) get
+ * their own inner loops for CONV_2D and DEPTHWISE_CONV_2D (MSF_ARM_DSP below): four int8 values a
+ * word load, sign-extended in pairs by SXTB16 and multiplied-accumulated two at a time by SMLAD,
+ * through the ACLE intrinsics of <arm_acle.h>. They compute the same integer sums as the portable
+ * loops, which every other target runs and which stay the reference; define MSF_PORTABLE to build
+ * the portable loops on such a core too.
+ *
  * Tensors. A feature map is (H, W, C), channels innermost. Kernels reach it through an
  * `msf_view`, which maps a logical position (row r, column c, channel ch) of the whole tensor to
  * its storage; the same kernel thereby reads and writes whole tensors, ring buffers over rows
@@ -72,6 +79,68 @@ static inline void msf_store_i32(void *base, int32_t i, int32_t value)
 {
     memcpy((char *)base + 4 * (ptrdiff_t)i, &value, sizeof value);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Arm DSP extension
+ * ------------------------------------------------------------------------------------------- */
+
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && !defined(MSF_PORTABLE)
+#define MSF_ARM_DSP 1
+#include <arm_acle.h>
+
+/* Four int8 values as one word, from any address: one LDR where the core allows unaligned access
+   (Cortex-M3 and later, unless built with -mno-unaligned-access). */
+static inline uint32_t msf_read_s8x4(const int8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* A 16-bit value in both halves of a word (an int16x2_t). */
+static inline int16x2_t msf_dup16(int32_t v)
+{
+    return (int16x2_t)(((uint32_t)v & 0xffffu) * 0x10001u);
+}
+
+/* Bytes 1 and 3 of v sign-extended to 16 bits (plus a's halves): SXTB16 / SXTAB16 with ROR #8.
+   ACLE has no rotated form and GCC does not fold a rotate into these instructions, which would
+   cost one more instruction per word of four values; so GCC-compatible compilers get the
+   instruction itself, others the intrinsic on the rotated word (the same result). */
+#if defined(__GNUC__)
+static inline int16x2_t msf_sxtb16_odd(uint32_t v)
+{
+    int16x2_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
+{
+    int16x2_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(v));
+    return r;
+}
+#else
+static inline int16x2_t msf_sxtb16_odd(uint32_t v)
+{
+    return __sxtb16((int8x4_t)((v >> 8) | (v << 24)));
+}
+
+static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
+{
+    return __sxtab16(a, (int8x4_t)((v >> 8) | (v << 24)));
+}
+#endif
+
+/* A loop kept out of its caller, so that the register allocator gives it the whole register file
+   (the caller's own values are then spilled once, not shuffled around every iteration). */
+#if defined(__GNUC__)
+#define MSF_NOINLINE __attribute__((noinline))
+#else
+#define MSF_NOINLINE
+#endif
+#endif /* MSF_ARM_DSP */
 
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
 {
@@ -157,9 +226,13 @@ typedef struct {
 int32_t msf_gather_runs(const msf_window *win, const msf_view *in, msf_window_cursor *at, msf_runs *runs);
 
 /* The pixel loop the int8 CONV_2D and DEPTHWISE_CONV_2D kernels share (window.c): for each output
-   pixel of the region, gather its window's runs once, then per block of output channels set the
-   accumulators to the bias, call the op's accumulate, and apply the output stage. */
-typedef void (*msf_accumulate_fn)(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, int32_t *acc);
+   pixel of the region, gather its window's runs once, then per block of output channels call the
+   op's accumulate and apply the output stage. accumulate sets acc[k] = start[k] + the window's sum
+   for output channel oc0 + k, k < n, with start[k] = 0 when start is NULL: start is the bias (no
+   separate pass, and no memcpy call, to set the accumulators), or acc itself for the later batches
+   of a window gathered in several. */
+typedef void (*msf_accumulate_fn)(const void *params, const msf_runs *runs, int32_t oc0, int32_t n,
+                                  const int32_t *start, int32_t *acc);
 
 typedef struct {
     int32_t in_h, in_w, out_c;
@@ -169,7 +242,7 @@ typedef struct {
     const int64_t *multiplier;                    /* output stage, see msf_requantize_block_s8 */
     const int32_t *right;
     int32_t rounding, output_offset, act_min, act_max;
-    msf_accumulate_fn accumulate;                 /* acc[k] += window sum of channel oc0 + k */
+    msf_accumulate_fn accumulate;                 /* acc[k] = start[k] + window sum of channel oc0 + k */
     const void *params;                           /* the op's params, passed to accumulate */
 } msf_window_op;
 
@@ -317,17 +390,6 @@ static inline int8_t msf_clamp_s8(int32_t x, int32_t zero_point, int32_t lo, int
     return (int8_t)v;
 }
 
-/* acc[k] = bias[first + k] (0 without a bias), k < n: a block's accumulators, set once per output
-   value, with the bias test outside the loop. */
-static inline void msf_init_accumulators(int32_t *acc, const int32_t *bias, int32_t first, int32_t n)
-{
-    if (bias != NULL) {
-        memcpy(acc, bias + first, (size_t)n * sizeof *acc);
-    } else {
-        memset(acc, 0, (size_t)n * sizeof *acc);
-    }
-}
-
 /* The output stage of CONV_2D and DEPTHWISE_CONV_2D for n channels: dst[k] =
    msf_clamp_s8(msf_mul_by_quantized_mult(acc[k], mult, shift, rounding), zero_point, lo, hi),
    given each channel's (mult, shift) as the Python side's output_stage_consts prepares them:
@@ -386,6 +448,120 @@ static inline void msf_requantize_block_s8(const int32_t *acc, int32_t n, const 
             dst[k] = msf_clamp64_s8(asr64(p + r, 31 + right[k]) + zero_point, lo, hi);
         }
         break;
+    }
+}
+
+/* v / 2^n rounded down (n in [0, 31]), without shifting a negative number: compilers emit one
+   arithmetic shift for it. */
+static inline int32_t msf_asr32(int32_t v, int32_t n)
+{
+    return v >= 0 ? v >> n : ~(~v >> n);
+}
+
+/* 1 if msf_requantize_block_fast_s8 may replace msf_requantize_block_s8 for channels [0, n): ruy's
+   or gemmlowp's rounding, and a right shift on every channel. Checked once per kernel call. */
+static inline int msf_output_stage_is_fast(int32_t rounding, const int32_t *right, int32_t n)
+{
+    int32_t k;
+    if (rounding == MSF_ROUND_SINGLE) {
+        return 0;
+    }
+    for (k = 0; k < n; ++k) {
+        if (right[k] < 1) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* v clamped to [lo, hi] as int8; full: [lo, hi] is the whole of int8 (no activation, or one that
+   the output's quantisation already confines), a single SSAT on Arm's DSP extension. Callers pass
+   full as a constant, so that each case compiles to its own loop. */
+static inline int8_t msf_clamp_output(int32_t v, int32_t lo, int32_t hi, const int full)
+{
+#if defined(MSF_ARM_DSP) && defined(__ARM_FEATURE_SAT)
+    if (full) {
+        return (int8_t)__ssat(v, 8);
+    }
+#endif
+    if (full) {
+        lo = -128;
+        hi = 127;
+    }
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* msf_requantize_block_s8 for channels that all shift right (right[k] >= 1, the usual case: an
+   output scale below the accumulator's), in 32-bit arithmetic but for one 32 x 32 -> 64-bit
+   multiply-accumulate. With a right shift there is no left one, so multiplier[k] = mult < 2^31
+   fits an int32, and
+     floor((p + c) / 2^(31 + right)) = floor(floor((p + c) / 2^32) / 2^(right - 1)),
+   (floor of a floor is one floor), where p = acc * mult and c the rounding constant of the general
+   path: the 64-bit sum p + c is one SMLAL on Arm (two MULs and an add with carry on RISC-V), and
+   only its high word is used, shifted right by right - 1 in 32 bits. The result is within
+   (-2^31, 2^31) by a margin for every int32 accumulator, so adding the zero point and clamping
+   stay in 32 bits. gemmlowp's constant (one 2^31 less when p < -2^30) is chosen by the sign of acc
+   instead of p: for -2^30 <= p < 0 both constants give 0 when right >= 1. */
+static inline void msf_requantize_fast_loop(const int32_t *acc, int32_t n, const int64_t *multiplier,
+                                            const int32_t *right, int32_t rounding, int32_t zero_point, int32_t lo,
+                                            int32_t hi, int8_t *dst, const int full)
+{
+    int32_t k;
+    if (rounding == MSF_ROUND_RUY) {
+        for (k = 0; k < n; ++k) {
+            const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
+            const int32_t high = (int32_t)asr64(p + msf_output_rounding[right[k]], 32);
+            dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
+        }
+    } else {
+        for (k = 0; k < n; ++k) {
+            const int64_t *table = acc[k] < 0 ? msf_output_rounding_negative : msf_output_rounding;
+            const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
+            const int32_t high = (int32_t)asr64(p + table[right[k]], 32);
+            dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
+        }
+    }
+}
+
+static inline void msf_requantize_block_fast_s8(const int32_t *acc, int32_t n, const int64_t *multiplier,
+                                                const int32_t *right, int32_t rounding, int32_t zero_point,
+                                                int32_t lo, int32_t hi, int8_t *dst)
+{
+    if (lo == -128 && hi == 127) {
+        msf_requantize_fast_loop(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst, 1);
+    } else {
+        msf_requantize_fast_loop(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst, 0);
+    }
+}
+
+static inline void msf_requantize_pair_loop(const int32_t *acc, const int32_t *acc2, int32_t n,
+                                            const int64_t *multiplier, const int32_t *right, int32_t zero_point,
+                                            int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2, const int full)
+{
+    int32_t k;
+    for (k = 0; k < n; ++k) {
+        const int32_t mult = (int32_t)multiplier[k], shift = right[k] - 1;
+        const int64_t c = msf_output_rounding[right[k]];
+        const int32_t v = msf_asr32((int32_t)asr64((int64_t)acc[k] * mult + c, 32), shift) + zero_point;
+        const int32_t v2 = msf_asr32((int32_t)asr64((int64_t)acc2[k] * mult + c, 32), shift) + zero_point;
+        dst[k] = msf_clamp_output(v, lo, hi, full);
+        dst2[k] = msf_clamp_output(v2, lo, hi, full);
+    }
+}
+
+/* msf_requantize_block_fast_s8 for two pixels' accumulators of the same n channels, acc and
+   acc2 into dst and dst2: each channel's multiplier, shift and rounding constant read once. */
+static inline void msf_requantize_pair_fast_s8(const int32_t *acc, const int32_t *acc2, int32_t n,
+                                               const int64_t *multiplier, const int32_t *right, int32_t rounding,
+                                               int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2)
+{
+    if (rounding != MSF_ROUND_RUY) {
+        msf_requantize_block_fast_s8(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst);
+        msf_requantize_block_fast_s8(acc2, n, multiplier, right, rounding, zero_point, lo, hi, dst2);
+    } else if (lo == -128 && hi == 127) {
+        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 1);
+    } else {
+        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 0);
     }
 }
 

@@ -81,6 +81,7 @@ void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
     int32_t acc[MSF_CHANNEL_BLOCK];
     int32_t r, c, oc0;
     const int pointwise = op->kh == 1 && op->kw == 1 && op->merge_taps;
+    const int fast = msf_output_stage_is_fast(op->rounding, op->right, op->out_c);
     win.kw = op->kw;
     win.tap_values = op->tap_values;
     win.tap_weights = op->tap_weights;
@@ -106,18 +107,24 @@ void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
             }
             for (oc0 = 0; oc0 < op->out_c; oc0 += MSF_CHANNEL_BLOCK) {
                 const int32_t n = op->out_c - oc0 < MSF_CHANNEL_BLOCK ? op->out_c - oc0 : MSF_CHANNEL_BLOCK;
-                msf_init_accumulators(acc, op->bias, oc0, n);
+                const int32_t *start = op->bias != NULL ? op->bias + oc0 : NULL;
                 if (more) {  /* a window of more runs than fit: gathered again, a batch at a time, per block */
                     msf_window_cursor at;
                     at.i = win.i_lo;
                     at.j = win.j_lo;
                     while (msf_gather_runs(&win, in, &at, &runs)) {
-                        op->accumulate(op->params, &runs, oc0, n, acc);
+                        op->accumulate(op->params, &runs, oc0, n, start, acc);
+                        start = acc;
                     }
                 }
-                op->accumulate(op->params, &runs, oc0, n, acc);
-                msf_requantize_block_s8(acc, n, op->multiplier + oc0, op->right + oc0, op->rounding,
-                                        op->output_offset, op->act_min, op->act_max, dst + oc0);
+                op->accumulate(op->params, &runs, oc0, n, start, acc);
+                if (fast) {
+                    msf_requantize_block_fast_s8(acc, n, op->multiplier + oc0, op->right + oc0, op->rounding,
+                                                 op->output_offset, op->act_min, op->act_max, dst + oc0);
+                } else {
+                    msf_requantize_block_s8(acc, n, op->multiplier + oc0, op->right + oc0, op->rounding,
+                                            op->output_offset, op->act_min, op->act_max, dst + oc0);
+                }
             }
         }
     }
