@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from support.c_build import check_c
 from support.fused_cases import networks
+from support.paths import FIXTURES
 from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
@@ -16,11 +17,12 @@ from msfcnn.fusion import solvers
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "cortex-m7"])
-@pytest.mark.parametrize("name", ["mcunet-vww5", "mcunet-vww-res"])
-def test_builtin_whole_ram_plans(name, target):
+@pytest.mark.parametrize("name", ["mcunet-vww5", "mcunet-vww-res", str(FIXTURES / "models" / "mbv1_025_vww.tflite")])
+def test_whole_ram_plans(name, target):
+    """Plans with overlap and in-place depthwise blocks (the DSP kernels on these cores)."""
     graph = pipeline.load(name, weights=True)
     plan = pipeline.planner(graph, count_io=True).p1(1.0)
-    assert any(b.scheme == "overlap" for b in plan.blocks)
+    assert {"overlap", "inplace"} <= {b.scheme for b in plan.blocks}
     assert check_c(graph, plan.blocks, target=target, count_io=True) == plan.peak_ram_bytes
 
 
