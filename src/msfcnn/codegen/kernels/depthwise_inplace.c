@@ -9,6 +9,8 @@
  * out_w values); the plane then overwrites channel c, which nothing reads any more. The same
  * kernel computes the values, so the numerics are the regular kernel's.
  */
+#include <string.h>
+
 #include "msfcnn_kernels.h"
 
 /* The regular kernel's parameters for one channel: its taps copied out of the (kh, kw, C) weights
@@ -38,42 +40,41 @@ static msf_depthwise_conv2d_params one_channel(const msf_depthwise_conv2d_params
     return q;
 }
 
-void msf_depthwise_conv2d_inplace_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                                     int8_t *plane, int32_t out_h, int32_t out_w)
+/* Channel by channel: the regular kernel of the element type into the plane, then the plane over
+   the channel. `element`: bytes per value (int8 or float). */
+static void in_place(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out, void *plane,
+                     int32_t out_h, int32_t out_w, size_t element)
 {
-    int8_t taps[MSF_INPLACE_MAX_TAPS];
+    float taps[MSF_INPLACE_MAX_TAPS]; /* one channel's taps, as int8 or float */
     msf_view channel = *in, values = { NULL, 0, 1, 0, 0, 0, 0 };
     int32_t c, r, x;
     values.base = plane;
     values.row_stride = out_w;
     for (c = 0; c < p->out_c; ++c) {
-        const msf_depthwise_conv2d_params q = one_channel(p, c, taps, sizeof(int8_t));
-        channel.base = (int8_t *)in->base + c;
-        msf_depthwise_conv2d_s8(&q, &channel, &values, 0, out_h, 0, out_w);
+        const msf_depthwise_conv2d_params q = one_channel(p, c, taps, element);
+        channel.base = (char *)in->base + (size_t)c * element;
+        if (element == sizeof(int8_t)) {
+            msf_depthwise_conv2d_s8(&q, &channel, &values, 0, out_h, 0, out_w);
+        } else {
+            msf_depthwise_conv2d_f32(&q, &channel, &values, 0, out_h, 0, out_w);
+        }
         for (r = 0; r < out_h; ++r) {
             for (x = 0; x < out_w; ++x) {
-                *msf_at_s8(out, r, x, c) = plane[r * out_w + x];
+                memcpy((char *)out->base + (size_t)msf_offset(out, r, x, c) * element,
+                       (const char *)plane + (size_t)(r * out_w + x) * element, element);
             }
         }
     }
 }
 
+void msf_depthwise_conv2d_inplace_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                                     int8_t *plane, int32_t out_h, int32_t out_w)
+{
+    in_place(p, in, out, plane, out_h, out_w, sizeof(int8_t));
+}
+
 void msf_depthwise_conv2d_inplace_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
                                       float *plane, int32_t out_h, int32_t out_w)
 {
-    float taps[MSF_INPLACE_MAX_TAPS];
-    msf_view channel = *in, values = { NULL, 0, 1, 0, 0, 0, 0 };
-    int32_t c, r, x;
-    values.base = plane;
-    values.row_stride = out_w;
-    for (c = 0; c < p->out_c; ++c) {
-        const msf_depthwise_conv2d_params q = one_channel(p, c, taps, sizeof(float));
-        channel.base = (float *)in->base + c;
-        msf_depthwise_conv2d_f32(&q, &channel, &values, 0, out_h, 0, out_w);
-        for (r = 0; r < out_h; ++r) {
-            for (x = 0; x < out_w; ++x) {
-                *msf_at_f32(out, r, x, c) = plane[r * out_w + x];
-            }
-        }
-    }
+    in_place(p, in, out, plane, out_h, out_w, sizeof(float));
 }

@@ -15,10 +15,18 @@ class Scheme:
     `codegen/templates/schemes/<template>.c.j2`, which renders the lowered loop nest."""
 
     name: ClassVar[str]
-    summary: ClassVar[str]  # one line for the CLI's help and the docs
+    summary: ClassVar[str]  # one line for the CLI's help and the docs: the class docstring
     template: ClassVar[str]  # the C template partial (several schemes may share one loop nest)
     order: ClassVar[int]  # position in the registry: the cost model adds candidates in this order
     fused: ClassVar[bool] = True  # False only for `single`, the candidate every op always has
+
+    def __init_subclass__(cls, name: str, template: str, order: int, fused: bool = True, **kwargs):
+        """A scheme states its registry facts in its class statement, e.g.
+        `class HCache(Scheme, name="hcache", template="stream", order=20)`, and its summary as the
+        class docstring."""
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.template, cls.order, cls.fused = name, template, order, fused
+        cls.summary = " ".join((cls.__doc__ or name).split())
 
     def rows_options(self, graph: Graph, first: int, last: int) -> list[int]:
         """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one."""

@@ -14,11 +14,8 @@ from .base import Scheme
 from .tails import tail_of, tail_scratch
 
 
-class HCache(Scheme):
-    name = "hcache"
-    summary = "bands of R output rows; columns stream through rings of k columns; band overlap recomputed"
-    template = "stream"
-    order = 20
+class HCache(Scheme, name="hcache", template="stream", order=20):
+    """bands of R output rows; columns stream through rings of k columns; band overlap recomputed"""
 
     def rows_options(self, graph, first, last):
         return streaming.step_options(graph, first, last, lambda shape: shape[0])  # rows of the stream end

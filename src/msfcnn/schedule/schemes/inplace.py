@@ -14,11 +14,8 @@ from .base import Scheme
 from .overlap import on_top
 
 
-class InPlace(Scheme):
-    name = "inplace"
-    summary = "a depthwise conv written over its own input, a channel at a time through one plane"
-    template = "single"  # the same frame: views, then one kernel call
-    order = 5
+class InPlace(Scheme, name="inplace", template="single", order=5):
+    """a depthwise conv written over its own input, a channel at a time through one plane"""
 
     def lower(self, graph, live, first, last, rows, cache):
         source = first - 1

@@ -14,11 +14,8 @@ from .base import Scheme
 from .tails import tail_of, tail_scratch
 
 
-class Linebuffer(Scheme):
-    name = "linebuffer"
-    summary = "rows stream top to bottom through rings of k rows; nothing recomputed"
-    template = "stream"
-    order = 10
+class Linebuffer(Scheme, name="linebuffer", template="stream", order=10):
+    """rows stream top to bottom through rings of k rows; nothing recomputed"""
 
     def lower(self, graph, live, first, last, rows, cache):
         return lower_rows(graph, live, first, last, cache, self.name)

@@ -24,11 +24,8 @@ from .base import Scheme
 from .linebuffer import lower_rows
 
 
-class Overlap(Scheme):
-    name = "overlap"
-    summary = "linebuffer whose output overwrites the input rows already consumed (vMCU); one op too"
-    template = "stream"
-    order = 15
+class Overlap(Scheme, name="overlap", template="stream", order=15):
+    """linebuffer whose output overwrites the input rows already consumed (vMCU); one op too"""
 
     def lower(self, graph, live, first, last, rows, cache):
         source = first - 1

@@ -13,11 +13,8 @@ from .base import Scheme
 from .tails import tail_of, tail_scratch
 
 
-class Recompute(Scheme):
-    name = "recompute"
-    summary = "square output patches, each computed from scratch (overlap recomputed both ways)"
-    template = "patches"
-    order = 30
+class Recompute(Scheme, name="recompute", template="patches", order=30):
+    """square output patches, each computed from scratch (overlap recomputed both ways)"""
 
     def rows_options(self, graph, first, last):
         return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]))  # its larger side

@@ -11,12 +11,8 @@ from ..lowered import LoweredBlock, Whole, block_reads
 from .base import Scheme
 
 
-class Single(Scheme):
-    name = "single"
-    summary = "one op on whole tensors (every op's unfused candidate)"
-    template = "single"
-    order = 0
-    fused = False
+class Single(Scheme, name="single", template="single", order=0, fused=False):
+    """one op on whole tensors (every op's unfused candidate)"""
 
     def lower(self, graph, live, first, last, rows, cache):
         if first != last:
