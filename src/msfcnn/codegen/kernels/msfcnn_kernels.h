@@ -106,8 +106,9 @@ static inline int16x2_t msf_dup16(int32_t v)
 /* Bytes 1 and 3 of v sign-extended to 16 bits (plus a's halves): SXTB16 / SXTAB16 with ROR #8.
    ACLE has no rotated form and GCC does not fold a rotate into these instructions, which would
    cost one more instruction per word of four values; so GCC-compatible compilers get the
-   instruction itself, others the intrinsic on the rotated word (the same result). */
-#if defined(__GNUC__)
+   instruction itself, others (or any, with MSF_ACLE_ONLY) the intrinsic on the rotated word (the
+   same result). */
+#if defined(__GNUC__) && !defined(MSF_ACLE_ONLY)
 static inline int16x2_t msf_sxtb16_odd(uint32_t v)
 {
     int16x2_t r;
