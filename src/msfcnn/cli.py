@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
+    p.add_argument("--instructions", action="store_true",
+                   help="also count the instructions msfcnn_invoke executes, exactly (QEMU plugin; callgrind on host)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
@@ -219,17 +221,19 @@ def cmd_verify(args) -> None:
     target = get_target(args.target)
     graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    check = pipeline.verify(graph, plan, schedule, x, target, args.keep)
+    check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
-              "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes}
+              "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
+              "instructions": check.instructions}
     if args.json:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
+        count = "" if check.instructions is None else f"; {check.instructions} instructions in msfcnn_invoke"
         print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = "
               f"{check.max_abs_diff:g}); arena {check.arena_bytes} B in the object file, "
-              f"{check.predicted_peak_ram_bytes} B predicted{stack}")
+              f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
 
 
 def cmd_pareto(args) -> None:

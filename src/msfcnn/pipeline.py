@@ -102,6 +102,7 @@ class Verification:
     arena_bytes: int  # the arena's size in the built object file
     predicted_peak_ram_bytes: int
     stack_bytes: int | None  # where the target's harness measures it
+    instructions: int | None = None  # executed in msfcnn_invoke, when counted (exact, deterministic)
 
     @property
     def bit_exact(self) -> bool:
@@ -113,13 +114,19 @@ class Verification:
 
 
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
-           keep: str | Path | None = None, kernel_lib: Path | None = None) -> Verification:
+           keep: str | Path | None = None, kernel_lib: Path | None = None,
+           count_instructions: bool = False) -> Verification:
     """Generate, build and run the C for `target` on input x (the model's own layout, batch
     optional); compare with the fused numpy executor. The C is built first, so a toolchain or
     build problem is reported before any numpy work. `keep`: build there and keep the folder;
     `kernel_lib`: link the kernels from this archive (`codegen.build.build_kernel_library` for
-    the same target) instead of compiling them."""
+    the same target) instead of compiling them. `count_instructions`: also count the instructions
+    msfcnn_invoke executes (codegen/icount.py: a QEMU plugin, or callgrind on the host)."""
     from .codegen import build as c_build
+    from .codegen import icount
+    if count_instructions and not icount.can_count(target):
+        raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
+                        f"installed (Debian: apt-get install {icount.counter_tool(target)})")
     internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
@@ -128,8 +135,9 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             program = c_build.build(folder, target, kernel_lib)
             harness = c_build.run(program, target, graph, internal, kernel_lib)
             arena = c_build.arena_bytes(folder, target)
+            instructions = icount.count_instructions(program, target) if count_instructions else None
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
             where = f" (see {folder})" if keep else " (rerun with --keep DIR to see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     expected = run(schedule, x, raw=True).output.reshape(-1)
-    return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes)
+    return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes, instructions)

@@ -2,6 +2,7 @@
 on every QEMU target (and on the host under callgrind), and a generated network counts the same
 on every run."""
 
+import json
 import platform
 import subprocess
 from pathlib import Path
@@ -113,3 +114,18 @@ def test_a_generated_network_counts_the_same_on_every_run(target, tmp_path):
     build.run(program, tgt, graph, executor.to_internal(graph, random_input(graph, 0)[0]))
     counts = {icount.count_instructions(program, tgt) for _ in range(3)}
     assert len(counts) == 1 and counts.pop() > plan.vanilla_macs  # at least an instruction per MAC
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m7", "fe310", "host"])
+def test_verify_reports_the_same_exact_count_on_every_run(target, capsys):
+    from msfcnn.cli import main
+    require_target(target)
+    if target == "host":
+        require_tools("valgrind", packages=("valgrind",))
+    counts = []
+    for _ in range(2):
+        assert main(["verify", "mcunet-vww5", "--target", target, "--instructions", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["bit_exact"] and doc["target"] == target
+        counts.append(doc["instructions"])
+    assert counts[0] == counts[1] > doc["plan"]["macs"]  # at least one instruction per MAC

@@ -106,6 +106,15 @@ def find_marks(program: Path, target: Target, caller: str = "main") -> Marks:
     return Marks(entry, tuple(back))
 
 
+def counter_tool(target: Target) -> str:
+    """What counts on `target`: QEMU's plugin (built with the system compiler), or valgrind."""
+    return "cc" if _is_qemu(target) else "valgrind"
+
+
+def can_count(target: Target) -> bool:
+    return shutil.which(counter_tool(target)) is not None
+
+
 def _is_qemu(target: Target) -> bool:
     return Path(target.command[0]).name.startswith("qemu-system-")
 
