@@ -3,7 +3,6 @@ float32, with a static arena of exactly the predicted size; also under ASan/UBSa
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
