@@ -21,7 +21,7 @@ SCHEMES = registry.FUSED_SCHEMES  # every fused scheme of the registry
 
 def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
     return Block(lowered.first, lowered.last, lowered.scheme, live.block_ram(lowered), lowered.macs, lowered.rows,
-                 lowered)
+                 lowered, registry.SCHEMES[lowered.scheme].time_rank)
 
 
 def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:

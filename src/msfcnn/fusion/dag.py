@@ -23,6 +23,9 @@ class Block:
     # The block's lowering (schedule.LoweredBlock) when the cost model made one: the chosen plan's
     # blocks are then scheduled without lowering them again. Not part of the block's identity.
     lowered: Any = field(default=None, compare=False, repr=False)
+    # Between blocks of equal MACs the solvers prefer the lower rank: its scheme runs faster per
+    # MAC (a stand-in until plans are costed in time), then the one with less RAM.
+    time_rank: int = field(default=0, compare=False)
 
     @property
     def src(self) -> int:

@@ -4,7 +4,7 @@ Cuts are numbered in topological order and every block goes forward, so one swee
 solves a shortest-path (sum of MACs) or bottleneck (max of RAM) problem in O(E). The constrained
 problems search over the O(E) distinct RAM values of the blocks:
 
-- min_peak_ram: bottleneck path; ties broken by fewer MACs.
+- min_peak_ram: bottleneck path; ties broken by fewer MACs (then by Block.time_rank).
 - min_macs:     shortest path; ties broken by less peak RAM.
 - p1:           least peak RAM such that MACs <= max_macs (ties: fewer MACs).
 - p2:           least MACs such that peak RAM < max_ram, strictly (ties: less RAM).
@@ -46,8 +46,9 @@ def _shortest(dag: FusionDAG, incoming, ram_limit: float) -> tuple[float, Path |
         for b in incoming[v]:
             if b.ram_bytes <= ram_limit:
                 d = dist[b.src] + b.macs
-                # Equal MACs: prefer the block with less RAM so min_macs ties lean to less RAM.
-                if d < best or (d == best and best_block is not None and b.ram_bytes < best_block.ram_bytes):
+                # Equal MACs: prefer the faster scheme, then less RAM (min_macs ties lean to less RAM).
+                if d < best or (d == best and best_block is not None
+                                and (b.time_rank, b.ram_bytes) < (best_block.time_rank, best_block.ram_bytes)):
                     best, best_block = d, b
         dist[v], via[v] = best, best_block
     return dist[-1], _trace(via, dag.n_ops) if dist[-1] < math.inf else None

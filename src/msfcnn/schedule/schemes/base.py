@@ -19,13 +19,17 @@ class Scheme:
     template: ClassVar[str]  # the C template partial (several schemes may share one loop nest)
     order: ClassVar[int]  # position in the registry: the cost model adds candidates in this order
     fused: ClassVar[bool] = True  # False only for `single`, the candidate every op always has
+    # 1 for schemes that save RAM at a cost in time per MAC (one row or one channel per kernel
+    # call): at equal MACs the solvers prefer rank 0, so they are chosen where they lower the peak.
+    time_rank: ClassVar[int] = 0
 
-    def __init_subclass__(cls, name: str, template: str, order: int, fused: bool = True, **kwargs):
+    def __init_subclass__(cls, name: str, template: str, order: int, fused: bool = True, time_rank: int = 0,
+                          **kwargs):
         """A scheme states its registry facts in its class statement, e.g.
         `class HCache(Scheme, name="hcache", template="stream", order=20)`, and its summary as the
         class docstring."""
         super().__init_subclass__(**kwargs)
-        cls.name, cls.template, cls.order, cls.fused = name, template, order, fused
+        cls.name, cls.template, cls.order, cls.fused, cls.time_rank = name, template, order, fused, time_rank
         cls.summary = " ".join((cls.__doc__ or name).split())
 
     def rows_options(self, graph: Graph, first: int, last: int) -> list[int]:

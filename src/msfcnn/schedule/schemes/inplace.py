@@ -14,7 +14,7 @@ from .base import Scheme
 from .overlap import on_top
 
 
-class InPlace(Scheme, name="inplace", template="single", order=5):
+class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
     """a depthwise conv written over its own input, a channel at a time through one plane"""
 
     def lower(self, graph, live, first, last, rows, cache):

@@ -24,7 +24,7 @@ from .base import Scheme
 from .linebuffer import lower_rows
 
 
-class Overlap(Scheme, name="overlap", template="stream", order=15):
+class Overlap(Scheme, name="overlap", template="stream", order=15, time_rank=1):
     """linebuffer whose output overwrites the input rows already consumed (vMCU); one op too"""
 
     def lower(self, graph, live, first, last, rows, cache):
