@@ -220,23 +220,15 @@ class _Stream:
         self.r.count(t, out)
         return out
 
-    def pull(self, t: int, upto: int) -> None:
-        while self.produced[t] < upto:
-            index = self.produced[t]
-            for read in self.reads[t]:
-                self.pull(read.tensor, read.end(index))
-            self.store(t, index, self.compute(t, index))
-            self.produced[t] += 1
-
     def sweep(self, span: dict[int, tuple[int, int]]) -> None:
-        """Stream every position of the stream end, with each tensor's fixed-axis extent."""
+        """Stream every position of the stream end, with each tensor's fixed-axis extent, in the
+        lowered pull order."""
         self.span = span
-        self.produced = {t: 0 for t in span}
         self.tags = {t: np.full(n, -1) for t, n in self.block.rings.items()}
-        self.pull(self.end, self.graph.nodes[self.end].shape[self.axis])
+        for t, index in self.loops.order:
+            self.store(t, index, self.compute(t, index))
 
     def run(self) -> None:
-        self.reads = {t: [p for p in self.loops.pulls if p.consumer == t] for t in range(self.block.first, self.end + 1)}
         if self.tail:
             self.acc[...] = 0
         for span in self.loops.sweeps:

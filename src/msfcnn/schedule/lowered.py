@@ -92,6 +92,26 @@ class Stream:
                      for t in range(self.first, self.end + 1) for u in graph.nodes[t].inputs if u >= self.first)
 
     @cached_property
+    def order(self) -> tuple[tuple[int, int], ...]:
+        """(op, position) in the order one sweep computes them: each position of the stream end in
+        turn, each op computing a position when a reader needs it, after pulling what it needs from
+        its own inputs (main input first). The generated C's pull functions follow the same order."""
+        reads = {t: [p for p in self.pulls if p.consumer == t] for t in range(self.first, self.end + 1)}
+        produced = dict.fromkeys(reads, 0)
+        order = []
+
+        def pull(t: int, upto: int) -> None:
+            while produced[t] < upto:
+                i = produced[t]
+                for read in reads[t]:
+                    pull(read.tensor, read.end(i))
+                order.append((t, i))
+                produced[t] += 1
+
+        pull(self.end, self.graph.shape_of(self.end)[self.axis])
+        return tuple(order)
+
+    @cached_property
     def sweeps(self) -> tuple[dict[int, Span], ...]:
         """One sweep of the streamed axis per band: each streamed tensor's extent on the other axis."""
         graph, first, end = self.graph, self.first, self.end

@@ -61,7 +61,7 @@ def on_top(graph, source: int) -> bool:
 def consumed_delta(graph, loops: Stream, source: int) -> int:
     """The largest byte offset of the output's start from the input's start at which every output
     row is written only over input rows that no computation from then on reads."""
-    order = pull_order(graph, loops)
+    order = loops.order
     height, width, channels = graph.shape_of(source)
     row_in = width * channels * graph.element.nbytes
     _, out_width, out_channels = graph.shape_of(loops.end)
@@ -78,24 +78,6 @@ def consumed_delta(graph, loops: Stream, source: int) -> int:
             bound = lowest * row_in - (i + 1) * row_out
             delta = bound if delta is None else min(delta, bound)
     return delta
-
-
-def pull_order(graph, loops: Stream) -> list[tuple[int, int]]:
-    """(op, row) in the order the stream computes them: the executor's and the C's pull order."""
-    reads = {t: [p for p in loops.pulls if p.consumer == t] for t in range(loops.first, loops.end + 1)}
-    produced = dict.fromkeys(reads, 0)
-    order = []
-
-    def pull(t: int, upto: int) -> None:
-        while produced[t] < upto:
-            i = produced[t]
-            for read in reads[t]:
-                pull(read.tensor, read.end(i))
-            order.append((t, i))
-            produced[t] += 1
-
-    pull(loops.end, graph.shape_of(loops.end)[0])
-    return order
 
 
 SCHEME = Overlap()
