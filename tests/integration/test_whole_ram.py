@@ -65,6 +65,24 @@ def test_an_in_place_depthwise_needs_its_input_and_one_channel_plane(stride, pad
     check_c(graph, plan, target="host-sanitize", seed=2)
 
 
+@pytest.mark.parametrize("scheme", ["hcache", "recompute"])
+def test_a_fused_block_writes_its_output_over_the_input_rows_earlier_bands_consumed(scheme):
+    """conv 1x1 then depthwise 3x3 stride 2 over 8 rows (TF `same`: no top padding): band r of
+    output rows reads input rows 2r.. and writes output rows ..r+1, so with 16 B input rows and
+    8 B output rows the output may start at min over r of (2r * 16 - (r + 1) * 8) = -8 B, and the
+    two take 8 + 128 B instead of 128 + 32."""
+    graph = with_random_weights(graph_from_layer_list({"name": "band", "input": [8, 4, 4], "layers": [
+        {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0},
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": 2, "padding": "same"}]}))
+    live = Liveness(graph, count_io=True)
+    block = lower_block(graph, live, 0, 1, scheme, rows=1)
+    assert block.placed_on == (NETWORK_INPUT, -8)
+    assert live.block_ram(block) == 8 + 128 + block.scratch_bytes
+    edge = Block(0, 1, scheme, live.block_ram(block), block.macs, 1, block)
+    check_io_plan(graph, [edge], seed=4)
+    check_c(graph, [edge], seed=4, count_io=True)
+
+
 def test_the_first_block_writes_its_output_into_the_image_buffer():
     graph = pipeline.load("mcunet-vww5", weights=True)
     plan = pipeline.planner(graph, count_io=True).p1(1.0)

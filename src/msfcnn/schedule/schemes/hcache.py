@@ -3,7 +3,8 @@
 The stream end's output is made in bands of R rows; within a band, columns stream left to right
 and every inner tensor keeps a ring of the columns its readers still need, over the band's rows
 (tile rows x k columns x C). Rows shared by two bands are recomputed (counted in MACs), columns
-never are.
+never are. Where it lowers RAM, the output is written over the input rows earlier bands consumed
+(`placement`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from .. import streaming
 from ..lowered import LoweredBlock, Scratch, Stream, block_reads
 from .base import Scheme
+from .overlap import placed_words
+from .placement import place_over_input
 from .tails import tail_of, tail_scratch
 
 
@@ -37,14 +40,14 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
                    for t, cols in rings.items()]
         scratch += tail_scratch(tail)
         loops = Stream(graph, first, end, 1, rows, tail)
-        return LoweredBlock(first, last, self.name, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
-                            loops, rings, factors)
-
+        block = LoweredBlock(first, last, self.name, rows, block_reads(graph, first, last), None, tuple(scratch),
+                             macs, loops, rings, factors)
+        return place_over_input(graph, live, block) or block
 
     def explain(self, block):
         return (f"hcache: {block.rows} output row(s) per band; within a band columns stream left to right and each "
                 "inner tensor keeps a ring of the columns its readers still need. Rows shared by two bands are "
-                "recomputed.")
+                "recomputed." + (" Band by band, " + placed_words(block) + "." if block.placed_on else ""))
 
 
 SCHEME = HCache()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..lowered import Channels, LoweredBlock, Scratch, block_reads
 from .base import Scheme
-from .overlap import on_top
+from .placement import on_top
 
 
 class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):

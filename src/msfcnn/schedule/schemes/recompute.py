@@ -2,7 +2,8 @@
 
 The stream end's output is made in square patches; for each, every inner tensor's whole receptive
 region is computed into a tile buffer of its own, so overlap is recomputed in both directions and
-nothing is cached between patches.
+nothing is cached between patches. Where it lowers RAM, the output is written over the input rows
+earlier rows of patches consumed (`placement`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from .. import streaming
 from ..lowered import LoweredBlock, Patches, Scratch, block_reads
 from .base import Scheme
+from .overlap import placed_words
+from .placement import place_over_input
 from .tails import tail_of, tail_scratch
 
 
@@ -26,11 +29,13 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
         end = layout[0]
         if rows < 1 or rows > max(graph.shape_of(end)[:2]):
             return None
-        return lower_patches(graph, first, last, end, (rows, rows), self.name, rows, cache)
+        block = lower_patches(graph, first, last, end, (rows, rows), self.name, rows, cache)
+        return place_over_input(graph, live, block) or block
 
     def explain(self, block):
         return (f"recompute: {block.rows}x{block.rows} output patches, each computed from scratch through the block "
-                "into per-tensor patch buffers (overlap recomputed both ways).")
+                "into per-tensor patch buffers (overlap recomputed both ways)."
+                + (" Row of patches by row of patches, " + placed_words(block) + "." if block.placed_on else ""))
 
 
 def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int], scheme: str, rows: int,

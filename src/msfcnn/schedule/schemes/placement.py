@@ -1,0 +1,104 @@
+"""Output over consumed input (vMCU): where a block may write its output on the bytes of its input
+that it has already consumed, and the placement that saves the most.
+
+A block that consumes its input top to bottom and writes its output top to bottom can start its
+output `delta` bytes from the start of its input (negative: before it) as long as no output row is
+ever written over an input row that the block still reads then or later. The two tensors then
+take their union instead of their sum. `overlap` streams one op or a row-streamed block this way;
+`hcache` and `recompute` blocks get the placement whenever it lowers their RAM, since it costs
+them neither MACs nor instructions (the same loops, with the output pointer moved).
+
+The input must be the tensor made just before the block, read by nothing after it, and not made by
+an op that could have written it over another tensor (an element-wise op or a reshape run alone):
+then it is on top of its end of the arena, where the union can grow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...ir import NETWORK_INPUT, Graph
+from ...ops import Pattern
+from .. import streaming
+from ..lowered import Liveness, LoweredBlock, Patches, Stream
+
+
+def on_top(graph: Graph, source: int) -> bool:
+    """The tensor is certainly pushed on top of its end when made: the network input, or the
+    output of an op that never writes over its input."""
+    if source == NETWORK_INPUT:
+        return True
+    op = graph.nodes[source].op
+    return op.pattern is not Pattern.ELEMENTWISE and not op.is_view
+
+
+def may_place(graph: Graph, live: Liveness, first: int, last: int) -> bool:
+    """Whether ops first..last may write their output over their input at all."""
+    source = first - 1
+    return (graph.nodes[first].inputs[:1] == (source,) and on_top(graph, source) and live.in_arena(source)
+            and live.in_arena(last) and live.last_use[source] <= last)
+
+
+def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock) -> LoweredBlock | None:
+    """`block` with its output placed over its consumed input, or None when that is not allowed or
+    saves nothing. The block's loops must write the block output row by row (no tail)."""
+    source = block.first - 1
+    if not may_place(graph, live, block.first, block.last) or block.tail is not None:
+        return None
+    delta = consumed_delta(graph, block.loops, source)
+    size_in, size_out = live.nbytes(source), live.nbytes(block.last)
+    if max(size_in, delta + size_out) - min(0, delta) >= size_in + size_out:
+        return None  # nothing to share
+    return replace(block, placed_on=(source, delta))
+
+
+def consumed_delta(graph: Graph, loops: Stream | Patches, source: int) -> int:
+    """The largest byte offset of the output's start from the input's start at which every output
+    row is written only over input rows that no computation from then on reads."""
+    height, width, channels = graph.shape_of(source)
+    row_in = width * channels * graph.element.nbytes
+    _, out_width, out_channels = graph.shape_of(loops.end)
+    row_out = out_width * out_channels * graph.element.nbytes
+    steps = _row_steps(graph, loops, source) if isinstance(loops, Stream) and loops.axis == 0 \
+        else _band_steps(graph, loops, source)
+    lowest = height  # the lowest input row read from this step on (suffix minimum)
+    delta = None
+    for first_read, rows_written in reversed(steps):
+        lowest = min(lowest, first_read)
+        if rows_written:
+            bound = lowest * row_in - rows_written * row_out
+            delta = bound if delta is None else min(delta, bound)
+    return delta
+
+
+def _row_steps(graph: Graph, loops: Stream, source: int) -> list[tuple[int, int]]:
+    """Rows streamed one at a time: per computation of the stream's pull order, the first input
+    row it reads (the input's height if none) and, for the stream end's row i, i + 1 output rows
+    written by then (else 0)."""
+    height = graph.shape_of(source)[0]
+    steps = []
+    for t, i in loops.order:
+        first_read = height
+        for u in graph.nodes[t].inputs:
+            if u == source:
+                a, b, _, _ = graph.nodes[t].op.axis_window(0).span(i, i + 1, height)
+                if b > a:
+                    first_read = min(first_read, a)
+        steps.append((first_read, i + 1 if t == loops.end else 0))
+    return steps
+
+
+def _band_steps(graph: Graph, loops: Stream | Patches, source: int) -> list[tuple[int, int]]:
+    """Bands of output rows computed one after another (hcache's bands, recompute's rows of
+    patches): per band, the first input row any op of it reads, and the output rows written by its
+    end. Within a band, any of its input rows may still be read while any of its output is
+    written, so the band counts as one step."""
+    height = graph.shape_of(source)[0]
+    rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
+    steps = []
+    for lo, hi in streaming.bands(graph.shape_of(loops.end)[0], rows):
+        ranges = streaming.band_ranges(graph, loops.first, loops.end, lo, hi)
+        first_read = min((streaming.needed_range(graph, t, source, *ranges[t])[0]
+                          for t in ranges if source in graph.nodes[t].inputs), default=height)
+        steps.append((first_read, hi))
+    return steps
