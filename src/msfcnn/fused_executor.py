@@ -149,7 +149,9 @@ class _Stream:
         self.axis = getattr(self.loops, "axis", 0)
         self.buffers = {s.name: runner.view(scratch[s.name], s.shape, ELEMENT_TYPES[s.dtype].numpy)
                         for s in block.scratch}
-        self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings}
+        # Each ring tensor's storage: its own ring, or (an in-place row) slots of its host's ring.
+        self.homes = {t: block.homes.get(t, (t, 0)) for t in block.rings}
+        self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings if t not in block.homes}
         self.end = self.loops.end
         self.tail = self.loops.tail
         self.acc = self.buffers[self.tail.acc.name] if self.tail else None
@@ -161,12 +163,13 @@ class _Stream:
     # ---- storage -----------------------------------------------------------------------------
     def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
         """Rows x columns of tensor t, from its ring or from the whole tensor."""
-        if t not in self.rings:
+        if t not in self.homes:
             return self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]]
         stream, fixed = (rows, cols) if self.axis == 0 else (cols, rows)
-        ring, tags = self.rings[t], self.tags[t]
-        slots = [i % len(tags) for i in range(*stream)]
-        if any(tags[s] != i for s, i in zip(slots, range(*stream))):
+        host = self.homes[t][0]
+        ring, tags = self.rings[host], self.tags[host]
+        slots = [self.slot(t, i) for i in range(*stream)]
+        if any(tags[s] != (t, i) for s, i in zip(slots, range(*stream))):
             raise AssertionError(f"ring of tensor {t} no longer holds positions {stream[0]}..{stream[1] - 1}")
         offset = self.span[t][0]
         if self.axis == 0:
@@ -181,13 +184,18 @@ class _Stream:
                                       self.graph.kernel_context(consumer))
 
     def store(self, t: int, index: int, value: np.ndarray) -> None:
-        if t in self.rings:
-            slot = index % len(self.tags[t])
-            if self.axis == 0:
-                self.rings[t][slot] = value[0]
+        if t in self.homes:
+            host, slot = self.homes[t][0], self.slot(t, index)
+            if t in self.block.homes:  # in place: channel by channel through the plane, as the C does
+                plane = self.buffers["plane"][0, :value.shape[1]]
+                for c in range(value.shape[2]):
+                    plane[...] = value[0, :, c]
+                    self.rings[host][slot, :value.shape[1], c] = plane
+            elif self.axis == 0:
+                self.rings[host][slot, :value.shape[1]] = value[0]
             else:
-                self.rings[t][:value.shape[0], slot] = value[:, 0]
-            self.tags[t][slot] = index
+                self.rings[host][:value.shape[0], slot] = value[:, 0]
+            self.tags[host][slot] = (t, index)
             if t == self.end:  # a tail follows: its accumulator reads the stored position
                 self.accumulate(self.fetch(t, *self.ranges(t, index)), *self.ranges(t, index))
         elif self.axis == 0:
@@ -195,6 +203,11 @@ class _Stream:
         else:
             rows = self.span[t]
             self.r.tensor(t)[rows[0]:rows[1], index] = value[:, 0]
+
+    def slot(self, t: int, index: int) -> int:
+        """The slot of its host's ring that holds position `index` of ring tensor t."""
+        host, shift = self.homes[t]
+        return (index + shift) % len(self.tags[host])
 
     # ---- computing -------------------------------------------------------------------------
     def ranges(self, t: int, index: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -224,7 +237,8 @@ class _Stream:
         """Stream every position of the stream end, with each tensor's fixed-axis extent, in the
         lowered pull order."""
         self.span = span
-        self.tags = {t: np.full(n, -1) for t, n in self.block.rings.items()}
+        # Per ring, the (tensor, position) each slot holds: a read of anything else is a bug.
+        self.tags = {t: [None] * n for t, n in self.block.rings.items() if t not in self.block.homes}
         for t, index in self.loops.order:
             self.store(t, index, self.compute(t, index))
 

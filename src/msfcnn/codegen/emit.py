@@ -119,7 +119,7 @@ class _Emitter:
         scratch = self.schedule.scratch_offsets[index]
         scheme = get_scheme(block.scheme)
         data = BLOCK_DATA[type(block.loops)](self, block, offsets, scratch, index)
-        data.update(id=index, template=scheme.template, explain=scheme.explain(block), moves=self.schedule.moves[index])
+        data.update(id=index, template=scheme.template_for(block), explain=scheme.explain(block), moves=self.schedule.moves[index])
         return data
 
     def title(self, block: LoweredBlock) -> str:
@@ -146,7 +146,7 @@ class _Emitter:
         out_h, out_w, _ = self.graph.shape_of(t)
         plane = f"ARENA({scratch[block.loops.plane.name]})"
         views = [{"name": "in0", "init": self.full_view(source, offsets)}, {"name": "out", "init": self.full_view(t, offsets)}]
-        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, {out_h}, {out_w});"
+        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, 0, {out_h}, {out_w});"
         return {"title": self.title(block), "views": views, "body": [call]}
 
     def externals(self, block: LoweredBlock, offsets) -> list[dict]:
@@ -176,7 +176,11 @@ class _Emitter:
         views = []
         for t in range(first, end + 1):
             h, w, c = graph.shape_of(t)
-            if t in block.rings:
+            if t in block.homes:  # an in-place row: slots of its host's ring, shifted
+                host, shift = block.homes[t]
+                base = f"ARENA({scratch[f'ring{host}']})"
+                views.append(f"{{ {base}, {graph.shape_of(host)[1] * c}, {c}, {-shift}, 0, {block.rings[host]}, 0 }}")
+            elif t in block.rings:
                 ring = block.rings[t]
                 base = f"ARENA({scratch[f'ring{t}']})"
                 views.append(f"{{ {base}, {w * c}, {c}, 0, 0, {ring}, 0 }}" if axis == 0
@@ -191,7 +195,12 @@ class _Emitter:
             pulls = [{"local": local[p.tensor], "upto": p.window.c_end(p.size)} for p in loops.pulls if p.consumer == t]
             ins = [f"s->v[{local[u]}]" if u in local else names[u] for u in node.inputs]
             region = ("i, i + 1, 0, " + str(graph.shape_of(t)[1])) if axis == 0 else "s->lo[t], s->hi[t], i, i + 1"
-            body = [self.call(t, ins, f"s->v[{local[t]}]", region)]
+            if t in block.homes:
+                plane = f"ARENA({scratch['plane']})"
+                body = [f"{node.op.c_kernel}_inplace{self.sfx}(&p{t}, &{ins[0]}, &s->v[{local[t]}], {plane}, i, i + 1, "
+                        f"{graph.shape_of(t)[1]});"]
+            else:
+                body = [self.call(t, ins, f"s->v[{local[t]}]", region)]
             if t == end and accumulate:
                 r0, r1, c0, c1 = region.split(", ")
                 body.append(accumulate.format(r0=r0, r1=r1, c0=c0, c1=c1))

@@ -174,6 +174,10 @@ class LoweredBlock:
     # (source, delta): the output starts `delta` bytes after the start of the block's input
     # `source`, over the bytes of it already consumed (vMCU); the two count as their union.
     placed_on: tuple[int, int] | None = None
+    # Inside a row stream, tensor -> (host, shift): its row i is stored in slot (i + shift) % k of
+    # the host's ring of k rows, over a host row that no computation reads any more (an in-place
+    # depthwise row, the `inplace` scheme); such a tensor has no ring of its own.
+    homes: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def output(self) -> int:

@@ -158,6 +158,29 @@ def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int 
     return ranges
 
 
+def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict, axis: int = 0) -> list[dict]:
+    """band_ranges of every band of `rows` positions of `end`, for tensors first..end at least. A
+    tensor's range depends only on its readers up to `end`, so one table per (end, rows, axis),
+    extended downwards as blocks starting lower ask, serves every block ending at `end`."""
+    key = ("table", end, rows, axis)
+    table, floor = cache.get(key, (None, end + 1))
+    if table is None:
+        table = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
+        floor = end
+    for t in range(floor - 1, first - 1, -1):
+        readers = [c for c in range(t + 1, end + 1) if t in graph.nodes[c].inputs]
+        if not readers:
+            break
+        window = {c: graph.nodes[c].op.axis_window(axis) for c in readers}
+        size = graph.shape_of(t)[axis]
+        for ranges in table:
+            spans = [window[c].span(*ranges[c], size)[:2] for c in readers]
+            ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+        floor = t
+    cache[key] = (table, floor)
+    return table
+
+
 def bands(height: int, rows: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + rows, height)) for lo in range(0, height, rows)]
 

@@ -42,6 +42,11 @@ class Scheme:
         `cache` memoises geometry (ring sizes, band profiles) across the blocks of one graph."""
         raise NotImplementedError
 
+    def template_for(self, block: LoweredBlock) -> str:
+        """The C template partial of one of its blocks (a scheme whose blocks take more than one
+        loop nest picks by the block's)."""
+        return self.template
+
     def explain(self, block: LoweredBlock) -> str:
         """One or two sentences for the generated C's comment above the block."""
         raise NotImplementedError

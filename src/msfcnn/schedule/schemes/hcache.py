@@ -42,7 +42,7 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         loops = Stream(graph, first, end, 1, rows, tail)
         block = LoweredBlock(first, last, self.name, rows, block_reads(graph, first, last), None, tuple(scratch),
                              macs, loops, rings, factors)
-        return place_over_input(graph, live, block) or block
+        return place_over_input(graph, live, block, cache) or block
 
     def explain(self, block):
         return (f"hcache: {block.rows} output row(s) per band; within a band columns stream left to right and each "

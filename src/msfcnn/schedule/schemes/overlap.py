@@ -23,7 +23,7 @@ class Overlap(Scheme, name="overlap", template="stream", order=15, time_rank=1):
         if not may_place(graph, live, first, last):
             return None
         block = lower_rows(graph, live, first, last, cache, self.name, single=True)
-        return None if block is None else place_over_input(graph, live, block)
+        return None if block is None else place_over_input(graph, live, block, cache)
 
     def explain(self, block):
         return ("overlap: rows stream top to bottom as in linebuffer; " + placed_words(block)

@@ -39,20 +39,21 @@ def may_place(graph: Graph, live: Liveness, first: int, last: int) -> bool:
             and live.in_arena(last) and live.last_use[source] <= last)
 
 
-def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock) -> LoweredBlock | None:
+def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock, cache: dict) -> LoweredBlock | None:
     """`block` with its output placed over its consumed input, or None when that is not allowed or
-    saves nothing. The block's loops must write the block output row by row (no tail)."""
+    saves nothing. The block's loops must write the block output row by row (no tail). `cache`
+    memoises band tables across the blocks of one graph."""
     source = block.first - 1
     if not may_place(graph, live, block.first, block.last) or block.tail is not None:
         return None
-    delta = consumed_delta(graph, block.loops, source)
+    delta = consumed_delta(graph, block.loops, source, cache)
     size_in, size_out = live.nbytes(source), live.nbytes(block.last)
     if max(size_in, delta + size_out) - min(0, delta) >= size_in + size_out:
         return None  # nothing to share
     return replace(block, placed_on=(source, delta))
 
 
-def consumed_delta(graph: Graph, loops: Stream | Patches, source: int) -> int:
+def consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     """The largest byte offset of the output's start from the input's start at which every output
     row is written only over input rows that no computation from then on reads."""
     height, width, channels = graph.shape_of(source)
@@ -60,7 +61,7 @@ def consumed_delta(graph: Graph, loops: Stream | Patches, source: int) -> int:
     _, out_width, out_channels = graph.shape_of(loops.end)
     row_out = out_width * out_channels * graph.element.nbytes
     steps = _row_steps(graph, loops, source) if isinstance(loops, Stream) and loops.axis == 0 \
-        else _band_steps(graph, loops, source)
+        else _band_steps(graph, loops, source, cache)
     lowest = height  # the lowest input row read from this step on (suffix minimum)
     delta = None
     for first_read, rows_written in reversed(steps):
@@ -76,29 +77,30 @@ def _row_steps(graph: Graph, loops: Stream, source: int) -> list[tuple[int, int]
     row it reads (the input's height if none) and, for the stream end's row i, i + 1 output rows
     written by then (else 0)."""
     height = graph.shape_of(source)[0]
+    windows = {t: graph.nodes[t].op.axis_window(0) for t in range(loops.first, loops.end + 1)
+               if source in graph.nodes[t].inputs}
     steps = []
     for t, i in loops.order:
         first_read = height
-        for u in graph.nodes[t].inputs:
-            if u == source:
-                a, b, _, _ = graph.nodes[t].op.axis_window(0).span(i, i + 1, height)
-                if b > a:
-                    first_read = min(first_read, a)
+        if t in windows:
+            a, b, _, _ = windows[t].span(i, i + 1, height)
+            if b > a:
+                first_read = a
         steps.append((first_read, i + 1 if t == loops.end else 0))
     return steps
 
 
-def _band_steps(graph: Graph, loops: Stream | Patches, source: int) -> list[tuple[int, int]]:
+def _band_steps(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> list[tuple[int, int]]:
     """Bands of output rows computed one after another (hcache's bands, recompute's rows of
     patches): per band, the first input row any op of it reads, and the output rows written by its
     end. Within a band, any of its input rows may still be read while any of its output is
     written, so the band counts as one step."""
     height = graph.shape_of(source)[0]
     rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
+    spans = streaming.band_table(graph, loops.first, loops.end, rows, cache)  # per band, each tensor's rows
+    readers = [t for t in range(loops.first, loops.end + 1) if source in graph.nodes[t].inputs]
     steps = []
-    for lo, hi in streaming.bands(graph.shape_of(loops.end)[0], rows):
-        ranges = streaming.band_ranges(graph, loops.first, loops.end, lo, hi)
-        first_read = min((streaming.needed_range(graph, t, source, *ranges[t])[0]
-                          for t in ranges if source in graph.nodes[t].inputs), default=height)
-        steps.append((first_read, hi))
+    for band in spans:
+        first_read = min((streaming.needed_range(graph, t, source, *band[t])[0] for t in readers), default=height)
+        steps.append((first_read, band[loops.end][1]))
     return steps

@@ -30,7 +30,7 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
         if rows < 1 or rows > max(graph.shape_of(end)[:2]):
             return None
         block = lower_patches(graph, first, last, end, (rows, rows), self.name, rows, cache)
-        return place_over_input(graph, live, block) or block
+        return place_over_input(graph, live, block, cache) or block
 
     def explain(self, block):
         return (f"recompute: {block.rows}x{block.rows} output patches, each computed from scratch through the block "
