@@ -31,6 +31,18 @@ def test_whole_ram_plans(name, target):
     check_c(graph, mixed, target=target, count_io=True)
 
 
+@pytest.mark.parametrize("target", ["cortex-m4", "fe310"])
+def test_in_place_rows_and_placed_bands_on_the_boards(target):
+    """mcunet-vww5's least-RAM plan (10,000 B) streams depthwise rows over dead rows of their input
+    rings and writes hcache bands over consumed input: bit-exact in an arena of that size."""
+    graph = pipeline.load("mcunet-vww5", weights=True)
+    plan = pipeline.planner(graph).p1(float("inf"))
+    lowered = [b.lowered for b in plan.blocks]
+    assert any(b.homes for b in lowered)
+    assert any(b.placed_on and b.scheme == "hcache" for b in lowered)
+    assert check_c(graph, plan.blocks, target=target) == plan.peak_ram_bytes
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_whole_ram_plans_on_the_fe310(doc, seed):
