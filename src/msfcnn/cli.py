@@ -216,6 +216,7 @@ def cmd_compile(args) -> None:
 
 def cmd_verify(args) -> None:
     from . import pipeline
+    from .plan import block_name
     from .targets import get_target
     from .tensors import load_input, random_input
     target = get_target(args.target)
@@ -225,7 +226,9 @@ def cmd_verify(args) -> None:
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
               "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
-              "instructions": check.instructions}
+              "instructions": check.instructions,
+              "block_instructions": None if check.block_instructions is None else [
+                  {**block_name(b), "instructions": n} for b, n in zip(plan.blocks, check.block_instructions)]}
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -234,6 +237,9 @@ def cmd_verify(args) -> None:
         print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = "
               f"{check.max_abs_diff:g}); arena {check.arena_bytes} B in the object file, "
               f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
+        for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
+            print(f"  block {k:3d}  ops {block.first:3d}-{block.last:<3d} {block.scheme:10s} R={block.rows:<3d} "
+                  f"{n:12d} instructions ({n / check.instructions:6.1%})")
 
 
 def cmd_pareto(args) -> None:

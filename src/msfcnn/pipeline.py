@@ -103,6 +103,7 @@ class Verification:
     predicted_peak_ram_bytes: int
     stack_bytes: int | None  # where the target's harness measures it
     instructions: int | None = None  # executed in msfcnn_invoke, when counted (exact, deterministic)
+    block_instructions: tuple[int, ...] | None = None  # the same per block of the plan, in order (sums to it)
 
     @property
     def bit_exact(self) -> bool:
@@ -121,7 +122,8 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     build problem is reported before any numpy work. `keep`: build there and keep the folder;
     `kernel_lib`: link the kernels from this archive (`codegen.build.build_kernel_library` for
     the same target) instead of compiling them. `count_instructions`: also count the instructions
-    msfcnn_invoke executes (codegen/icount.py: a QEMU plugin, or callgrind on the host)."""
+    msfcnn_invoke executes, in total and block by block (codegen/icount.py: a QEMU plugin, or
+    callgrind on the host)."""
     from .codegen import build as c_build
     from .codegen import icount
     if count_instructions and not icount.can_count(target):
@@ -135,9 +137,12 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             program = c_build.build(folder, target, kernel_lib)
             harness = c_build.run(program, target, graph, internal, kernel_lib)
             arena = c_build.arena_bytes(folder, target)
-            instructions = icount.count_instructions(program, target) if count_instructions else None
+            counted = icount.measure(program, target) if count_instructions else None
+            if counted is not None and len(counted.blocks) != len(plan.blocks):
+                raise RuntimeError(f"counted {len(counted.blocks)} block functions for a plan of {len(plan.blocks)} blocks")
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
             where = f" (see {folder})" if keep else " (rerun with --keep DIR to see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     expected = run(schedule, x, raw=True).output.reshape(-1)
-    return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes, instructions)
+    return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes,
+                        counted.total if counted else None, counted.blocks if counted else None)

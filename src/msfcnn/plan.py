@@ -44,8 +44,7 @@ class Plan:
                 "vanilla_macs": self.vanilla_macs,
                 "overhead": round(self.overhead, 4),
                 "io_counted": self.io_counted,
-                "blocks": [{"first": b.first, "last": b.last, "scheme": b.scheme, "rows": b.rows,
-                            "ram_bytes": b.ram_bytes, "macs": b.macs} for b in self.blocks],
+                "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs} for b in self.blocks],
             })
         else:
             doc["vanilla_macs"] = self.vanilla_macs
@@ -65,6 +64,11 @@ class Plan:
 
 
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")
+
+
+def block_name(block: Block) -> dict[str, Any]:
+    """The fields that name a block in every JSON document: its ops, its scheme and its rows."""
+    return {"first": block.first, "last": block.last, "scheme": block.scheme, "rows": block.rows}
 
 
 def _json_number(value):

@@ -1,6 +1,6 @@
 """Exact instruction counts (codegen/icount.py): a hand-written loop of known length counts exactly
-on every QEMU target (and on the host under callgrind), and a generated network counts the same
-on every run."""
+on every QEMU target (and on the host under callgrind), two hand-written blocks split it exactly,
+and a generated network counts the same on every run, in total and block by block."""
 
 import json
 import platform
@@ -11,50 +11,94 @@ import pytest
 
 from msfcnn import executor, pipeline
 from msfcnn.codegen import build, icount
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from support.c_build import kernel_library
 from support.toolchains import require_target, require_tools
 from msfcnn.tensors import random_input
 
 N = 1000  # loop trips; each loop below is one set-up instruction, N x 2 in the loop, one return
 
-# (.size: callgrind attributes instructions to a function by its symbol's extent.)
-LOOPS = {
+HEADER = {"thumb": "    .syntax unified\n    .thumb\n    .text\n", "riscv": "    .text\n", "x86_64": "    .text\n"}
+# A function {name} that loops {n} times. (.size: callgrind attributes instructions to a function
+# by its symbol's extent.)
+LOOP = {
     "thumb": """
-    .syntax unified
-    .thumb
-    .text
-    .global msfcnn_invoke
-    .type msfcnn_invoke, %function
+    .global {name}
+    .type {name}, %function
     .thumb_func
-msfcnn_invoke:
+{name}:
     movw r3, #{n}
 1:  subs r3, r3, #1
     bne 1b
     bx lr
-    .size msfcnn_invoke, . - msfcnn_invoke
+    .size {name}, . - {name}
 """,
     "riscv": """
-    .text
-    .globl msfcnn_invoke
-    .type msfcnn_invoke, @function
-msfcnn_invoke:
+    .globl {name}
+    .type {name}, @function
+{name}:
     li t0, {n}
 1:  addi t0, t0, -1
     bnez t0, 1b
     ret
-    .size msfcnn_invoke, . - msfcnn_invoke
+    .size {name}, . - {name}
 """,
     "x86_64": """
-    .text
-    .globl msfcnn_invoke
-    .type msfcnn_invoke, @function
-msfcnn_invoke:
+    .globl {name}
+    .type {name}, @function
+{name}:
     movl ${n}, %ecx
 1:  subl $1, %ecx
     jnz 1b
     ret
+    .size {name}, . - {name}
+""",
+}
+
+# msfcnn_invoke as the generated C shapes it: calls of two block functions (loops of N0 and N1
+# trips), with a loop of NM trips between them standing for the memmoves after block 0.
+N0, N1, NM = 1000, 300, 50
+INVOKE_BLOCKS = {
+    "thumb": """
+    .global msfcnn_invoke
+    .type msfcnn_invoke, %function
+    .thumb_func
+msfcnn_invoke:
+    push {r4, lr}
+    bl block0
+    movw r3, #NM
+1:  subs r3, r3, #1
+    bne 1b
+    bl block1
+    pop {r4, pc}
+    .size msfcnn_invoke, . - msfcnn_invoke
+""",
+    "x86_64": """
+    .globl msfcnn_invoke
+    .type msfcnn_invoke, @function
+msfcnn_invoke:
+    push %rbx
+    call block0
+    movl $NM, %ecx
+1:  subl $1, %ecx
+    jnz 1b
+    call block1
+    pop %rbx
+    ret
     .size msfcnn_invoke, . - msfcnn_invoke
 """,
 }
+
+
+def loop_source(isa: str) -> str:
+    return HEADER[isa] + LOOP[isa].format(name="msfcnn_invoke", n=N)
+
+
+def blocks_source(isa: str) -> str:
+    return (HEADER[isa] + LOOP[isa].format(name="block0", n=N0) + LOOP[isa].format(name="block1", n=N1)
+            + INVOKE_BLOCKS[isa].replace("NM", str(NM)))
+
 
 # Three calls (gcc may unroll them into three call sites): their counts are summed; nothing else is counted.
 MAIN = """
@@ -71,10 +115,10 @@ int main(void)
 """
 
 
-def build_loop(tmp_path: Path, target_name: str, isa: str) -> Path:
+def build_loop(tmp_path: Path, target_name: str, isa: str, source=loop_source, calls: int = 3) -> Path:
     target = require_target(target_name)
-    (tmp_path / "main.c").write_text(MAIN)
-    (tmp_path / "loop.S").write_text(LOOPS[isa].format(n=N))
+    (tmp_path / "main.c").write_text(MAIN.replace("i < 3", f"i < {calls}"))
+    (tmp_path / "loop.S").write_text(source(isa))
     program = tmp_path / "loop.elf"
     done = subprocess.run([target.cc, *target.cflags.split(), *target.ldflags.split(), "-o", str(program),
                            str(tmp_path / "main.c"), str(tmp_path / "loop.S")], capture_output=True, text=True)
@@ -93,6 +137,28 @@ def test_a_known_loop_counts_exactly_on_the_host(tmp_path):
     require_tools("valgrind", packages=("valgrind",))
     program = build_loop(tmp_path, "host", "x86_64")
     assert icount.count_instructions(program, require_target("host")) == 3 * (2 * N + 2)
+
+
+def test_two_blocks_split_the_count_exactly_on_qemu(tmp_path):
+    """Block 0: the entry (push, call), its loop and the loop after it (the memmoves' place); block 1:
+    its call, its loop and msfcnn_invoke's return (pop)."""
+    program = build_loop(tmp_path, "cortex-m4", "thumb", blocks_source, calls=1)
+    target = require_target("cortex-m4")
+    marks = icount.find_marks(program, target)
+    assert [block for _, block in marks.blocks] == [0, 1] and marks.block_names == ("block0", "block1")
+    count = icount.measure(program, target)
+    assert count.blocks == (2 + (2 * N0 + 2) + (1 + 2 * NM), 1 + (2 * N1 + 2) + 1)
+    assert count.total == sum(count.blocks)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the blocks are x86-64 assembly")
+def test_two_blocks_split_the_count_exactly_on_the_host(tmp_path):
+    """As on QEMU, but callgrind splits at the block's entry: the call of block 1 counts in block 0."""
+    require_tools("valgrind", packages=("valgrind",))
+    program = build_loop(tmp_path, "host", "x86_64", blocks_source, calls=1)
+    count = icount.measure(program, require_target("host"))
+    assert count.blocks == (2 + (2 * N0 + 2) + (1 + 2 * NM) + 1, (2 * N1 + 2) + 2)
+    assert count.total == sum(count.blocks)
 
 
 def test_marks_are_the_entry_and_the_return_address(tmp_path):
@@ -127,5 +193,36 @@ def test_verify_reports_the_same_exact_count_on_every_run(target, capsys):
         assert main(["verify", "mcunet-vww5", "--target", target, "--instructions", "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert doc["bit_exact"] and doc["target"] == target
-        counts.append(doc["instructions"])
-    assert counts[0] == counts[1] > doc["plan"]["macs"]  # at least one instruction per MAC
+        counts.append((doc["instructions"], doc["block_instructions"]))
+    assert counts[0] == counts[1] and counts[0][0] > doc["plan"]["macs"]  # at least one instruction per MAC
+    total, blocks = counts[0]
+    assert [{k: b[k] for k in ("first", "last", "scheme", "rows")} for b in blocks] == \
+        [{k: b[k] for k in ("first", "last", "scheme", "rows")} for b in doc["plan"]["blocks"]]
+    assert sum(b["instructions"] for b in blocks) == total and all(b["instructions"] > 0 for b in blocks)
+
+
+@pytest.mark.slow
+def test_block_counts_of_a_plan_with_copies_and_moves(capsys):
+    """--count-io: the input copied in before block 0, tensors slid between blocks, the output
+    copied out after the last block; still one count per block, adding up to the total."""
+    from msfcnn.cli import main
+    require_target("cortex-m4")
+    assert main(["verify", "mcunet-vww5", "--count-io", "--max-overhead", "1.2", "--target", "cortex-m4",
+                 "--instructions", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    blocks = [b["instructions"] for b in doc["block_instructions"]]
+    assert doc["bit_exact"] and len(blocks) == len(doc["plan"]["blocks"]) and sum(blocks) == doc["instructions"]
+
+
+@pytest.mark.slow
+def test_more_blocks_than_the_old_64_marks():
+    """70 small layers unfused: 70 blocks, 72 marked addresses (the plugin once took 64)."""
+    graph = with_random_weights(graph_from_layer_list({"name": "deep", "input": [6, 6, 4], "layers": [
+        {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": "same", "act": "relu"}] * 70}))
+    plan = pipeline.planner(graph, schemes=("inplace",)).vanilla()  # no candidate for 1x1 convs: fast
+    tgt = require_target("cortex-m4")
+    schedule = pipeline.lower(graph, plan)
+    check = pipeline.verify(graph, plan, schedule, random_input(graph, 0), tgt, count_instructions=True,
+                            kernel_lib=kernel_library(graph, schedule, plan, tgt))
+    assert check.bit_exact and len(plan.blocks) == len(check.block_instructions) == 70
+    assert sum(check.block_instructions) == check.instructions

@@ -1,15 +1,23 @@
 """Exact counts of the instructions a built harness executes in `msfcnn_invoke`, from its entry to
-its return (everything it calls included), on every target.
+its return (everything it calls included), on every target, in total and block by block.
 
 QEMU targets: a small TCG plugin (icount/msfcnn_icount.c), built once with the host's C compiler,
 adds one to a counter per executed guest instruction and logs the counter whenever an instruction
-at a marked address executes. The marks are msfcnn_invoke's first instruction and the instruction
-after the harness's call to it, both read off the program's disassembly; the difference of the two
-logged values is the count. It does not depend on QEMU's translation blocks, timers or the host's
+at a marked address executes. The marks are msfcnn_invoke's first instruction, the instruction
+after the harness's call to it, and msfcnn_invoke's call of each block function (`blockN`, which
+the generated C keeps out of line), all read off the program's disassembly; differences of the
+logged values are the counts. It does not depend on QEMU's translation blocks, timers or the host's
 speed, so it is the same on every run (the harness enables no interrupts). The host target counts
-with valgrind's callgrind instead (--toggle-collect=msfcnn_invoke), as benchmarks/codegen.py does.
+with valgrind's callgrind instead (--toggle-collect=msfcnn_invoke, as benchmarks/codegen.py does),
+which dumps its counters whenever a block function is entered (--dump-before).
+
+Block N's count runs from its call to the next block's call: the block, its call, and what
+msfcnn_invoke does after it (the memmoves that slide live tensors between blocks, the copy of the
+output on the last block); block 0 also takes msfcnn_invoke's entry and the copy of the input.
+The counts add up to the total exactly.
 
     count_instructions(program, target) -> int
+    measure(program, target) -> Count  (.total, .blocks)
 
 `program` is a harness built by build.build() whose input is in place (build.run() writes it:
 input.bin beside the program, or input.c compiled into it on embedded-harness targets).
@@ -31,14 +39,25 @@ from ..targets import Target
 
 FUNCTION = "msfcnn_invoke"
 _PLUGIN_SOURCE = "msfcnn_icount.c"
+MAX_MARKS = 4096  # the plugin's limit (icount/msfcnn_icount.c)
 _CALL = re.compile(r"^\s*([0-9a-f]+):\s.*?\b([0-9a-f]+) <" + FUNCTION + r">\s*$")
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s")
+# A call (or tail call) of a block function; gcc may name a clone of it block3.constprop.0.
+_BLOCK_CALL = re.compile(r"^\s*([0-9a-f]+):\s.*?\b[0-9a-f]+ <(block(\d+)(?:\.[\w.]+)?)>\s*$")
 
 
 @dataclass(frozen=True)
 class Marks:
     entry: int  # address of the function's first instruction
     back: tuple[int, ...]  # addresses of the instructions after the caller's calls (where they return to)
+    blocks: tuple[tuple[int, int], ...] = ()  # (address of a call of a block function in FUNCTION, block index)
+    block_names: tuple[str, ...] = ()  # the block functions' symbols, by block index
+
+
+@dataclass(frozen=True)
+class Count:
+    total: int  # instructions from the entry of msfcnn_invoke to its return, summed over its calls
+    blocks: tuple[int, ...]  # the same, block by block in schedule order (sums to total); () without blocks
 
 
 def plugin_source() -> str:
@@ -86,11 +105,16 @@ def _objdump(target: Target) -> str:
     return target.nm[:-2] + "objdump" if target.nm.endswith("nm") else "objdump"
 
 
+def _disassemble(program: Path, target: Target, function: str) -> list[str]:
+    return subprocess.run([_objdump(target), "-d", "--no-show-raw-insn", f"--disassemble={function}", str(program)],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 def find_marks(program: Path, target: Target, caller: str = "main") -> Marks:
-    """msfcnn_invoke's entry and the return addresses of its calls in `caller`, from the
-    disassembly. Addresses are the ones QEMU reports for instructions (even on Thumb)."""
-    listing = subprocess.run([_objdump(target), "-d", "--no-show-raw-insn", f"--disassemble={caller}", str(program)],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+    """msfcnn_invoke's entry, the return addresses of its calls in `caller`, and its calls of the
+    block functions, from the disassembly. Addresses are the ones QEMU reports for instructions
+    (even on Thumb)."""
+    listing = _disassemble(program, target, caller)
     entry, back = None, []
     for n, line in enumerate(listing):
         call = _CALL.match(line)
@@ -103,7 +127,16 @@ def find_marks(program: Path, target: Target, caller: str = "main") -> Marks:
         back.append(int(following.group(1), 16))
     if entry is None:
         raise RuntimeError(f"no call to {FUNCTION} in {caller} of {program}")
-    return Marks(entry, tuple(back))
+    blocks, names = [], {}
+    for line in _disassemble(program, target, FUNCTION):
+        call = _BLOCK_CALL.match(line)
+        if call:
+            blocks.append((int(call.group(1), 16), int(call.group(3))))
+            names[int(call.group(3))] = call.group(2)
+    if sorted(names) != list(range(len(names))):
+        missing = sorted(set(range(max(names) + 1)) - set(names))
+        raise RuntimeError(f"{FUNCTION} in {program} calls no block{missing[0]} (inlined?): cannot count block by block")
+    return Marks(entry, tuple(back), tuple(blocks), tuple(names[k] for k in range(len(names))))
 
 
 def counter_tool(target: Target) -> str:
@@ -128,6 +161,12 @@ def count_instructions(program: Path, target: Target, input_path: Path | None = 
     """Instructions executed from the entry of msfcnn_invoke to its return, summed over its calls
     (the harness makes one). Input and output files default to input.bin / output.bin beside the
     program (embedded-harness targets compile the input in and ignore them)."""
+    return measure(program, target, input_path, output_path, timeout).total
+
+
+def measure(program: Path, target: Target, input_path: Path | None = None, output_path: Path | None = None,
+            timeout: float = 1800) -> Count:
+    """The total of count_instructions and its split over the block functions (see the module)."""
     program = Path(program).resolve()
     folder = program.parent
     input_path = Path(input_path) if input_path is not None else folder / "input.bin"
@@ -136,23 +175,23 @@ def count_instructions(program: Path, target: Target, input_path: Path | None = 
     with tempfile.TemporaryDirectory(prefix="msfcnn-icount-") as tmp:
         if _is_qemu(target):
             marks = find_marks(program, target)
+            addresses = (marks.entry, *marks.back, *(address for address, _ in marks.blocks))
+            if len(addresses) > MAX_MARKS:
+                raise RuntimeError(f"{len(addresses)} addresses to mark, more than the counter's {MAX_MARKS}")
             events = Path(tmp) / "events.txt"
             option = ",".join([f"file={_escape(plugin_path())}", f"out={_escape(events)}",
-                               *(f"mark={address:#x}" for address in (marks.entry, *marks.back))])
+                               *(f"mark={address:#x}" for address in addresses)])
             done = subprocess.run([*command, "-plugin", option], capture_output=True, text=True, timeout=timeout)
             _check(done, target)
-            return _count_from_events(events.read_text())
+            return _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks])
         if command[0] == str(program):  # the host: callgrind
+            names = find_marks(program, target).block_names
             out = Path(tmp) / "callgrind.out"
             done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                   f"--toggle-collect={FUNCTION}", *command], capture_output=True, text=True,
-                                  timeout=timeout)
+                                   f"--toggle-collect={FUNCTION}", *(f"--dump-before={name}" for name in names),
+                                   *command], capture_output=True, text=True, timeout=timeout)
             _check(done, target)
-            text = out.read_text()
-            found = re.search(r"^summary:\s+(\d+)", text, re.M) or re.search(r"^totals:\s+(\d+)", text, re.M)
-            if found is None:
-                raise RuntimeError(f"callgrind wrote no total to {out}")
-            return int(found.group(1))
+            return _count_from_dumps(sorted(Path(tmp).glob("callgrind.out*")), names)
     raise ValueError(f"cannot count instructions on target {target.name}: neither QEMU nor the host")
 
 
@@ -162,21 +201,72 @@ def _check(done: subprocess.CompletedProcess, target: Target) -> None:
                            f"instructions:\n{done.stdout}{done.stderr}")
 
 
-def _count_from_events(text: str) -> int:
-    """Sum of (return - entry) over the entry / return pairs the plugin logged (mark 0 is the entry,
-    the others are return addresses)."""
+def _count_from_events(text: str, n_back: int, block_of_mark: list[int]) -> Count:
+    """Total and per-block counts from the events the plugin logged: mark 0 is msfcnn_invoke's
+    entry, marks 1..n_back the return addresses, the others calls of blocks (block_of_mark[i] for
+    mark 1 + n_back + i). A block's segment runs from its call to the next call or the return; the
+    entry's instructions before the first block go to that block."""
     total, entered, calls = 0, None, 0
+    blocks = [0] * (max(block_of_mark) + 1 if block_of_mark else 0)
+    current, start = None, 0
     for line in text.splitlines():
         mark, value = line.split()
         if mark == "end":
             continue
-        if (mark == "0") == (entered is not None):
+        mark, value = int(mark), int(value)
+        if (mark == 0) == (entered is not None):
             raise RuntimeError(f"unbalanced calls of {FUNCTION} in the instruction-count events:\n{text}")
-        if mark == "0":
-            entered = int(value)
-        else:
-            total += int(value) - entered
+        if mark == 0:
+            entered, current, start = value, None, value
+        elif mark > n_back:  # a block is called
+            block = block_of_mark[mark - 1 - n_back]
+            if block != (0 if current is None else current + 1):
+                raise RuntimeError(f"block{block} called after block{current} in the instruction-count events")
+            if current is not None:
+                blocks[current] += value - start
+                start = value
+            current = block
+        else:  # msfcnn_invoke returns
+            if blocks and current != len(blocks) - 1:
+                raise RuntimeError(f"{FUNCTION} returned after block{current} of {len(blocks)}")
+            total += value - entered
+            if current is not None:
+                blocks[current] += value - start
             entered, calls = None, calls + 1
     if calls == 0:
         raise RuntimeError(f"{FUNCTION} was never called and returned (instruction-count events:\n{text})")
-    return total
+    return Count(total, tuple(blocks))
+
+
+_PART = re.compile(r"^part:\s+(\d+)", re.M)
+_TRIGGER = re.compile(r"^desc: Trigger: --dump-before=(\S+)", re.M)
+_TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.M)
+
+
+def _count_from_dumps(files: list[Path], names: tuple[str, ...]) -> Count:
+    """Total and per-block counts from callgrind's dumps: one at each entry of a block function
+    (holding what ran since the previous dump: the previous block and what followed it, or for
+    block 0 the entry of msfcnn_invoke) and one at the program's end (the last block's)."""
+    parts = []
+    for path in files:
+        text = path.read_text()
+        found = _TOTALS.search(text)
+        if found is None:
+            raise RuntimeError(f"callgrind wrote no total to {path}")
+        part, trigger = _PART.search(text), _TRIGGER.search(text)
+        parts.append((int(part.group(1)) if part else 1, trigger.group(1) if trigger else None, int(found.group(1))))
+    parts.sort()
+    index = {name: k for k, name in enumerate(names)}
+    blocks, current = [0] * len(names), None
+    for _, trigger, cost in parts:
+        block = index[trigger] if trigger is not None else None
+        owner = current if current is not None else block  # before block 0: its share of the entry
+        if owner is not None:
+            blocks[owner] += cost
+        elif names and cost:
+            raise RuntimeError(f"callgrind counted instructions in {FUNCTION} but saw no block entered")
+        if block is not None:
+            if block != (0 if current is None else (current + 1) % len(names)):
+                raise RuntimeError(f"{trigger} entered after block{current} in the callgrind dumps")
+            current = block
+    return Count(sum(cost for _, _, cost in parts), tuple(blocks))

@@ -9,7 +9,8 @@
  * then the number of instructions executed between them, independent of where QEMU's translation
  * blocks start or end, of how often they are retranslated, and of whether QEMU runs the inline add
  * before or after the mark's callback (it is the same order for every instruction, so it cancels).
- * icount.py marks the entry of msfcnn_invoke and the instruction its caller returns to.
+ * icount.py marks the entry of msfcnn_invoke, the instruction its caller returns to, and its calls
+ * of the block functions.
  *
  * Built by the project with the host compiler (icount.py). Debian's QEMU ships the plugin loader
  * but not its header, so the few declarations this file uses are written out below from the
@@ -50,7 +51,7 @@ void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t 
 
 /* ---- the plugin ---- */
 
-#define MAX_MARKS 64
+#define MAX_MARKS 4096 /* icount.py's MAX_MARKS */
 
 EXPORT int qemu_plugin_version = 1;
 
@@ -101,7 +102,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (i = 0; i < argc; ++i) {
         if (strncmp(argv[i], "out=", 4) == 0) {
             out = argv[i] + 4;
-        } else if (strncmp(argv[i], "mark=", 5) == 0 && n_marks < MAX_MARKS) {
+        } else if (strncmp(argv[i], "mark=", 5) == 0) {
+            if (n_marks == MAX_MARKS) {
+                fprintf(stderr, "msfcnn_icount: more than %d marks\n", MAX_MARKS);
+                return -1;
+            }
             marks[n_marks++] = strtoull(argv[i] + 5, NULL, 0);
         } else {
             fprintf(stderr, "msfcnn_icount: unknown argument %s (expected out=PATH, mark=ADDRESS)\n", argv[i]);
