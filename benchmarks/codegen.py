@@ -10,10 +10,12 @@ convolution requantises an output every 8 MACs, a wide one every 480), so the ra
 can reach depends on which ops it recomputes. The table therefore also shows the recompute bound:
 the ratio a fusion with no overhead of its own would have, sum over ops of (instructions of the op
 in the unfused build x how often the plan computes each of its outputs) / sum of those
-instructions. Per-op instructions come from the unfused build's call sites (built once more with
--g, which does not change the code: the totals are checked equal); recompute factors come from the
-plan's lowering, the same numbers the fused executor verifies. ratio / bound is then the cost of
-fusing itself: ring and band indexing, per-column calls, memmoves.
+instructions (pipeline.recompute_bound). Per-op instructions come from the unfused build's call
+sites (built once more with -g, which does not change the code: the totals are checked equal);
+recompute factors come from the plan's lowering, the same numbers the fused executor verifies.
+ratio / bound is then the cost of fusing itself: ring and band indexing, per-column calls, memmoves.
+benchmarks/target_speed.py measures the same bound on the microcontrollers, with per-op
+instructions from per-block counts of the unfused build.
 
     python benchmarks/codegen.py [--models mbv2-w0.35,...]
 """
@@ -84,12 +86,6 @@ def _per_call_site(out: Path) -> Counter:
     return cost
 
 
-def recompute_factors(graph, plan) -> dict[int, float]:
-    """How often the plan computes each output position of each op (1.0: once)."""
-    schedule = pipeline.lower(graph, plan)
-    return {t: f for b in schedule.blocks for t, f in zip(range(b.first, b.last + 1), b.recompute)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(builtin_names()))
@@ -116,8 +112,7 @@ def main() -> None:
             plan = planner.p1(cap)
             count, arena, _ = profile(graph, plan)
             ratio = count / base
-            factors = recompute_factors(graph, plan)
-            bound = sum(i * factors[t] for t, i in per_op.items()) / sum(per_op.values())
+            bound = sum(pipeline.recompute_bound(pipeline.lower(graph, plan), per_op)) / sum(per_op.values())
             ok = ratio <= 1.1 * plan.overhead
             label = "F<=inf" if math.isinf(cap) else f"F<={cap:g}"
             print(f"{name:18s} {label:>8s} {arena:8d} {plan.overhead:7.3f} {count:13d} {ratio:6.3f} "

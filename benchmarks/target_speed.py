@@ -1,15 +1,23 @@
 """Instructions the generated C executes on the microcontroller targets, counted exactly.
 
 For each case (a layer of issue 12's table, the issue's kind of MobileNetV2-style chain, or a
-built-in model under its unfused plan and its least-RAM plan) and each target, builds the C,
-checks its output bit-exact against the fused numpy executor, and counts the instructions of one
-msfcnn_invoke (codegen/icount.py: QEMU TCG plugin, entry to return). Prints a table and writes
-benchmarks/results/target_speed.json.
+built-in model under its unfused plan, its least-RAM plan at F <= 1.2 and its least-RAM plan) and
+each target, builds the C, checks its output bit-exact against the fused numpy executor, and counts
+the instructions of one msfcnn_invoke, in total and block by block (codegen/icount.py: QEMU TCG
+plugin, entry to return). Prints a table and writes benchmarks/results/target_speed.json.
 
 Columns: instructions; instructions per MAC (of the unfused network: a fused plan's recomputed MACs
 count as overhead); ratio to the unfused plan on the same target; the plan's MAC overhead F; code
 bytes (the text of model.o and the kernel objects, weights excluded); and, for the issue's layers on
 the Cortex-M4, CMSIS-NN's instructions per MAC as the issue measured them.
+
+For the fused plans of the built-in models also issue 12's goal, ratio <= 1.1 x recompute bound:
+the bound is the ratio a fusion with no cost of its own would reach, sum over ops of (the op's
+instructions in the unfused build on the same target, its block's count there) x (how often the
+plan computes the op's outputs, from the lowering) / the unfused total (pipeline.recompute_bound).
+ratio / bound is the cost of fusing itself; per block, the JSON has the count and the block's
+share of the bound, and the table names the blocks that exceed their share the most when a row
+misses the goal.
 
 The FE310's 16 KiB of RAM holds neither the layers nor most unfused plans. Where a case does not
 fit, the same FE310 build (rv32imac, same flags) runs as `rv32-virt` on QEMU's virt board with
@@ -17,7 +25,7 @@ fit, the same FE310 build (rv32imac, same flags) runs as `rv32-virt` on QEMU's v
 210,827,864 instructions on both).
 
     python benchmarks/target_speed.py [--targets cortex-m4,cortex-m7,fe310] [--cases layers,models]
-                                      [--models mbv2-w0.35,...] [--baseline OLD.json]
+                                      [--models mbv2-w0.35,...] [--baseline OLD.json] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -36,12 +44,13 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
 
-from msfcnn import executor  # noqa: E402
+from msfcnn import executor, pipeline  # noqa: E402
 from msfcnn.codegen import build, icount  # noqa: E402
 from msfcnn.errors import UserError  # noqa: E402
 from msfcnn.frontends import builtin_names, load_model  # noqa: E402
 from msfcnn.frontends.layer_list import graph_from_layer_list  # noqa: E402
 from msfcnn.frontends.random_weights import with_random_weights  # noqa: E402
+from msfcnn.plan import block_name  # noqa: E402
 from msfcnn.fused_executor import run_fused  # noqa: E402
 from msfcnn.planner import Planner  # noqa: E402
 from msfcnn.schedule import schedule_plan  # noqa: E402
@@ -49,6 +58,7 @@ from msfcnn.targets import TARGETS, get_target  # noqa: E402
 from msfcnn.tensors import random_input  # noqa: E402
 
 TARGET_NAMES = ("cortex-m4", "cortex-m7", "fe310")
+GOAL = 1.1  # issue 12: instructions fused / unfused <= GOAL x recompute bound
 
 # The FE310 build with room: same compiler and flags, code and data in 32 MiB of the virt board's RAM.
 RV32_VIRT = dataclasses.replace(
@@ -110,8 +120,11 @@ def measure(graph, plan, target, expected: np.ndarray, x: np.ndarray) -> dict:
         got = build.run(program, target, graph, x).output
         if not np.array_equal(got, expected):
             raise SystemExit(f"{graph.name} on {target.name}: C differs from numpy on {int((got != expected).sum())} values")
-        count = icount.count_instructions(program, target)
-        return {"instructions": count, "code_bytes": code_bytes(folder, target), "arena_bytes": schedule.arena_bytes}
+        count = icount.measure(program, target)
+        if len(count.blocks) != len(plan.blocks):
+            raise SystemExit(f"{graph.name} on {target.name}: {len(count.blocks)} block counts for {len(plan.blocks)} blocks")
+        return {"instructions": count.total, "blocks": count.blocks, "code_bytes": code_bytes(folder, target),
+                "arena_bytes": schedule.arena_bytes, "schedule": schedule}
 
 
 def cases(kinds, models):
@@ -125,11 +138,24 @@ def cases(kinds, models):
             graph = load_model(name, weights=True)
             planner = Planner(graph, "exact")
             yield name, "vanilla", graph, planner.vanilla(), None, None
+            yield name, "F<=1.2", graph, planner.p1(1.2), None, None
             yield name, "least RAM", graph, planner.min_ram(), None, None
 
 
 def _fmt(value, spec):
-    return format(value, spec) if value is not None else "-"
+    return format(value, spec) if value is not None else format("-", ">" + spec.split(".")[0])
+
+
+def _goal(met):
+    return "-" if met is None else "yes" if met else "NO"
+
+
+def _print_excess(blocks, most: int = 3) -> None:
+    """The blocks whose counts exceed their share of the recompute bound the most."""
+    for b in sorted(blocks, key=lambda b: b["bound_instructions"] - b["instructions"])[:most]:
+        excess = b["instructions"] - b["bound_instructions"]
+        print(f"{'':44s}block ops {b['first']}-{b['last']} {b['scheme']} R={b['rows']}: {b['instructions']} "
+              f"instructions, bound {b['bound_instructions']} ({excess:+d}, x{b['instructions'] / b['bound_instructions']:.2f})")
 
 
 def main() -> None:
@@ -145,9 +171,10 @@ def main() -> None:
     if args.baseline:
         for row in json.loads(Path(args.baseline).read_text())["rows"]:
             baseline[(row["case"], row["plan"], row["target"])] = row.get("instructions_per_mac")
-    rows, vanilla = [], {}
+    rows, vanilla, vanilla_ops = [], {}, {}
     print(f"{'case':42s} {'plan':>9s} {'target':>9s} {'F':>6s} {'instructions':>13s} {'instr/MAC':>9s} "
-          f"{'before':>7s} {'CMSIS-NN':>8s} {'/vanilla':>8s} {'code B':>7s}")
+          f"{'before':>7s} {'CMSIS-NN':>8s} {'/vanilla':>8s} {'bound':>6s} {'r/bound':>7s} {'goal':>4s} "
+          f"{'code B':>7s}")
     for name, label, graph, plan, cmsis, issue in cases(args.cases.split(","), args.models.split(",")):
         x = random_input(graph, 0)
         expected = run_fused(schedule_plan(graph, list(plan.blocks)), x, raw=True).output.reshape(-1)
@@ -166,23 +193,41 @@ def main() -> None:
             per_mac = count / plan.vanilla_macs
             if label == "vanilla":
                 vanilla[(name, target.name)] = count
+                vanilla_ops[(name, target.name)] = {b.first: n for b, n in zip(plan.blocks, result["blocks"])}
             base = vanilla.get((name, target.name))  # on fe310, either board
             ratio = count / base if base else None
+            ops = vanilla_ops.get((name, target.name))
+            shares = pipeline.recompute_bound(result["schedule"], ops) if ops and label != "vanilla" else None
+            bound = sum(shares) / base if shares else None
+            met = ratio <= GOAL * bound if shares else None
             before = baseline.get((name, label, ran_on.name))
             shown_cmsis = cmsis if target.name == "cortex-m4" else None
             print(f"{name[:42]:42s} {label:>9s} {ran_on.name:>9s} {plan.overhead:6.3f} {count:13d} {per_mac:9.2f} "
-                  f"{_fmt(before, '7.2f')} {_fmt(shown_cmsis, '8.2f')} {_fmt(ratio, '8.3f')} {result['code_bytes']:7d}"
+                  f"{_fmt(before, '7.2f')} {_fmt(shown_cmsis, '8.2f')} {_fmt(ratio, '8.3f')} {_fmt(bound, '6.3f')} "
+                  f"{_fmt(ratio / bound if shares else None, '7.3f')} {_goal(met):>4s} {result['code_bytes']:7d}"
                   f"   ({time.time() - start:.0f} s)", flush=True)
-            rows.append({"case": name, "plan": label, "target": ran_on.name, "macs": plan.vanilla_macs,
-                         "overhead": round(plan.overhead, 4), "arena_bytes": result["arena_bytes"],
-                         "instructions": count, "instructions_per_mac": round(per_mac, 3),
-                         "ratio_to_vanilla": round(ratio, 4) if ratio else None, "code_bytes": result["code_bytes"],
-                         **({"cmsis_nn_instructions_per_mac": cmsis, "issue_msfcnn_instructions_per_mac": issue}
-                            if shown_cmsis is not None else {})})
+            row = {"case": name, "plan": label, "target": ran_on.name, "macs": plan.vanilla_macs,
+                   "overhead": round(plan.overhead, 4), "arena_bytes": result["arena_bytes"],
+                   "instructions": count, "instructions_per_mac": round(per_mac, 3),
+                   "ratio_to_vanilla": round(ratio, 4) if ratio else None, "code_bytes": result["code_bytes"],
+                   **({"cmsis_nn_instructions_per_mac": cmsis, "issue_msfcnn_instructions_per_mac": issue}
+                      if shown_cmsis is not None else {})}
+            if shares:
+                row.update({"recompute_bound": round(bound, 4), "ratio_over_bound": round(ratio / bound, 4),
+                            "meets_goal": met})
+            if ops:  # the built-in models: every block's count, and its share of the bound
+                row["blocks"] = [{**block_name(b), "instructions": n,
+                                  **({"bound_instructions": round(s)} if shares else {})}
+                                 for b, n, s in zip(plan.blocks, result["blocks"], shares or result["blocks"])]
+            if shares and not met:
+                _print_excess(row["blocks"])
+            rows.append(row)
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"method": "QEMU TCG plugin, instructions from the entry of msfcnn_invoke to its "
-                                         "return (src/msfcnn/codegen/icount.py); gcc -O2 per target's flags",
+                                         "return, and block by block from each block's call to the next "
+                                         "(src/msfcnn/codegen/icount.py); gcc -O2 per target's flags",
+                               "goal": f"fused plans: ratio_to_vanilla <= {GOAL} x recompute_bound (issue 12)",
                                "rows": rows}, indent=1) + "\n")
 
 

@@ -93,6 +93,16 @@ def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: 
     return write_project(Path(folder), graph, schedule, plan, target)
 
 
+def recompute_bound(schedule: Schedule, op_instructions: dict[int, int]) -> tuple[float, ...]:
+    """Instructions each block of `schedule` would take if fusing cost nothing of its own: the sum
+    over its ops of the op's instructions in the unfused build (`op_instructions`, op -> count, as
+    `verify --instructions` gives them block by block for the vanilla plan) times how often the
+    block computes the op's outputs (`Schedule.recompute_factors`). Their sum over the unfused
+    total is the recompute bound on a fused plan's instruction ratio to the unfused build."""
+    factors = schedule.recompute_factors
+    return tuple(sum(op_instructions[op] * factors[op] for op in range(b.first, b.last + 1)) for b in schedule.blocks)
+
+
 @dataclass(frozen=True)
 class Verification:
     """Generated C run on one input, against the fused numpy executor."""

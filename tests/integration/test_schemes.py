@@ -12,6 +12,7 @@ from msfcnn import pipeline
 from msfcnn.cli import main
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
+from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.fusion import solvers
 from msfcnn.ops import AxisWindow, Pattern
 from msfcnn.plan import Plan
@@ -109,3 +110,22 @@ def test_every_command_refuses_to_schedule_a_paper_plan(command, capsys, tmp_pat
     code, out, err = run(capsys, command, "mbv2-w0.35", "--cost-model", "paper", "--max-overhead", "1.3", *extra)
     assert code == 2 and out == "" and "use --cost-model exact" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_recompute_bound_with_macs_for_instructions_is_each_blocks_macs():
+    """pipeline.recompute_bound weighs each op by how often its block computes its outputs: with
+    the ops' unfused MACs standing for their instructions, every block's share is its MACs, and
+    recomputing plans have factors above 1."""
+    graph = graph_from_layer_list({"name": "chain", "input": [24, 24, 3], "layers": [
+        {"op": "conv2d", "filters": 8, "kernel": 3, "stride": 2, "padding": "same"},
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": "same"},
+        {"op": "conv2d", "filters": 16, "kernel": 1, "stride": 1, "padding": "same"},
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": 2, "padding": "same"},
+        {"op": "conv2d", "filters": 8, "kernel": 1, "stride": 1, "padding": "same"}]})
+    planner = pipeline.planner(graph, schemes=("recompute",))
+    for plan in (planner.vanilla(), planner.min_ram()):
+        schedule = pipeline.lower(graph, plan)
+        assert sorted(schedule.recompute_factors) == list(range(len(graph)))
+        shares = pipeline.recompute_bound(schedule, {op: graph.macs(op) for op in range(len(graph))})
+        assert shares == pytest.approx([b.macs for b in plan.blocks], rel=1e-12)
+    assert max(schedule.recompute_factors.values()) > 1

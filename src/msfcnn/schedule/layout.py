@@ -35,6 +35,11 @@ class Schedule:
     def predicted_peak_ram_bytes(self) -> int:
         return self.arena_bytes
 
+    @property
+    def recompute_factors(self) -> dict[int, float]:
+        """How often the schedule computes each output position of each op (1.0: once, as unfused)."""
+        return {op: factor for b in self.blocks for op, factor in zip(range(b.first, b.last + 1), b.recompute)}
+
 
 def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None = None) -> Schedule:
     """Place every tensor and scratch buffer of `blocks` (a complete path, in order): one step
