@@ -4,7 +4,7 @@ Cuts are numbered in topological order and every block goes forward, so one swee
 solves a shortest-path (sum of MACs) or bottleneck (max of RAM) problem in O(E). The constrained
 problems search over the O(E) distinct RAM values of the blocks:
 
-- min_peak_ram: bottleneck path; ties broken by fewer MACs (then by Block.time_rank).
+- min_peak_ram: bottleneck path; ties broken by fewer MACs (then fewer MACs on slow schemes).
 - min_macs:     shortest path; ties broken by less peak RAM.
 - p1:           least peak RAM such that MACs <= max_macs (ties: fewer MACs).
 - p2:           least MACs such that peak RAM < max_ram, strictly (ties: less RAM).
@@ -37,21 +37,23 @@ class Path:
 
 
 def _shortest(dag: FusionDAG, incoming, ram_limit: float) -> tuple[float, Path | None]:
-    """Least-MAC path using only blocks with ram <= ram_limit."""
-    dist = [math.inf] * (dag.n_ops + 1)
+    """Least-MAC path using only blocks with ram <= ram_limit. Among paths of equal MACs it takes
+    the one that runs the fewest MACs on slower schemes (Block.time_rank), then, block by block,
+    the one with less RAM (min_macs ties lean to less RAM)."""
+    inf = (math.inf, math.inf)
+    dist = [inf] * (dag.n_ops + 1)
     via: list[Block | None] = [None] * (dag.n_ops + 1)
-    dist[0] = 0
+    dist[0] = (0, 0)
     for v in range(1, dag.n_ops + 1):
-        best, best_block = math.inf, None
+        best, best_block = inf, None
         for b in incoming[v]:
             if b.ram_bytes <= ram_limit:
-                d = dist[b.src] + b.macs
-                # Equal MACs: prefer the faster scheme, then less RAM (min_macs ties lean to less RAM).
-                if d < best or (d == best and best_block is not None
-                                and (b.time_rank, b.ram_bytes) < (best_block.time_rank, best_block.ram_bytes)):
+                macs, slow = dist[b.src]
+                d = (macs + b.macs, slow + b.macs * b.time_rank)
+                if d < best or (d == best and best_block is not None and b.ram_bytes < best_block.ram_bytes):
                     best, best_block = d, b
         dist[v], via[v] = best, best_block
-    return dist[-1], _trace(via, dag.n_ops) if dist[-1] < math.inf else None
+    return dist[-1][0], _trace(via, dag.n_ops) if dist[-1][0] < math.inf else None
 
 
 def _trace(via: list[Block | None], end: int) -> Path:
