@@ -16,6 +16,11 @@ TARGET_NAMES = ", ".join(TARGETS)
 DEFAULT_OVERHEADS = "1.1,1.2,1.3,1.4,1.5,inf"
 DEFAULT_RAMS = "16kB,32kB,64kB,128kB,256kB"
 
+# Exit statuses (docs/cli.md): 2 is bad input or an impossible request; VERIFY_FAILED is `verify`
+# finding the C output different from numpy (not bad input, and not 1, a Python traceback).
+USER_ERROR = 2
+VERIFY_FAILED = 3
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors are one line and exit 2 like every other user error."""
@@ -214,7 +219,7 @@ def cmd_compile(args) -> None:
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
 
-def cmd_verify(args) -> None:
+def cmd_verify(args) -> int:
     from . import pipeline
     from .targets import get_target
     from .tensors import load_input, random_input
@@ -222,18 +227,33 @@ def cmd_verify(args) -> None:
     graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
     check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
-    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": check.bit_exact,
+    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
+              "tolerance": check.tolerance, "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
               "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
               "instructions": check.instructions}
+    verdict = _verdict(check)
     if args.json:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
         count = "" if check.instructions is None else f"; {check.instructions} instructions in msfcnn_invoke"
-        print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = "
-              f"{check.max_abs_diff:g}); arena {check.arena_bytes} B in the object file, "
+        print(f"{graph.name} on {target.name}: {verdict}; arena {check.arena_bytes} B in the object file, "
               f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
+    if check.passed:
+        return 0
+    print(f"msfcnn: verify: {graph.name} on {target.name}: {verdict}", file=sys.stderr)
+    return VERIFY_FAILED
+
+
+def _verdict(check) -> str:
+    """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
+    diff = f"max |C - numpy| = {check.max_abs_diff:g}"
+    if not check.is_float:
+        return f"PASS (bit-exact, {diff})" if check.passed else f"FAIL (not bit-exact: {diff})"
+    if check.passed:
+        return f"PASS ({diff} <= tolerance {check.tolerance:.3g})"
+    return f"FAIL ({diff} > tolerance {check.tolerance:.3g})"
 
 
 def cmd_pareto(args) -> None:
@@ -270,16 +290,15 @@ COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto"
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        COMMANDS[args.command](args)
+        return COMMANDS[args.command](args) or 0
     except UserError as err:
         print(f"msfcnn: error: {err}", file=sys.stderr)
-        return 2
+        return USER_ERROR
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         print("msfcnn: interrupted", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

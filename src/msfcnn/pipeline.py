@@ -93,6 +93,21 @@ def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: 
     return write_project(Path(folder), graph, schedule, plan, target)
 
 
+# The float32 criterion of `verify`: C and numpy sum in different orders, so they may differ in
+# the last bits. A K-term float32 sum regrouped differs by at most about K x 2^-24 of the sum of
+# the magnitudes; for the reductions of these networks (K up to a few thousand) and a handful of
+# layers that stays below 1e-4 of the output's scale. The absolute term keeps an output that is
+# all zeros (or nearly) from being held to exact equality. int8 outputs must be bit-exact.
+FLOAT_RTOL = 1e-4  # times the largest |numpy output|
+FLOAT_ATOL = 1e-6
+
+
+def float_tolerance(expected: np.ndarray) -> float:
+    """The largest |C - numpy| `verify` accepts for a float32 output."""
+    scale = float(np.max(np.abs(expected.astype(np.float64)))) if expected.size else 0.0
+    return FLOAT_RTOL * scale + FLOAT_ATOL
+
+
 @dataclass(frozen=True)
 class Verification:
     """Generated C run on one input, against the fused numpy executor."""
@@ -111,6 +126,23 @@ class Verification:
     @property
     def max_abs_diff(self) -> float:
         return max_abs_diff(self.output, self.expected)
+
+    @property
+    def is_float(self) -> bool:
+        return bool(np.issubdtype(self.expected.dtype, np.floating))
+
+    @property
+    def tolerance(self) -> float:
+        """The largest |C - numpy| accepted: 0 for int8 (bit-exact), `float_tolerance` for float32."""
+        return float_tolerance(self.expected) if self.is_float else 0.0
+
+    @property
+    def passed(self) -> bool:
+        """int8: bit-exact; float32: every |C - numpy| within the tolerance (a NaN never is)."""
+        if not self.is_float or self.output.shape != self.expected.shape:
+            return self.bit_exact
+        return bool(np.all(np.abs(self.output.astype(np.float64) - self.expected.astype(np.float64))
+                           <= self.tolerance))
 
 
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
