@@ -49,7 +49,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
                    help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
     p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
-                   help="RAM cap, strict: peak < SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
+                   help="RAM cap: peak RAM <= SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
     p.add_argument("--objective", choices=["min-ram", "min-mac"],
                    help="what to minimise (default: min-ram, or min-mac when only --max-ram is given)")
     p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
@@ -202,18 +202,19 @@ def cmd_run(args) -> None:
 
 
 def _planned_schedule(args):
-    """The model with weights, the plan the options ask for, and its schedule."""
+    """The model with weights, its planner, the plan the options ask for, and its schedule."""
     from . import pipeline
     graph = pipeline.load(args.model, weights=True)
-    plan = _solve(args, _planner(args, graph))
-    return graph, plan, pipeline.lower(graph, plan)
+    planner = _planner(args, graph)
+    plan = _solve(args, planner)
+    return graph, planner, plan, pipeline.lower(graph, plan)
 
 
 def cmd_compile(args) -> None:
     from . import pipeline
     from .targets import get_target
     target = get_target(args.target)
-    graph, plan, schedule = _planned_schedule(args)
+    graph, _, plan, schedule = _planned_schedule(args)
     files = pipeline.write_c(args.output, graph, schedule, plan, target)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
@@ -223,10 +224,15 @@ def cmd_verify(args) -> int:
     from . import pipeline
     from .targets import get_target
     from .tensors import load_input, random_input
+    from .codegen.build import DoesNotFit
     target = get_target(args.target)
-    graph, plan, schedule = _planned_schedule(args)
+    graph, planner, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
+    try:
+        check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
+    except DoesNotFit as err:  # what to pass for a plan that fits, under the other options given
+        advice = planner.advice_to_fit(args.strategy, args.max_overhead, plan.peak_ram_bytes - err.excess)
+        raise UserError(f"{err}; {advice}") from None
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
               "tolerance": check.tolerance, "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,

@@ -68,7 +68,7 @@ def summary_row(label: str, plan: Plan) -> list[str]:
 def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: list[Plan]) -> str:
     rows = [summary_row("vanilla", vanilla), summary_row("heuristic", heuristic)]
     rows += [summary_row(f"P1 F<={_cap(p.constraint['max_overhead'])}", p) for p in p1]
-    rows += [summary_row(f"P2 RAM<{p.constraint['max_ram_bytes']}", p) for p in p2]
+    rows += [summary_row(f"P2 RAM<={p.constraint['max_ram_bytes']}", p) for p in p2]
     return f"{model}  [{vanilla.cost_model} cost model]\n" + table(["problem", "peak RAM B", "MACs", "F", "blocks"], rows)
 
 

@@ -1,6 +1,7 @@
 """The command line: outputs, and bad input -> exit 2 with one clear line on stderr, no traceback."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -69,7 +70,7 @@ BAD_ARGS = {
     "infeasible cap": (["plan", "mcunet-320kb", "--cost-model", "paper", "--max-ram", "16kB"],
                        "the least RAM reachable is 42643 B"),
     "infeasible both caps": (["plan", "mbv2-w0.35", "--cost-model", "paper", "--max-ram", "10kB",
-                              "--max-overhead", "1.1"], "least RAM reachable is 7887 B"),
+                              "--max-overhead", "1.1"], "least RAM reachable within MAC overhead 1.1 is 67905 B"),
     "unknown model": (["plan", "resnet-9000"], "unknown model 'resnet-9000'"),
     "missing file": (["plan", "nowhere.json"], "no such file"),
     "unknown scheme": (["plan", "mbv2-w0.35", "--schemes", "teleport"], "unknown fusion scheme(s) teleport"),
@@ -159,3 +160,65 @@ def test_pareto_json_and_plot(tmp_path, capsys):
     assert rams == sorted(rams) and macs == sorted(macs, reverse=True) and len(set(rams)) == len(rams)
     assert rams[0] == 12000 and macs[-1] == doc["vanilla"]["macs"]  # P1 F<=inf and the unfused MACs
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+RESNET8 = str(ROOT / "tests" / "fixtures" / "models" / "resnet8.tflite")
+# Caps no plan meets: the error names the least RAM reachable under the other caps in force.
+INFEASIBLE = {
+    "ram cap": ["mbv2-w0.35", "--cost-model", "paper", "--max-ram", "4kB"],
+    "ram cap within overhead": ["mbv2-w0.35", "--cost-model", "paper", "--max-ram", "10kB", "--max-overhead", "1.1"],
+    "min-mac within overhead": ["mbv2-w0.35", "--cost-model", "paper", "--max-ram", "10kB", "--max-overhead", "1.1",
+                                "--objective", "min-mac"],
+    "exact within overhead": [RESNET8, "--max-ram", "5000", "--max-overhead", "1.05"],
+    "count-io": ["mbv2-w0.35", "--cost-model", "paper", "--count-io", "--max-ram", "1kB"],
+    "heuristic": [RESNET8, "--strategy", "heuristic", "--max-ram", "1kB"],
+    "heuristic within overhead": [RESNET8, "--strategy", "heuristic", "--max-ram", "1kB", "--max-overhead", "1.05"],
+    "vanilla": [RESNET8, "--strategy", "vanilla", "--max-ram", "1kB"],
+}
+
+
+def least_reachable(err: str) -> int:
+    match = re.search(r"the least RAM reachable.*? is (\d+) B", err)
+    assert match, err
+    return int(match.group(1))
+
+
+def with_ram_cap(argv, cap):
+    argv = list(argv)
+    argv[argv.index("--max-ram") + 1] = str(cap)
+    return argv
+
+
+@pytest.mark.parametrize("case", INFEASIBLE)
+def test_least_ram_reachable_works_when_passed_back(capsys, case):
+    """The figure an infeasible cap names is the least under the other caps, and as --max-ram
+    (peak RAM <= SIZE) it gives a plan; one byte less does not."""
+    argv = INFEASIBLE[case]
+    code, out, err = run(capsys, "plan", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    least = least_reachable(err)
+    code, out, err = run(capsys, "plan", *with_ram_cap(argv, least), "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["feasible"] is True and plan["peak_ram_bytes"] <= least
+    if "--max-overhead" in argv:
+        assert plan["macs"] <= float(argv[argv.index("--max-overhead") + 1]) * plan["vanilla_macs"]
+    code, _, err = run(capsys, "plan", *with_ram_cap(argv, least - 1))
+    assert code == 2 and least_reachable(err) == least
+
+
+def test_heuristic_honours_the_overhead_cap(capsys):
+    code, out, _ = run(capsys, "plan", RESNET8, "--strategy", "heuristic", "--json")
+    free = json.loads(out)
+    assert code == 0 and free["overhead"] > 1.05  # the unconstrained heuristic plan breaks the cap below
+    code, out, _ = run(capsys, "plan", RESNET8, "--strategy", "heuristic", "--max-overhead", "1.05", "--json")
+    plan = json.loads(out)
+    assert code == 0 and plan["feasible"] and plan["macs"] <= 1.05 * plan["vanilla_macs"]
+    assert all(b["first"] == 0 or b["scheme"] == "single" for b in plan["blocks"])  # still a heuristic plan
+
+
+def test_compile_refuses_a_heuristic_plan_over_the_ram_cap(tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "compile", RESNET8, "--strategy", "heuristic", "--max-ram", "1kB", "-o", str(out_dir))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "heuristic" in err
+    assert not out_dir.exists()
