@@ -296,7 +296,13 @@ COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto"
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args) or 0
+        from .files import check_not_input, guarding_inputs
+        read = [getattr(args, name, None) for name in ("model", "input", "plan")] + getattr(args, "models", [])
+        with guarding_inputs(read):  # no output replaces a file the command reads
+            for name in ("output", "timeline", "plot", "keep"):  # refused before any work
+                if getattr(args, name, None):
+                    check_not_input(getattr(args, name))
+            return COMMANDS[args.command](args) or 0
     except UserError as err:
         print(f"msfcnn: error: {err}", file=sys.stderr)
         return USER_ERROR

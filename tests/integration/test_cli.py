@@ -1,11 +1,13 @@
 """The command line: outputs, and bad input -> exit 2 with one clear line on stderr, no traceback."""
 
 import json
-import re
 import os
+import re
+import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from support.paths import ROOT
@@ -222,3 +224,51 @@ def test_compile_refuses_a_heuristic_plan_over_the_ram_cap(tmp_path, capsys):
     code, out, err = run(capsys, "compile", RESNET8, "--strategy", "heuristic", "--max-ram", "1kB", "-o", str(out_dir))
     assert code == 2 and out == "" and err.count("\n") == 1 and "heuristic" in err
     assert not out_dir.exists()
+
+
+def test_outputs_get_normal_permissions(tmp_path, capsys):
+    """New output files are 0666 less the umask (as any program's), not 0600; a replaced file
+    keeps its mode. Everything compile writes too."""
+    from support.toolchains import require_target
+    require_target("host")  # compile checks the target's tools
+    saved = os.umask(0o022)
+    try:
+        plan = tmp_path / "plan.json"
+        assert run(capsys, "plan", "mcunet-vww5", "--cost-model", "paper", "-o", str(plan))[0] == 0
+        assert stat.S_IMODE(plan.stat().st_mode) == 0o644
+        os.chmod(plan, 0o664)
+        assert run(capsys, "plan", "mcunet-vww5", "--cost-model", "paper", "-o", str(plan))[0] == 0
+        assert stat.S_IMODE(plan.stat().st_mode) == 0o664
+        assert run(capsys, "compile", "mcunet-vww5", "-o", str(tmp_path / "out"))[0] == 0
+        files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+        assert files and {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {oct(0o644)}
+    finally:
+        os.umask(saved)
+
+
+def test_plan_output_folder_is_created(tmp_path, capsys):
+    target = tmp_path / "new" / "folder" / "plan.json"
+    code, _, err = run(capsys, "plan", "mcunet-vww5", "--cost-model", "paper", "-o", str(target))
+    assert code == 0 and json.loads(target.read_text())["feasible"], err
+
+
+def test_outputs_never_overwrite_an_input(tmp_path, capsys):
+    """The model, the input array and the plan file are never replaced by an output (same path,
+    or another name of the same file): one line, exit 2, the file untouched, nothing else written."""
+    model = write(tmp_path, "model.json", chain([CONV]))
+    original = (tmp_path / "model.json").read_bytes()
+    os.link(model, tmp_path / "alias.json")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((16, 16, 3), np.int8))
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", model, "-o", str(plan))[0] == 0
+    attempts = [["plan", model, "-o", model], ["plan", model, "-o", str(tmp_path / "alias.json")],
+                ["plan", model, "--timeline", model], ["pareto", model, "--plot", model],
+                ["run", model, "--output", model], ["run", model, "--input", str(x), "--output", str(x)],
+                ["run", model, "--plan", str(plan), "--output", str(plan)]]
+    for argv in attempts:
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "input" in err, (argv, err)
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, argv
+    assert (tmp_path / "model.json").read_bytes() == original
