@@ -4,13 +4,13 @@ command applies the same checks (one cost-model guard, one verification)."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from . import jsontext
 from .cost import DEFAULT_COST_MODEL
 from .errors import UserError
 from .executor import run_unfused, to_internal
@@ -51,7 +51,7 @@ def load_plan(path: str, graph: Graph) -> Plan:
     """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
     try:
         with open(path) as f:
-            plan = Plan.from_dict(json.load(f))
+            plan = Plan.from_dict(jsontext.loads(f.read()))
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:

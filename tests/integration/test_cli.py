@@ -47,6 +47,13 @@ BAD_MODELS = {
     "negative padding": (chain([dict(CONV, padding=-1)]), "non-negative"),
     "missing layers": ('{"input": [8, 8, 1]}', "'layers' must be a non-empty list"),
     "bad add source": (chain([CONV, dict(CONV), {"op": "add", "from": 5}]), "'from' must be an earlier layer"),
+    "nested 100000 deep": ('{"input": [8, 8, 3], "layers": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    "5000-digit integer": (chain([dict(CONV, filters="@")]).replace('"@"', "9" * 5000), "integer 9999"),
+    "30-digit integer": (chain([dict(CONV, stride="@")]).replace('"@"', "9" * 30), "too large"),
+    "huge negative integer": (chain([CONV, {"op": "add", "from": "@"}]).replace('"@"', "-" + "9" * 40), "too large"),
+    "huge tensor": (chain([CONV], (100_000_000, 100_000_000, 3)), "too large"),
+    "huge layer output": (chain([dict(CONV, filters=2**31 - 1)], (4096, 4096, 3)), "too large"),
+    "NaN constant": (chain([dict(CONV, padding="@")]).replace('"@"', "NaN"), "NaN is not JSON"),
 }
 
 
@@ -272,3 +279,9 @@ def test_outputs_never_overwrite_an_input(tmp_path, capsys):
         assert code == 2 and out == "" and err.count("\n") == 1 and "input" in err, (argv, err)
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, argv
     assert (tmp_path / "model.json").read_bytes() == original
+
+
+def test_deeply_nested_plan_file_is_one_line(tmp_path, capsys):
+    plan = write(tmp_path, "plan.json", "[" * 100_000 + "]" * 100_000)
+    code, out, err = run(capsys, "run", "mcunet-vww5", "--plan", plan)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "not a plan file" in err, err
