@@ -51,7 +51,7 @@ def load_plan(path: str, graph: Graph) -> Plan:
     """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
     try:
         with open(path) as f:
-            plan = Plan.from_dict(jsontext.loads(f.read()))
+            plan = Plan.from_dict(jsontext.loads(f.read(), jsontext.INT64_LIMIT))
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
