@@ -285,3 +285,14 @@ def test_deeply_nested_plan_file_is_one_line(tmp_path, capsys):
     plan = write(tmp_path, "plan.json", "[" * 100_000 + "]" * 100_000)
     code, out, err = run(capsys, "run", "mcunet-vww5", "--plan", plan)
     assert code == 2 and out == "" and err.count("\n") == 1 and "not a plan file" in err, err
+
+
+def test_plan_files_take_mac_counts_beyond_32_bits(tmp_path, capsys):
+    from msfcnn import pipeline
+    path = tmp_path / "plan.json"
+    assert run(capsys, "plan", "mcunet-vww5", "--cost-model", "paper", "-o", str(path))[0] == 0
+    doc = json.loads(path.read_text())
+    doc["vanilla_macs"] = doc["blocks"][0]["macs"] = 5_000_000_000
+    path.write_text(json.dumps(doc))
+    plan = pipeline.load_plan(str(path), pipeline.load("mcunet-vww5"))
+    assert plan.vanilla_macs == 5_000_000_000
