@@ -13,6 +13,7 @@ from .targets import TARGETS
 
 TARGET_NAMES = ", ".join(TARGETS)
 
+MODEL_HELP = "built-in model name (msfcnn models), or a .json / .tflite / .onnx file"
 DEFAULT_OVERHEADS = "1.1,1.2,1.3,1.4,1.5,inf"
 DEFAULT_RAMS = "16kB,32kB,64kB,128kB,256kB"
 
@@ -38,14 +39,25 @@ def _cost_model_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _schemes_arg(p: argparse.ArgumentParser) -> None:
-    from .schedule.schemes import FUSED_SCHEMES, SCHEMES
-    listing = "; ".join(f"{name}: {SCHEMES[name].summary}" for name in FUSED_SCHEMES)
-    p.add_argument("--schemes", type=split_list, metavar="S,S,...",
-                   help=f"comma-separated fusion schemes to allow (default: all). {listing}")
+    from .schedule.schemes import SCHEMES, SINGLE
+    listing = "; ".join(f"{name}: {scheme.summary}" + ("; always allowed" if scheme is SINGLE else "")
+                        for name, scheme in SCHEMES.items())
+    p.add_argument("--schemes", type=_scheme_list, metavar="S,S,...",
+                   help=f"comma-separated schemes to allow (default: all the cost model's). {listing}")
+
+
+def _scheme_list(text: str) -> list[str]:
+    """The fused schemes named (`single`, always allowed, may be named too); none named is an error."""
+    from .schedule.schemes import SCHEMES, SINGLE
+    names = split_list(text)
+    if not names:
+        raise UserError(f"--schemes needs at least one scheme name (available: {', '.join(SCHEMES)}); "
+                        f"leave it out to allow them all")
+    return [name for name in names if name != SINGLE.name]
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", metavar="MODEL", help="built-in model name, or a .json / .tflite / .onnx file")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
                    help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
     p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
@@ -64,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("models", help="list the built-in models")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {name, description} objects")
 
     p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
     _plan_args(p)
@@ -73,13 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
 
     p = sub.add_parser("sweep", help="vanilla, heuristic, P1 and P2 plans for several models and caps")
-    p.add_argument("models", metavar="MODEL", nargs="+")
+    p.add_argument("models", metavar="MODEL", nargs="+", help=MODEL_HELP + " (one or more)")
     p.add_argument("--max-overhead", metavar="F,F,...", default=DEFAULT_OVERHEADS,
                    help=f"P1 caps (default {DEFAULT_OVERHEADS})")
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
     _cost_model_arg(p)
     _schemes_arg(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per model")
 
     p = sub.add_parser("run", help="run a plan with the fused numpy executor; compare with the unfused network")
     _plan_args(p)
@@ -87,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
                                                      "(default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
-    p.add_argument("--output", metavar="Y.npy", help="write the output tensor here")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("-o", "--output", metavar="Y.npy", help="write the output tensor here")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
@@ -99,17 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    p.add_argument("-o", "--output", "--keep", dest="keep", metavar="DIR",
+                   help="build in DIR and keep it (default: a temporary folder, deleted afterwards)")
     p.add_argument("--instructions", action="store_true",
                    help="also count the instructions msfcnn_invoke executes, exactly (QEMU plugin; callgrind on host)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     _cost_model_arg(p)
     _schemes_arg(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
 
@@ -271,7 +284,7 @@ def cmd_pareto(args) -> None:
     other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
     with_io, without_io = (front, other) if args.count_io else (other, front)
     if args.plot:
-        fronts = {f"all schemes ({', '.join(planner.schemes)})": front}
+        fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
         from .schedule.schemes import PAPER_SCHEME, in_paper_space
         if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
             # The paper's search space under the same cost model: H-cache with one row per step.

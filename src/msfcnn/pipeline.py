@@ -33,7 +33,7 @@ def load(model: str, weights: bool = False) -> Graph:
 
 def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False) -> Planner:
     """The model's fusion DAG under a cost model, ready for every question about plans."""
-    return Planner(graph, cost_model, tuple(schemes) if schemes else None, count_io)
+    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io)
 
 
 def objective_for(objective: str | None, max_overhead: float | None, max_ram: int | None) -> str:
@@ -169,7 +169,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             arena = c_build.arena_bytes(folder, target)
             instructions = icount.count_instructions(program, target) if count_instructions else None
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
-            where = f" (see {folder})" if keep else " (rerun with --keep DIR to see the compiler output)"
+            where = f" (see {folder})" if keep else " (rerun with -o DIR to keep the build and see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     expected = run(schedule, x, raw=True).output.reshape(-1)
     return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes, instructions)

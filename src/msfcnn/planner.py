@@ -19,7 +19,7 @@ class Planner:
     def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False):
         self.graph = graph
         self.cost = get_cost_model(cost_model)
-        self.schemes = tuple(schemes or self.cost.SCHEMES)
+        self.schemes = tuple(self.cost.SCHEMES if schemes is None else schemes)  # () = no fusion
         self.count_io = count_io  # the network's input and output are counted as the cost model says
         self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io)
         self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)

@@ -1,5 +1,6 @@
 """The command line: outputs, and bad input -> exit 2 with one clear line on stderr, no traceback."""
 
+import argparse
 import json
 import os
 import re
@@ -296,3 +297,107 @@ def test_plan_files_take_mac_counts_beyond_32_bits(tmp_path, capsys):
     path.write_text(json.dumps(doc))
     plan = pipeline.load_plan(str(path), pipeline.load("mcunet-vww5"))
     assert plan.vanilla_macs == 5_000_000_000
+
+
+# -- item by item, the rough edges of the command line --------------------------------------------
+
+def test_every_option_has_help():
+    from msfcnn.cli import build_parser
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    missing = [f"{name} {action.option_strings or action.metavar or action.dest}"
+               for name, sub in commands.items() for action in sub._actions
+               if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("command", ["plan", "sweep", "pareto", "run", "compile", "verify"])
+def test_schemes_help_names_every_scheme(capsys, command):
+    from msfcnn.schedule.schemes import SCHEMES
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{name}:" in text for name in SCHEMES), text
+
+
+def test_single_is_a_scheme_name_the_user_can_pass(capsys):
+    """The tables show unfused ops as `single`; --schemes takes it (it is always allowed), and
+    --schemes single alone allows no fusion."""
+    code, out, err = run(capsys, "plan", "mcunet-vww5", "--schemes", "single", "--json")
+    assert code == 0, err
+    assert {b["scheme"] for b in json.loads(out)["blocks"]} == {"single"}
+    code, out, _ = run(capsys, "plan", "mcunet-vww5", "--schemes", "single,hcache", "--cost-model", "paper", "--json")
+    assert code == 0 and {b["scheme"] for b in json.loads(out)["blocks"]} <= {"single", "hcache"}
+
+
+@pytest.mark.parametrize("value", ["", ",", " , "])
+def test_empty_scheme_list_is_an_error(capsys, value):
+    code, out, err = run(capsys, "plan", "mcunet-vww5", "--schemes", value)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--schemes" in err, err
+
+
+def test_size_units(capsys):
+    """kB = 1000 and KiB = 1024 as before (any case); KB, which a datasheet means as 1024 and SI
+    as 1000, is refused with a hint."""
+    from msfcnn.sizes import parse_size
+    assert [parse_size(s) for s in ("64kB", "64kb", "16KiB", "16kib", "16KIB", "1MB", "1MiB", "2048", "27 B")] == \
+        [64000, 64000, 16384, 16384, 16384, 1000**2, 1024**2, 2048, 27]
+    for text in ("256KB", "256Kb", "256 KB"):
+        code, out, err = run(capsys, "plan", "mbv2-w0.35", "--max-ram", text)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "256KiB (262144 B" in err and "256kB (256000 B" in err
+
+
+def test_a_folder_named_like_a_model_is_a_folder(tmp_path, capsys):
+    (tmp_path / "x.tflite").mkdir()
+    code, out, err = run(capsys, "plan", str(tmp_path / "x.tflite"))
+    assert code == 2 and out == "" and "is a directory" in err and "no such file" not in err, err
+
+
+F_BELOW_1 = chain([{"op": "conv2d", "filters": 1, "kernel": 3, "stride": 1, "padding": 1},
+                   {"op": "max_pool2d", "kernel": 2, "stride": 2, "padding": "valid"}], (9, 9, 1))
+
+
+def test_small_sizes_and_f_below_1_read_well(tmp_path, capsys):
+    """A 4-byte plan prints as bytes, not "(0.0 kB)"; its F < 1 (the fused block never computes
+    the conv's last row, which the VALID pool never reads) is explained once."""
+    code, out, _ = run(capsys, "plan", write(tmp_path, "skip.json", F_BELOW_1))
+    assert code == 0 and "peak RAM 4 B " in out and "0.0 kB" not in out
+    assert "overhead F = 0.8071" in out and out.count("F < 1") == 1 and "never read" in out
+    code, out, _ = run(capsys, "plan", "mbv2-w0.35", "--max-overhead", "1.3", "--cost-model", "paper")
+    assert code == 0 and "(21.3 kB)" in out and "F < 1" not in out
+
+
+def test_pareto_text_and_plot_axis(tmp_path, capsys, monkeypatch):
+    """"1 Pareto-optimal plan" (singular), and the plot's RAM axis in plain kB numbers."""
+    from msfcnn import report
+    ticks = []
+
+    def save(fig, path):
+        fig.canvas.draw()
+        for ax in fig.axes:
+            ticks.extend(t.get_text() for t in ax.get_yticklabels(which="both") if t.get_text())
+
+    monkeypatch.setattr(report, "_save", save)
+    code, out, _ = run(capsys, "pareto", write(tmp_path, "skip.json", F_BELOW_1), "--plot", str(tmp_path / "a.png"))
+    assert code == 0 and "1 Pareto-optimal plan " in out and "plans" not in out.splitlines()[0]
+    code, out, _ = run(capsys, "pareto", "mcunet-vww5", "--cost-model", "paper", "--plot", str(tmp_path / "b.png"))
+    assert code == 0 and "Pareto-optimal plans" in out
+    assert ticks and all(re.fullmatch(r"[0-9]+(\.[0-9]+)?", t) for t in ticks), ticks
+
+
+def test_output_flags_have_the_same_spellings(tmp_path, capsys):
+    """-o / --output on every command that writes (plan, run, compile, verify); the older
+    spellings (verify --keep) still work."""
+    from msfcnn.cli import build_parser
+    parser = build_parser()
+    for argv, dest, value in ((["plan", "m", "-o", "p.json"], "output", "p.json"),
+                              (["run", "m", "-o", "y.npy"], "output", "y.npy"),
+                              (["run", "m", "--output", "y.npy"], "output", "y.npy"),
+                              (["compile", "m", "--output", "d"], "output", "d"),
+                              (["verify", "m", "-o", "d"], "keep", "d"),
+                              (["verify", "m", "--output", "d"], "keep", "d"),
+                              (["verify", "m", "--keep", "d"], "keep", "d")):
+        assert getattr(parser.parse_args(argv), dest) == value, argv
+    code, _, err = run(capsys, "run", "mcunet-vww5", "--cost-model", "exact", "-o", str(tmp_path / "y.npy"))
+    assert code == 0 and np.load(tmp_path / "y.npy").dtype == np.int8, err
