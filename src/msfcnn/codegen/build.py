@@ -37,8 +37,8 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
 KERNEL_LIBRARY = "libmsfcnn_kernels.a"
 
 # picolibc's linker script reserves 2 KiB of stack on a board with little RAM (fe310), but the
-# harness calling msfcnn_invoke uses more: 2.2 to 2.5 KiB measured on the built-in models. Advice
-# to shrink a plan that does not fit keeps this much more RAM free for the stack.
+# harness calling msfcnn_invoke may use more: 1.2 to 2.5 KiB measured on plans of the built-in
+# models. Advice to shrink a plan that does not fit keeps this much more RAM free for the stack.
 STACK_HEADROOM = 768
 
 
