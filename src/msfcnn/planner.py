@@ -31,7 +31,7 @@ class Planner:
 
     def least_ram(self, max_overhead: float | None = None, dag: FusionDAG | None = None) -> int:
         """The least peak RAM of any plan (of `dag`, default all) with MACs <= max_overhead x vanilla."""
-        return solvers.p1(dag or self.dag, self._max_macs(max_overhead)).peak_ram
+        return solvers.p1(self.dag if dag is None else dag, self._max_macs(max_overhead)).peak_ram
 
     def _max_macs(self, max_overhead: float | None) -> float:
         # inf * 0 would be NaN for a network without MACs: an unbounded cap stays unbounded.

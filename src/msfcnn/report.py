@@ -43,13 +43,14 @@ def _is_number(text: str) -> bool:
 def plan_table(plan: Plan, graph: Graph) -> str:
     if not plan.feasible:
         return f"{plan.model}: infeasible: {plan.note}"
-    rows = []
+    rows, skips = [], False
     for b in plan.blocks:
         ops = graph.nodes[b.first:b.last + 1]
         names = ", ".join(n.op.describe() for n in ops)
         if len(names) > 48:
             names = names[:45] + "..."
         unfused = sum(graph.macs(i) for i in range(b.first, b.last + 1))
+        skips = skips or b.macs < unfused
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
         scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
@@ -60,7 +61,7 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     head += (f"\nnetwork input + output = {io} B: "
              + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
                 else "the caller's buffers, not counted (count them with --count-io)"))
-    if any(float(row[-1]) < 1 for row in rows if row[-1] != "-"):
+    if skips:
         head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
                  "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")
     return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
