@@ -4,7 +4,10 @@ Runs `msfcnn sweep` (3 models x vanilla, heuristic, 6 P1 caps, 5 P2 caps, paper 
 fresh subprocess several times and reports the median and best. The reference implementation
 takes about 80 s for the same table (not re-measured here).
 
-    python benchmarks/sweep_speed.py [--repeats 7]
+It prints the table and writes nothing: wall time depends on the machine and its load, so a quick
+run must not rewrite the committed result. To record a result, name the file:
+
+    python benchmarks/sweep_speed.py [--repeats 7] [--json benchmarks/results/sweep_speed.json]
 """
 
 import argparse
@@ -18,6 +21,7 @@ from pathlib import Path
 COMMAND = [sys.executable, "-m", "msfcnn", "sweep", "mbv2-w0.35", "mcunet-vww5", "mcunet-320kb",
            "--cost-model", "paper", "--max-overhead", "1.1,1.2,1.3,1.4,1.5,inf",
            "--max-ram", "16kB,32kB,64kB,128kB,256kB"]
+RESULT = Path(__file__).resolve().parent / "results" / "sweep_speed.json"  # written only with --json
 REFERENCE_SECONDS = 80.0
 TARGET_SECONDS = 0.8
 
@@ -31,7 +35,8 @@ def timed(cmd) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "sweep_speed.json"))
+    parser.add_argument("--json", metavar="FILE", help=f"also write the result as JSON to FILE (the committed one: "
+                                                        f"{RESULT.relative_to(RESULT.parents[2])})")
     args = parser.parse_args()
     timed(COMMAND)  # warm the file cache and .pyc files
     sweep = [timed(COMMAND) for _ in range(args.repeats)]
@@ -53,8 +58,9 @@ def main() -> None:
     print(f"{'bare python start-up (median)':36s} {result['python_startup_median_s']:8.3f}")
     print(f"speed-up vs the reference's ~80 s: {result['speedup_vs_reference']}x; "
           f"target < {TARGET_SECONDS} s: {'met' if result['meets_target'] else 'MISSED'}")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,14 @@ from .targets import TARGETS
 
 TARGET_NAMES = ", ".join(TARGETS)
 
+MODEL_HELP = "built-in model name (msfcnn models), or a .json / .tflite / .onnx file"
 DEFAULT_OVERHEADS = "1.1,1.2,1.3,1.4,1.5,inf"
 DEFAULT_RAMS = "16kB,32kB,64kB,128kB,256kB"
+
+# Exit statuses (docs/cli.md): 2 is bad input or an impossible request; VERIFY_FAILED is `verify`
+# finding the C output different from numpy (not bad input, and not 1, a Python traceback).
+USER_ERROR = 2
+VERIFY_FAILED = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,18 +39,29 @@ def _cost_model_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _schemes_arg(p: argparse.ArgumentParser) -> None:
-    from .schedule.schemes import FUSED_SCHEMES, SCHEMES
-    listing = "; ".join(f"{name}: {SCHEMES[name].summary}" for name in FUSED_SCHEMES)
-    p.add_argument("--schemes", type=split_list, metavar="S,S,...",
-                   help=f"comma-separated fusion schemes to allow (default: all). {listing}")
+    from .schedule.schemes import SCHEMES, SINGLE
+    listing = "; ".join(f"{name}: {scheme.summary}" + ("; always allowed" if scheme is SINGLE else "")
+                        for name, scheme in SCHEMES.items())
+    p.add_argument("--schemes", type=_scheme_list, metavar="S,S,...",
+                   help=f"comma-separated schemes to allow (default: all the cost model's). {listing}")
+
+
+def _scheme_list(text: str) -> list[str]:
+    """The fused schemes named (`single`, always allowed, may be named too); none named is an error."""
+    from .schedule.schemes import SCHEMES, SINGLE
+    names = split_list(text)
+    if not names:
+        raise UserError(f"--schemes needs at least one scheme name (available: {', '.join(SCHEMES)}); "
+                        f"leave it out to allow them all")
+    return [name for name in names if name != SINGLE.name]
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", metavar="MODEL", help="built-in model name, or a .json / .tflite / .onnx file")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("--max-overhead", metavar="F", type=parse_overhead,
                    help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
     p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
-                   help="RAM cap, strict: peak < SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
+                   help="RAM cap: peak RAM <= SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
     p.add_argument("--objective", choices=["min-ram", "min-mac"],
                    help="what to minimise (default: min-ram, or min-mac when only --max-ram is given)")
     p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
@@ -59,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("models", help="list the built-in models")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {name, description} objects")
 
     p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
     _plan_args(p)
@@ -68,13 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
 
     p = sub.add_parser("sweep", help="vanilla, heuristic, P1 and P2 plans for several models and caps")
-    p.add_argument("models", metavar="MODEL", nargs="+")
+    p.add_argument("models", metavar="MODEL", nargs="+", help=MODEL_HELP + " (one or more)")
     p.add_argument("--max-overhead", metavar="F,F,...", default=DEFAULT_OVERHEADS,
                    help=f"P1 caps (default {DEFAULT_OVERHEADS})")
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
     _cost_model_arg(p)
     _schemes_arg(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per model")
 
     p = sub.add_parser("run", help="run a plan with the fused numpy executor; compare with the unfused network")
     _plan_args(p)
@@ -82,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
                                                      "(default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
-    p.add_argument("--output", metavar="Y.npy", help="write the output tensor here")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("-o", "--output", metavar="Y.npy", help="write the output tensor here")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
@@ -94,17 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    p.add_argument("-o", "--output", "--keep", dest="keep", metavar="DIR",
+                   help="build in DIR and keep it (default: a temporary folder, deleted afterwards)")
     p.add_argument("--instructions", action="store_true",
                    help="also count the instructions msfcnn_invoke executes, exactly (QEMU plugin; callgrind on host)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     _cost_model_arg(p)
     _schemes_arg(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
 
@@ -197,49 +215,70 @@ def cmd_run(args) -> None:
 
 
 def _planned_schedule(args):
-    """The model with weights, the plan the options ask for, and its schedule."""
+    """The model with weights, its planner, the plan the options ask for, and its schedule."""
     from . import pipeline
     graph = pipeline.load(args.model, weights=True)
-    plan = _solve(args, _planner(args, graph))
-    return graph, plan, pipeline.lower(graph, plan)
+    planner = _planner(args, graph)
+    plan = _solve(args, planner)
+    return graph, planner, plan, pipeline.lower(graph, plan)
 
 
 def cmd_compile(args) -> None:
     from . import pipeline
     from .targets import get_target
     target = get_target(args.target)
-    graph, plan, schedule = _planned_schedule(args)
+    graph, _, plan, schedule = _planned_schedule(args)
     files = pipeline.write_c(args.output, graph, schedule, plan, target)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
 
-def cmd_verify(args) -> None:
+def cmd_verify(args) -> int:
     from . import pipeline
     from .plan import block_name
     from .targets import get_target
     from .tensors import load_input, random_input
+    from .codegen.build import DoesNotFit
     target = get_target(args.target)
-    graph, plan, schedule = _planned_schedule(args)
+    graph, planner, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
-    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "bit_exact": check.bit_exact,
+    try:
+        check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
+    except DoesNotFit as err:  # what to pass for a plan that fits, under the other options given
+        advice = planner.advice_to_fit(args.strategy, args.max_overhead, plan.peak_ram_bytes - err.excess)
+        raise UserError(f"{err}; {advice}") from None
+    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
+              "tolerance": check.tolerance, "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
               "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
               "instructions": check.instructions,
               "block_instructions": None if check.block_instructions is None else [
                   {**block_name(b), "instructions": n} for b, n in zip(plan.blocks, check.block_instructions)]}
+    verdict = _verdict(check)
     if args.json:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
         count = "" if check.instructions is None else f"; {check.instructions} instructions in msfcnn_invoke"
-        print(f"{graph.name} on {target.name}: bit-exact {result['bit_exact']} (max |C - numpy| = "
-              f"{check.max_abs_diff:g}); arena {check.arena_bytes} B in the object file, "
+        print(f"{graph.name} on {target.name}: {verdict}; arena {check.arena_bytes} B in the object file, "
               f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
         for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
             print(f"  block {k:3d}  ops {block.first:3d}-{block.last:<3d} {block.scheme:10s} R={block.rows:<3d} "
                   f"{n:12d} instructions ({n / check.instructions:6.1%})")
+    if check.passed:
+        return 0
+    print(f"msfcnn: verify: {graph.name} on {target.name}: {verdict}", file=sys.stderr)
+    return VERIFY_FAILED
+
+
+def _verdict(check) -> str:
+    """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
+    diff = f"max |C - numpy| = {check.max_abs_diff:g}"
+    if not check.is_float:
+        return f"PASS (bit-exact, {diff})" if check.passed else f"FAIL (not bit-exact: {diff})"
+    if check.passed:
+        return f"PASS ({diff} <= tolerance {check.tolerance:.3g})"
+    return f"FAIL ({diff} > tolerance {check.tolerance:.3g})"
 
 
 def cmd_pareto(args) -> None:
@@ -251,7 +290,7 @@ def cmd_pareto(args) -> None:
     other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
     with_io, without_io = (front, other) if args.count_io else (other, front)
     if args.plot:
-        fronts = {f"all schemes ({', '.join(planner.schemes)})": front}
+        fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
         from .schedule.schemes import PAPER_SCHEME, in_paper_space
         if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
             # The paper's search space under the same cost model: H-cache with one row per step.
@@ -276,16 +315,21 @@ COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto"
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        COMMANDS[args.command](args)
+        from .files import check_not_input, guarding_inputs
+        read = [getattr(args, name, None) for name in ("model", "input", "plan")] + getattr(args, "models", [])
+        with guarding_inputs(read):  # no output replaces a file the command reads
+            for name in ("output", "timeline", "plot", "keep"):  # refused before any work
+                if getattr(args, name, None):
+                    check_not_input(getattr(args, name))
+            return COMMANDS[args.command](args) or 0
     except UserError as err:
         print(f"msfcnn: error: {err}", file=sys.stderr)
-        return 2
+        return USER_ERROR
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         print("msfcnn: interrupted", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

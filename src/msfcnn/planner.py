@@ -19,7 +19,7 @@ class Planner:
     def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False):
         self.graph = graph
         self.cost = get_cost_model(cost_model)
-        self.schemes = tuple(schemes or self.cost.SCHEMES)
+        self.schemes = tuple(self.cost.SCHEMES if schemes is None else schemes)  # () = no fusion
         self.count_io = count_io  # the network's input and output are counted as the cost model says
         self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io)
         self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)
@@ -29,20 +29,23 @@ class Planner:
         blocks = path.blocks if path is not None else ()
         return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io)
 
-    def least_ram(self) -> int:
-        return solvers.min_peak_ram(self.dag).peak_ram
+    def least_ram(self, max_overhead: float | None = None, dag: FusionDAG | None = None) -> int:
+        """The least peak RAM of any plan (of `dag`, default all) with MACs <= max_overhead x vanilla."""
+        return solvers.p1(self.dag if dag is None else dag, self._max_macs(max_overhead)).peak_ram
 
-    def _infeasible(self, constraint: dict, what: str) -> Plan:
-        least = self.least_ram()
-        return self._plan(None, constraint, f"no plan has {what}; the least RAM reachable is {least} B")
+    def _max_macs(self, max_overhead: float | None) -> float:
+        # inf * 0 would be NaN for a network without MACs: an unbounded cap stays unbounded.
+        return math.inf if max_overhead is None or math.isinf(max_overhead) else max_overhead * self.vanilla_macs
 
     def vanilla(self) -> Plan:
         return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla), io_counted=self.count_io)
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""
-        restricted = self.dag.restricted(lambda b: b.first == 0 or not is_fused(b))
-        return self._plan(solvers.min_peak_ram(restricted))
+        return self._plan(solvers.min_peak_ram(self._heuristic_dag()))
+
+    def _heuristic_dag(self) -> FusionDAG:
+        return self.dag.restricted(lambda b: b.first == 0 or not is_fused(b))
 
     def min_ram(self) -> Plan:
         return self._plan(solvers.min_peak_ram(self.dag))
@@ -51,18 +54,17 @@ class Planner:
         return self._plan(solvers.min_macs(self.dag))
 
     def p1(self, max_overhead: float) -> Plan:
-        constraint = {"max_overhead": max_overhead}
-        # inf * 0 would be NaN for a network without MACs: an unbounded cap stays unbounded.
-        path = solvers.p1(self.dag, math.inf if math.isinf(max_overhead) else max_overhead * self.vanilla_macs)
-        if path is None:
-            return self._infeasible(constraint, f"MAC overhead <= {max_overhead}")
-        return self._plan(path, constraint)
+        """P1: least peak RAM with MACs <= max_overhead x vanilla. The unfused ops are always in
+        the DAG, so every cap F >= 1 has a plan."""
+        return self._plan(solvers.p1(self.dag, self._max_macs(max_overhead)), {"max_overhead": max_overhead})
 
-    def p2(self, max_ram: int) -> Plan:
+    def p2(self, max_ram: float) -> Plan:
+        """P2: fewest MACs with peak RAM <= max_ram (the plan fits in max_ram bytes)."""
         constraint = {"max_ram_bytes": max_ram}
-        path = solvers.p2(self.dag, max_ram)
+        path = solvers.p2(self.dag, max_ram + 1)  # RAM is whole bytes: <= max_ram is < max_ram + 1
         if path is None:
-            return self._infeasible(constraint, f"peak RAM < {max_ram} B")
+            return self._plan(None, constraint, f"no plan has peak RAM <= {max_ram} B; "
+                                                f"the least RAM reachable is {self.least_ram()} B")
         return self._plan(path, constraint)
 
     def pareto(self, keep=None) -> list[Plan]:
@@ -72,21 +74,48 @@ class Planner:
 
     def solve(self, strategy: str = "optimal", objective: str = "min-ram",
               max_overhead: float | None = None, max_ram: int | None = None) -> Plan:
-        """One plan for the CLI's `plan` command; an infeasible constraint raises UserError."""
-        if strategy == "vanilla":
-            plan = self.vanilla()
-        elif strategy == "heuristic":
-            plan = self.heuristic()
-        elif objective == "min-ram":
-            plan = self.p1(max_overhead if max_overhead is not None else math.inf)
-            if max_ram is not None and plan.feasible and plan.peak_ram_bytes >= max_ram:
-                plan = self._infeasible({"max_overhead": max_overhead, "max_ram_bytes": max_ram},
-                                        f"peak RAM < {max_ram} B within MAC overhead {max_overhead}")
+        """One plan for the CLI's `plan` command that meets every cap given (MACs <= max_overhead x
+        vanilla, peak RAM <= max_ram), among the strategy's plans: all (`optimal`), MCUNetV2-style
+        ones (`heuristic`: one fused block from op 0, every later op unfused) or the unfused one
+        (`vanilla`). A cap that none of them meets raises UserError naming the least RAM they reach
+        under the other caps: passed back as max_ram, that figure gives a plan."""
+        dag, kind, by = self._space(strategy)
+        within = "" if max_overhead is None else f" within MAC overhead {max_overhead}"
+        if objective == "min-ram":
+            path = solvers.p1(dag, self._max_macs(max_overhead))
+            constraint = {"max_overhead": math.inf if max_overhead is None else max_overhead}
         else:
-            plan = self.p2(max_ram if max_ram is not None else math.inf)
-            if max_overhead is not None and plan.feasible and plan.macs > max_overhead * self.vanilla_macs:
-                plan = self._infeasible({"max_overhead": max_overhead, "max_ram_bytes": max_ram},
-                                        f"MAC overhead <= {max_overhead} with peak RAM < {max_ram} B")
-        if not plan.feasible:
-            raise UserError(plan.note)
-        return plan
+            path = solvers.p2(dag, math.inf if max_ram is None else max_ram + 1)
+            constraint = {"max_ram_bytes": math.inf if max_ram is None else max_ram}
+            if path is not None and path.macs > self._max_macs(max_overhead):
+                path = None
+        if path is None or (max_ram is not None and path.peak_ram > max_ram):
+            raise UserError(f"no {kind} has peak RAM <= {max_ram} B{within}; the least RAM reachable{by}{within} "
+                            f"is {self.least_ram(max_overhead, dag)} B")
+        return self._plan(path, constraint)
+
+    def _space(self, strategy: str) -> tuple[FusionDAG, str, str]:
+        """The plans a strategy chooses from, as a DAG; what to call one, and how to say 'by one'."""
+        if strategy == "vanilla":  # one path, of overhead 1
+            return FusionDAG(len(self.graph), tuple(self._vanilla)), "unfused plan (--strategy vanilla)", " unfused"
+        if strategy == "heuristic":
+            return self._heuristic_dag(), "heuristic plan (one fused block from op 0)", " by one"
+        return self.dag, "plan", ""
+
+    def advice_to_fit(self, strategy: str, max_overhead: float | None, cap: int) -> str:
+        """What to pass for a plan of the strategy with peak RAM <= cap: --max-ram alone if the
+        overhead cap allows it, with the least --max-overhead that does if not, or why no plan fits."""
+        dag, kind, by = self._space(strategy)
+        least = self.least_ram(None, dag)
+        if cap < least:
+            return f"no {kind} fits: the least RAM reachable{by} is {least} B, {least - cap} B more than fits"
+        path = solvers.p2(dag, cap + 1)
+        if max_overhead is None or path.macs <= self._max_macs(max_overhead):
+            return f"a {kind} of at most {cap} B fits: pass --max-ram {cap}"
+        steps = math.ceil(path.macs / self.vanilla_macs * 10_000)  # F in steps of 1e-4, rounded up
+        while self._max_macs(steps / 10_000) < path.macs:  # and enough in float arithmetic too
+            steps += 1
+        overhead = steps / 10_000
+        return (f"no {kind} within MAC overhead {max_overhead} fits (the least RAM reachable{by} within it is "
+                f"{self.least_ram(max_overhead, dag)} B), one of at most {cap} B with more compute does: "
+                f"pass --max-ram {cap} --max-overhead {overhead:.4f}")

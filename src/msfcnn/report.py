@@ -12,8 +12,13 @@ from .plan import Plan
 from .schedule.schemes import is_fused
 
 
-def kb(n: int) -> str:
-    return f"{n / 1000:.1f} kB"
+def size(n: int) -> str:
+    """Bytes, with kB beside them from 1000 B on: '27 B', '9636 B (9.6 kB)'."""
+    return f"{n} B" if n < 1000 else f"{n} B ({n / 1000:.1f} kB)"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -38,23 +43,27 @@ def _is_number(text: str) -> bool:
 def plan_table(plan: Plan, graph: Graph) -> str:
     if not plan.feasible:
         return f"{plan.model}: infeasible: {plan.note}"
-    rows = []
+    rows, skips = [], False
     for b in plan.blocks:
         ops = graph.nodes[b.first:b.last + 1]
         names = ", ".join(n.op.describe() for n in ops)
         if len(names) > 48:
             names = names[:45] + "..."
         unfused = sum(graph.macs(i) for i in range(b.first, b.last + 1))
+        skips = skips or b.macs < unfused
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
         scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
                      f"{b.macs / unfused:.2f}" if unfused else "-"])
-    head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {plan.peak_ram_bytes} B ({kb(plan.peak_ram_bytes)})"
+    head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {size(plan.peak_ram_bytes)}"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     io = graph.nbytes(-1) + graph.nbytes(graph.output)
     head += (f"\nnetwork input + output = {io} B: "
              + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
                 else "the caller's buffers, not counted (count them with --count-io)"))
+    if skips:
+        head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
+                 "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")
     return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
 
 
@@ -68,14 +77,14 @@ def summary_row(label: str, plan: Plan) -> list[str]:
 def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: list[Plan]) -> str:
     rows = [summary_row("vanilla", vanilla), summary_row("heuristic", heuristic)]
     rows += [summary_row(f"P1 F<={_cap(p.constraint['max_overhead'])}", p) for p in p1]
-    rows += [summary_row(f"P2 RAM<{p.constraint['max_ram_bytes']}", p) for p in p2]
+    rows += [summary_row(f"P2 RAM<={p.constraint['max_ram_bytes']}", p) for p in p2]
     return f"{model}  [{vanilla.cost_model} cost model]\n" + table(["problem", "peak RAM B", "MACs", "F", "blocks"], rows)
 
 
 def pareto_table(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> str:
     rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))] for p in front]
     marks = table(["peak RAM B", "MACs", "F", "blocks"], rows)
-    return (f"{model}: {len(front)} Pareto-optimal plans [{vanilla.cost_model} cost model]\n{marks}\n"
+    return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{marks}\n"
             f"vanilla:   {vanilla.peak_ram_bytes} B, F = {vanilla.overhead:.4f}\n"
             f"heuristic: {heuristic.peak_ram_bytes} B, F = {heuristic.overhead:.4f}")
 
@@ -116,12 +125,28 @@ def plot_pareto(path: str, model: str, fronts: dict[str, list[Plan]], vanilla: P
     ax.set_xlabel("compute overhead F (MACs / vanilla MACs)")
     ax.set_ylabel("peak RAM (kB)")
     ax.set_yscale("log")
+    _plain_log_ticks(ax)
     ax.set_title(f"{model} [{vanilla.cost_model} cost model]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+
+
+def _plain_log_ticks(ax) -> None:
+    """Plain numbers on a log y axis (10, 20, 50, not 1.6x10^1): every decade, and between them
+    every tick when the axis spans less than a decade, the 2s and 5s when it spans less than two."""
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(value: float, _) -> str:
+        low, high = ax.get_ylim()
+        decades = math.log10(high / low) if low > 0 else math.inf
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+        return f"{value:g}" if decades < 1 or (decades < 2 and mantissa in (2, 5)) else ""
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
 
 def plot_timeline(path: str, plan: Plan, schedule) -> None:

@@ -1,4 +1,4 @@
-"""Byte sizes on the command line: plain bytes, kB (1000) and KiB (1024)."""
+"""Byte sizes on the command line: plain bytes, kB (1000) and KiB (1024); KB is refused as ambiguous."""
 
 import math
 import re
@@ -6,12 +6,19 @@ import re
 from .errors import UserError
 
 _UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2}
+# An upper-case K is not SI (k): "KB" is the JEDEC / datasheet unit (1024) or a misspelt kB (1000).
+_AMBIGUOUS = ("KB", "Kb")
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(text: str) -> int:
-    """'64kB' -> 64000, '16KiB' -> 16384, '2048' -> 2048. Raises UserError on anything else."""
+    """'64kB' -> 64000, '16KiB' -> 16384, '2048' -> 2048. Raises UserError on anything else, and on
+    '256KB' (which a datasheet means as 256 KiB) with a hint."""
     match = _SIZE.match(text)
+    if match and match.group(2) in _AMBIGUOUS:
+        number = match.group(1)
+        raise UserError(f"bad size {text!r}: KB means 1024 B on a datasheet but 1000 B in SI; write "
+                        f"{number}KiB ({float(number) * 1024:g} B) or {number}kB ({float(number) * 1000:g} B)")
     unit = match.group(2).lower() if match else None
     if match is None or unit not in _UNITS:
         raise UserError(f"bad size {text!r}: expected bytes, or a number with kB, KiB, MB or MiB (e.g. 64kB, 16KiB)")

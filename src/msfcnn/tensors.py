@@ -35,6 +35,14 @@ def load_input(path: str, graph: Graph) -> np.ndarray:
         raise UserError(f"{path}: no such file") from None
     except (OSError, ValueError, EOFError) as err:
         raise UserError(f"{path}: not a readable .npy array ({err})") from None
+    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise UserError(f"{path}: expected an array of real numbers, got {array.dtype}")
+    with np.errstate(over="ignore"):  # float64 beyond float32's range becomes an infinity, caught below
+        finite = np.isfinite(array.astype(np.float32))
+    if not finite.all():  # NaN and infinities have no quantised value, and poison a float network
+        bad = array.size - int(np.count_nonzero(finite))
+        raise UserError(f"{path}: the input has {bad} NaN, infinite or beyond-float32 value{'s' if bad > 1 else ''} "
+                        f"(the first at index {[int(i) for i in np.argwhere(~finite)[0]]}); expected finite numbers")
     expected = model_input_shape(graph)
     if array.shape == expected[1:]:
         array = array[np.newaxis]

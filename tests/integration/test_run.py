@@ -68,3 +68,23 @@ def test_run_with_saved_plan(tmp_path, capsys):
 def test_run_onnx_model(capsys):
     code, out, _ = run(capsys, "run", str(FIXTURES / "models" / "onnx_resnet8.onnx"), "--json")
     assert code == 0 and json.loads(out)["output_dtype"] == "float32"
+
+
+NON_FINITE_CASES = [(model, command, value) for model in ("onnx_gap_linear.onnx", "resnet8.tflite", "extra_float_io.tflite")
+                    for command in ("run", "verify") for value in (np.nan, np.inf, -np.inf, 1e300)]
+
+
+@pytest.mark.parametrize("model, command, value", NON_FINITE_CASES)
+def test_non_finite_float_input_is_one_line(tmp_path, capsys, model, command, value):
+    """A NaN or an infinity in a float input (an ONNX model's, or float data for an int8 TFLite
+    model to quantise) is bad input: one line, exit 2, nothing quantised or run."""
+    from msfcnn.frontends import load_model
+    from msfcnn.tensors import model_input_shape
+    path = str(FIXTURES / "models" / model)
+    x = np.zeros(model_input_shape(load_model(path)), np.float64 if value == 1e300 else np.float32)
+    x.flat[5] = value
+    np.save(tmp_path / "x.npy", x)
+    with np.errstate(all="raise"):  # a numpy warning on the way would be an error here
+        code, out, err = run(capsys, command, path, "--input", str(tmp_path / "x.npy"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "x.npy" in err and "NaN, infinite or beyond-float32 value" in err

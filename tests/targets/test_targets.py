@@ -3,6 +3,7 @@ same bit-exact results, and the same arena in the target's object file, as the n
 predicts; on the 16 KiB FE310, every plan that fits. Plus what a user sees of a target: the
 Makefile builds for it, a plan too big for the board and a missing toolchain are one clear line."""
 
+import re
 import subprocess
 
 import pytest
@@ -62,10 +63,41 @@ def test_builtin_models_on_the_16_kib_fe310(name):
 
 @pytest.mark.parametrize("name", sorted(set(builtin_names()) - set(FITS_FE310)))
 def test_plans_too_big_for_the_fe310_are_one_clear_line(name, capsys):
+    """Their least-RAM plans do not fit: the line says so, and asks for no impossible cap."""
     require_target("fe310")
     assert main(["verify", name, "--target", "fe310"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not fit in the 16384 B of RAM of fe310" in err
+    assert "no plan fits" in err and "--max-ram" not in err
+
+
+FE310_TOO_BIG = {
+    # It does not link; no plan within F <= 1.1 fits, so the advice raises the overhead cap too.
+    "overflow": ("mcunet-vww-res", ["--max-overhead", "1.1"], r"pass (--max-ram \d+ --max-overhead [0-9.]+)$"),
+    # It links, but the stack (2.1 KiB, more than the 2 KiB picolibc reserves) runs into the static data.
+    "stack": ("mobilenetv2-0.35", ["--schemes", "hcache", "--max-ram", "11904"], r"pass (--max-ram \d+)$"),
+}
+
+
+def without_caps(options):
+    """The (option, value) pairs other than --max-ram and --max-overhead."""
+    pairs = zip(options[::2], options[1::2])
+    return [word for pair in pairs if pair[0] not in ("--max-ram", "--max-overhead") for word in pair]
+
+
+@pytest.mark.parametrize("case", FE310_TOO_BIG)
+def test_fe310_advice_works_when_followed(capsys, case):
+    """A plan that does not fit the FE310: the options the error names, in place of the caps
+    given, give a plan that builds and runs there."""
+    require_target("fe310")
+    model, options, pattern = FE310_TOO_BIG[case]
+    assert main(["verify", model, *options, "--target", "fe310"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not fit in the 16384 B of RAM of fe310" in err
+    advice = re.search(pattern, err)
+    assert advice, err
+    follow = ["verify", model, *without_caps(options), *advice.group(1).split(), "--target", "fe310"]
+    assert main(follow) == 0, capsys.readouterr().err
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -112,3 +112,22 @@ def test_heuristic_is_best_single_first_block():
     # One path per candidate length of the first block (long blocks outgrow their input).
     assert len(paths) == sum(1 for b in planner.dag.blocks if b.first == 0)
     assert planner.heuristic().peak_ram_bytes == min(peak(p) for p in paths)
+
+
+def test_advice_to_fit_names_options_that_work():
+    """Advice for a plan that must shrink to `cap` bytes: --max-ram alone when the other caps
+    allow it, with a --max-overhead that allows it otherwise, and 'no plan fits' (never a cap
+    below the least RAM reachable) when nothing does; the options given, followed, give a plan."""
+    import re
+    from msfcnn.frontends import load_model
+    from msfcnn.planner import Planner
+    planner = Planner(load_model("mcunet-vww5"), "paper")
+    least, within = planner.least_ram(), planner.least_ram(1.1)
+    assert least < within
+    advice = planner.advice_to_fit("optimal", 1.1, within)
+    assert re.search(rf"pass --max-ram {within}$", advice)
+    advice = planner.advice_to_fit("optimal", 1.1, least)
+    overhead = float(re.search(rf"pass --max-ram {least} --max-overhead ([0-9.]+)$", advice).group(1))
+    assert planner.solve("optimal", "min-ram", overhead, least).peak_ram_bytes <= least
+    advice = planner.advice_to_fit("optimal", None, least - 1)
+    assert "no plan fits" in advice and f"the least RAM reachable is {least} B" in advice and "--max-ram" not in advice

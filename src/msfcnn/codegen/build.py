@@ -36,6 +36,20 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
 
 KERNEL_LIBRARY = "libmsfcnn_kernels.a"
 
+# picolibc's linker script reserves 2 KiB of stack on a board with little RAM (fe310), but the
+# harness calling msfcnn_invoke may use more: 1.2 to 2.5 KiB measured on plans of the built-in
+# models. Advice to shrink a plan that does not fit keeps this much more RAM free for the stack.
+STACK_HEADROOM = 768
+
+
+class DoesNotFit(UserError):
+    """The plan's program needs more RAM than the board has. `excess`: how many bytes the plan's
+    peak RAM must shrink by to fit (stack headroom included), for advice that knows the plans."""
+
+    def __init__(self, message: str, excess: int):
+        super().__init__(message)
+        self.excess = excess
+
 
 def _make(folder: Path, target: Target, *arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "-s", "-j2", "-C", str(folder), f"CC={target.cc}", f"CFLAGS={target.cflags}",
@@ -60,9 +74,9 @@ def build(folder: Path, target: Target, kernel_lib: Path | None = None) -> Path:
     if result.returncode != 0:
         overflow = re.search(r"region .?ram.? overflowed by (\d+) bytes", result.stdout + result.stderr)
         if overflow and target.ram_bytes:
-            raise UserError(f"the plan does not fit in the {target.ram_bytes} B of RAM of {target.name}: the "
-                            f"arena, the output, the stack and the C library overflow it by {overflow.group(1)} B; "
-                            f"choose a plan with that much less RAM (--max-ram)")
+            raise DoesNotFit(f"the plan does not fit in the {target.ram_bytes} B of RAM of {target.name}: the arena, "
+                             f"the output, the stack and the C library overflow it by {overflow.group(1)} B",
+                             int(overflow.group(1)) + STACK_HEADROOM)
         raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
     return folder / "msfcnn_main"
 
@@ -91,8 +105,8 @@ def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: 
         raise RuntimeError(f"the generated program failed ({result.returncode}) on {target.name}:\n"
                            f"{result.stdout}{result.stderr}")
     if stack is not None and int(stack.group(2)) == 0:
-        raise RuntimeError(f"the stack ran into the static data on {target.name} (it used {stack.group(1)} B): "
-                           f"the plan does not fit")
+        raise DoesNotFit(f"the plan does not fit in the {target.ram_bytes} B of RAM of {target.name}: the stack ran "
+                         f"into the static data (it used {stack.group(1)} B)", STACK_HEADROOM)
     raw = bytes.fromhex(printed.group(1)) if target.embedded_harness else (folder / "output.bin").read_bytes()
     output = np.frombuffer(raw, dtype=dtype)[:prod(graph.nodes[-1].shape)]
     return HarnessRun(output, int(stack.group(1)) if stack else None)

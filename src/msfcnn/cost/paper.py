@@ -184,7 +184,7 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDA
     live = _Liveness(graph)
     layers = [layer_of(graph, i) for i in range(len(graph))]
     blocks = [single_block(graph, live, i) for i in range(len(graph))]
-    for first, last in _fusable_runs(graph, layers, live):
+    for first, last in _fusable_runs(graph, layers, live) if PAPER_SCHEME in schemes else ():
         block = hcache_block(graph, live, layers, first, last)
         if block is not None:
             blocks.append(block)

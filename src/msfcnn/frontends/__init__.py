@@ -40,8 +40,12 @@ def _load_structure(model: str) -> Graph:
         known = ", ".join(builtin_names())
         raise UserError(f"unknown model {model!r}: give a built-in name ({known}) or a "
                         f"{'/'.join(LOADERS)} file")
-    if not path.is_file():
+    if path.is_dir():
+        raise UserError(f"{model}: is a directory, not a model file")
+    if not path.exists():
         raise UserError(f"{model}: no such file")
+    if not path.is_file():
+        raise UserError(f"{model}: not a regular file")
     return loader(path)
 
 

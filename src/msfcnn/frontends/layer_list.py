@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import jsontext
 from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph
 from ..ops import Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Softmax, Window
@@ -104,6 +105,7 @@ def graph_from_layer_list(doc: Any, default_name: str = "model") -> Graph:
         raise UserError("'layers' must be a non-empty list")
     name = doc.get("name", default_name)
     graph = Graph(str(name), tuple(shape))
+    _check_size(graph, NETWORK_INPUT, "'input'")
     for index, layer in enumerate(layers):
         if not isinstance(layer, dict):
             raise UserError(f"layer {index}: expected an object, got {type(layer).__name__}")
@@ -116,16 +118,27 @@ def graph_from_layer_list(doc: Any, default_name: str = "model") -> Graph:
         except UserError as err:
             raise UserError(f"layer {index} ({kind}): {err}") from None
         graph.append(op, inputs)
+        _check_size(graph, index, f"layer {index} ({kind}): output")
     return graph
+
+
+def _check_size(graph: Graph, tensor: int, what: str) -> None:
+    """A tensor the generated C can index with 32-bit integers."""
+    elements = graph.elements(tensor)
+    if elements > jsontext.INT_LIMIT:
+        raise UserError(f"{what} {list(graph.shape_of(tensor))} is too large ({elements} elements; at most "
+                        f"{jsontext.INT_LIMIT})")
 
 
 def load_layer_list(path: Path) -> Graph:
     try:
-        doc = json.loads(path.read_text())
+        doc = jsontext.loads(path.read_text())
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a text JSON file") from None
     except json.JSONDecodeError as err:
         raise UserError(f"{path}: malformed JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    except jsontext.JSONLimitError as err:
+        raise UserError(f"{path}: {err}") from None
     try:
         return graph_from_layer_list(doc, path.stem)
     except UserError as err:
