@@ -37,12 +37,16 @@ def test_count_io_counts_the_input_and_output_while_they_are_live(capsys):
     with_io = plan(capsys, "mcunet-vww5", "--count-io", "--schemes", "linebuffer,hcache,recompute")
     assert with_io["io_counted"] is True
     assert max(without["peak_ram_bytes"], image) <= with_io["peak_ram_bytes"] <= without["peak_ram_bytes"] + image + result
-    live = Liveness(graph)
+    live, live_io = Liveness(graph), Liveness(graph, count_io=True)
     for b in with_io["blocks"]:
         lowered = lower_block(graph, live, b["first"], b["last"], b["scheme"], b["rows"])
         reads_image = NETWORK_INPUT in lowered.reads or live.last_use[NETWORK_INPUT] > b["last"]
         writes_result = b["last"] == graph.output and lowered.alias is None
-        assert b["ram_bytes"] == live.block_ram(lowered) + image * reads_image + result * writes_result
+        separate = live.block_ram(lowered) + image * reads_image + result * writes_result
+        if lower_block(graph, live_io, b["first"], b["last"], b["scheme"], b["rows"]).placed_on is None:
+            assert b["ram_bytes"] == separate
+        else:  # an hcache block writing its output over the image it consumed: their union
+            assert b["ram_bytes"] < separate
     # A RAM cap then applies to the arena with the input and output in it.
     capped = plan(capsys, "mcunet-vww5", "--count-io", "--max-ram", str(with_io["peak_ram_bytes"] + 1))
     assert capped["peak_ram_bytes"] <= with_io["peak_ram_bytes"]
