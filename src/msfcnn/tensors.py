@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from math import prod
 
 import numpy as np
 
@@ -44,11 +45,15 @@ def load_input(path: str, graph: Graph) -> np.ndarray:
         raise UserError(f"{path}: the input has {bad} NaN, infinite or beyond-float32 value{'s' if bad > 1 else ''} "
                         f"(the first at index {[int(i) for i in np.argwhere(~finite)[0]]}); expected finite numbers")
     expected = model_input_shape(graph)
+    declared = graph.declared_input_shape
+    if declared and array.shape in (declared, declared[1:]) and array.size == prod(expected):
+        array = array.reshape(expected)  # the model file's own shape: the same values in the same order
     if array.shape == expected[1:]:
         array = array[np.newaxis]
     if array.shape != expected:
+        also = f" or the model file's {list(declared)}" if declared and tuple(declared) != expected else ""
         raise UserError(f"{path}: input shape {list(array.shape)} does not match the model's "
-                        f"{list(expected)} ({graph.layout}, batch optional)")
+                        f"{list(expected)}{also} ({graph.layout}, batch optional)")
     if graph.dtype == "int8" and array.dtype != np.int8:
         if not np.issubdtype(array.dtype, np.floating):
             raise UserError(f"{path}: expected int8 (or float to quantise) data, got {array.dtype}")

@@ -44,6 +44,22 @@ def test_run_builtin_with_random_input_is_deterministic(capsys):
     assert outputs[0]["measured_peak_ram_bytes"] == outputs[0]["predicted_peak_ram_bytes"] == outputs[0]["plan"]["peak_ram_bytes"]
 
 
+@pytest.mark.parametrize("model, declared", [("extra_flat_input", (1, 490)), ("op_dense_relu", (1, 32))])
+def test_run_takes_the_input_shape_the_model_file_declares(tmp_path, capsys, model, declared):
+    """A flat TFLite input ([1, 490] that the model reshapes to 49 x 10 x 1, or a dense layer's
+    [1, 32]) is passed as the interpreter takes it, and the output is the interpreter's."""
+    path = FIXTURES / "models" / f"{model}.tflite"
+    x = np.random.default_rng(3).integers(-128, 128, size=declared, dtype=np.int8)
+    np.save(tmp_path / "x.npy", x)
+    code, _, err = run(capsys, "run", str(path), "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"))
+    assert code == 0, err
+    y = np.load(tmp_path / "y.npy")
+    assert np.array_equal(y, run_tflite(path, x).reshape(y.shape))
+    np.save(tmp_path / "bad.npy", np.zeros((1, declared[1] + 1), np.int8))
+    code, _, err = run(capsys, "run", str(path), "--input", str(tmp_path / "bad.npy"))
+    assert code == 2 and f"or the model file's {list(declared)}" in err and err.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_run_rejects_wrong_input_shape(tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.zeros((1, 96, 96, 3), np.int8))

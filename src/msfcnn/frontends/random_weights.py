@@ -41,7 +41,8 @@ def _weighted(rng, node, in_quant: Quant, in_std: float, fan_in: int, weight_sha
 def with_random_weights(graph: Graph, seed: int = 0) -> Graph:
     """A copy of `graph` with int8 weights, int32 biases and activation quantisation."""
     rng = np.random.default_rng(seed)
-    out = Graph(graph.name, graph.input_shape, input_quant=INPUT_QUANT, layout=graph.layout)
+    out = Graph(graph.name, graph.input_shape, input_quant=INPUT_QUANT, layout=graph.layout,
+                declared_input_shape=graph.declared_input_shape)
     std = {NETWORK_INPUT: 1 / math.sqrt(3)}
     for i, node in enumerate(graph.nodes):
         op, src = node.op, node.inputs[0]

@@ -145,6 +145,7 @@ class _Importer:
         # Feature maps are (H, W, C): a vector input (N,) becomes (1, 1, N) and (A, B) becomes
         # (1, A, B), which is the same bytes in the same order.
         self.graph.input_shape = (1,) * (3 - len(shape)) + shape
+        self.graph.declared_input_shape = tuple(int(d) for d in self.shape(tensor))
         if self.type_of(tensor) == schema.TensorType.FLOAT32:
             self.float_input_tensor = tensor  # usable once a QUANTIZE turns it into int8
             return

@@ -61,6 +61,9 @@ class Graph:
     # output dequantised with `output_quant` outside the graph's nodes.
     float_input: bool = False
     float_output: bool = False
+    # The input shape the model file declares, batch included (a TFLite model's [1, 490] that the
+    # graph takes as the 49 x 10 x 1 map it reshapes it to): callers may pass inputs in it too.
+    declared_input_shape: tuple[int, ...] | None = None
 
     @property
     def output_quant(self) -> Quant | None:
