@@ -454,6 +454,13 @@ def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
         options = imp.options(op, schema.Pool2DOptions)
         src, (h, w, _) = imp.feature_map(op)
         win = _window(options, (options.FilterHeight(), options.FilterWidth()), (h, w))
+        if cls is AvgPool2D and win.output_hw(h, w) == (1, 1) and win.pads == (0, 0, 0, 0):
+            # One window from the top left (DS-CNN's 24 x 5 over its 25 x 5 map): a global average
+            # pool over that window with the pool's rounding, which streams as an accumulating
+            # tail instead of holding the map.
+            extent = None if win.kernel == (h, w) else win.kernel
+            imp.emit(op, GlobalAvgPool(True, pool=True, activation=_activation(options), extent=extent), (src,))
+            return
         imp.emit(op, cls(win, _activation(options)), (src,))  # the converter fuses a ReLU after a pool
     return convert
 

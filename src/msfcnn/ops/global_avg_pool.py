@@ -1,13 +1,16 @@
-"""Global average pooling (TFLite MEAN over H and W, ONNX GlobalAveragePool): (H, W, C) -> (C,)."""
+"""Global average pooling (TFLite MEAN over H and W, ONNX GlobalAveragePool): (H, W, C) -> (C,);
+and TFLite's AVERAGE_POOL_2D with one window over the whole map, which computes the same sums with
+its own rounding and fused activation, and so streams as a tail the same way."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 import numpy as np
 
 from .. import numerics as nx
-from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
+from .base import C_ACTIVATION, CCall, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 
 
 @dataclass(frozen=True)
@@ -15,14 +18,30 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     kind = "global_avg_pool"
     c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims
+    # AVERAGE_POOL_2D over the whole map (keepdims): the quotient rounded half away from zero on
+    # raw int8 values, then the pool's fused activation, as TFLite's average pool.
+    pool: bool = False
+    activation: str | None = None
+    # The pool's one window, (rows, columns) from the top left corner: with VALID padding and a
+    # stride at least the window, TFLite pools only those (DS-CNN's 24 x 5 window over a 25 x 5
+    # map leaves the last row out). None: the whole map.
+    extent: tuple[int, int] | None = None
+
+    def describe(self) -> str:
+        if not self.pool:
+            return super().describe()
+        return "avgpool (whole map)" if self.extent is None else f"avgpool {self.extent[0]}x{self.extent[1]} (one window)"
+
+    def _extent(self, in_shape: Shape) -> tuple[int, int]:
+        return self.extent if self.extent is not None else (in_shape[0], in_shape[1])
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         _, _, c = require_feature_map(inputs[0], self.kind)
         return (1, 1, c) if self.keepdims else (c,)
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
-        h, w, c = inputs[0]
-        return h * w * c
+        h, w = self._extent(inputs[0])
+        return h * w * inputs[0][2]
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -33,14 +52,19 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     # the input feature map never has to exist whole. Integer sums are exact in any order.
     def accumulate(self, acc, region: np.ndarray, rows: tuple[int, int], cols: tuple[int, int],
                    in_shape: Shape, ctx: KernelContext) -> np.ndarray:
-        """Add a (rows, cols, C) region of the input into the per-channel accumulator."""
+        """Add a (rows, cols, C) region of the input into the per-channel accumulator (the part of
+        it inside the pool's window)."""
+        h, w = self._extent(in_shape)
+        region = region[:max(min(rows[1], h) - rows[0], 0), :max(min(cols[1], w) - cols[0], 0)]
         part = region.astype(np.float64 if ctx.is_float else np.int64).sum(axis=(0, 1))
         return part if acc is None else acc + part
 
     def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:
         """The output from the accumulated sum over all H*W positions of an in_shape input."""
-        count = in_shape[0] * in_shape[1]
-        if ctx.is_float:
+        count = prod(self._extent(in_shape))
+        if self.pool:
+            out = _pool_average(acc, count, self.activation, ctx)
+        elif ctx.is_float:
             out = (acc / count).astype(np.float32)
         else:
             # TFLite's interpreter runs two different int8 MEAN kernels: a specialised one for
@@ -51,7 +75,16 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
-        fields = {"in_h": h, "in_w": w, "channels": c, "count": h * w, "keepdims": int(self.keepdims)}
+        win_h, win_w = self._extent((h, w, c))
+        fields = {"in_h": h, "in_w": w, "channels": c, "count": win_h * win_w, "keepdims": int(self.keepdims),
+                  "win_h": win_h, "win_w": win_w}
+        if self.pool:
+            fields["pool"] = 1
+            if ctx.is_float:
+                fields["activation"] = C_ACTIVATION[self.activation]
+            else:
+                fields["act_min"], fields["act_max"] = nx.activation_range(self.activation, ctx.output_quant)
+            return c_struct(fields)
         if ctx.is_float:
             return c_struct(fields)
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
@@ -62,6 +95,17 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         mult, shift = _generic_params(h * w, in_q, out_q)
         return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
                          "output_offset": out_q.zero_point, "vector_channels": 0})
+
+
+def _pool_average(total: np.ndarray, count: int, activation: str | None, ctx: KernelContext) -> np.ndarray:
+    """AVERAGE_POOL_2D's quotient (input and output share their quantisation): int8 rounds half
+    away from zero, (sum +- count / 2) / count with C's truncating division, then clamps to the
+    fused activation's range; float divides, then applies the activation."""
+    if ctx.is_float:
+        return nx.float_activation((total / count).astype(np.float32), activation)
+    out = np.sign(total) * ((np.abs(total) + count // 2) // count)
+    low, high = nx.activation_range(activation, ctx.output_quant)
+    return np.clip(out, low, high).astype(np.int8)
 
 
 # optimized_integer_ops::Mean handles channels in blocks of 16 with NEON code (on x86 the

@@ -12,6 +12,8 @@
  * - otherwise (reference QuantizedMeanOrSum): the exact correction sum - in_zp * count, then
  *   in_scale / out_scale with 1/count folded in by an integer division (p->mult, p->shift),
  *   MSF_ROUND_DOUBLE, plus the output zero point.
+ * - AVERAGE_POOL_2D with one window over the whole map (p->pool): the quotient of the raw sum
+ *   rounded half away from zero, then the pool's fused activation (float: divided, activated).
  * msf_global_avg_pool_s8 / _f32 sum and finish at once, channel by channel, without an accumulator.
  */
 #include "msfcnn_kernels.h"
@@ -20,6 +22,8 @@ void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, cons
                                        void *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     int32_t r, c, ch;
+    r1 = r1 < p->win_h ? r1 : p->win_h;  /* a pool's window may leave the last rows or columns out */
+    c1 = c1 < p->win_w ? c1 : p->win_w;
     for (r = r0; r < r1; ++r) {
         for (c = c0; c < c1; ++c) {
             const int8_t *src = msf_at_s8(in, r, c, 0);
@@ -34,6 +38,10 @@ void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, cons
 static int8_t finish_one_s8(const msf_global_avg_pool_params *p, int32_t ch, int32_t total)
 {
     int32_t v;
+    if (p->pool) {  /* AVERAGE_POOL_2D: raw values, the quotient rounded half away from zero */
+        v = total > 0 ? (total + p->count / 2) / p->count : (total - p->count / 2) / p->count;
+        return (int8_t)(v < p->act_min ? p->act_min : v > p->act_max ? p->act_max : v);
+    }
     if (p->keepdims) {
         const int32_t rounding = ch < p->vector_channels ? MSF_ROUND_RUY : MSF_ROUND_DOUBLE;
         v = msf_mul_by_quantized_mult(total, p->mult, p->shift, rounding);
@@ -56,8 +64,8 @@ void msf_global_avg_pool_s8(const msf_global_avg_pool_params *p, const msf_view 
     int32_t r, c, ch;
     for (ch = 0; ch < p->channels; ++ch) {
         int32_t total = 0;
-        for (r = 0; r < p->in_h; ++r) {
-            for (c = 0; c < p->in_w; ++c) {
+        for (r = 0; r < p->win_h; ++r) {
+            for (c = 0; c < p->win_w; ++c) {
                 total += *msf_at_s8(in, r, c, ch);
             }
         }
@@ -69,6 +77,8 @@ void msf_global_avg_pool_accumulate_f32(const msf_global_avg_pool_params *p, con
                                         float *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     int32_t r, c, ch;
+    r1 = r1 < p->win_h ? r1 : p->win_h;
+    c1 = c1 < p->win_w ? c1 : p->win_w;
     for (r = r0; r < r1; ++r) {
         for (c = c0; c < c1; ++c) {
             const float *src = msf_at_f32(in, r, c, 0);
@@ -83,7 +93,7 @@ void msf_global_avg_pool_finish_f32(const msf_global_avg_pool_params *p, const f
 {
     int32_t ch;
     for (ch = 0; ch < p->channels; ++ch) {
-        out[ch] = acc[ch] / (float)p->count;
+        out[ch] = msf_apply_activation_f32(acc[ch] / (float)p->count, p->activation);
     }
 }
 
@@ -92,11 +102,11 @@ void msf_global_avg_pool_f32(const msf_global_avg_pool_params *p, const msf_view
     int32_t r, c, ch;
     for (ch = 0; ch < p->channels; ++ch) {
         float total = 0.0f;
-        for (r = 0; r < p->in_h; ++r) {
-            for (c = 0; c < p->in_w; ++c) {
+        for (r = 0; r < p->win_h; ++r) {
+            for (c = 0; c < p->win_w; ++c) {
                 total += *msf_at_f32(in, r, c, ch);
             }
         }
-        out[ch] = total / (float)p->count;
+        out[ch] = msf_apply_activation_f32(total / (float)p->count, p->activation);
     }
 }

@@ -676,15 +676,21 @@ typedef struct {
 /* MEAN over H and W (global average pool). Two int8 kernels, as the interpreter has:
    keepdims = 1: optimized_integer_ops::Mean (multiplier folding 1/count, channels below
    vector_channels in ruy rounding, the rest gemmlowp rounding, float-derived bias);
-   keepdims = 0: reference QuantizedMeanOrSum (exact zero-point correction, DOUBLE rounding). */
+   keepdims = 0: reference QuantizedMeanOrSum (exact zero-point correction, DOUBLE rounding).
+   pool = 1: AVERAGE_POOL_2D with one window over the whole map (the quotient rounded half away from
+   zero, then the fused activation). */
 typedef struct {
     int32_t in_h, in_w, channels;
-    int32_t count;                  /* in_h * in_w */
+    int32_t win_h, win_w;           /* the rows and columns summed, from the top left (in_h, in_w but for a pool) */
+    int32_t count;                  /* win_h * win_w */
     int32_t keepdims;
     int32_t mult, shift;
     int32_t input_zero_point;       /* generic kernel: subtracts input_zero_point * count */
     int32_t output_offset;          /* keepdims: the float-derived bias; generic: output zero point */
     int32_t vector_channels;        /* keepdims: channels / 16 * 16 */
+    int32_t pool;                   /* 1: AVERAGE_POOL_2D over the whole map (its rounding, then): */
+    int32_t act_min, act_max;       /* int8: the fused activation's range */
+    int32_t activation;             /* float: MSF_ACT_* */
 } msf_global_avg_pool_params;
 
 /* FULLY_CONNECTED. weights (units, in_features), in_features = in_h * in_w * in_c, the input
