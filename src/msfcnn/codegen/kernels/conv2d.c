@@ -80,14 +80,6 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
 #define MSF_POINTWISE_CHUNK 96
 #endif
 
-/* Hides v's value from the optimiser: a loop storing it is then not turned into a memset or
-   memcpy call (a library call per run, for a few bytes). */
-#if defined(__GNUC__)
-#define MSF_OPAQUE(v) __asm__("" : "+r"(v))
-#else
-#define MSF_OPAQUE(v) ((void)0)
-#endif
-
 /* The last `tail` (1 to 3) weights of a run of at least four, at w, as the low bytes of a word
    (the others 0): the word ending with them, shifted right by `cut` = 8 * (4 - tail). Reading
    back into the run, not past its end, never leaves the weights array. */
@@ -289,28 +281,13 @@ static inline void put_patch(int8_t *col, int32_t ch0, int32_t m, int32_t pos, c
                              int8_t zero_point)
 {
     const int32_t lo = pos > ch0 ? pos : ch0, hi = pos + len < ch0 + m ? pos + len : ch0 + m;
-    int8_t *const dst = col + (lo - ch0);
-    int32_t i = 0;
     if (lo >= hi) {
         return;
     }
     if (src == NULL) {
-        for (; i < hi - lo; ++i) {
-            MSF_OPAQUE(zero_point);
-            dst[i] = zero_point;
-        }
-        return;
-    }
-    src += lo - pos;
-    for (; i + 4 <= hi - lo; i += 4) {
-        uint32_t v = msf_read_s8x4(src + i);
-        MSF_OPAQUE(v);  /* nor into a memcpy call */
-        memcpy(dst + i, &v, sizeof v);
-    }
-    for (; i < hi - lo; ++i) {
-        int8_t v = src[i];
-        MSF_OPAQUE(v);
-        dst[i] = v;
+        msf_fill_s8(col + (lo - ch0), zero_point, hi - lo);
+    } else {
+        msf_copy_s8(col + (lo - ch0), src + (lo - pos), hi - lo);
     }
 }
 
@@ -331,18 +308,8 @@ static void gather_patch(const msf_conv2d_params *p, const msf_view *in, int32_t
         /* the usual case, without clipping: the whole patch, no padding, each kernel row in one piece */
         const int32_t stored = msf_stored_col(in, x0);
         for (i = 0; i < p->kh; ++i, col += row_len) {
-            const int8_t *src = (const int8_t *)in->base + (ptrdiff_t)msf_stored_row(in, y0 + i) * in->row_stride
-                              + (ptrdiff_t)stored * in_c;
-            for (j = 0; j + 4 <= row_len; j += 4) {
-                uint32_t v = msf_read_s8x4(src + j);
-                MSF_OPAQUE(v);
-                memcpy(col + j, &v, sizeof v);
-            }
-            for (; j < row_len; ++j) {
-                int8_t v = src[j];
-                MSF_OPAQUE(v);
-                col[j] = v;
-            }
+            msf_copy_s8(col, (const int8_t *)in->base + (ptrdiff_t)msf_stored_row(in, y0 + i) * in->row_stride
+                             + (ptrdiff_t)stored * in_c, row_len);
         }
         return;
     }

@@ -80,14 +80,6 @@ static inline void msf_store_i32(void *base, int32_t i, int32_t value)
     memcpy((char *)base + 4 * (ptrdiff_t)i, &value, sizeof value);
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Arm DSP extension
- * ------------------------------------------------------------------------------------------- */
-
-#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && !defined(MSF_PORTABLE)
-#define MSF_ARM_DSP 1
-#include <arm_acle.h>
-
 /* Four int8 values as one word, from any address: one LDR where the core allows unaligned access
    (Cortex-M3 and later, unless built with -mno-unaligned-access). */
 static inline uint32_t msf_read_s8x4(const int8_t *p)
@@ -96,6 +88,85 @@ static inline uint32_t msf_read_s8x4(const int8_t *p)
     memcpy(&v, p, sizeof v);
     return v;
 }
+
+/* Hides v's value from the optimiser. A loop that only copies or fills is otherwise turned into a
+   call of memcpy, memmove or memset; the kernels copy a pixel's channels or a run of a window, a
+   few bytes, for which the call costs more than the copy, once per pixel or run. */
+#if defined(__GNUC__)
+#define MSF_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define MSF_OPAQUE(v) ((void)0)
+#endif
+
+/* Cores whose word loads and stores take any address (Arm's with unaligned access, x86): the int8
+   copies move a word at a time there, and a byte at a time elsewhere (on RV32 an unaligned word is
+   assembled from four byte loads, which is slower than copying the bytes). */
+#if defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__)
+#define MSF_UNALIGNED_WORDS 1
+#endif
+
+/* n values from src to dst, which do not overlap (or are the same): copies of a pixel's channels,
+   with no library call. */
+static inline void msf_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    int32_t i = 0;
+#if defined(MSF_UNALIGNED_WORDS)
+    for (; i + 4 <= n; i += 4) {
+        uint32_t v = msf_read_s8x4(src + i);
+        MSF_OPAQUE(v);
+        memcpy(dst + i, &v, sizeof v);
+    }
+#endif
+    for (; i < n; ++i) {
+        int8_t v = src[i];
+        MSF_OPAQUE(v);
+        dst[i] = v;
+    }
+}
+
+static inline void msf_copy_f32(float *dst, const float *src, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        float v = src[i];
+        MSF_OPAQUE(v);
+        dst[i] = v;
+    }
+}
+
+/* n copies of value at dst, likewise. */
+static inline void msf_fill_s8(int8_t *dst, int8_t value, int32_t n)
+{
+    int32_t i = 0;
+#if defined(MSF_UNALIGNED_WORDS)
+    uint32_t word = (uint32_t)(uint8_t)value * 0x01010101u;
+    for (; i + 4 <= n; i += 4) {
+        MSF_OPAQUE(word);
+        memcpy(dst + i, &word, sizeof word);
+    }
+#endif
+    for (; i < n; ++i) {
+        MSF_OPAQUE(value);
+        dst[i] = value;
+    }
+}
+
+static inline void msf_fill_f32(float *dst, float value, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        MSF_OPAQUE(value);
+        dst[i] = value;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Arm DSP extension
+ * ------------------------------------------------------------------------------------------- */
+
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && !defined(MSF_PORTABLE)
+#define MSF_ARM_DSP 1
+#include <arm_acle.h>
 
 /* A 16-bit value in both halves of a word (an int16x2_t). */
 static inline int16x2_t msf_dup16(int32_t v)
