@@ -368,13 +368,16 @@ def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
 
 @pytest.mark.parametrize("runs", [1, 2])
 def test_window_run_batches_do_not_change_results(runs, c_dir):
-    """MSF_MAX_RUNS only changes how many runs of a window the int8 conv / depthwise kernels
-    gather at once; a window with more is summed a batch at a time."""
+    """MSF_MAX_RUNS only changes how many runs of a window the window kernels (convolutions and
+    pools, int8 and float) gather at once; a window with more is reduced a batch at a time."""
     lib = build_library(c_dir, defines=(f"MSF_MAX_RUNS={runs}",))
-    cases = Cases(seed=8)
-    for kind in ("conv2d", "depthwise_conv2d"):
-        add_random_cases(cases, kind, False, n=12, seed=800 + KINDS.index(kind), layout_runs=3)
-    assert_bit_exact(cases.results(c_dir, lib, tag=f"runs{runs}"))
+    for is_float in (False, True):
+        cases = Cases(seed=8)
+        for kind in ("conv2d", "depthwise_conv2d", "max_pool2d", "avg_pool2d"):
+            add_random_cases(cases, kind, is_float, n=12 if "conv" in kind else 6, seed=800 + KINDS.index(kind),
+                             layout_runs=3)
+        results = cases.results(c_dir, lib, tag=f"runs{runs}_{is_float}")
+        assert_close(results) if is_float else assert_bit_exact(results)
 
 
 @pytest.mark.slow

@@ -16,6 +16,8 @@ from .sliding import pad_hw, tap_slices, valid_tap_counts
 class _Pool2D(Op, pattern=Pattern.WINDOW):
     win: Window
     activation: str | None = None  # TFLite pools may carry a fused activation
+    # One C kernel for both pools: its params say which (`max`).
+    c_kernel = "msf_pool2d"
 
     @property
     def window(self) -> Window:
@@ -43,6 +45,7 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         fields = {"in_h": h, "in_w": w, "channels": c, **window_fields(self.win),
+                  "max": int(isinstance(self, MaxPool2D)),
                   "count_include_pad": int(getattr(self, "count_include_pad", False))}
         if ctx.is_float:
             fields["activation"] = C_ACTIVATION[self.activation]
@@ -54,7 +57,6 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 @dataclass(frozen=True)
 class MaxPool2D(_Pool2D):
     kind = "max_pool2d"
-    c_kernel = "msf_max_pool2d"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -72,7 +74,6 @@ class MaxPool2D(_Pool2D):
 @dataclass(frozen=True)
 class AvgPool2D(_Pool2D):
     kind = "avg_pool2d"
-    c_kernel = "msf_avg_pool2d"
     # True: divide by the full kernel area, padding included (ONNX count_include_pad=1, PyTorch's
     # default). False, as TFLite: divide by the number of taps inside the input.
     count_include_pad: bool = False

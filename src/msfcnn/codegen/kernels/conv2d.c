@@ -7,10 +7,14 @@
  * the fused activation's clamp. Padding is the input zero point in TFLite, i.e. it contributes
  * nothing once the offset is added, so padded taps are skipped rather than read.
  *
- * Portable loops: output pixel; its window cut once into runs (window.c); block of output
- * channels; four output channels at a time, each input value loaded and offset once for four
- * multiply-accumulates in registers; run; input values of the run. Weights are (out_c, kh, kw,
- * in_c).
+ * float: the dot product over the in-bounds taps in (row, column, channel) order (zero padding
+ * adds nothing), then the bias, then the activation, as the numpy kernel's GEMM + bias +
+ * float_activation (whose BLAS sums in its own order: results agree to rounding).
+ *
+ * Portable loops (msf_window, window.c): output pixel; its window cut once into runs; block of
+ * output channels; four output channels at a time, each input value loaded and offset once for
+ * four multiply-accumulates in registers; run; input values of the run. Weights are (out_c, kh,
+ * kw, in_c).
  *
  * On Arm's DSP extension (conv_pairs below): pairs of output pixels; block of output channels;
  * chunk of the pixels' patches, extended to 16-bit lanes once; pairs of output channels; quads of
@@ -24,12 +28,13 @@
    output channels at a time: each input value loaded and offset once for four multiply-accumulates
    in registers. */
 static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, const int32_t *start,
-                       int32_t *acc)
+                       msf_block *block)
 {
     const msf_conv2d_params *p = (const msf_conv2d_params *)params;
     const int32_t patch = p->kh * p->kw * p->in_c;
     const int32_t offset = p->input_offset;
     const int8_t *w = p->weights + (ptrdiff_t)oc0 * patch;
+    int32_t *acc = block->i32;
     int32_t k, t, ch;
     for (k = 0; k + 4 <= n; k += 4, w += 4 * patch) {
         int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -40,7 +45,7 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
             s3 = start[k + 3];
         }
         for (t = 0; t < runs->count; ++t) {
-            const int8_t *x = runs->src[t];
+            const int8_t *x = (const int8_t *)runs->src[t];
             const int8_t *w0 = w + runs->weight[t], *w1 = w0 + patch, *w2 = w1 + patch, *w3 = w2 + patch;
             const int32_t length = runs->length[t];
             for (ch = 0; ch < length; ++ch) {
@@ -59,7 +64,7 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
     for (; k < n; ++k, w += patch) {
         int32_t sum = start != NULL ? start[k] : 0;
         for (t = 0; t < runs->count; ++t) {
-            const int8_t *x = runs->src[t];
+            const int8_t *x = (const int8_t *)runs->src[t];
             const int8_t *w0 = w + runs->weight[t];
             const int32_t length = runs->length[t];
             for (ch = 0; ch < length; ++ch) {
@@ -71,6 +76,44 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
 }
 #endif
 
+/* float: acc = (start NULL: 0, else acc) + the window's products, run by run in the window's order. */
+static void accumulate_f32(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, const int32_t *start,
+                           msf_block *acc)
+{
+    const msf_conv2d_params *p = (const msf_conv2d_params *)params;
+    const int32_t patch = p->kh * p->kw * p->in_c;
+    const float *w = p->weights_f32 + (ptrdiff_t)oc0 * patch;
+    int32_t k, t, ch;
+    for (k = 0; k < n; ++k, w += patch) {
+        float sum = start == NULL ? 0.0f : acc->f32[k];
+        for (t = 0; t < runs->count; ++t) {
+            const float *x = (const float *)runs->src[t];
+            const float *w0 = w + runs->weight[t];
+            const int32_t length = runs->length[t];
+            for (ch = 0; ch < length; ++ch) {
+                sum += x[ch] * w0[ch];
+            }
+        }
+        acc->f32[k] = sum;
+    }
+}
+
+/* The convolution through msf_window: a kernel row's taps one run where the input stores them side
+   by side, the weights of consecutive taps in_c apart. (Inlined into each caller: the op's
+   description then sits in the caller's stack frame, not in one more.) */
+static MSF_ALWAYS_INLINE void convolution(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
+                                          int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t element,
+                                          msf_accumulate_fn accumulate)
+{
+    const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+    const msf_window_op op = {
+        .shape = MSF_WINDOW_SHAPE(p), .channels = p->out_c, .element = element, .tap_values = p->in_c,
+        .tap_weights = p->in_c, .merge_taps = 1, .bias = element == (int32_t)sizeof(int8_t) ? p->bias : NULL,
+        .accumulate = accumulate, .finish = NULL, .stage = &stage, .params = p
+    };
+    msf_window(&op, in, out, r0, r1, c0, c1);
+}
+
 #if defined(MSF_ARM_DSP)
 /* Values of a pixel's patch (its window's kh * kw * in_c inputs, in the weights' order) that the
    paired loop extends at once: their 16-bit lanes for two pixels take 4 B a value on the stack,
@@ -80,20 +123,69 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
 #define MSF_POINTWISE_CHUNK 96
 #endif
 
-/* Hides v's value from the optimiser: a loop storing it is then not turned into a memset or
-   memcpy call (a library call per run, for a few bytes). */
-#if defined(__GNUC__)
-#define MSF_OPAQUE(v) __asm__("" : "+r"(v))
-#else
-#define MSF_OPAQUE(v) ((void)0)
-#endif
-
-/* The last `tail` (1 to 3) weights of a run of at least four, at w, as the low bytes of a word
-   (the others 0): the word ending with them, shifted right by `cut` = 8 * (4 - tail). Reading
-   back into the run, not past its end, never leaves the weights array. */
-static inline uint32_t msf_read_s8_tail(const int8_t *w, int32_t tail, int32_t cut)
+/* Two pixels' (a, b) sums of two output channels, (a0, a1, b0, b1), from and to where sums[0],
+   sums[1], sums[MSF_CHANNEL_BLOCK] and sums[MSF_CHANNEL_BLOCK + 1] hold them. */
+static inline msf_sums4 load_pair(const int32_t *sums)
 {
-    return msf_read_s8x4(w + tail - 4) >> cut;
+    const msf_sums4 s = { sums[0], sums[1], sums[MSF_CHANNEL_BLOCK], sums[MSF_CHANNEL_BLOCK + 1] };
+    return s;
+}
+
+static inline void store_pair(int32_t *sums, msf_sums4 s)
+{
+    sums[0] = s.s0;
+    sums[1] = s.s1;
+    sums[MSF_CHANNEL_BLOCK] = s.s2;
+    sums[MSF_CHANNEL_BLOCK + 1] = s.s3;
+}
+
+/* A quad's weight word at w: its four weights, or (partial) the last `tail` (1 to 3) weights of a
+   run of at least four as the low bytes of a word (the others 0): the word ending with them,
+   shifted right by cut = 8 * (4 - tail). Reading back into the run, not past its end, never
+   leaves the weights array. Callers pass partial as a constant. */
+static inline uint32_t weight_word(const int8_t *w, int32_t tail, int32_t cut, const int partial)
+{
+    return partial ? msf_read_s8x4(w + tail - 4) >> cut : msf_read_s8x4(w);
+}
+
+/* s + a quad of two pixels times two output channels: the quad's lanes l = (a's even values, a's
+   odd, b's even, b's odd), the channels' weight words v0 and v1, extended once for both pixels;
+   eight SMLADs, one lane word live at a time. */
+static inline msf_sums4 pair_quad(msf_sums4 s, const uint32_t *l, uint32_t v0, uint32_t v1)
+{
+    const int16x2_t e0 = __sxtb16((int8x4_t)v0), o0 = msf_sxtb16_odd(v0);
+    const int16x2_t e1 = __sxtb16((int8x4_t)v1), o1 = msf_sxtb16_odd(v1);
+    int16x2_t x = (int16x2_t)l[0];
+    s.s0 = __smlad(x, e0, s.s0);
+    s.s1 = __smlad(x, e1, s.s1);
+    x = (int16x2_t)l[1];
+    s.s0 = __smlad(x, o0, s.s0);
+    s.s1 = __smlad(x, o1, s.s1);
+    x = (int16x2_t)l[2];
+    s.s2 = __smlad(x, e0, s.s2);
+    s.s3 = __smlad(x, e1, s.s3);
+    x = (int16x2_t)l[3];
+    s.s2 = __smlad(x, o0, s.s2);
+    s.s3 = __smlad(x, o1, s.s3);
+    return s;
+}
+
+/* sum + a quad of one pixel (lanes l[0], its even values, and l[1], its odd) times one weight word. */
+static inline int32_t quad_dot(int32_t sum, const uint32_t *l, uint32_t v)
+{
+    return __smlad((int16x2_t)l[1], msf_sxtb16_odd(v), __smlad((int16x2_t)l[0], __sxtb16((int8x4_t)v), sum));
+}
+
+/* s + a quad of one pixel times four output channels, whose weight words are at w0, w0 + patch,
+   w2 and w2 + patch. */
+static inline msf_sums4 single_quad(msf_sums4 s, const uint32_t *l, const int8_t *w0, const int8_t *w2,
+                                    int32_t patch, int32_t tail, int32_t cut, const int partial)
+{
+    s.s0 = quad_dot(s.s0, l, weight_word(w0, tail, cut, partial));
+    s.s1 = quad_dot(s.s1, l, weight_word(w0 + patch, tail, cut, partial));
+    s.s2 = quad_dot(s.s2, l, weight_word(w2, tail, cut, partial));
+    s.s3 = quad_dot(s.s3, l, weight_word(w2 + patch, tail, cut, partial));
+    return s;
 }
 
 /* sums[k] and sums[MSF_CHANNEL_BLOCK + k], the accumulators of output channel k for two pixels a
@@ -108,78 +200,24 @@ static MSF_NOINLINE void pointwise_pairs_chunk(int32_t *sums, const int32_t *sta
     for (; pairs > 0; --pairs, sums += 2, w += 2 * patch, start = start != NULL ? start + 2 : NULL) {
         const uint32_t *l = lanes;
         const int8_t *w0 = w;
-        int32_t a0, a1, b0, b1;
         int32_t q = quads;
+        msf_sums4 s = { 0, 0, 0, 0 };
         if (start == sums) {  /* a later chunk: the sums so far */
-            a0 = sums[0];
-            a1 = sums[1];
-            b0 = sums[MSF_CHANNEL_BLOCK];
-            b1 = sums[MSF_CHANNEL_BLOCK + 1];
+            s = load_pair(sums);
         } else if (start != NULL) {  /* the first chunk: the bias */
-            a0 = b0 = start[0];
-            a1 = b1 = start[1];
-        } else {
-            a0 = a1 = b0 = b1 = 0;
+            s.s0 = s.s2 = start[0];
+            s.s1 = s.s3 = start[1];
         }
         /* Two quads an iteration (the loop's own instructions, and the reload of what does not
-           fit in the registers, once per eight channels), then an odd one. One lane word is live
-           at a time. */
+           fit in the registers, once per eight channels), then an odd one. */
         for (; q >= 2; q -= 2, l += 8, w0 += 8) {
-            uint32_t v0 = msf_read_s8x4(w0), v1 = msf_read_s8x4(w0 + patch);
-            int16x2_t e0 = __sxtb16((int8x4_t)v0), o0 = msf_sxtb16_odd(v0);
-            int16x2_t e1 = __sxtb16((int8x4_t)v1), o1 = msf_sxtb16_odd(v1);
-            int16x2_t x = (int16x2_t)l[0];
-            a0 = __smlad(x, e0, a0);
-            a1 = __smlad(x, e1, a1);
-            x = (int16x2_t)l[1];
-            a0 = __smlad(x, o0, a0);
-            a1 = __smlad(x, o1, a1);
-            x = (int16x2_t)l[2];
-            b0 = __smlad(x, e0, b0);
-            b1 = __smlad(x, e1, b1);
-            x = (int16x2_t)l[3];
-            b0 = __smlad(x, o0, b0);
-            b1 = __smlad(x, o1, b1);
-            v0 = msf_read_s8x4(w0 + 4);
-            v1 = msf_read_s8x4(w0 + patch + 4);
-            e0 = __sxtb16((int8x4_t)v0);
-            o0 = msf_sxtb16_odd(v0);
-            e1 = __sxtb16((int8x4_t)v1);
-            o1 = msf_sxtb16_odd(v1);
-            x = (int16x2_t)l[4];
-            a0 = __smlad(x, e0, a0);
-            a1 = __smlad(x, e1, a1);
-            x = (int16x2_t)l[5];
-            a0 = __smlad(x, o0, a0);
-            a1 = __smlad(x, o1, a1);
-            x = (int16x2_t)l[6];
-            b0 = __smlad(x, e0, b0);
-            b1 = __smlad(x, e1, b1);
-            x = (int16x2_t)l[7];
-            b0 = __smlad(x, o0, b0);
-            b1 = __smlad(x, o1, b1);
+            s = pair_quad(s, l, msf_read_s8x4(w0), msf_read_s8x4(w0 + patch));
+            s = pair_quad(s, l + 4, msf_read_s8x4(w0 + 4), msf_read_s8x4(w0 + patch + 4));
         }
         if (q > 0) {
-            const uint32_t v0 = msf_read_s8x4(w0), v1 = msf_read_s8x4(w0 + patch);
-            const int16x2_t e0 = __sxtb16((int8x4_t)v0), o0 = msf_sxtb16_odd(v0);
-            const int16x2_t e1 = __sxtb16((int8x4_t)v1), o1 = msf_sxtb16_odd(v1);
-            int16x2_t x = (int16x2_t)l[0];
-            a0 = __smlad(x, e0, a0);
-            a1 = __smlad(x, e1, a1);
-            x = (int16x2_t)l[1];
-            a0 = __smlad(x, o0, a0);
-            a1 = __smlad(x, o1, a1);
-            x = (int16x2_t)l[2];
-            b0 = __smlad(x, e0, b0);
-            b1 = __smlad(x, e1, b1);
-            x = (int16x2_t)l[3];
-            b0 = __smlad(x, o0, b0);
-            b1 = __smlad(x, o1, b1);
+            s = pair_quad(s, l, msf_read_s8x4(w0), msf_read_s8x4(w0 + patch));
         }
-        sums[0] = a0;
-        sums[1] = a1;
-        sums[MSF_CHANNEL_BLOCK] = b0;
-        sums[MSF_CHANNEL_BLOCK + 1] = b1;
+        store_pair(sums, s);
     }
 }
 
@@ -190,34 +228,32 @@ static MSF_NOINLINE void pointwise_pairs_tail(int32_t *sums, int32_t pairs, cons
                                               const int8_t *w, int32_t patch)
 {
     const int32_t cut = 8 * (4 - tail);
-    const int16x2_t ae = (int16x2_t)lanes[0], ao = (int16x2_t)lanes[1];
-    const int16x2_t be = (int16x2_t)lanes[2], bo = (int16x2_t)lanes[3];
+    const uint32_t l[4] = { lanes[0], lanes[1], lanes[2], lanes[3] };  /* in registers, as sums is stored */
     for (; pairs > 0; --pairs, sums += 2, w += 2 * patch) {
-        const uint32_t v0 = msf_read_s8_tail(w, tail, cut), v1 = msf_read_s8_tail(w + patch, tail, cut);
-        const int16x2_t e0 = __sxtb16((int8x4_t)v0), o0 = msf_sxtb16_odd(v0);
-        const int16x2_t e1 = __sxtb16((int8x4_t)v1), o1 = msf_sxtb16_odd(v1);
-        sums[0] = __smlad(ao, o0, __smlad(ae, e0, sums[0]));
-        sums[1] = __smlad(ao, o1, __smlad(ae, e1, sums[1]));
-        sums[MSF_CHANNEL_BLOCK] = __smlad(bo, o0, __smlad(be, e0, sums[MSF_CHANNEL_BLOCK]));
-        sums[MSF_CHANNEL_BLOCK + 1] = __smlad(bo, o1, __smlad(be, e1, sums[MSF_CHANNEL_BLOCK + 1]));
+        store_pair(sums, pair_quad(load_pair(sums), l, weight_word(w, tail, cut, 1),
+                                   weight_word(w + patch, tail, cut, 1)));
     }
 }
 
-/* The same for one output channel (the last of an odd count). */
+/* The same for one output channel (the last of an odd count), whole quads and partial: a pair of
+   channels of which the second is the first again, and dropped (the compiler drops its work). */
 static void pointwise_one_chunk(int32_t *sums, const uint32_t *lanes, int32_t quads, int32_t tail, const int8_t *w)
 {
-    const uint32_t *const end = lanes + 4 * (quads + (tail > 0));
-    int32_t a0 = sums[0], b0 = sums[MSF_CHANNEL_BLOCK];
-    for (; lanes != end; lanes += 4, w += 4) {
-        const uint32_t v0 = lanes + 4 == end && tail > 0 ? msf_read_s8_tail(w, tail, 8 * (4 - tail)) : msf_read_s8x4(w);
-        const int16x2_t e0 = __sxtb16((int8x4_t)v0), o0 = msf_sxtb16_odd(v0);
-        a0 = __smlad((int16x2_t)lanes[0], e0, a0);
-        a0 = __smlad((int16x2_t)lanes[1], o0, a0);
-        b0 = __smlad((int16x2_t)lanes[2], e0, b0);
-        b0 = __smlad((int16x2_t)lanes[3], o0, b0);
+    const int32_t cut = 8 * (4 - tail);
+    msf_sums4 s = { 0, 0, 0, 0 };
+    int32_t q;
+    s.s0 = sums[0];
+    s.s2 = sums[MSF_CHANNEL_BLOCK];
+    for (q = 0; q < quads; ++q, lanes += 4, w += 4) {
+        const uint32_t v = msf_read_s8x4(w);
+        s = pair_quad(s, lanes, v, v);
     }
-    sums[0] = a0;
-    sums[MSF_CHANNEL_BLOCK] = b0;
+    if (tail > 0) {
+        const uint32_t v = weight_word(w, tail, cut, 1);
+        s = pair_quad(s, lanes, v, v);
+    }
+    sums[0] = s.s0;
+    sums[MSF_CHANNEL_BLOCK] = s.s2;
 }
 
 /* One pixel (a region's odd last one): sums[k] = start[k] + the chunk's products for output
@@ -233,51 +269,27 @@ static MSF_NOINLINE void single_chunk(int32_t *sums, const int32_t *start, int32
     for (; k + 4 <= n; k += 4, w += 4 * patch) {
         const uint32_t *l = lanes;
         const int8_t *w0 = w, *w2 = w + 2 * patch;
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        if (start != NULL) {
-            s0 = start[k];
-            s1 = start[k + 1];
-            s2 = start[k + 2];
-            s3 = start[k + 3];
-        }
+        msf_sums4 s = msf_sums4_start(start != NULL ? start + k : NULL);
         for (; l != end; l += 4, w0 += 4, w2 += 4) {
-            const int16x2_t xa = (int16x2_t)l[0], xb = (int16x2_t)l[1];
-            uint32_t v = msf_read_s8x4(w0);
-            s0 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s0));
-            v = msf_read_s8x4(w0 + patch);
-            s1 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s1));
-            v = msf_read_s8x4(w2);
-            s2 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s2));
-            v = msf_read_s8x4(w2 + patch);
-            s3 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s3));
+            s = single_quad(s, l, w0, w2, patch, 0, 0, 0);
         }
         if (tail > 0) {
-            const int16x2_t xa = (int16x2_t)l[0], xb = (int16x2_t)l[1];
-            uint32_t v = msf_read_s8_tail(w0, tail, cut);
-            s0 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s0));
-            v = msf_read_s8_tail(w0 + patch, tail, cut);
-            s1 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s1));
-            v = msf_read_s8_tail(w2, tail, cut);
-            s2 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s2));
-            v = msf_read_s8_tail(w2 + patch, tail, cut);
-            s3 = __smlad(xb, msf_sxtb16_odd(v), __smlad(xa, __sxtb16((int8x4_t)v), s3));
+            s = single_quad(s, l, w0, w2, patch, tail, cut, 1);
         }
-        sums[k] = s0;
-        sums[k + 1] = s1;
-        sums[k + 2] = s2;
-        sums[k + 3] = s3;
+        sums[k] = s.s0;
+        sums[k + 1] = s.s1;
+        sums[k + 2] = s.s2;
+        sums[k + 3] = s.s3;
     }
     for (; k < n; ++k, w += patch) {
         const uint32_t *l = lanes;
         const int8_t *w0 = w;
         int32_t s0 = start != NULL ? start[k] : 0;
         for (; l != end; l += 4, w0 += 4) {
-            const uint32_t v = msf_read_s8x4(w0);
-            s0 = __smlad((int16x2_t)l[1], msf_sxtb16_odd(v), __smlad((int16x2_t)l[0], __sxtb16((int8x4_t)v), s0));
+            s0 = quad_dot(s0, l, msf_read_s8x4(w0));
         }
         if (tail > 0) {
-            const uint32_t v = msf_read_s8_tail(w0, tail, cut);
-            s0 = __smlad((int16x2_t)l[1], msf_sxtb16_odd(v), __smlad((int16x2_t)l[0], __sxtb16((int8x4_t)v), s0));
+            s0 = quad_dot(s0, l, weight_word(w0, tail, cut, 1));
         }
         sums[k] = s0;
     }
@@ -289,64 +301,38 @@ static inline void put_patch(int8_t *col, int32_t ch0, int32_t m, int32_t pos, c
                              int8_t zero_point)
 {
     const int32_t lo = pos > ch0 ? pos : ch0, hi = pos + len < ch0 + m ? pos + len : ch0 + m;
-    int8_t *const dst = col + (lo - ch0);
-    int32_t i = 0;
     if (lo >= hi) {
         return;
     }
     if (src == NULL) {
-        for (; i < hi - lo; ++i) {
-            MSF_OPAQUE(zero_point);
-            dst[i] = zero_point;
-        }
-        return;
-    }
-    src += lo - pos;
-    for (; i + 4 <= hi - lo; i += 4) {
-        uint32_t v = msf_read_s8x4(src + i);
-        MSF_OPAQUE(v);  /* nor into a memcpy call */
-        memcpy(dst + i, &v, sizeof v);
-    }
-    for (; i < hi - lo; ++i) {
-        int8_t v = src[i];
-        MSF_OPAQUE(v);
-        dst[i] = v;
+        msf_fill_s8(col + (lo - ch0), zero_point, hi - lo);
+    } else {
+        msf_copy_s8(col + (lo - ch0), src + (lo - pos), hi - lo);
     }
 }
 
-/* The patch values [ch0, ch0 + m) of the output pixel whose window starts at input (y0, x0), into
-   col: kernel row by kernel row, a row's in-bounds taps in one copy where the input stores them
-   side by side (else tap by tap), padding as the zero point. */
-static void gather_patch(const msf_conv2d_params *p, const msf_view *in, int32_t y0, int32_t x0, int32_t ch0,
-                         int32_t m, int8_t *col)
+/* The patch values [ch0, ch0 + m) of output pixel px into col: kernel row by kernel row, a row's
+   in-bounds taps in one copy where the input stores them side by side (else tap by tap), padding
+   as the zero point. */
+static void gather_patch(const msf_conv2d_params *p, const msf_view *in, const msf_pixel *px, int32_t ch0, int32_t m,
+                         int8_t *col)
 {
-    const int32_t in_c = p->in_c, kw = p->kw, row_len = kw * in_c;
+    const int32_t in_c = p->in_c, kh = p->kh, kw = p->kw, row_len = kw * in_c;
     const int32_t ring = in->col_ring, col_stride = in->col_stride;
+    const int32_t y0 = px->y0, x0 = px->x0, i_lo = px->i_lo, i_hi = px->i_hi, j_lo = px->j_lo, j_hi = px->j_hi;
     const int8_t zero_point = (int8_t)-p->input_offset;
-    int32_t i_lo, i_hi, j_lo, j_hi, i, j;
-    msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-    msf_tap_range(x0, kw, p->in_w, &j_lo, &j_hi);
-    if (ch0 == 0 && m == p->kh * row_len && i_lo == 0 && i_hi == p->kh && j_lo == 0 && j_hi == kw && col_stride == in_c
+    int32_t i, j;
+    if (ch0 == 0 && m == kh * row_len && i_lo == 0 && i_hi == kh && j_lo == 0 && j_hi == kw && col_stride == in_c
         && (ring == 0 || msf_stored_col(in, x0) + kw <= ring)) {
         /* the usual case, without clipping: the whole patch, no padding, each kernel row in one piece */
         const int32_t stored = msf_stored_col(in, x0);
-        for (i = 0; i < p->kh; ++i, col += row_len) {
-            const int8_t *src = (const int8_t *)in->base + (ptrdiff_t)msf_stored_row(in, y0 + i) * in->row_stride
-                              + (ptrdiff_t)stored * in_c;
-            for (j = 0; j + 4 <= row_len; j += 4) {
-                uint32_t v = msf_read_s8x4(src + j);
-                MSF_OPAQUE(v);
-                memcpy(col + j, &v, sizeof v);
-            }
-            for (; j < row_len; ++j) {
-                int8_t v = src[j];
-                MSF_OPAQUE(v);
-                col[j] = v;
-            }
+        for (i = 0; i < kh; ++i, col += row_len) {
+            msf_copy_s8(col, (const int8_t *)in->base + (ptrdiff_t)msf_stored_row(in, y0 + i) * in->row_stride
+                             + (ptrdiff_t)stored * in_c, row_len);
         }
         return;
     }
-    for (i = 0; i < p->kh; ++i) {
+    for (i = 0; i < kh; ++i) {
         const int32_t base = i * row_len;
         const int8_t *row;
         int32_t stored;
@@ -375,13 +361,13 @@ static void gather_patch(const msf_conv2d_params *p, const msf_view *in, int32_t
 }
 
 /* CONV_2D on the DSP extension, two output pixels at a time (the region's pixels taken in pairs
-   in row-major order, so that a one-column region pairs its rows; an odd last pixel is the
-   caller's). A pixel's patch is its kh * kw * in_c inputs in the weights' order (for a 1x1
-   convolution without padding, its input channels in place; otherwise gathered, padding as the
-   zero point), so that every output channel is one dot product of patch length. Per pair of
-   pixels, each chunk of the two patches is offset and extended to 16-bit lanes once, and every
-   pair of output channels then reads it: 16 multiply-accumulates in about 20 instructions, where
-   the per-pixel loop, which extends each weight word for one pixel only, takes 28. */
+   in row-major order, so that a one-column region pairs its rows; an odd last pixel goes alone).
+   A pixel's patch is its kh * kw * in_c inputs in the weights' order (for a 1x1 convolution
+   without padding, its input channels in place; otherwise gathered, padding as the zero point),
+   so that every output channel is one dot product of patch length. Per pair of pixels, each chunk
+   of the two patches is offset and extended to 16-bit lanes once, and every pair of output
+   channels then reads it: 16 multiply-accumulates in about 20 instructions, where the per-pixel
+   loop, which extends each weight word for one pixel only, takes 28. */
 static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                               int32_t r0, int32_t r1, int32_t c0, int32_t c1, const int direct)
 {
@@ -389,32 +375,26 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
     int8_t col[MSF_POINTWISE_CHUNK];
     int32_t sums[2 * MSF_CHANNEL_BLOCK];  /* pixel a's accumulators, then pixel b's */
     int32_t tails[2][4];                  /* the chunk's last m % 4 values of a and b, offset, then 0 */
+    const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
     const int32_t out_c = p->out_c, offset = p->input_offset, patch = p->kh * p->kw * p->in_c;
     const int one_chunk = patch <= MSF_POINTWISE_CHUNK;
     const int16x2_t offset2 = msf_dup16(offset);
-    const int fast = msf_output_stage_is_fast(p->rounding, p->right, out_c);
-    const int32_t pixels = (r1 - r0) * (c1 - c0);
-    int32_t i, r = r0, c = c0, oc0, ch0, k, q, t;
-    for (i = 0; i < pixels; i += 2) {
-        const int two = i + 1 < pixels;  /* else the odd last pixel, alone */
-        int32_t ya, xa, yb = 0, xb = 0;
-        int8_t *da, *db = NULL;
-        ya = r * p->stride_h - p->pad_top;
-        xa = c * p->stride_w - p->pad_left;
-        da = msf_at_s8(out, r, c, 0);
-        if (++c == c1) {
-            c = c0;
-            ++r;
-        }
-        if (two) {
-            yb = r * p->stride_h - p->pad_top;
-            xb = c * p->stride_w - p->pad_left;
-            db = msf_at_s8(out, r, c, 0);
-            if (++c == c1) {
-                c = c0;
-                ++r;
-            }
-        }
+    int mode;
+    msf_pixels it;
+    msf_pixel pixel[2];                   /* a and b */
+    int32_t oc0, ch0, k, q, t, x;
+    {
+        const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+        mode = msf_output_stage_mode(&stage, out_c);
+    }
+    msf_pixels_start(&it, &shape, r0, r1, c0, c1);
+    /* The iterator is read once a pixel: in registers it would take those that the output
+       stage's loop below needs at every channel. */
+    MSF_IN_MEMORY(it);
+    while (msf_pixels_next(&it, &pixel[0])) {
+        const int32_t two = msf_pixels_next(&it, &pixel[1]);  /* else the odd last pixel, alone */
+        int8_t *const da = msf_at_s8(out, pixel[0].r, pixel[0].c, 0);
+        int8_t *const db = two ? msf_at_s8(out, pixel[1].r, pixel[1].c, 0) : NULL;
         for (oc0 = 0; oc0 < out_c; oc0 += MSF_CHANNEL_BLOCK) {
             const int32_t n = out_c - oc0 < MSF_CHANNEL_BLOCK ? out_c - oc0 : MSF_CHANNEL_BLOCK;
             const int8_t *const w = p->weights + (ptrdiff_t)oc0 * patch;
@@ -424,77 +404,70 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
                 /* the last m % 4 values: a partial quad of lanes after four values or more, else
                    one by one */
                 const int32_t tail = quads > 0 ? m & 3 : 0, singles = quads > 0 ? 0 : m;
+                /* the first chunk starts from the bias, the others from sums */
+                const int32_t *const start = ch0 > 0 ? sums : p->bias != NULL ? p->bias + oc0 : NULL;
                 if (oc0 == 0 || !one_chunk) {  /* the lanes of this chunk (one chunk: kept for every block) */
-                    int32_t pixel;
-                    for (pixel = 0; pixel < 1 + two; ++pixel) {
-                        const int8_t *x;
-                        uint32_t *l = lanes + 2 * pixel;
+                    for (x = 0; x <= two; ++x) {
+                        const int8_t *v;
+                        uint32_t *l = lanes + 2 * x;
                         if (direct) {
-                            x = msf_at_s8(in, pixel ? yb : ya, pixel ? xb : xa, ch0);
+                            /* (constant indices: the pixels' clipping, unused here, is dropped) */
+                            v = msf_at_s8(in, x ? pixel[1].y0 : pixel[0].y0, x ? pixel[1].x0 : pixel[0].x0, ch0);
                         } else {
-                            gather_patch(p, in, pixel ? yb : ya, pixel ? xb : xa, ch0, m, col);
-                            x = col;
+                            gather_patch(p, in, &pixel[x], ch0, m, col);
+                            v = col;
                         }
                         for (q = 0; q < quads; ++q, l += 4) {
-                            const uint32_t v = msf_read_s8x4(x + 4 * q);
-                            l[0] = (uint32_t)__sxtab16(offset2, (int8x4_t)v);
-                            l[1] = (uint32_t)msf_sxtab16_odd(offset2, v);
+                            const uint32_t word = msf_read_s8x4(v + 4 * q);
+                            l[0] = (uint32_t)__sxtab16(offset2, (int8x4_t)word);
+                            l[1] = (uint32_t)msf_sxtab16_odd(offset2, word);
                         }
                         for (t = 0; t < 4; ++t) {
-                            tails[pixel][t] = t < (m & 3) ? (int32_t)x[4 * quads + t] + offset : 0;
+                            tails[x][t] = t < (m & 3) ? (int32_t)v[4 * quads + t] + offset : 0;
                         }
-                        l[0] = ((uint32_t)tails[pixel][0] & 0xffffu) | (uint32_t)tails[pixel][2] << 16;
-                        l[1] = ((uint32_t)tails[pixel][1] & 0xffffu) | (uint32_t)tails[pixel][3] << 16;
+                        l[0] = ((uint32_t)tails[x][0] & 0xffffu) | (uint32_t)tails[x][2] << 16;
+                        l[1] = ((uint32_t)tails[x][1] & 0xffffu) | (uint32_t)tails[x][3] << 16;
                     }
                 }
                 if (!two) {
-                    single_chunk(sums, ch0 > 0 ? sums : p->bias != NULL ? p->bias + oc0 : NULL, n, lanes, quads, tail,
-                                 w + ch0, patch);
-                    for (t = 0; t < singles; ++t) {
+                    single_chunk(sums, start, n, lanes, quads, tail, w + ch0, patch);
+                } else {
+                    pointwise_pairs_chunk(sums, start, n >> 1, lanes, quads, w + ch0, patch);
+                    if (tail > 0) {
+                        pointwise_pairs_tail(sums, n >> 1, lanes + 4 * quads, tail, w + ch0 + 4 * quads, patch);
+                    }
+                    if (n & 1) {
+                        if (ch0 == 0) {
+                            sums[n - 1] = sums[MSF_CHANNEL_BLOCK + n - 1] = p->bias != NULL ? p->bias[oc0 + n - 1] : 0;
+                        }
+                        pointwise_one_chunk(sums + n - 1, lanes, quads, tail, w + (ptrdiff_t)(n - 1) * patch + ch0);
+                    }
+                }
+                for (t = 0; t < singles; ++t) {  /* a chunk of fewer than four values */
+                    for (x = 0; x <= two; ++x) {
                         const int8_t *wt = w + ch0 + t;
                         for (k = 0; k < n; ++k, wt += patch) {
-                            sums[k] += tails[0][t] * *wt;
+                            sums[x * MSF_CHANNEL_BLOCK + k] += tails[x][t] * *wt;
                         }
-                    }
-                    continue;
-                }
-                /* the first chunk starts from the bias (start moves along it), the others from sums */
-                pointwise_pairs_chunk(sums, ch0 > 0 ? sums : p->bias != NULL ? p->bias + oc0 : NULL, n >> 1, lanes,
-                                      quads, w + ch0, patch);
-                if (tail > 0) {
-                    pointwise_pairs_tail(sums, n >> 1, lanes + 4 * quads, tail, w + ch0 + 4 * quads, patch);
-                }
-                if (n & 1) {
-                    if (ch0 == 0) {
-                        sums[n - 1] = sums[MSF_CHANNEL_BLOCK + n - 1] = p->bias != NULL ? p->bias[oc0 + n - 1] : 0;
-                    }
-                    pointwise_one_chunk(sums + n - 1, lanes, quads, tail, w + (ptrdiff_t)(n - 1) * patch + ch0);
-                }
-                for (t = 0; t < singles; ++t) {
-                    const int8_t *wt = w + ch0 + t;
-                    for (k = 0; k < n; ++k, wt += patch) {
-                        sums[k] += tails[0][t] * *wt;
-                        sums[MSF_CHANNEL_BLOCK + k] += tails[1][t] * *wt;
                     }
                 }
             }
-            if (!two) {
-                if (fast) {
-                    msf_requantize_block_fast_s8(sums, n, p->multiplier + oc0, p->right + oc0, p->rounding,
-                                                 p->output_offset, p->act_min, p->act_max, da + oc0);
-                } else {
-                    msf_requantize_block_s8(sums, n, p->multiplier + oc0, p->right + oc0, p->rounding,
-                                            p->output_offset, p->act_min, p->act_max, da + oc0);
-                }
-            } else if (fast) {
-                msf_requantize_pair_fast_s8(sums, sums + MSF_CHANNEL_BLOCK, n, p->multiplier + oc0, p->right + oc0,
-                                            p->rounding, p->output_offset, p->act_min, p->act_max, da + oc0,
-                                            db + oc0);
+            /* With ruy's rounding, the two pixels' values of a channel are requantised together
+               (its multiplier, shift and rounding constant read once); otherwise one after the
+               other. The output stage's fields are read where they are used, so that the loops
+               have the registers. */
+            if (two && mode == MSF_STAGE_RUY_FULL) {
+                msf_requantize_pair_loop(sums, sums + MSF_CHANNEL_BLOCK, n, p->multiplier + oc0, p->right + oc0,
+                                         p->output_offset, -128, 127, da + oc0, db + oc0, 1);
+            } else if (two && mode == MSF_STAGE_RUY) {
+                msf_requantize_pair_loop(sums, sums + MSF_CHANNEL_BLOCK, n, p->multiplier + oc0, p->right + oc0,
+                                         p->output_offset, p->act_min, p->act_max, da + oc0, db + oc0, 0);
             } else {
-                msf_requantize_block_s8(sums, n, p->multiplier + oc0, p->right + oc0, p->rounding,
-                                        p->output_offset, p->act_min, p->act_max, da + oc0);
-                msf_requantize_block_s8(sums + MSF_CHANNEL_BLOCK, n, p->multiplier + oc0, p->right + oc0,
-                                        p->rounding, p->output_offset, p->act_min, p->act_max, db + oc0);
+                const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+                msf_output_stage_s8(&stage, mode, sums, oc0, n, da + oc0);
+                if (two) {
+                    msf_output_stage_s8(&stage, mode, sums + MSF_CHANNEL_BLOCK, oc0, n, db + oc0);
+                }
             }
         }
     }
@@ -519,66 +492,18 @@ void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
 #if defined(MSF_ARM_DSP)
-    if (r0 < r1 && c0 < c1) {
-        if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
-            conv_pairs_direct(p, in, out, r0, r1, c0, c1);
-        } else {
-            conv_pairs_gathered(p, in, out, r0, r1, c0, c1);
-        }
+    if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
+        conv_pairs_direct(p, in, out, r0, r1, c0, c1);
+    } else {
+        conv_pairs_gathered(p, in, out, r0, r1, c0, c1);
     }
 #else
-    msf_window_op op;
-    MSF_WINDOW_OP_FROM_PARAMS(op, p);
-    op.tap_values = p->in_c;
-    op.tap_weights = p->in_c;
-    op.merge_taps = 1;
-    op.accumulate = accumulate;
-    msf_window_s8(&op, in, out, r0, r1, c0, c1);
+    convolution(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate);
 #endif
 }
 
 void msf_conv2d_f32(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
-    /* float: the dot product over the in-bounds taps in (row, column, channel) order (zero
-       padding adds nothing), then the bias, then the activation, as the numpy kernel's GEMM +
-       bias + float_activation (whose BLAS sums in its own order: results agree to rounding). */
-    const int32_t patch = p->kh * p->kw * p->in_c;
-    float acc[MSF_CHANNEL_BLOCK];
-    int32_t r, c, oc0, i, j, k, ch;
-    for (r = r0; r < r1; ++r) {
-        const int32_t y0 = r * p->stride_h - p->pad_top;
-        int32_t i_lo, i_hi;
-        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-        for (c = c0; c < c1; ++c) {
-            const int32_t x0 = c * p->stride_w - p->pad_left;
-            float *dst = msf_at_f32(out, r, c, 0);
-            int32_t j_lo, j_hi;
-            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
-            for (oc0 = 0; oc0 < p->out_c; oc0 += MSF_CHANNEL_BLOCK) {
-                const int32_t n = p->out_c - oc0 < MSF_CHANNEL_BLOCK ? p->out_c - oc0 : MSF_CHANNEL_BLOCK;
-                for (k = 0; k < n; ++k) {
-                    acc[k] = 0.0f;
-                }
-                for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const float *src = msf_at_f32(in, y0 + i, x0 + j, 0);
-                        const float *w = p->weights_f32 + ((ptrdiff_t)oc0 * p->kh * p->kw + i * p->kw + j) * p->in_c;
-                        for (k = 0; k < n; ++k, w += patch) {
-                            for (ch = 0; ch < p->in_c; ++ch) {
-                                acc[k] += src[ch] * w[ch];
-                            }
-                        }
-                    }
-                }
-                for (k = 0; k < n; ++k) {
-                    float v = acc[k];
-                    if (p->bias_f32 != NULL) {
-                        v += p->bias_f32[oc0 + k];
-                    }
-                    dst[oc0 + k] = msf_apply_activation_f32(v, p->activation);
-                }
-            }
-        }
-    }
+    convolution(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32);
 }

@@ -80,6 +80,107 @@ static inline void msf_store_i32(void *base, int32_t i, int32_t value)
     memcpy((char *)base + 4 * (ptrdiff_t)i, &value, sizeof value);
 }
 
+/* Four int8 values as one word, from any address: one LDR where the core allows unaligned access
+   (Cortex-M3 and later, unless built with -mno-unaligned-access). */
+static inline uint32_t msf_read_s8x4(const int8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Hides v's value from the optimiser. A loop that only copies or fills is otherwise turned into a
+   call of memcpy, memmove or memset; the kernels copy a pixel's channels or a run of a window, a
+   few bytes, for which the call costs more than the copy, once per pixel or run. */
+#if defined(__GNUC__)
+#define MSF_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define MSF_OPAQUE(v) ((void)0)
+#endif
+
+/* MSF_NOINLINE: a loop kept out of its caller, so that the register allocator gives it the whole
+   register file (the caller's own values are then spilled once, not shuffled around every
+   iteration). MSF_ALWAYS_INLINE: a function written once and compiled into each caller, which
+   passes it constants (a flag selecting one form of a loop) that fold away there. */
+#if defined(__GNUC__)
+#define MSF_NOINLINE __attribute__((noinline))
+#define MSF_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define MSF_NOINLINE
+#define MSF_ALWAYS_INLINE inline
+#endif
+
+/* Keeps a local in memory where the optimiser would spread it over registers: for values read once
+   a pixel beside a loop that needs every register at every channel (an empty asm statement is
+   given the local's address; the compiler must then assume it reads the local there). */
+#if defined(__GNUC__)
+#define MSF_IN_MEMORY(x) __asm__("" : : "r"(&(x)))
+#else
+#define MSF_IN_MEMORY(x) ((void)&(x))
+#endif
+
+/* Cores whose word loads and stores take any address (Arm's with unaligned access, x86): the int8
+   copies move a word at a time there, and a byte at a time elsewhere (on RV32 an unaligned word is
+   assembled from four byte loads, which is slower than copying the bytes). */
+#if defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__)
+#define MSF_UNALIGNED_WORDS 1
+#endif
+
+/* n values from src to dst, which do not overlap (or are the same): copies of a pixel's channels,
+   with no library call. */
+static inline void msf_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    int32_t i = 0;
+#if defined(MSF_UNALIGNED_WORDS)
+    for (; i + 4 <= n; i += 4) {
+        uint32_t v = msf_read_s8x4(src + i);
+        MSF_OPAQUE(v);
+        memcpy(dst + i, &v, sizeof v);
+    }
+#endif
+    for (; i < n; ++i) {
+        int8_t v = src[i];
+        MSF_OPAQUE(v);
+        dst[i] = v;
+    }
+}
+
+static inline void msf_copy_f32(float *dst, const float *src, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        float v = src[i];
+        MSF_OPAQUE(v);
+        dst[i] = v;
+    }
+}
+
+/* n copies of value at dst, likewise. */
+static inline void msf_fill_s8(int8_t *dst, int8_t value, int32_t n)
+{
+    int32_t i = 0;
+#if defined(MSF_UNALIGNED_WORDS)
+    uint32_t word = (uint32_t)(uint8_t)value * 0x01010101u;
+    for (; i + 4 <= n; i += 4) {
+        MSF_OPAQUE(word);
+        memcpy(dst + i, &word, sizeof word);
+    }
+#endif
+    for (; i < n; ++i) {
+        MSF_OPAQUE(value);
+        dst[i] = value;
+    }
+}
+
+static inline void msf_fill_f32(float *dst, float value, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        MSF_OPAQUE(value);
+        dst[i] = value;
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Arm DSP extension
  * ------------------------------------------------------------------------------------------- */
@@ -88,13 +189,23 @@ static inline void msf_store_i32(void *base, int32_t i, int32_t value)
 #define MSF_ARM_DSP 1
 #include <arm_acle.h>
 
-/* Four int8 values as one word, from any address: one LDR where the core allows unaligned access
-   (Cortex-M3 and later, unless built with -mno-unaligned-access). */
-static inline uint32_t msf_read_s8x4(const int8_t *p)
+/* Four int32 accumulators, passed by value between the DSP loops' inline helpers so that they stay
+   in registers: four output channels of one pixel, or two channels of two pixels. */
+typedef struct {
+    int32_t s0, s1, s2, s3;
+} msf_sums4;
+
+/* start[0, 4), or zeros when start is NULL (no bias). */
+static inline msf_sums4 msf_sums4_start(const int32_t *start)
 {
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
+    msf_sums4 s = { 0, 0, 0, 0 };
+    if (start != NULL) {
+        s.s0 = start[0];
+        s.s1 = start[1];
+        s.s2 = start[2];
+        s.s3 = start[3];
+    }
+    return s;
 }
 
 /* A 16-bit value in both halves of a word (an int16x2_t). */
@@ -133,14 +244,6 @@ static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
     return __sxtab16(a, (int8x4_t)((v >> 8) | (v << 24)));
 }
 #endif
-
-/* A loop kept out of its caller, so that the register allocator gives it the whole register file
-   (the caller's own values are then spilled once, not shuffled around every iteration). */
-#if defined(__GNUC__)
-#define MSF_NOINLINE __attribute__((noinline))
-#else
-#define MSF_NOINLINE
-#endif
 #endif /* MSF_ARM_DSP */
 
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
@@ -172,6 +275,104 @@ static inline float *msf_at_f32(const msf_view *v, int32_t r, int32_t c, int32_t
     return (float *)v->base + msf_offset(v, r, c, ch);
 }
 
+/* The view with its strides in bytes, for values of `element` bytes: msf_offset then counts bytes,
+   so that one loop addresses int8 and float maps alike, with no multiplication per pixel. */
+static inline msf_view msf_bytes_view(const msf_view *v, int32_t element)
+{
+    msf_view bytes = *v;
+    bytes.row_stride *= element;
+    bytes.col_stride *= element;
+    return bytes;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Windows. Every window kernel (CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, int8 and
+ * float32) runs one loop over its output region, msf_window (window.c); an op brings only what it
+ * sums over a window and how it turns the sums into output values. The DSP extension's CONV_2D,
+ * which works on pairs of pixels, and PAD walk the region with the same pixel iterator.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A window op's geometry: output position (r, c) reads the input rows y0 + [0, kh) and columns
+   x0 + [0, kw), y0 = r * stride_h - pad_top and x0 = c * stride_w - pad_left; positions outside
+   [0, in_h) x [0, in_w) are padding. */
+typedef struct {
+    int32_t in_h, in_w;
+    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+} msf_window_shape;
+
+/* The msf_window_shape of a conv, depthwise or pool params struct p, which hold its fields under
+   the same names (an initializer). */
+#define MSF_WINDOW_SHAPE(p) \
+    { (p)->in_h, (p)->in_w, (p)->kh, (p)->kw, (p)->stride_h, (p)->stride_w, (p)->pad_top, (p)->pad_left }
+
+/* An output pixel and its window: the taps (i, j), i in [i_lo, i_hi) and j in [j_lo, j_hi), lie
+   inside the input; the others are padding, which no kernel reads. */
+typedef struct {
+    int32_t r, c;          /* output position */
+    int32_t y0, x0;        /* input position of tap (0, 0) */
+    int32_t i_lo, i_hi;    /* kernel rows inside the input */
+    int32_t j_lo, j_hi;    /* kernel columns inside the input */
+} msf_pixel;
+
+/* The pixels of the output region [r0, r1) x [c0, c1), row by row:
+       msf_pixels it;
+       msf_pixel px;
+       msf_pixels_start(&it, &shape, r0, r1, c0, c1);
+       while (msf_pixels_next(&it, &px)) { ... px ... }
+   A step adds the stride and clips the window's columns; its rows are clipped once per row. What
+   a caller does not read of px (the clipping, for a 1x1 convolution without padding) the compiler
+   drops where px is a local whose address it does not pass on. */
+typedef struct {
+    const msf_window_shape *shape;
+    int32_t r1, c0, c1;
+    int32_t r, c, y0, x0, i_lo, i_hi;  /* the last pixel, and its rows' clipping */
+} msf_pixels;
+
+/* The taps [*lo, *hi) of a window of k taps along one axis whose input positions start + tap lie
+   inside [0, size). */
+static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t *lo, int32_t *hi)
+{
+    *lo = start < 0 ? -start : 0;
+    *hi = size - start < k ? size - start : k;
+}
+
+static inline void msf_pixels_start(msf_pixels *it, const msf_window_shape *shape, int32_t r0, int32_t r1,
+                                    int32_t c0, int32_t c1)
+{
+    it->shape = shape;
+    it->r1 = c0 < c1 ? r1 : r0;  /* no columns, no pixels */
+    it->c0 = c0;
+    it->c1 = c1;
+    it->r = r0 - 1;              /* the first step starts row r0 */
+    it->c = c1;
+    it->y0 = it->x0 = it->i_lo = it->i_hi = 0;
+}
+
+/* Moves to the next pixel and describes it in px; 0 when the region is done. */
+static inline int msf_pixels_next(msf_pixels *it, msf_pixel *px)
+{
+    const msf_window_shape *s = it->shape;
+    if (++it->c < it->c1) {
+        it->x0 += s->stride_w;
+    } else {
+        if (++it->r >= it->r1) {
+            return 0;
+        }
+        it->c = it->c0;
+        it->y0 = it->r * s->stride_h - s->pad_top;
+        msf_tap_range(it->y0, s->kh, s->in_h, &it->i_lo, &it->i_hi);
+        it->x0 = it->c * s->stride_w - s->pad_left;
+    }
+    px->r = it->r;
+    px->c = it->c;
+    px->y0 = it->y0;
+    px->x0 = it->x0;
+    px->i_lo = it->i_lo;
+    px->i_hi = it->i_hi;
+    msf_tap_range(px->x0, s->kw, s->in_w, &px->j_lo, &px->j_hi);
+    return 1;
+}
+
 /* Window kernels compute this many channels per pass over a window, with their int32 / float
    accumulators on the stack (4 * MSF_CHANNEL_BLOCK bytes): the address of each input pixel (ring
    arithmetic included) is then computed once per block of channels instead of once per channel,
@@ -179,14 +380,6 @@ static inline float *msf_at_f32(const msf_view *v, int32_t r, int32_t c, int32_t
 #ifndef MSF_CHANNEL_BLOCK
 #define MSF_CHANNEL_BLOCK 16
 #endif
-
-/* The taps [*lo, *hi) of a window of k taps along one axis whose input positions start + tap lie
-   inside [0, size): the taps the window kernels read (the others are padding). */
-static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t *lo, int32_t *hi)
-{
-    *lo = start < 0 ? -start : 0;
-    *hi = size - start < k ? size - start : k;
-}
 
 /* An output pixel's window, cut into runs (window.c): stretches whose input values and weights
    are both contiguous. A pixel's runs are gathered into arrays of MSF_MAX_RUNS on the stack
@@ -200,67 +393,61 @@ static inline void msf_tap_range(int32_t start, int32_t k, int32_t size, int32_t
 #endif
 
 typedef struct {
-    int32_t y0, x0;          /* input position of tap (0, 0) */
-    int32_t i_lo, i_hi;      /* kernel rows in bounds */
-    int32_t j_lo, j_hi;      /* kernel columns in bounds */
-    int32_t kw;              /* kernel width */
-    int32_t tap_values;      /* input values a tap reads (conv: in_c; depthwise: 1, a channel) */
-    int32_t tap_weights;     /* weights between consecutive taps (conv: in_c; depthwise: out_c) */
-    int merge_taps;          /* a row's taps may form one run (conv) */
-} msf_window;
-
-typedef struct {
-    const int8_t *src[MSF_MAX_RUNS];  /* the run's first input value (channel 0) */
+    const void *src[MSF_MAX_RUNS];    /* the run's first input value (channel 0): int8_t or float */
     int32_t weight[MSF_MAX_RUNS];     /* offset of its first weight from output channel 0's first */
     int32_t length[MSF_MAX_RUNS];     /* input values in the run */
     int32_t count;
 } msf_runs;
 
-/* Where gathering stopped: kernel row i, column j. Start at (win.i_lo, win.j_lo). */
+/* A block's accumulators, as the op's element type wants them. */
+typedef union {
+    int32_t i32[MSF_CHANNEL_BLOCK];   /* int8 ops */
+    float f32[MSF_CHANNEL_BLOCK];     /* float ops */
+} msf_block;
+
+/* The output stage of CONV_2D and DEPTHWISE_CONV_2D: int8 requantisation (see
+   msf_requantize_block_s8), or the float bias and activation. */
 typedef struct {
-    int32_t i, j;
-} msf_window_cursor;
-
-/* Gathers the window's runs from the cursor on, as many as fit, and advances the cursor; returns
-   1 if some are left over. Integer sums are exact in any order, so batches may be summed one
-   after another. */
-int32_t msf_gather_runs(const msf_window *win, const msf_view *in, msf_window_cursor *at, msf_runs *runs);
-
-/* The pixel loop the int8 CONV_2D and DEPTHWISE_CONV_2D kernels share (window.c): for each output
-   pixel of the region, gather its window's runs once, then per block of output channels call the
-   op's accumulate and apply the output stage. accumulate sets acc[k] = start[k] + the window's sum
-   for output channel oc0 + k, k < n, with start[k] = 0 when start is NULL: start is the bias (no
-   separate pass, and no memcpy call, to set the accumulators), or acc itself for the later batches
-   of a window gathered in several. */
-typedef void (*msf_accumulate_fn)(const void *params, const msf_runs *runs, int32_t oc0, int32_t n,
-                                  const int32_t *start, int32_t *acc);
-
-typedef struct {
-    int32_t in_h, in_w, out_c;
-    int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
-    int32_t tap_values, tap_weights, merge_taps;  /* as in msf_window */
-    const int32_t *bias;                          /* may be NULL */
-    const int64_t *multiplier;                    /* output stage, see msf_requantize_block_s8 */
-    const int32_t *right;
+    const int64_t *multiplier;        /* [out_c] */
+    const int32_t *right;             /* [out_c] */
     int32_t rounding, output_offset, act_min, act_max;
-    msf_accumulate_fn accumulate;                 /* acc[k] = start[k] + window sum of channel oc0 + k */
-    const void *params;                           /* the op's params, passed to accumulate */
+    const float *bias_f32;            /* may be NULL */
+    int32_t activation;               /* MSF_ACT_* */
+} msf_output_stage;
+
+/* The msf_output_stage of a conv or depthwise params struct p (an initializer). */
+#define MSF_OUTPUT_STAGE(p) \
+    { (p)->multiplier, (p)->right, (p)->rounding, (p)->output_offset, (p)->act_min, (p)->act_max, \
+      (p)->bias_f32, (p)->activation }
+
+/* acc = start + the window's reduction over `runs` for output channels oc0 + k, k < n. start is
+   NULL for a window's first batch, where the op starts from its own value (0, the least value);
+   the block's int8 bias (msf_window_op.bias); or acc itself, for the later batches of a window
+   gathered in several (integer sums are exact in any order, float sums keep the taps' order). */
+typedef void (*msf_accumulate_fn)(const void *params, const msf_runs *runs, int32_t oc0, int32_t n,
+                                  const int32_t *start, msf_block *acc);
+
+/* The output values of channels oc0 + k, k < n, of pixel px from their complete acc; dst is the
+   pixel's channel 0 in the output. */
+typedef void (*msf_finish_fn)(const void *params, const msf_pixel *px, int32_t oc0, int32_t n,
+                              const msf_block *acc, void *dst);
+
+typedef struct {
+    msf_window_shape shape;
+    int32_t channels;            /* output channels */
+    int32_t element;             /* bytes a value: sizeof(int8_t) or sizeof(float) */
+    int32_t tap_values;          /* input values a tap reads (conv: in_c; depthwise: 1; pools: all) */
+    int32_t tap_weights;         /* weights between consecutive taps (conv: in_c; depthwise: out_c) */
+    int merge_taps;              /* a row's taps may form one run (conv: weights follow the inputs) */
+    const int32_t *bias;         /* int8: the sums' start, or NULL */
+    msf_accumulate_fn accumulate;
+    const void *params;          /* the op's params struct, for its accumulate and finish */
+    msf_finish_fn finish;        /* NULL: `stage` */
+    const msf_output_stage *stage;
 } msf_window_op;
 
-void msf_window_s8(const msf_window_op *op, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-
-/* The fields of msf_window_op that a conv or depthwise params struct `p` holds under the same
-   names (the rest are the kernel's to set). */
-#define MSF_WINDOW_OP_FROM_PARAMS(op, p) \
-    do { \
-        (op).in_h = (p)->in_h; (op).in_w = (p)->in_w; (op).out_c = (p)->out_c; \
-        (op).kh = (p)->kh; (op).kw = (p)->kw; (op).stride_h = (p)->stride_h; (op).stride_w = (p)->stride_w; \
-        (op).pad_top = (p)->pad_top; (op).pad_left = (p)->pad_left; \
-        (op).bias = (p)->bias; (op).multiplier = (p)->multiplier; (op).right = (p)->right; \
-        (op).rounding = (p)->rounding; (op).output_offset = (p)->output_offset; \
-        (op).act_min = (p)->act_min; (op).act_max = (p)->act_max; (op).params = (p); \
-    } while (0)
+void msf_window(const msf_window_op *op, const msf_view *in, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
 /* ---------------------------------------------------------------------------------------------
  * Shared numerics (numerics.c), mirroring src/msfcnn/numerics.py
@@ -535,6 +722,9 @@ static inline void msf_requantize_block_fast_s8(const int32_t *acc, int32_t n, c
     }
 }
 
+/* msf_requantize_fast_loop with ruy's rounding for two pixels' accumulators of the same n
+   channels, acc and acc2 into dst and dst2: each channel's multiplier, shift and rounding constant
+   read once for both. */
 static inline void msf_requantize_pair_loop(const int32_t *acc, const int32_t *acc2, int32_t n,
                                             const int64_t *multiplier, const int32_t *right, int32_t zero_point,
                                             int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2, const int full)
@@ -550,19 +740,48 @@ static inline void msf_requantize_pair_loop(const int32_t *acc, const int32_t *a
     }
 }
 
-/* msf_requantize_block_fast_s8 for two pixels' accumulators of the same n channels, acc and
-   acc2 into dst and dst2: each channel's multiplier, shift and rounding constant read once. */
-static inline void msf_requantize_pair_fast_s8(const int32_t *acc, const int32_t *acc2, int32_t n,
-                                               const int64_t *multiplier, const int32_t *right, int32_t rounding,
-                                               int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, int8_t *dst2)
+/* How a kernel call runs the output stage of its blocks, chosen once per call
+   (msf_output_stage_mode): msf_requantize_block_s8, or the fast loop for one rounding, clamping
+   to the activation's range or (FULL) to the whole of int8. Each is its own loop, so that a block
+   pays one dispatch and no test inside. */
+enum { MSF_STAGE_GENERAL, MSF_STAGE_RUY, MSF_STAGE_RUY_FULL, MSF_STAGE_DOUBLE, MSF_STAGE_DOUBLE_FULL };
+
+static inline int msf_output_stage_mode(const msf_output_stage *s, int32_t channels)
 {
-    if (rounding != MSF_ROUND_RUY) {
-        msf_requantize_block_fast_s8(acc, n, multiplier, right, rounding, zero_point, lo, hi, dst);
-        msf_requantize_block_fast_s8(acc2, n, multiplier, right, rounding, zero_point, lo, hi, dst2);
-    } else if (lo == -128 && hi == 127) {
-        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 1);
-    } else {
-        msf_requantize_pair_loop(acc, acc2, n, multiplier, right, zero_point, lo, hi, dst, dst2, 0);
+    const int full = s->act_min == -128 && s->act_max == 127;
+    if (!msf_output_stage_is_fast(s->rounding, s->right, channels)) {
+        return MSF_STAGE_GENERAL;
+    }
+    if (s->rounding == MSF_ROUND_RUY) {
+        return full ? MSF_STAGE_RUY_FULL : MSF_STAGE_RUY;
+    }
+    return full ? MSF_STAGE_DOUBLE_FULL : MSF_STAGE_DOUBLE;
+}
+
+/* The output stage of the n channels from oc0 on, into dst[0, n). */
+static inline void msf_output_stage_s8(const msf_output_stage *s, int mode, const int32_t *acc, int32_t oc0,
+                                       int32_t n, int8_t *dst)
+{
+    const int64_t *multiplier = s->multiplier + oc0;
+    const int32_t *right = s->right + oc0;
+    switch (mode) {
+    case MSF_STAGE_RUY_FULL:
+        msf_requantize_fast_loop(acc, n, multiplier, right, MSF_ROUND_RUY, s->output_offset, -128, 127, dst, 1);
+        break;
+    case MSF_STAGE_RUY:
+        msf_requantize_fast_loop(acc, n, multiplier, right, MSF_ROUND_RUY, s->output_offset, s->act_min, s->act_max,
+                                 dst, 0);
+        break;
+    case MSF_STAGE_DOUBLE_FULL:
+        msf_requantize_fast_loop(acc, n, multiplier, right, MSF_ROUND_DOUBLE, s->output_offset, -128, 127, dst, 1);
+        break;
+    case MSF_STAGE_DOUBLE:
+        msf_requantize_fast_loop(acc, n, multiplier, right, MSF_ROUND_DOUBLE, s->output_offset, s->act_min,
+                                 s->act_max, dst, 0);
+        break;
+    default:
+        msf_requantize_block_s8(acc, n, multiplier, right, s->rounding, s->output_offset, s->act_min, s->act_max, dst);
+        break;
     }
 }
 
@@ -621,17 +840,15 @@ typedef struct {
     const float *bias_f32;
 } msf_depthwise_conv2d_params;
 
-/* MAX_POOL_2D and AVERAGE_POOL_2D (input and output share their quantisation in int8). */
+/* MAX_POOL_2D and AVERAGE_POOL_2D, one kernel (input and output share their quantisation in int8). */
 typedef struct {
     int32_t in_h, in_w, channels;
     int32_t kh, kw, stride_h, stride_w, pad_top, pad_left;
+    int32_t max;                    /* 1: the maximum; 0: the average */
     int32_t count_include_pad;      /* avg: divide by kh * kw instead of the in-bounds taps */
     int32_t act_min, act_max;
     int32_t activation;
 } msf_pool2d_params;
-/* Every op's params type is <c_kernel>_params (the generator's convention). */
-typedef msf_pool2d_params msf_max_pool2d_params;
-typedef msf_pool2d_params msf_avg_pool2d_params;
 
 /* ADD (TFLite int8: both inputs scaled by 2^left_shift, brought to twice the larger input scale,
    summed, rescaled to the output). */
@@ -734,14 +951,10 @@ void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_vie
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_depthwise_conv2d_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
                               int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_max_pool2d_s8(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_max_pool2d_f32(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_avg_pool2d_s8(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_avg_pool2d_f32(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
 /* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
 void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,

@@ -8,157 +8,134 @@
  * - average: TFLite's int8 AVERAGE_POOL_2D sums the in-bounds taps in int32 and divides by their
  *   number, rounding half away from zero: (sum +- count / 2) / count with C's truncating division.
  *   ONNX's count_include_pad divides by kh * kw instead.
- * Loops: output pixel, block of channels, kernel row, kernel column, channel of the block.
+ * float: the maximum (a NaN wins, as in np.maximum) or the in-bounds taps summed in (row, column)
+ * order and divided by the count in float32, then the activation.
+ * Loops (msf_window, window.c): output pixel, its in-bounds taps located once (a run per tap), block
+ * of channels, channel, tap. One reduction and one output step serve the four kernels, compiled
+ * for each (max or average, int8 or float) from constant flags.
  */
 #include <math.h>
 
 #include "msfcnn_kernels.h"
 
-void msf_max_pool2d_s8(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+/* What the hooks are told: the params, and the element type. */
+typedef struct {
+    const msf_pool2d_params *p;
+    int is_float;
+} pool_kind;
+
+/* acc = the window's maximum (max) or sum for channels ch0 + k, k < n, continued from acc (start
+   not NULL) or started from the least value or 0. int8 values in int32; float values in float,
+   where a NaN wins the maximum, as in np.maximum. */
+static MSF_ALWAYS_INLINE void reduce(const msf_runs *taps, int32_t ch0, int32_t n, const int32_t *start,
+                                     msf_block *acc, const int max, const int is_float)
 {
-    int32_t best[MSF_CHANNEL_BLOCK];
-    int32_t r, c, ch0, i, j, k;
-    for (r = r0; r < r1; ++r) {
-        const int32_t y0 = r * p->stride_h - p->pad_top;
-        int32_t i_lo, i_hi;
-        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-        for (c = c0; c < c1; ++c) {
-            const int32_t x0 = c * p->stride_w - p->pad_left;
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            int32_t j_lo, j_hi;
-            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
-            for (ch0 = 0; ch0 < p->channels; ch0 += MSF_CHANNEL_BLOCK) {
-                const int32_t n = p->channels - ch0 < MSF_CHANNEL_BLOCK ? p->channels - ch0 : MSF_CHANNEL_BLOCK;
-                for (k = 0; k < n; ++k) {
-                    best[k] = -128;
-                }
-                for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const int8_t *src = msf_at_s8(in, y0 + i, x0 + j, ch0);
-                        for (k = 0; k < n; ++k) {
-                            best[k] = src[k] > best[k] ? src[k] : best[k];
-                        }
-                    }
-                }
-                for (k = 0; k < n; ++k) {
-                    dst[ch0 + k] = msf_clamp_s8(best[k], 0, p->act_min, p->act_max);
-                }
+    int32_t k, t;
+    for (k = 0; k < n; ++k) {
+        int32_t i = max ? -128 : 0;
+        float f = max ? -INFINITY : 0.0f;  /* the numpy kernel pads with -inf */
+        if (start != NULL && is_float) {
+            f = acc->f32[k];
+        } else if (start != NULL) {
+            i = acc->i32[k];
+        }
+        for (t = 0; t < taps->count; ++t) {
+            if (is_float) {
+                const float v = ((const float *)taps->src[t])[ch0 + k];
+                f = !max ? f + v : v > f || v != v ? v : f;
+            } else {
+                const int32_t v = ((const int8_t *)taps->src[t])[ch0 + k];
+                i = !max ? i + v : v > i ? v : i;
             }
+        }
+        if (is_float) {
+            acc->f32[k] = f;
+        } else {
+            acc->i32[k] = i;
         }
     }
 }
 
-void msf_max_pool2d_f32(const msf_max_pool2d_params *p, const msf_view *in, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+static void accumulate(const void *params, const msf_runs *taps, int32_t ch0, int32_t n, const int32_t *start,
+                       msf_block *acc)
 {
-    float best[MSF_CHANNEL_BLOCK];
-    int32_t r, c, ch0, i, j, k;
-    for (r = r0; r < r1; ++r) {
-        const int32_t y0 = r * p->stride_h - p->pad_top;
-        int32_t i_lo, i_hi;
-        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-        for (c = c0; c < c1; ++c) {
-            const int32_t x0 = c * p->stride_w - p->pad_left;
-            float *dst = msf_at_f32(out, r, c, 0);
-            int32_t j_lo, j_hi;
-            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
-            for (ch0 = 0; ch0 < p->channels; ch0 += MSF_CHANNEL_BLOCK) {
-                const int32_t n = p->channels - ch0 < MSF_CHANNEL_BLOCK ? p->channels - ch0 : MSF_CHANNEL_BLOCK;
-                for (k = 0; k < n; ++k) {
-                    best[k] = -INFINITY;  /* the numpy kernel pads with -inf */
-                }
-                for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const float *src = msf_at_f32(in, y0 + i, x0 + j, ch0);
-                        for (k = 0; k < n; ++k) {
-                            if (src[k] > best[k] || src[k] != src[k]) {  /* a NaN wins, as in np.maximum */
-                                best[k] = src[k];
-                            }
-                        }
-                    }
-                }
-                for (k = 0; k < n; ++k) {
-                    dst[ch0 + k] = msf_apply_activation_f32(best[k], p->activation);
-                }
+    const pool_kind *kind = (const pool_kind *)params;
+    if (kind->is_float) {
+        if (kind->p->max) {
+            reduce(taps, ch0, n, start, acc, 1, 1);
+        } else {
+            reduce(taps, ch0, n, start, acc, 0, 1);
+        }
+    } else if (kind->p->max) {
+        reduce(taps, ch0, n, start, acc, 1, 0);
+    } else {
+        reduce(taps, ch0, n, start, acc, 0, 0);
+    }
+}
+
+/* The output values of channels ch0 + k from the complete acc: the maximum, or the sum divided by
+   the taps counted (int8: rounding half away from zero); then the int8 clamp or the float
+   activation. */
+static MSF_ALWAYS_INLINE void output(const msf_pool2d_params *p, const msf_pixel *px, int32_t ch0, int32_t n,
+                                     const msf_block *acc, void *dst, const int max, const int is_float)
+{
+    /* the taps an average divides by */
+    const int32_t taps = p->count_include_pad ? p->kh * p->kw : (px->i_hi - px->i_lo) * (px->j_hi - px->j_lo);
+    int32_t k;
+    for (k = 0; k < n; ++k) {
+        if (is_float) {
+            const float v = max ? acc->f32[k] : acc->f32[k] / (float)taps;
+            ((float *)dst)[ch0 + k] = msf_apply_activation_f32(v, p->activation);
+        } else {
+            const int32_t sum = acc->i32[k];
+            int32_t v = sum;
+            if (!max) {
+                v = taps <= 0 ? 0 : sum >= 0 ? (sum + taps / 2) / taps : -((-sum + taps / 2) / taps);
             }
+            ((int8_t *)dst)[ch0 + k] = msf_clamp_s8(v, 0, p->act_min, p->act_max);
         }
     }
 }
 
-void msf_avg_pool2d_s8(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+static void finish(const void *params, const msf_pixel *px, int32_t ch0, int32_t n, const msf_block *acc, void *dst)
 {
-    int32_t sum[MSF_CHANNEL_BLOCK];
-    int32_t r, c, ch0, i, j, k;
-    for (r = r0; r < r1; ++r) {
-        const int32_t y0 = r * p->stride_h - p->pad_top;
-        int32_t i_lo, i_hi;
-        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-        for (c = c0; c < c1; ++c) {
-            const int32_t x0 = c * p->stride_w - p->pad_left;
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            int32_t j_lo, j_hi, count;
-            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
-            count = p->count_include_pad ? p->kh * p->kw : (i_hi - i_lo) * (j_hi - j_lo);
-            for (ch0 = 0; ch0 < p->channels; ch0 += MSF_CHANNEL_BLOCK) {
-                const int32_t n = p->channels - ch0 < MSF_CHANNEL_BLOCK ? p->channels - ch0 : MSF_CHANNEL_BLOCK;
-                for (k = 0; k < n; ++k) {
-                    sum[k] = 0;
-                }
-                for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const int8_t *src = msf_at_s8(in, y0 + i, x0 + j, ch0);
-                        for (k = 0; k < n; ++k) {
-                            sum[k] += src[k];
-                        }
-                    }
-                }
-                for (k = 0; k < n; ++k) {
-                    int32_t mean = 0;
-                    if (count > 0) {
-                        mean = sum[k] >= 0 ? (sum[k] + count / 2) / count : -((-sum[k] + count / 2) / count);
-                    }
-                    dst[ch0 + k] = msf_clamp_s8(mean, 0, p->act_min, p->act_max);
-                }
-            }
+    const pool_kind *kind = (const pool_kind *)params;
+    if (kind->is_float) {
+        if (kind->p->max) {
+            output(kind->p, px, ch0, n, acc, dst, 1, 1);
+        } else {
+            output(kind->p, px, ch0, n, acc, dst, 0, 1);
         }
+    } else if (kind->p->max) {
+        output(kind->p, px, ch0, n, acc, dst, 1, 0);
+    } else {
+        output(kind->p, px, ch0, n, acc, dst, 0, 0);
     }
 }
 
-void msf_avg_pool2d_f32(const msf_avg_pool2d_params *p, const msf_view *in, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+/* Either pool, either element type: a run per tap, each reading every channel of its pixel.
+   (Inlined into each caller, as conv2d.c's convolution.) */
+static MSF_ALWAYS_INLINE void pool(const msf_pool2d_params *p, const msf_view *in, msf_view *out, int32_t r0,
+                                   int32_t r1, int32_t c0, int32_t c1, const int is_float)
 {
-    /* float: the in-bounds taps summed in (row, column) order, divided by the count in float32. */
-    float sum[MSF_CHANNEL_BLOCK];
-    int32_t r, c, ch0, i, j, k;
-    for (r = r0; r < r1; ++r) {
-        const int32_t y0 = r * p->stride_h - p->pad_top;
-        int32_t i_lo, i_hi;
-        msf_tap_range(y0, p->kh, p->in_h, &i_lo, &i_hi);
-        for (c = c0; c < c1; ++c) {
-            const int32_t x0 = c * p->stride_w - p->pad_left;
-            float *dst = msf_at_f32(out, r, c, 0);
-            int32_t j_lo, j_hi, count;
-            msf_tap_range(x0, p->kw, p->in_w, &j_lo, &j_hi);
-            count = p->count_include_pad ? p->kh * p->kw : (i_hi - i_lo) * (j_hi - j_lo);
-            for (ch0 = 0; ch0 < p->channels; ch0 += MSF_CHANNEL_BLOCK) {
-                const int32_t n = p->channels - ch0 < MSF_CHANNEL_BLOCK ? p->channels - ch0 : MSF_CHANNEL_BLOCK;
-                for (k = 0; k < n; ++k) {
-                    sum[k] = 0.0f;
-                }
-                for (i = i_lo; i < i_hi; ++i) {
-                    for (j = j_lo; j < j_hi; ++j) {
-                        const float *src = msf_at_f32(in, y0 + i, x0 + j, ch0);
-                        for (k = 0; k < n; ++k) {
-                            sum[k] += src[k];
-                        }
-                    }
-                }
-                for (k = 0; k < n; ++k) {
-                    dst[ch0 + k] = msf_apply_activation_f32(sum[k] / (float)count, p->activation);
-                }
-            }
-        }
-    }
+    const pool_kind kind = { p, is_float };
+    const msf_window_op op = {
+        .shape = MSF_WINDOW_SHAPE(p), .channels = p->channels,
+        .element = is_float ? (int32_t)sizeof(float) : (int32_t)sizeof(int8_t), .tap_values = p->channels,
+        .tap_weights = 0, .merge_taps = 0, .bias = NULL, .accumulate = accumulate, .params = &kind,
+        .finish = finish, .stage = NULL
+    };
+    msf_window(&op, in, out, r0, r1, c0, c1);
+}
+
+void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    pool(p, in, out, r0, r1, c0, c1, 0);
+}
+
+void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    pool(p, in, out, r0, r1, c0, c1, 1);
 }
