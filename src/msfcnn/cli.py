@@ -186,6 +186,7 @@ def cmd_sweep(args) -> None:
 
 
 def cmd_run(args) -> None:
+    import numpy as np
     from . import pipeline
     from .report import plan_table
     from .tensors import load_input, random_input, save_output
@@ -197,6 +198,10 @@ def cmd_run(args) -> None:
     fused = pipeline.run(schedule, x)
     y = fused.output
     diff = pipeline.max_abs_diff(y, pipeline.run_reference(graph, x))
+    if not np.isfinite(y).all():  # a float model whose arithmetic overflows float32
+        bad = y.size - int(np.count_nonzero(np.isfinite(y)))
+        raise UserError(f"{args.model}: {bad} of the {y.size} output values are NaN or infinite: the model's "
+                        f"float32 arithmetic overflows on this input (check its weights)")
     if args.output:
         save_output(args.output, y)
     result = {"model": graph.name, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
