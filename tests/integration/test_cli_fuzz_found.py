@@ -33,6 +33,15 @@ def test_layer_op_that_is_not_a_string(tmp_path, capsys):
     assert code == 2 and "unknown op {'conv2d': 1}" in one_error_line(err) and not out
 
 
+def test_padding_as_large_as_the_kernel(tmp_path, capsys):
+    model = tmp_path / "m.json"  # padding 1000 around a 6x6 map: 2006x2006 outputs, run took minutes
+    model.write_text(json.dumps({"input": [12, 12, 3], "layers": [
+        {"op": "conv2d", "filters": 8, "kernel": 3, "stride": 2, "padding": 1},
+        {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 1000}]}))
+    code, out, err = run(capsys, "run", model)
+    assert code == 2 and "layer 1 (conv2d): padding [1000, 1000, 1000, 1000]" in one_error_line(err)
+
+
 def test_npy_header_claiming_terabytes_is_refused_before_loading(tmp_path, capsys):
     x = io.BytesIO()
     np.save(x, np.zeros((1, 3, 8, 8), np.float32))
