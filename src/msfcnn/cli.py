@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from . import __version__
+from . import __version__, progress
 from .errors import UserError
 from .sizes import parse_overhead, parse_size, split_list
 from .targets import TARGETS
@@ -24,7 +24,15 @@ VERIFY_FAILED = 3
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line and exit 2 like every other user error."""
+    """argparse, but usage errors are one line and exit 2 like every other user error. Every
+    subcommand takes --quiet."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kwargs.get("prog", "").startswith("msfcnn "):  # a subcommand
+            self.add_argument("-q", "--quiet", action="store_true",
+                              help="no progress on stderr (progress is shown only on a terminal, for steps "
+                                   "over 2 s, and never with --json)")
 
     def error(self, message: str):
         raise UserError(f"{message} (see: {self.prog} --help)")
@@ -131,12 +139,14 @@ def _planner(args, graph=None):
     """The planner of args.model (or of `graph`, its already loaded graph) under the options."""
     from . import pipeline
     graph = graph if graph is not None else pipeline.load(args.model)
-    return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io)
+    with progress.step(f"planning {graph.name}: enumerating fused blocks"):
+        return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io)
 
 
 def _solve(args, planner):
     from . import pipeline
-    return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram)
+    with progress.step(f"planning {planner.graph.name}: solving ({args.strategy})"):
+        return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram)
 
 
 def cmd_models(args) -> None:
@@ -169,13 +179,23 @@ def cmd_sweep(args) -> None:
     overheads = [parse_overhead(f) for f in split_list(args.max_overhead)]
     rams = [parse_size(s) for s in split_list(args.max_ram)]
     from . import pipeline
-    planners = [pipeline.planner(pipeline.load(model), args.cost_model, args.schemes, args.count_io)
-                for model in args.models]  # validate every model before printing
+    planners = []
+    with progress.step("sweep: enumerating fused blocks, model", total=len(args.models)) as bar:
+        for model in args.models:  # validate every model before printing
+            planners.append(pipeline.planner(pipeline.load(model), args.cost_model, args.schemes, args.count_io))
+            bar.advance()
     results = []
     for planner in planners:
-        vanilla, heuristic = planner.vanilla(), planner.heuristic()
-        p1 = [planner.p1(f) for f in overheads]
-        p2 = [planner.p2(r) for r in rams]
+        with progress.step(f"sweep {planner.graph.name}: plan", total=2 + len(overheads) + len(rams)) as bar:
+            vanilla, heuristic = planner.vanilla(), planner.heuristic()
+            bar.advance(2)
+            p1, p2 = [], []
+            for f in overheads:
+                p1.append(planner.p1(f))
+                bar.advance()
+            for r in rams:
+                p2.append(planner.p2(r))
+                bar.advance()
         if args.json:
             results.append({"model": planner.graph.name, "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
                             "p1": [p.to_dict() for p in p1], "p2": [p.to_dict() for p in p2]})
@@ -186,6 +206,7 @@ def cmd_sweep(args) -> None:
 
 
 def cmd_run(args) -> None:
+    import numpy as np
     from . import pipeline
     from .report import plan_table
     from .tensors import load_input, random_input, save_output
@@ -194,9 +215,14 @@ def cmd_run(args) -> None:
     plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, planner)
     schedule = pipeline.lower(graph, plan)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    fused = pipeline.run(schedule, x)
-    y = fused.output
-    diff = pipeline.max_abs_diff(y, pipeline.run_reference(graph, x))
+    with progress.step(f"running {graph.name}: fused and unfused numpy executors"):
+        fused = pipeline.run(schedule, x)
+        y = fused.output
+        diff = pipeline.max_abs_diff(y, pipeline.run_reference(graph, x))
+    if not np.isfinite(y).all():  # a float model whose arithmetic overflows float32
+        bad = y.size - int(np.count_nonzero(np.isfinite(y)))
+        raise UserError(f"{args.model}: {bad} of the {y.size} output values are NaN or infinite: the model's "
+                        f"float32 arithmetic overflows on this input (check its weights)")
     if args.output:
         save_output(args.output, y)
     result = {"model": graph.name, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
@@ -228,7 +254,8 @@ def cmd_compile(args) -> None:
     from .targets import get_target
     target = get_target(args.target)
     graph, _, plan, schedule = _planned_schedule(args)
-    files = pipeline.write_c(args.output, graph, schedule, plan, target)
+    with progress.step(f"writing the C for {graph.name}"):
+        files = pipeline.write_c(args.output, graph, schedule, plan, target)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
@@ -285,9 +312,12 @@ def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
     from . import pipeline
     planner = _planner(args)
-    front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
-    # The same model with the network input and output counted the other way, for comparison.
-    other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
+    with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
+        front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
+        bar.advance()
+        # The same model with the network input and output counted the other way, for comparison.
+        other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
+        bar.advance()
     with_io, without_io = (front, other) if args.count_io else (other, front)
     if args.plot:
         fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
@@ -315,6 +345,7 @@ COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto"
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        progress.configure(getattr(args, "quiet", False), getattr(args, "json", False))
         from .files import check_not_input, guarding_inputs
         read = [getattr(args, name, None) for name in ("model", "input", "plan")] + getattr(args, "models", [])
         with guarding_inputs(read):  # no output replaces a file the command reads

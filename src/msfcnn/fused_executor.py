@@ -46,7 +46,8 @@ def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
         outputs.append(y)
         changed = np.flatnonzero(arena != sentinel)
         high_water = max(high_water, int(changed[-1]) + 1 if changed.size else 0)
-    if not np.array_equal(outputs[0], outputs[1]):
+    # Bit for bit: an overflowing float model's NaN outputs are equal too when nothing reads the arena early.
+    if outputs[0].shape != outputs[1].shape or outputs[0].tobytes() != outputs[1].tobytes():
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
     recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
     return FusedRun(outputs[0], high_water, schedule.arena_bytes, runner.macs, recompute)

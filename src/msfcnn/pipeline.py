@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import jsontext
+from . import jsontext, progress
 from .cost import DEFAULT_COST_MODEL
 from .errors import UserError
 from .executor import run_unfused, to_internal
@@ -74,17 +74,22 @@ def lower(graph: Graph, plan: Plan) -> Schedule:
 
 
 def run(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
-    """Run a schedule with the fused numpy executor inside one arena of the planned size."""
-    return run_fused(schedule, x, raw=raw)
+    """Run a schedule with the fused numpy executor inside one arena of the planned size. A float
+    model whose arithmetic overflows float32 gives infinities or NaN, not numpy warnings: the
+    callers check the output."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return run_fused(schedule, x, raw=raw)
 
 
 def run_reference(graph: Graph, x: np.ndarray) -> np.ndarray:
     """The unfused reference executor's output (the numerics' executable spec)."""
-    return run_unfused(graph, x)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return run_unfused(graph, x)
 
 
 def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN, and says so
+        return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
 
 
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]):
@@ -174,17 +179,22 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
-        write_c(folder, graph, schedule, plan, target)
+        with progress.step(f"verify {graph.name}: writing the C"):
+            write_c(folder, graph, schedule, plan, target)
         try:
-            program = c_build.build(folder, target, kernel_lib)
-            harness = c_build.run(program, target, graph, internal, kernel_lib)
+            with progress.step(f"verify {graph.name}: building the C for {target.name}"):
+                program = c_build.build(folder, target, kernel_lib)
+            with progress.step(f"verify {graph.name}: running the C on {target.name}"):
+                harness = c_build.run(program, target, graph, internal, kernel_lib)
             arena = c_build.arena_bytes(folder, target)
-            counted = icount.measure(program, target) if count_instructions else None
+            with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
+                counted = icount.measure(program, target) if count_instructions else None
             if counted is not None and len(counted.blocks) != len(plan.blocks):
                 raise RuntimeError(f"counted {len(counted.blocks)} block functions for a plan of {len(plan.blocks)} blocks")
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`
             where = f" (see {folder})" if keep else " (rerun with -o DIR to keep the build and see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
-    expected = run(schedule, x, raw=True).output.reshape(-1)
+    with progress.step(f"verify {graph.name}: running the numpy executor"):
+        expected = run(schedule, x, raw=True).output.reshape(-1)
     return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes,
                         counted.total if counted else None, counted.blocks if counted else None)

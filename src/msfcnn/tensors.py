@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tokenize
 from math import prod
 
 import numpy as np
@@ -30,12 +31,18 @@ def random_input(graph: Graph, seed: int = 0) -> np.ndarray:
 def load_input(path: str, graph: Graph) -> np.ndarray:
     """Read an .npy input; the batch dimension may be left out. Float data for an int8 model is
     quantised with the model's input scale and zero point."""
+    expected = model_input_shape(graph)
     try:
+        shape = _npy_shape(path)
+        declared = graph.declared_input_shape or ()
+        if shape is not None and shape not in (tuple(expected), tuple(expected[1:]), declared, declared[1:]):
+            # checked before loading: a header may claim terabytes
+            raise _shape_error(path, shape, expected, graph)
         array = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (OSError, ValueError, EOFError) as err:
-        raise UserError(f"{path}: not a readable .npy array ({err})") from None
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError) as err:  # the last two: a bad header
+        raise UserError(f"{path}: not a readable .npy array ({type(err).__name__}: {err})") from None
     if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
         raise UserError(f"{path}: expected an array of real numbers, got {array.dtype}")
     with np.errstate(over="ignore"):  # float64 beyond float32's range becomes an infinity, caught below
@@ -44,16 +51,13 @@ def load_input(path: str, graph: Graph) -> np.ndarray:
         bad = array.size - int(np.count_nonzero(finite))
         raise UserError(f"{path}: the input has {bad} NaN, infinite or beyond-float32 value{'s' if bad > 1 else ''} "
                         f"(the first at index {[int(i) for i in np.argwhere(~finite)[0]]}); expected finite numbers")
-    expected = model_input_shape(graph)
     declared = graph.declared_input_shape
     if declared and array.shape in (declared, declared[1:]) and array.size == prod(expected):
         array = array.reshape(expected)  # the model file's own shape: the same values in the same order
     if array.shape == expected[1:]:
         array = array[np.newaxis]
     if array.shape != expected:
-        also = f" or the model file's {list(declared)}" if declared and tuple(declared) != expected else ""
-        raise UserError(f"{path}: input shape {list(array.shape)} does not match the model's "
-                        f"{list(expected)}{also} ({graph.layout}, batch optional)")
+        raise _shape_error(path, array.shape, expected, graph)
     if graph.dtype == "int8" and array.dtype != np.int8:
         if not np.issubdtype(array.dtype, np.floating):
             raise UserError(f"{path}: expected int8 (or float to quantise) data, got {array.dtype}")
@@ -63,6 +67,27 @@ def load_input(path: str, graph: Graph) -> np.ndarray:
     elif graph.dtype == "float32":
         array = array.astype(np.float32)
     return array
+
+
+def _shape_error(path: str, shape, expected, graph: Graph) -> UserError:
+    declared = graph.declared_input_shape
+    also = f" or the model file's {list(declared)}" if declared and tuple(declared) != tuple(expected) else ""
+    return UserError(f"{path}: input shape {list(shape)} does not match the model's {list(expected)}{also} "
+                     f"({graph.layout}, batch optional)")
+
+
+def _npy_shape(path: str) -> tuple | None:
+    """The shape an .npy file's header declares, or None if the header is not one np.load reads
+    (np.load then says why)."""
+    fmt = np.lib.format
+    with open(path, "rb") as f:
+        try:
+            version = fmt.read_magic(f)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape, _, _ = read(f)
+        except Exception:  # noqa: BLE001 - np.load reads it again and says what is wrong
+            return None
+    return tuple(int(d) for d in shape)
 
 
 def save_output(path: str, array: np.ndarray) -> None:

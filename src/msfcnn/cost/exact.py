@@ -10,6 +10,7 @@ is scheduled without lowering it again.
 
 from __future__ import annotations
 
+from .. import progress
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
 from ..schedule import Liveness, LoweredBlock
@@ -29,8 +30,11 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDA
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
     cache: dict = {}
-    for scheme in (registry.SCHEMES[name] for name in registry.check_fused(schemes)):
+    fused = registry.check_fused(schemes)
+    progress.count(len(fused) * n)  # first ops, scheme by scheme
+    for scheme in (registry.SCHEMES[name] for name in fused):
         for first in range(n):
+            progress.advance()
             for last in range(first, n):  # one op too, for the schemes that take one
                 for rows in scheme.rows_options(graph, first, last):
                     lowered = scheme.lower(graph, live, first, last, rows, cache)

@@ -46,7 +46,22 @@ def _load_structure(model: str) -> Graph:
         raise UserError(f"{model}: no such file")
     if not path.is_file():
         raise UserError(f"{model}: not a regular file")
-    return loader(path)
+    graph = loader(path)
+    _check_sizes(graph, model)
+    return graph
+
+
+def _check_sizes(graph: Graph, model: str) -> None:
+    """Every tensor one the generated C can index with 32-bit integers (as layer lists check
+    layer by layer): a model file may declare any dimension."""
+    from ..ir import NETWORK_INPUT
+    from ..jsontext import INT_LIMIT
+    for tensor in range(NETWORK_INPUT, len(graph.nodes)):
+        elements = graph.elements(tensor)
+        if elements > INT_LIMIT:
+            what = "the input" if tensor == NETWORK_INPUT else f"the output of op {tensor}"
+            raise UserError(f"{model}: {what} {list(graph.shape_of(tensor))} is too large ({elements} elements; "
+                            f"at most {INT_LIMIT})")
 
 
 __all__ = ["LOADERS", "builtin_names", "load_model"]

@@ -110,7 +110,7 @@ def graph_from_layer_list(doc: Any, default_name: str = "model") -> Graph:
         if not isinstance(layer, dict):
             raise UserError(f"layer {index}: expected an object, got {type(layer).__name__}")
         kind = layer.get("op")
-        converter = CONVERTERS.get(kind)
+        converter = CONVERTERS.get(kind) if isinstance(kind, str) else None
         if converter is None:
             raise UserError(f"layer {index}: unknown op {kind!r} (supported: {', '.join(CONVERTERS)})")
         try:

@@ -49,6 +49,10 @@ class Window:
 
     def output_hw(self, h: int, w: int) -> tuple[int, int]:
         top, left, bottom, right = self.pads
+        if max(top, bottom) >= self.kernel[0] or max(left, right) >= self.kernel[1]:
+            # a window wholly in the padding reads no input (TFLite's SAME never pads that much)
+            raise UserError(f"padding {list(self.pads)} (top, left, bottom, right) must be smaller than the "
+                            f"kernel {self.kernel[0]}x{self.kernel[1]} on each side")
         if h + top + bottom < self.kernel[0] or w + left + right < self.kernel[1]:
             raise UserError(f"kernel {self.kernel[0]}x{self.kernel[1]} is larger than its (padded) {h}x{w} input")
         return ((h + top + bottom - self.kernel[0]) // self.strides[0] + 1,

@@ -1,0 +1,600 @@
+"""Mutated model files, layer lists, plan files and .npy inputs, run through every command that
+reads them, in-process (`msfcnn.cli.main`), each case in a worker process with a time limit.
+
+What every case must show (docs/cli.md): no traceback (no exception out of `main`), exit status 0
+or 2, on status 2 exactly one line on stderr (`msfcnn: error: ...`) and nothing else there, on
+status 0 nothing on stderr (stderr is not a TTY here, so no progress either), no run over the
+time limit, and no half-written output: no temporary file left beside an output, an output file
+written on success is whole (the plan parses, the array loads), none written on an error.
+
+Cases are a pure function of (seed, index): case i of a run with seed s is always the same input
+and the same command line, so a failure is reproduced with `--seed s --only i`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import signal
+import struct
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
+TIME_LIMIT = 20  # seconds per case
+
+# Small models only: each command must take well under a second on them.
+TFLITE_SEEDS = sorted(p.name for p in FIXTURES.glob("*.tflite")
+                      if p.name not in {"mbv1_025_vww.tflite", "mbv2_035.tflite", "dscnn.tflite"})
+ONNX_SEEDS = sorted(p.name for p in FIXTURES.glob("*.onnx"))
+
+# Small layer lists covering every layer kind (docs/models.md).
+JSON_SEEDS = [
+    {"name": "chain", "input": [12, 12, 3], "layers": [
+        {"op": "conv2d", "filters": 8, "kernel": 3, "stride": 2, "padding": 1, "act": "relu"},
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1, "act": "relu6"},
+        {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0}]},
+    {"name": "res", "input": [8, 8, 4], "layers": [
+        {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 1, "padding": 1},
+        {"op": "depthwise_conv2d", "kernel": 3, "depth_multiplier": 1, "padding": 1},
+        {"op": "add", "from": 0, "act": "relu"},
+        {"op": "max_pool2d", "kernel": 2, "stride": 2},
+        {"op": "avg_pool2d", "kernel": 2, "stride": 1},
+        {"op": "global_avg_pool"},
+        {"op": "dense", "units": 3},
+        {"op": "softmax"}]},
+    {"name": "pools", "input": [9, 7, 2], "layers": [
+        {"op": "avg_pool2d", "kernel": 3, "stride": 2, "padding": 1},
+        {"op": "max_pool2d", "kernel": [2, 3], "stride": [1, 2]},
+        {"op": "conv2d", "filters": 2, "kernel": [1, 3], "stride": 1, "padding": [0, 1]}]},
+]
+
+INTERESTING_INTS = [0, 1, -1, 2, 3, 7, 8, 16, 127, 128, 255, 256, -128, 2**15, 2**16, 2**31 - 1, -2**31,
+                    2**32, 2**63, 10**6, 10**30]
+
+
+@dataclass
+class Case:
+    index: int
+    kind: str           # tflite, onnx, json, plan, npy
+    how: str            # the mutation
+    argv: list[str]     # the command line, with {IN}, {OUT}, {MODEL}, {PLAN} placeholders filled in
+    output: str | None  # the output file or folder the command writes, if any
+    output_kind: str | None = None  # json, npy, dir
+
+
+@dataclass
+class Result:
+    index: int
+    kind: str
+    how: str
+    argv: list[str]
+    status: object       # int, or "exception", "timeout"
+    problems: list[str] = field(default_factory=list)
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Byte-level mutations
+
+def mutate_bytes(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    b = bytearray(data)
+    how = rng.choice(["flip", "byte", "int32", "truncate", "delete", "insert", "duplicate", "zero", "splice"])
+    n = len(b)
+    if n == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64))), "random"
+    if how == "flip":
+        for _ in range(rng.randrange(1, 9)):
+            i = rng.randrange(n)
+            b[i] ^= 1 << rng.randrange(8)
+    elif how == "byte":
+        for _ in range(rng.randrange(1, 5)):
+            b[rng.randrange(n)] = rng.choice([0, 1, 0x7F, 0x80, 0xFF, rng.randrange(256)])
+    elif how == "int32":  # structure-aware for flatbuffers / protobuf: offsets, lengths, dims
+        i = rng.randrange(0, max(1, n - 4)) & ~3
+        value = rng.choice(INTERESTING_INTS) & 0xFFFFFFFF
+        b[i:i + 4] = struct.pack("<I", value)[:len(b[i:i + 4])]
+    elif how == "truncate":
+        b = b[:rng.randrange(n)]
+    elif how == "delete":
+        i = rng.randrange(n)
+        del b[i:i + rng.randrange(1, 33)]
+    elif how == "insert":
+        i = rng.randrange(n + 1)
+        b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 33)))
+    elif how == "duplicate":
+        i = rng.randrange(n)
+        j = min(n, i + rng.randrange(1, 65))
+        k = rng.randrange(n + 1)
+        b[k:k] = b[i:j]
+    elif how == "zero":
+        i = rng.randrange(n)
+        b[i:i + rng.randrange(1, 65)] = bytes(len(b[i:i + 64]))[:len(b[i:i + rng.randrange(1, 65)])]
+    elif how == "splice":  # the tail of the file over its head
+        i = rng.randrange(n)
+        b = b[i:] + b[:i]
+    return bytes(b), f"bytes:{how}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured mutations of JSON documents (layer lists and plans)
+
+def _random_value(rng: random.Random, depth: int = 0):
+    choice = rng.randrange(12)
+    if choice == 0:
+        return rng.choice(INTERESTING_INTS)
+    if choice == 1:
+        return -rng.choice(INTERESTING_INTS)
+    if choice == 2:
+        return rng.choice([0.5, -0.0, 1e308, 1e-308, 3.0, 2.5])
+    if choice == 3:
+        return rng.choice(["", "inf", "nan", "relu", "conv2d", "hcache", "exact", "paper", "x" * 1000])
+    if choice == 4:
+        return None
+    if choice == 5:
+        return rng.choice([True, False])
+    if choice == 6 and depth < 3:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if choice == 7 and depth < 3:
+        return {rng.choice(["op", "kernel", "first", "x"]): _random_value(rng, depth + 1)}
+    if choice == 8:
+        return [rng.choice([1, 2, 3, 0, -1])] * rng.choice([1, 2, 3, 4])
+    return rng.choice([1, 2, 3, 4, 5, 9, 64, 1000])
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _paths(value, prefix + (i,))
+
+
+def _get(doc, path):
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def mutate_json(rng: random.Random, doc) -> tuple[str, str]:
+    """A mutated copy of `doc`, as text."""
+    doc = json.loads(json.dumps(doc))
+    how = rng.choice(["replace", "replace", "delete", "add", "duplicate", "swap", "nest", "bigint", "wrap",
+                      "shuffle", "empty"])
+    paths = list(_paths(doc))
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        path = rng.choice(paths)
+        if how in ("replace", "bigint"):
+            value = _random_value(rng) if how == "replace" else rng.choice(
+                [10**rng.randrange(10, 400), -10**rng.randrange(10, 400), 2**31, 2**63, 2**64])
+            if not path:
+                doc = value
+            else:
+                _get(doc, path[:-1])[path[-1]] = value
+            paths = list(_paths(doc))
+        elif how == "delete" and path:
+            parent = _get(doc, path[:-1])
+            del parent[path[-1]]
+            paths = list(_paths(doc))
+        elif how == "add":
+            target = _get(doc, path)
+            if isinstance(target, dict):
+                target[rng.choice(["op", "kernel", "stride", "padding", "from", "units", "rows", "scheme",
+                                   "io_counted", "extra"])] = _random_value(rng)
+            elif isinstance(target, list):
+                target.insert(rng.randrange(len(target) + 1), _random_value(rng))
+            paths = list(_paths(doc))
+        elif how == "duplicate":
+            target = _get(doc, path)
+            if isinstance(target, list) and target:
+                target.extend(json.loads(json.dumps(target)) * rng.randrange(1, 4))
+            paths = list(_paths(doc))
+        elif how == "swap":
+            other = rng.choice(paths)
+            if path and other and not _is_prefix(path, other) and not _is_prefix(other, path):
+                a, b = _get(doc, path), _get(doc, other)
+                _get(doc, path[:-1])[path[-1]], _get(doc, other[:-1])[other[-1]] = b, a
+                paths = list(_paths(doc))
+        elif how == "shuffle":
+            target = _get(doc, path)
+            if isinstance(target, list):
+                rng.shuffle(target)
+                paths = list(_paths(doc))
+        elif how == "empty":
+            target = _get(doc, path)
+            if isinstance(target, (list, dict)):
+                target.clear()
+                paths = list(_paths(doc))
+    text = json.dumps(doc)
+    if how == "nest":  # deep nesting (parser limits)
+        depth = rng.choice([100, 1000, 5000, 100000])
+        text = "[" * depth + text + "]" * depth
+    elif how == "wrap":
+        text = rng.choice(["", "\ufeff", "null ", "[", "{"]) + text + rng.choice(["", "]", "}", ",", " x"])
+    return text, f"json:{how}"
+
+
+def _is_prefix(a, b):
+    return len(a) <= len(b) and tuple(b[:len(a)]) == tuple(a)
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured mutations of ONNX models (protobuf, through the onnx package)
+
+def mutate_onnx(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    import onnx
+    from onnx import helper
+    model = onnx.load_from_string(data)
+    g = model.graph
+    how = rng.choice(["attr", "attr", "dims", "init_dims", "init_data", "dtype", "op_type", "drop_node",
+                      "rewire", "drop_init", "opset", "input_dims", "swap_nodes"])
+    if how == "attr" and g.node:
+        node = rng.choice(g.node)
+        if node.attribute:
+            a = rng.choice(node.attribute)
+            if a.type == onnx.AttributeProto.INTS:
+                new = [rng.choice(INTERESTING_INTS[:12] + [-1, -2]) for _ in range(rng.choice([0, 1, 2, 4, len(a.ints)]))]
+                del a.ints[:]
+                a.ints.extend(v for v in new if -2**63 <= v < 2**63)
+            elif a.type == onnx.AttributeProto.INT:
+                a.i = rng.choice([0, 1, -1, 2, 5, 100, 2**31])
+            elif a.type == onnx.AttributeProto.FLOAT:
+                a.f = rng.choice([0.0, -1.0, float("nan"), float("inf"), 1e30])
+            elif a.type == onnx.AttributeProto.STRING:
+                a.s = rng.choice([b"SAME_UPPER", b"SAME_LOWER", b"VALID", b"NOTSET", b"bogus", b""])
+        else:
+            node.attribute.append(helper.make_attribute(rng.choice(["strides", "pads", "group", "axis"]),
+                                                        rng.choice([[2, 2], [1, 1, 1, 1], 3, 0])))
+    elif how in ("dims", "input_dims"):
+        values = list(g.input if how == "input_dims" else list(g.input) + list(g.output) + list(g.value_info))
+        if values:
+            v = rng.choice(values)
+            dims = v.type.tensor_type.shape.dim
+            if dims:
+                d = rng.choice(dims)
+                if rng.random() < 0.3:
+                    d.dim_param = "N"
+                else:
+                    d.dim_value = rng.choice([0, 1, 2, 3, 1000, 2**31])
+    elif how == "init_dims" and g.initializer:
+        t = rng.choice(g.initializer)
+        if t.dims:
+            t.dims[rng.randrange(len(t.dims))] = rng.choice([0, 1, 2, 3, 7, 1000])
+    elif how == "init_data" and g.initializer:
+        t = rng.choice(g.initializer)
+        if t.raw_data:
+            raw = bytearray(t.raw_data)
+            if rng.random() < 0.5:
+                raw = raw[:rng.randrange(len(raw) + 1)]
+            else:
+                for _ in range(4):
+                    i = rng.randrange(len(raw)) & ~3
+                    raw[i:i + 4] = struct.pack("<f", rng.choice([float("nan"), float("inf"), -float("inf"), 1e38]))
+            t.raw_data = bytes(raw)
+        elif t.float_data:
+            t.float_data[rng.randrange(len(t.float_data))] = rng.choice([float("nan"), float("inf")])
+    elif how == "dtype":
+        items = list(g.initializer) or []
+        if items and rng.random() < 0.5:
+            rng.choice(items).data_type = rng.choice([0, 2, 3, 6, 7, 10, 11, 16])
+        elif g.input:
+            rng.choice(list(g.input)).type.tensor_type.elem_type = rng.choice([0, 2, 3, 6, 7, 10, 11])
+    elif how == "op_type" and g.node:
+        rng.choice(g.node).op_type = rng.choice(["Conv", "Relu", "Add", "MaxPool", "AveragePool", "Gemm", "MatMul",
+                                                 "Flatten", "Reshape", "Clip", "Tanh", "Concat", "Identity"])
+    elif how == "drop_node" and g.node:
+        del g.node[rng.randrange(len(g.node))]
+    elif how == "rewire" and g.node:
+        node = rng.choice(g.node)
+        names = [i.name for i in g.input] + [t.name for t in g.initializer] + [o for n in g.node for o in n.output]
+        names += ["", "missing"]
+        if node.input and rng.random() < 0.7:
+            node.input[rng.randrange(len(node.input))] = rng.choice(names)
+        else:
+            node.input.append(rng.choice(names))
+    elif how == "drop_init" and g.initializer:
+        del g.initializer[rng.randrange(len(g.initializer))]
+    elif how == "opset" and model.opset_import:
+        model.opset_import[0].version = rng.choice([1, 6, 9, 11, 13, 99])
+    elif how == "swap_nodes" and len(g.node) > 1:
+        i, j = rng.sample(range(len(g.node)), 2)
+        a, b = onnx.NodeProto(), onnx.NodeProto()
+        a.CopyFrom(g.node[i])
+        b.CopyFrom(g.node[j])
+        g.node[i].CopyFrom(b)
+        g.node[j].CopyFrom(a)
+    return model.SerializeToString(), f"onnx:{how}"
+
+
+# ---------------------------------------------------------------------------------------------
+# .npy inputs
+
+def mutate_npy(rng: random.Random, shape: tuple, dtype) -> tuple[bytes, str]:
+    how = rng.choice(["shape", "batch", "dtype", "nan", "big", "object", "fortran", "scalar", "empty", "bytes",
+                      "header", "complex", "bool", "valid"])
+    shape = tuple(shape)
+    x = np.random.default_rng(rng.randrange(2**32)).standard_normal(shape).astype(dtype) if shape else np.zeros(1)
+    if how == "shape" and shape:
+        s = list(shape)
+        i = rng.randrange(len(s))
+        s[i] = rng.choice([0, 1, s[i] + 1, max(1, s[i] - 1)])
+        x = np.zeros(s, dtype=dtype)
+    elif how == "batch":
+        x = np.stack([x] * rng.choice([1, 2]))
+        if rng.random() < 0.5:
+            x = x[None]
+    elif how == "dtype":
+        x = x.astype(rng.choice([np.float64, np.float16, np.int8, np.uint8, np.int32, np.int64, np.uint64]))
+    elif how == "nan":
+        x = x.astype(np.float32)
+        x.reshape(-1)[rng.randrange(x.size)] = rng.choice([np.nan, np.inf, -np.inf])
+    elif how == "big":
+        x = (x.astype(np.float64) * rng.choice([1e10, 1e40, 1e300]))
+    elif how == "object":
+        x = np.array([{"a": 1}, None], dtype=object)
+    elif how == "fortran":
+        x = np.asfortranarray(x)
+    elif how == "scalar":
+        x = np.array(rng.choice([1, 1.5]))
+    elif how == "empty":
+        x = np.zeros((0,) + shape[1:], dtype=dtype)
+    elif how == "complex":
+        x = x.astype(np.complex64)
+    elif how == "bool":
+        x = x > 0
+    buf = io.BytesIO()
+    np.save(buf, x, allow_pickle=True)
+    data = buf.getvalue()
+    if how == "bytes":
+        data, _ = mutate_bytes(rng, data)
+    elif how == "header":
+        header_end = data.index(b"\n") + 1
+        header = data[10:header_end].decode("latin1")
+        header = rng.choice([header.replace("'descr': '", "'descr': '>"),
+                             header.replace("False", "True"),
+                             header.replace("(", "(-1, ", 1),
+                             header.replace("(", "(999999999, ", 1),
+                             header.replace("'descr'", "'desc'"),
+                             "{'descr': 'O', 'fortran_order': False, 'shape': (1,), }"])
+        header = header.rstrip("\n")
+        pad = (64 - (10 + len(header) + 1) % 64) % 64
+        header = header + " " * pad + "\n"
+        data = data[:8] + struct.pack("<H", len(header)) + header.encode("latin1") + data[header_end:]
+    return data, f"npy:{how}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+_PLAN_CACHE: dict[str, bytes] = {}
+
+
+def _valid_plan(model: str) -> bytes:
+    """The plan file `msfcnn plan MODEL -o` writes (cached per process)."""
+    if model not in _PLAN_CACHE:
+        from msfcnn.cli import main
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "plan.json")
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["plan", model, "-o", out]) == 0
+            _PLAN_CACHE[model] = Path(out).read_bytes()
+    return _PLAN_CACHE[model]
+
+
+def _model_input(model: str):
+    from msfcnn import pipeline
+    graph = pipeline.load(model, weights=True)
+    from msfcnn.tensors import random_input
+    x = random_input(graph, 0)
+    return x.shape, x.dtype
+
+
+KINDS = ["tflite", "tflite", "onnx", "onnx", "json", "json", "plan", "npy"]
+
+
+def _model_argv(rng: random.Random, path: str, out_dir: str):
+    command = rng.choice(["plan", "plan", "run", "run", "compile", "pareto", "sweep"])
+    extra = rng.choice([[], [], ["--max-overhead", "1.2"], ["--max-ram", "4kB"], ["--strategy", "heuristic"],
+                        ["--count-io"], ["--json"], ["--strategy", "vanilla"]])
+    if command == "plan":
+        out = os.path.join(out_dir, "plan.json")
+        return ["plan", path, *extra, "-o", out], out, "json"
+    if command == "run":
+        out = os.path.join(out_dir, "y.npy")
+        return ["run", path, *extra, "-o", out], out, "npy"
+    if command == "compile":
+        out = os.path.join(out_dir, "c")
+        return ["compile", path, *[e for e in extra if e != "--json"], "-o", out], out, "dir"
+    if command == "pareto":
+        return ["pareto", path] + rng.choice([[], ["--json"], ["--count-io"]]), None, None
+    return ["sweep", path, "--max-overhead", "1.2,inf", "--max-ram", "8kB"], None, None
+
+
+def make_case(seed: int, index: int, work: str) -> Case:
+    """Case `index` of seed `seed`: writes its input file(s) under `work`."""
+    rng = random.Random(f"{seed}:{index}")
+    kind = KINDS[index % len(KINDS)] if rng.random() < 0.9 else rng.choice(KINDS)
+    os.makedirs(work, exist_ok=True)
+    if kind in ("tflite", "onnx", "json"):
+        if kind == "tflite":
+            name = rng.choice(TFLITE_SEEDS)
+            data, how = mutate_bytes(rng, (FIXTURES / name).read_bytes())
+            path = os.path.join(work, "m.tflite")
+        elif kind == "onnx":
+            name = rng.choice(ONNX_SEEDS)
+            raw = (FIXTURES / name).read_bytes()
+            data, how = mutate_onnx(rng, raw) if rng.random() < 0.6 else mutate_bytes(rng, raw)
+            path = os.path.join(work, "m.onnx")
+        else:
+            doc = rng.choice(JSON_SEEDS)
+            name = doc["name"]
+            if rng.random() < 0.8:
+                text, how = mutate_json(rng, doc)
+                data = text.encode()
+            else:
+                data, how = mutate_bytes(rng, json.dumps(doc).encode())
+            path = os.path.join(work, "m.json")
+        Path(path).write_bytes(data)
+        argv, out, out_kind = _model_argv(rng, path, work)
+        return Case(index, kind, f"{name} {how}", argv, out, out_kind)
+    model = str(FIXTURES / rng.choice(["op_gap.tflite", "resnet8.tflite" if rng.random() < 0.2 else "op_pad.tflite",
+                                       "onnx_conv_bn_relu.onnx", "onnx_residual_add.onnx", "extra_float_io.tflite",
+                                       "op_dw_k3_s2_same.tflite"]))
+    if kind == "plan":
+        doc = json.loads(_valid_plan(model))
+        if rng.random() < 0.8:
+            text, how = mutate_json(rng, doc)
+            data = text.encode()
+        else:
+            data, how = mutate_bytes(rng, _valid_plan(model))
+        path = os.path.join(work, "plan.json")
+        Path(path).write_bytes(data)
+        out = os.path.join(work, "y.npy")
+        return Case(index, kind, f"{Path(model).name} {how}", ["run", model, "--plan", path, "-o", out], out, "npy")
+    shape, dtype = _model_input(model)
+    data, how = mutate_npy(rng, shape, dtype)
+    path = os.path.join(work, "x.npy")
+    Path(path).write_bytes(data)
+    out = os.path.join(work, "y.npy")
+    return Case(index, kind, f"{Path(model).name} {how}", ["run", model, "--input", path, "-o", out] +
+                rng.choice([[], ["--json"], ["--max-overhead", "1.3"]]), out, "npy")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and checking one case
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT) -> Result:
+    import warnings
+    from msfcnn.cli import main
+    work = os.path.join(base, f"case{index}")
+    shutil.rmtree(work, ignore_errors=True)
+    case = make_case(seed, index, work)
+    out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(time_limit)
+    status: object
+    problems: list[str] = []
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("default")  # warnings reach stderr as they would for a user
+            try:
+                status = main(case.argv)
+            except SystemExit as exc:  # argparse --help / --version only
+                status = exc.code if isinstance(exc.code, int) else 2
+    except _Timeout:
+        status = "timeout"
+        problems.append(f"ran over {time_limit} s")
+    except BaseException:  # noqa: BLE001 - a traceback is what the harness looks for
+        status = "exception"
+        problems.append("traceback:\n" + traceback.format_exc())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    seconds = time.monotonic() - start
+    stderr = err.getvalue()
+    if status not in (0, 2, "timeout", "exception"):
+        problems.append(f"exit status {status}")
+    if status == 2:
+        lines = stderr.splitlines()
+        if len(lines) != 1 or not stderr.endswith("\n") or not lines[0].startswith("msfcnn: error: "):
+            problems.append(f"error is not exactly one 'msfcnn: error:' line on stderr: {stderr!r}")
+        if out.getvalue():
+            problems.append(f"a user error also printed on stdout: {out.getvalue()[:200]!r}")
+    elif status == 0 and stderr:
+        problems.append(f"success printed on stderr: {stderr[:500]!r}")
+    problems += _check_outputs(case, status, work)
+    shutil.rmtree(work, ignore_errors=True)
+    return Result(index, case.kind, case.how, case.argv, status, problems, stderr, seconds)
+
+
+def _check_outputs(case: Case, status, work: str) -> list[str]:
+    problems = []
+    for folder, _, files in os.walk(work):
+        for name in files:
+            if name.endswith(".tmp"):
+                problems.append(f"temporary file left behind: {os.path.join(folder, name)}")
+    if case.output is None or status == "timeout":
+        return problems
+    exists = os.path.exists(case.output)
+    if status != 0:
+        if exists and case.output_kind != "dir":
+            problems.append(f"error exit, but {case.output} was written")
+        return problems
+    if case.output_kind == "dir":
+        return problems
+    if not exists:
+        problems.append(f"status 0 but no {case.output}")
+    elif case.output_kind == "json":
+        try:
+            json.loads(Path(case.output).read_text())
+        except ValueError as err:
+            problems.append(f"{case.output} is not whole JSON: {err}")
+    elif case.output_kind == "npy":
+        try:
+            np.load(case.output, allow_pickle=False)
+        except Exception as err:  # noqa: BLE001
+            problems.append(f"{case.output} does not load: {err}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Many cases: worker processes, each case under its own alarm, the parent as a backstop.
+
+def _worker(task):
+    seed, index, base, time_limit = task
+    return run_case(seed, index, base, time_limit)
+
+
+def _init_worker():
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_cases(seed: int, indices, jobs: int = 1, time_limit: int = TIME_LIMIT, progress=None):
+    """Results of the cases `indices` of `seed`, in order of completion."""
+    base = tempfile.mkdtemp(prefix="msfcnn-fuzz-")
+    tasks = [(seed, i, base, time_limit) for i in indices]
+    try:
+        if jobs <= 1:
+            for task in tasks:
+                result = _worker(task)
+                if progress:
+                    progress(result)
+                yield result
+            return
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(jobs, initializer=_init_worker, maxtasksperchild=500) as pool:
+            results = pool.imap_unordered(_worker, tasks, chunksize=1)
+            for _ in tasks:
+                try:  # the alarm stops Python code; this catches a case stuck where it cannot
+                    result = results.next(timeout=3 * time_limit)
+                except multiprocessing.TimeoutError:
+                    raise RuntimeError(f"a worker hung for over {3 * time_limit} s (an uninterruptible case)")
+                if progress:
+                    progress(result)
+                yield result
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
