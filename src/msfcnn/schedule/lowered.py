@@ -209,6 +209,8 @@ class Liveness:
         self.graph = graph
         self.count_io = count_io
         self.last_use = graph.last_use()
+        # Only a tensor read at least two ops after it is made can wait across a block.
+        self._may_wait = [t for t in range(NETWORK_INPUT, len(graph)) if self.last_use.get(t, -1) >= t + 2]
 
     def nbytes(self, tensor: int) -> int:
         return self.graph.nbytes(tensor)
@@ -219,7 +221,8 @@ class Liveness:
     def waiting(self, first: int, last: int, reads) -> list[int]:
         """Tensors made before `first` (the network input included), not read by ops first..last,
         still read after `last`."""
-        return [t for t in range(NETWORK_INPUT, first) if t not in reads and self.last_use.get(t, -1) > last]
+        # t < first <= last < last_use[t] means last_use[t] >= t + 2: only those are looked at.
+        return [t for t in self._may_wait if t < first and t not in reads and self.last_use[t] > last]
 
     def block_ram(self, block: LoweredBlock) -> int:
         """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches."""

@@ -113,17 +113,41 @@ def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...], axis: i
     return max(ring, 1)
 
 
+def readers_of(graph: Graph, cache: dict) -> dict[int, tuple[int, ...]]:
+    """Every tensor's readers, in op order (memoised in `cache`, one dict per graph)."""
+    readers = cache.get("readers")
+    if readers is None:
+        found: dict[int, list[int]] = {}
+        for i, node in enumerate(graph.nodes):
+            for u in dict.fromkeys(node.inputs):
+                found.setdefault(u, []).append(i)
+        readers = cache["readers"] = {t: tuple(r) for t, r in found.items()}
+    return readers
+
+
 def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict,
                   single: bool = False):
     """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
     tensor), or None when the ops cannot stream together (or are one op, unless `single`). Only
     the block's output may be read after the block; ring sizes depend only on a tensor and its
-    readers, so they are memoised in `cache` (one dict per graph)."""
+    readers, so they are memoised in `cache` (one dict per graph), and so is the whole layout of
+    a block (the row schemes ask for the same one; each caller gets its own rings dict)."""
+    if last == first and not single:
+        return None
+    key = ("layout", first, last, axis)
+    if key not in cache:
+        cache[key] = _stream_layout(graph, last_use, first, last, axis, cache)
+    layout = cache[key]
+    return None if layout is None else (layout[0], dict(layout[1]))
+
+
+def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
     end = stream_end(graph, first, last)
-    if end is None or (last == first and not single):
+    if end is None:
         return None
     if any(last_use[t] > last for t in range(first, last)):
         return None
+    readers = readers_of(graph, cache)
     rings = {}
     for t in range(first, end + 1 if end < last else end):
         # The stream end writes the block output directly, or, with a tail, one position at a
@@ -131,7 +155,7 @@ def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int,
         if t == end:
             rings[t] = 1
             continue
-        consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
+        consumers = tuple(i for i in readers.get(t, ()) if i <= last)
         key = (t, consumers, axis)
         if key not in cache:
             c = consumers[0]
@@ -231,3 +255,32 @@ def streamed_work(graph: Graph, first: int, end: int, last: int,
     macs += sum(pixel_macs(graph, t) * computed[t] for t in range(first, end + 1))
     factors = [computed[t] / prod(graph.shape_of(t)[:2]) for t in range(first, end + 1)]
     return macs, tuple(factors) + (1.0,) * (last - end)
+
+
+def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list[int], list[float | None]]:
+    """streamed_work for every block with stream end `end` at once: `computed(t)` is the output
+    positions op t computes (None for a tensor `end` does not depend on). Returns the prefix sums
+    of the streamed MACs over tensors 0..end and each tensor's recompute factor, memoised in
+    `cache` under (`key`, end): the positions depend only on the stream end and the step, not on
+    where a block starts."""
+    full = ("work", key, end)
+    if full not in cache:
+        prefix, factors = [0], []
+        for t in range(end + 1):
+            n = computed(t)
+            if n is None:
+                prefix.append(prefix[-1])
+                factors.append(None)
+                continue
+            prefix.append(prefix[-1] + pixel_macs(graph, t) * n)
+            factors.append(n / prod(graph.shape_of(t)[:2]))
+        cache[full] = prefix, factors
+    return cache[full]
+
+
+def table_work(graph: Graph, table, first: int, end: int, last: int) -> tuple[int, tuple[float, ...]]:
+    """streamed_work of the block first..last from its stream end's `work_table`."""
+    prefix, factors = table
+    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
+    macs += prefix[end + 1] - prefix[first]
+    return macs, tuple(factors[first:end + 1]) + (1.0,) * (last - end)

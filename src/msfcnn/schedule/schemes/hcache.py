@@ -33,8 +33,9 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         profile = streaming.band_profile(graph, end, rows, cache)
         # Within a band, columns are pulled only as far as a reader needs them.
         pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
-        computed = {t: profile[t][0] * pulled[t][0] for t in range(first, end + 1)}
-        macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+        table = streaming.work_table(graph, end, ("hcache", rows), lambda t: profile[t][0] * pulled[t][0]
+                                     if t in profile else None, cache)
+        macs, factors = streaming.table_work(graph, table, first, end, last)
         tail = tail_of(graph, end, last)
         scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), graph.dtype)
                    for t, cols in rings.items()]

@@ -56,6 +56,18 @@ def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock, cache: d
 def consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     """The largest byte offset of the output's start from the input's start at which every output
     row is written only over input rows that no computation from then on reads."""
+    # The steps depend only on the block's first op (its input is the op before it), its stream
+    # end and its step: blocks of several schemes that share them (linebuffer, overlap and inplace
+    # rows; hcache bands and recompute rows of patches of one height) share the delta.
+    rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
+    kind = "rows" if isinstance(loops, Stream) and loops.axis == 0 else "bands"
+    key = ("delta", kind, loops.first, loops.end, source, rows)
+    if key not in cache:
+        cache[key] = _consumed_delta(graph, loops, source, cache)
+    return cache[key]
+
+
+def _consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     height, width, channels = graph.shape_of(source)
     row_in = width * channels * graph.element.nbytes
     _, out_width, out_channels = graph.shape_of(loops.end)
