@@ -58,7 +58,7 @@ def _lower_rows(graph, live, first: int, last: int, cache: dict) -> LoweredBlock
     table = streaming.work_table(graph, end, ("rows", height), lambda t: pulled[t][0] * graph.shape_of(t)[1]
                                  if t in pulled else None, cache)
     macs, factors = streaming.table_work(graph, table, first, end, last)
-    loops = Stream(graph, first, end, 0, height, tail)
+    loops = Stream(graph, first, end, 0, height, tail, cache)
     return LoweredBlock(first, last, "", 1, block_reads(graph, first, last), None, tuple(scratch), macs,
                         loops, rings, factors)
 
