@@ -37,7 +37,7 @@ class Scratch:
     shape: tuple[int, ...]
     dtype: str
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes
 
@@ -116,7 +116,7 @@ class Stream:
         if base_first == self.first:
             return base
         first = self.first
-        return tuple(e for e in base if e[0] >= first)
+        return tuple([e for e in base if e[0] >= first])
 
     def _order(self) -> tuple[tuple[int, int], ...]:
         reads = {t: [p for p in self.pulls if p.consumer == t] for t in range(self.first, self.end + 1)}

@@ -192,7 +192,7 @@ def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict, axis:
         table = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
         floor = end
     for t in range(floor - 1, first - 1, -1):
-        readers = [c for c in range(t + 1, end + 1) if t in graph.nodes[c].inputs]
+        readers = [c for c in readers_of(graph, cache).get(t, ()) if c <= end]
         if not readers:
             break
         window = {c: graph.nodes[c].op.axis_window(axis) for c in readers}
@@ -232,12 +232,25 @@ def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) 
     ending at `end`."""
     key = ("bands", end, rows, axis)
     if key not in cache:
-        profile: dict[int, list[int]] = {}
-        for lo, hi in bands(graph.shape_of(end)[axis], rows):
-            for t, (a, b) in band_ranges(graph, 0, end, lo, hi, axis).items():
-                total, tallest = profile.setdefault(t, [0, 0])
-                profile[t] = [total + b - a, max(tallest, b - a)]
-        cache[key] = {t: (total, tallest) for t, (total, tallest) in profile.items()}
+        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once: each tensor's readers
+        # and windows are looked up once, not once per band.
+        readers = readers_of(graph, cache)
+        tables = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
+        order = [end]
+        for t in range(end - 1, -1, -1):
+            windows = [(c, graph.nodes[c].op.axis_window(axis)) for c in readers.get(t, ()) if c <= end]
+            if not windows:
+                break
+            size = graph.shape_of(t)[axis]
+            for ranges in tables:
+                spans = [window.span(*ranges[c], size)[:2] for c, window in windows]
+                ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+            order.append(t)
+        profile = {}
+        for t in order:
+            heights = [ranges[t][1] - ranges[t][0] for ranges in tables]
+            profile[t] = (sum(heights), max(heights))
+        cache[key] = profile
     return cache[key]
 
 
