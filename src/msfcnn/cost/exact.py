@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
-from ..schedule import Liveness, LoweredBlock
+from ..schedule import Liveness, LoweredBlock, streaming
 from ..schedule import schemes as registry
 
 NAME = "exact"
@@ -29,9 +29,15 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDA
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
     cache: dict = {}
+    # Every fused scheme lowers a block of several ops only as a stream (streaming.stream_layout,
+    # which needs streaming.stream_end), and stream_end is None for every block first..last that
+    # reaches stream_break(first): its walk stops at that op whatever follows. So no block from
+    # `first` reaching it has an edge, and the search stops there (the block of op `first` alone
+    # is still tried: `inplace` writes one op over its input without streaming).
+    reach = [max(first + 1, streaming.stream_break(graph, first)) for first in range(n)]
     for scheme in (registry.SCHEMES[name] for name in registry.check_fused(schemes)):
         for first in range(n):
-            for last in range(first, n):  # one op too, for the schemes that take one
+            for last in range(first, reach[first]):  # one op too, for the schemes that take one
                 for rows in scheme.rows_options(graph, first, last):
                     lowered = scheme.lower(graph, live, first, last, rows, cache)
                     if lowered is None:

@@ -24,24 +24,39 @@ def stream_end(graph: Graph, first: int, last: int) -> int | None:
     form one: row ops (windows, element-wise) optionally followed by a tail that consumes the
     streamed map (an accumulating op, after a view of the same bytes or not) and then vector
     ops, each reading the op before it."""
+    end, broken = _scan(graph, first, last)
+    if broken <= last or end < first:
+        return None
+    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
+        return None
+    return end
+
+
+def _scan(graph: Graph, first: int, last: int) -> tuple[int, int]:
+    """stream_end's walk over ops first..last: (the last row op of the leading run, the first op
+    that no block from `first` can stream through, or last + 1). Whether op i breaks the walk
+    depends only on ops first..i."""
     end = first - 1
     for i in range(first, last + 1):
         op = graph.nodes[i].op
         if op.pattern in ROW_PATTERNS and _is_feature_map(graph, i):
             if end != i - 1:
-                return None  # a row op after the tail started
+                return end, i  # a row op after the tail started
             end = i
         elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
             continue  # the tail starts: it reads the whole streamed map
         elif op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,):
             continue
         else:
-            return None
-    if end < first:
-        return None
-    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
-        return None
-    return end
+            return end, i
+    return end, last + 1
+
+
+def stream_break(graph: Graph, first: int) -> int:
+    """The first op that no stream from op `first` can take in (len(graph) if none): stream_end
+    is None for every block first..last with last at or after it, since the walk stops there
+    whatever follows."""
+    return _scan(graph, first, len(graph) - 1)[1]
 
 
 def tail_consumer(graph: Graph, end: int) -> int:

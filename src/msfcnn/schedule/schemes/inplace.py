@@ -37,7 +37,8 @@ class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
         if not homes:
             return None  # nothing in place: the block is linebuffer's
         width = max(graph.shape_of(t)[1] for t in homes)
-        scratch = tuple(s for s in block.scratch if s.name not in {f"ring{t}" for t in homes})
+        dropped = {f"ring{t}" for t in homes}
+        scratch = tuple(s for s in block.scratch if s.name not in dropped)
         block = replace(block, scratch=scratch + (Scratch("plane", (1, width), graph.dtype),), homes=homes)
         return place_over_input(graph, live, block, cache) or block
 
