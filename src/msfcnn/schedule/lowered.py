@@ -232,11 +232,15 @@ class Liveness:
         self.graph = graph
         self.count_io = count_io
         self.last_use = graph.last_use()
+        self._nbytes: dict[int, int] = {}  # like last_use, taken from the graph as it is now
         # Only a tensor read at least two ops after it is made can wait across a block.
         self._may_wait = [t for t in range(NETWORK_INPUT, len(graph)) if self.last_use.get(t, -1) >= t + 2]
 
     def nbytes(self, tensor: int) -> int:
-        return self.graph.nbytes(tensor)
+        size = self._nbytes.get(tensor)
+        if size is None:
+            size = self._nbytes[tensor] = self.graph.nbytes(tensor)
+        return size
 
     def in_arena(self, tensor: int) -> bool:
         return self.count_io or (tensor != NETWORK_INPUT and tensor != self.graph.output)
