@@ -12,6 +12,7 @@ built-in model. Times are the best of --repeats runs (CPU-bound; a loaded machin
 """
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -65,20 +66,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "pareto_scaling.json"))
     args = parser.parse_args()
-    rows = []
-    for depth in [int(d) for d in args.depths.split(",")]:
-        graph = graph_from_layer_list(synthetic_chain(depth))
-        plan_s, planner = best_of(lambda: pipeline.planner(graph, args.cost_model), args.repeats)
-        front_s, front = best_of(lambda: pareto_front(planner.dag), args.repeats)
-        rows.append({"layers": depth, "edges": len(planner.dag.blocks), "front_points": len(front),
-                     "plan_s": round(plan_s, 4), "pareto_s": round(front_s, 4)})
-        print(f"  {depth} layers: plan {plan_s:.2f} s", file=sys.stderr)
+    # Models first, then chains by depth, each after a full collection: a large DAG left on the
+    # heap slows the next plans' garbage collections.
     names = list(builtin_names()) if args.models == "all" else [m for m in args.models.split(",") if m]
     models = []
     for name in names:
         graph = pipeline.load(name)
+        gc.collect()
         plan_s, planner = best_of(lambda: pipeline.planner(graph, args.cost_model), args.repeats)
         models.append({"model": name, "ops": len(graph), "edges": len(planner.dag.blocks), "plan_s": round(plan_s, 4)})
+        del planner
+    rows = []
+    for depth in [int(d) for d in args.depths.split(",")]:
+        graph = graph_from_layer_list(synthetic_chain(depth))
+        gc.collect()
+        plan_s, planner = best_of(lambda: pipeline.planner(graph, args.cost_model), args.repeats)
+        front_s, front = best_of(lambda: pareto_front(planner.dag), args.repeats)
+        rows.append({"layers": depth, "edges": len(planner.dag.blocks), "front_points": len(front),
+                     "plan_s": round(plan_s, 4), "pareto_s": round(front_s, 4)})
+        del planner, front
+        print(f"  {depth} layers: plan {plan_s:.2f} s", file=sys.stderr)
     depths = [r["layers"] for r in rows]
     result = {
         "cost_model": args.cost_model,
