@@ -10,6 +10,8 @@ is scheduled without lowering it again.
 
 from __future__ import annotations
 
+import gc
+
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
 from ..schedule import Liveness, LoweredBlock, streaming
@@ -25,6 +27,19 @@ def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
 
 
 def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:
+    # The build allocates hundreds of thousands of objects and frees almost none: the cyclic
+    # collector would walk the growing heap again and again for nothing (a quarter of the time).
+    # Paused while it runs; anything cyclic it leaves is collected afterwards as usual.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_dag(graph, schemes, count_io)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build_dag(graph: Graph, schemes, count_io: bool) -> FusionDAG:
     live = Liveness(graph, count_io)
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
