@@ -1,14 +1,18 @@
-"""How the exact Pareto front's cost grows with depth, on synthetic MobileNet-like chains.
+"""How planning time grows with depth, on synthetic MobileNet-like chains, and each built-in model's
+plan time.
 
-Chains of 50, 100, 200 and 400 layers (stem conv, then repeated 1x1-expand / 3x3-depthwise /
-1x1-project groups with four stride-2 stages, 160x160x3 input) under the paper cost model.
-Reports the DAG size, the time to build the DAG, the time to compute the whole front, and the
-growth exponent b of time ~ layers^b fitted on a log-log scale.
+Chains of 25, 50, 100 and 200 layers (stem conv, then repeated 1x1-expand / 3x3-depthwise /
+1x1-project groups with four stride-2 stages, 160x160x3 input) under a cost model (default
+`exact`, the planner's). Reports the DAG size, the plan time (building the planner: the fusion DAG
+and the unfused plan, as `msfcnn plan` does before solving), the time to compute the whole front,
+the growth exponent b of time ~ layers^b fitted on a log-log scale, and the plan time of every
+built-in model. Times are the best of --repeats runs (CPU-bound; a loaded machine inflates them).
 
-    python benchmarks/pareto_scaling.py [--depths 50,100,200,400]
+    python benchmarks/pareto_scaling.py [--depths 25,50,100,200] [--cost-model exact] [--models all]
 """
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -17,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from msfcnn.cost.paper import build_dag  # noqa: E402
+from msfcnn import pipeline  # noqa: E402
+from msfcnn.frontends.builtin import builtin_names  # noqa: E402
 from msfcnn.frontends.layer_list import graph_from_layer_list  # noqa: E402
 from msfcnn.fusion.solvers import pareto_front  # noqa: E402
 
@@ -55,29 +60,51 @@ def slope(xs, ys) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--depths", default="50,100,200,400")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--depths", default="25,50,100,200")
+    parser.add_argument("--cost-model", default="exact", help="exact (the planner's default) or paper")
+    parser.add_argument("--models", default="all", help="built-in models to time, comma-separated ('' for none)")
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "pareto_scaling.json"))
     args = parser.parse_args()
+    # Models first, then chains by depth, each after a full collection: a large DAG left on the
+    # heap slows the next plans' garbage collections.
+    names = list(builtin_names()) if args.models == "all" else [m for m in args.models.split(",") if m]
+    models = []
+    for name in names:
+        graph = pipeline.load(name)
+        gc.collect()
+        plan_s, planner = best_of(lambda: pipeline.planner(graph, args.cost_model), args.repeats)
+        models.append({"model": name, "ops": len(graph), "edges": len(planner.dag.blocks), "plan_s": round(plan_s, 4)})
+        del planner
     rows = []
     for depth in [int(d) for d in args.depths.split(",")]:
         graph = graph_from_layer_list(synthetic_chain(depth))
-        build_s, dag = best_of(lambda: build_dag(graph), args.repeats)
-        front_s, front = best_of(lambda: pareto_front(dag), args.repeats)
-        rows.append({"layers": depth, "edges": len(dag.blocks), "front_points": len(front),
-                     "build_dag_s": round(build_s, 4), "pareto_s": round(front_s, 4)})
+        gc.collect()
+        plan_s, planner = best_of(lambda: pipeline.planner(graph, args.cost_model), args.repeats)
+        front_s, front = best_of(lambda: pareto_front(planner.dag), args.repeats)
+        rows.append({"layers": depth, "edges": len(planner.dag.blocks), "front_points": len(front),
+                     "plan_s": round(plan_s, 4), "pareto_s": round(front_s, 4)})
+        del planner, front
+        print(f"  {depth} layers: plan {plan_s:.2f} s", file=sys.stderr)
     depths = [r["layers"] for r in rows]
     result = {
+        "cost_model": args.cost_model,
         "rows": rows,
-        "pareto_growth_exponent": round(slope(depths, [r["pareto_s"] for r in rows]), 2),
-        "build_growth_exponent": round(slope(depths, [r["build_dag_s"] for r in rows]), 2),
-        "edges_growth_exponent": round(slope(depths, [r["edges"] for r in rows]), 2),
+        "plan_growth_exponent": round(slope(depths, [r["plan_s"] for r in rows]), 2) if len(rows) > 1 else None,
+        "pareto_growth_exponent": round(slope(depths, [r["pareto_s"] for r in rows]), 2) if len(rows) > 1 else None,
+        "edges_growth_exponent": round(slope(depths, [r["edges"] for r in rows]), 2) if len(rows) > 1 else None,
+        "models": models,
     }
-    print(f"{'layers':>6s} {'edges':>7s} {'front':>6s} {'build DAG s':>12s} {'Pareto s':>9s}")
+    print(f"cost model {args.cost_model}")
+    print(f"{'layers':>6s} {'edges':>7s} {'front':>6s} {'plan s':>9s} {'Pareto s':>9s}")
     for r in rows:
-        print(f"{r['layers']:6d} {r['edges']:7d} {r['front_points']:6d} {r['build_dag_s']:12.4f} {r['pareto_s']:9.4f}")
-    print(f"growth exponents (time ~ layers^b): Pareto b = {result['pareto_growth_exponent']}, "
-          f"DAG build b = {result['build_growth_exponent']}, edges b = {result['edges_growth_exponent']}")
+        print(f"{r['layers']:6d} {r['edges']:7d} {r['front_points']:6d} {r['plan_s']:9.3f} {r['pareto_s']:9.3f}")
+    print(f"growth exponents (time ~ layers^b): plan b = {result['plan_growth_exponent']}, "
+          f"Pareto b = {result['pareto_growth_exponent']}, edges b = {result['edges_growth_exponent']}")
+    if models:
+        print(f"{'model':18s} {'ops':>4s} {'edges':>7s} {'plan s':>8s}")
+        for m in models:
+            print(f"{m['model']:18s} {m['ops']:4d} {m['edges']:7d} {m['plan_s']:8.3f}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
 

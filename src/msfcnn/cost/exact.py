@@ -10,10 +10,12 @@ is scheduled without lowering it again.
 
 from __future__ import annotations
 
+import gc
+
 from .. import progress
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
-from ..schedule import Liveness, LoweredBlock
+from ..schedule import Liveness, LoweredBlock, streaming
 from ..schedule import schemes as registry
 
 NAME = "exact"
@@ -26,16 +28,35 @@ def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
 
 
 def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:
+    # The build allocates hundreds of thousands of objects and frees almost none: the cyclic
+    # collector would walk the growing heap again and again for nothing (a quarter of the time).
+    # Paused while it runs; anything cyclic it leaves is collected afterwards as usual.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_dag(graph, schemes, count_io)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build_dag(graph: Graph, schemes, count_io: bool) -> FusionDAG:
     live = Liveness(graph, count_io)
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
     cache: dict = {}
+    # Every fused scheme lowers a block of several ops only as a stream (streaming.stream_layout,
+    # which needs streaming.stream_end), and stream_end is None for every block first..last that
+    # reaches stream_break(first): its walk stops at that op whatever follows. So no block from
+    # `first` reaching it has an edge, and the search stops there (the block of op `first` alone
+    # is still tried: `inplace` writes one op over its input without streaming).
+    reach = [max(first + 1, streaming.stream_break(graph, first)) for first in range(n)]
     fused = registry.check_fused(schemes)
     progress.count(len(fused) * n)  # first ops, scheme by scheme
     for scheme in (registry.SCHEMES[name] for name in fused):
         for first in range(n):
             progress.advance()
-            for last in range(first, n):  # one op too, for the schemes that take one
+            for last in range(first, reach[first]):  # one op too, for the schemes that take one
                 for rows in scheme.rows_options(graph, first, last):
                     lowered = scheme.lower(graph, live, first, last, rows, cache)
                     if lowered is None:

@@ -37,7 +37,7 @@ class Scratch:
     shape: tuple[int, ...]
     dtype: str
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes
 
@@ -83,6 +83,9 @@ class Stream:
     axis: int
     band_rows: int  # axis 1: output rows of the stream end per band (axis 0: its height)
     tail: Tail | None
+    # The cost model's geometry cache (one dict per graph): the pull orders of streams sharing a
+    # stream end are derived from one another there (see `order`).
+    shared: dict | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def pulls(self) -> tuple[Pull, ...]:
@@ -95,7 +98,27 @@ class Stream:
     def order(self) -> tuple[tuple[int, int], ...]:
         """(op, position) in the order one sweep computes them: each position of the stream end in
         turn, each op computing a position when a reader needs it, after pulling what it needs from
-        its own inputs (main input first). The generated C's pull functions follow the same order."""
+        its own inputs (main input first). The generated C's pull functions follow the same order.
+
+        With `shared`, a stream with the same end and axis starting at or below `first` may have
+        computed its order already: this stream's order is that one's restricted to ops >= first.
+        Pulling an op's inputs below `first` only inserts computations of ops below `first`
+        (those inputs' own inputs are lower still) and changes no op's produced count, so the
+        computations of ops >= first come in the same order in both."""
+        if self.shared is None:
+            return self._order()
+        key = ("order", self.end, self.axis)
+        base_first, base = self.shared.get(key, (None, None))
+        if base_first is None or base_first > self.first:
+            order = self._order()
+            self.shared[key] = (self.first, order)
+            return order
+        if base_first == self.first:
+            return base
+        first = self.first
+        return tuple([e for e in base if e[0] >= first])
+
+    def _order(self) -> tuple[tuple[int, int], ...]:
         reads = {t: [p for p in self.pulls if p.consumer == t] for t in range(self.first, self.end + 1)}
         produced = dict.fromkeys(reads, 0)
         order = []
@@ -209,9 +232,15 @@ class Liveness:
         self.graph = graph
         self.count_io = count_io
         self.last_use = graph.last_use()
+        self._nbytes: dict[int, int] = {}  # like last_use, taken from the graph as it is now
+        # Only a tensor read at least two ops after it is made can wait across a block.
+        self._may_wait = [t for t in range(NETWORK_INPUT, len(graph)) if self.last_use.get(t, -1) >= t + 2]
 
     def nbytes(self, tensor: int) -> int:
-        return self.graph.nbytes(tensor)
+        size = self._nbytes.get(tensor)
+        if size is None:
+            size = self._nbytes[tensor] = self.graph.nbytes(tensor)
+        return size
 
     def in_arena(self, tensor: int) -> bool:
         return self.count_io or (tensor != NETWORK_INPUT and tensor != self.graph.output)
@@ -219,7 +248,8 @@ class Liveness:
     def waiting(self, first: int, last: int, reads) -> list[int]:
         """Tensors made before `first` (the network input included), not read by ops first..last,
         still read after `last`."""
-        return [t for t in range(NETWORK_INPUT, first) if t not in reads and self.last_use.get(t, -1) > last]
+        # t < first <= last < last_use[t] means last_use[t] >= t + 2: only those are looked at.
+        return [t for t in self._may_wait if t < first and t not in reads and self.last_use[t] > last]
 
     def block_ram(self, block: LoweredBlock) -> int:
         """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches."""

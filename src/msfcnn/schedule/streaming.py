@@ -24,24 +24,39 @@ def stream_end(graph: Graph, first: int, last: int) -> int | None:
     form one: row ops (windows, element-wise) optionally followed by a tail that consumes the
     streamed map (an accumulating op, after a view of the same bytes or not) and then vector
     ops, each reading the op before it."""
+    end, broken = _scan(graph, first, last)
+    if broken <= last or end < first:
+        return None
+    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
+        return None
+    return end
+
+
+def _scan(graph: Graph, first: int, last: int) -> tuple[int, int]:
+    """stream_end's walk over ops first..last: (the last row op of the leading run, the first op
+    that no block from `first` can stream through, or last + 1). Whether op i breaks the walk
+    depends only on ops first..i."""
     end = first - 1
     for i in range(first, last + 1):
         op = graph.nodes[i].op
         if op.pattern in ROW_PATTERNS and _is_feature_map(graph, i):
             if end != i - 1:
-                return None  # a row op after the tail started
+                return end, i  # a row op after the tail started
             end = i
         elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
             continue  # the tail starts: it reads the whole streamed map
         elif op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,):
             continue
         else:
-            return None
-    if end < first:
-        return None
-    if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
-        return None
-    return end
+            return end, i
+    return end, last + 1
+
+
+def stream_break(graph: Graph, first: int) -> int:
+    """The first op that no stream from op `first` can take in (len(graph) if none): stream_end
+    is None for every block first..last with last at or after it, since the walk stops there
+    whatever follows."""
+    return _scan(graph, first, len(graph) - 1)[1]
 
 
 def tail_consumer(graph: Graph, end: int) -> int:
@@ -113,17 +128,41 @@ def simulate_ring(graph: Graph, tensor: int, consumers: tuple[int, ...], axis: i
     return max(ring, 1)
 
 
+def readers_of(graph: Graph, cache: dict) -> dict[int, tuple[int, ...]]:
+    """Every tensor's readers, in op order (memoised in `cache`, one dict per graph)."""
+    readers = cache.get("readers")
+    if readers is None:
+        found: dict[int, list[int]] = {}
+        for i, node in enumerate(graph.nodes):
+            for u in dict.fromkeys(node.inputs):
+                found.setdefault(u, []).append(i)
+        readers = cache["readers"] = {t: tuple(r) for t, r in found.items()}
+    return readers
+
+
 def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict,
                   single: bool = False):
     """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
     tensor), or None when the ops cannot stream together (or are one op, unless `single`). Only
     the block's output may be read after the block; ring sizes depend only on a tensor and its
-    readers, so they are memoised in `cache` (one dict per graph)."""
+    readers, so they are memoised in `cache` (one dict per graph), and so is the whole layout of
+    a block (the row schemes ask for the same one; each caller gets its own rings dict)."""
+    if last == first and not single:
+        return None
+    key = ("layout", first, last, axis)
+    if key not in cache:
+        cache[key] = _stream_layout(graph, last_use, first, last, axis, cache)
+    layout = cache[key]
+    return None if layout is None else (layout[0], dict(layout[1]))
+
+
+def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
     end = stream_end(graph, first, last)
-    if end is None or (last == first and not single):
+    if end is None:
         return None
     if any(last_use[t] > last for t in range(first, last)):
         return None
+    readers = readers_of(graph, cache)
     rings = {}
     for t in range(first, end + 1 if end < last else end):
         # The stream end writes the block output directly, or, with a tail, one position at a
@@ -131,7 +170,7 @@ def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int,
         if t == end:
             rings[t] = 1
             continue
-        consumers = tuple(sorted({i for i in range(t + 1, last + 1) if t in graph.nodes[i].inputs}))
+        consumers = tuple(i for i in readers.get(t, ()) if i <= last)
         key = (t, consumers, axis)
         if key not in cache:
             c = consumers[0]
@@ -168,7 +207,7 @@ def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict, axis:
         table = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
         floor = end
     for t in range(floor - 1, first - 1, -1):
-        readers = [c for c in range(t + 1, end + 1) if t in graph.nodes[c].inputs]
+        readers = [c for c in readers_of(graph, cache).get(t, ()) if c <= end]
         if not readers:
             break
         window = {c: graph.nodes[c].op.axis_window(axis) for c in readers}
@@ -208,12 +247,25 @@ def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) 
     ending at `end`."""
     key = ("bands", end, rows, axis)
     if key not in cache:
-        profile: dict[int, list[int]] = {}
-        for lo, hi in bands(graph.shape_of(end)[axis], rows):
-            for t, (a, b) in band_ranges(graph, 0, end, lo, hi, axis).items():
-                total, tallest = profile.setdefault(t, [0, 0])
-                profile[t] = [total + b - a, max(tallest, b - a)]
-        cache[key] = {t: (total, tallest) for t, (total, tallest) in profile.items()}
+        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once: each tensor's readers
+        # and windows are looked up once, not once per band.
+        readers = readers_of(graph, cache)
+        tables = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
+        order = [end]
+        for t in range(end - 1, -1, -1):
+            windows = [(c, graph.nodes[c].op.axis_window(axis)) for c in readers.get(t, ()) if c <= end]
+            if not windows:
+                break
+            size = graph.shape_of(t)[axis]
+            for ranges in tables:
+                spans = [window.span(*ranges[c], size)[:2] for c, window in windows]
+                ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+            order.append(t)
+        profile = {}
+        for t in order:
+            heights = [ranges[t][1] - ranges[t][0] for ranges in tables]
+            profile[t] = (sum(heights), max(heights))
+        cache[key] = profile
     return cache[key]
 
 
@@ -231,3 +283,32 @@ def streamed_work(graph: Graph, first: int, end: int, last: int,
     macs += sum(pixel_macs(graph, t) * computed[t] for t in range(first, end + 1))
     factors = [computed[t] / prod(graph.shape_of(t)[:2]) for t in range(first, end + 1)]
     return macs, tuple(factors) + (1.0,) * (last - end)
+
+
+def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list[int], list[float | None]]:
+    """streamed_work for every block with stream end `end` at once: `computed(t)` is the output
+    positions op t computes (None for a tensor `end` does not depend on). Returns the prefix sums
+    of the streamed MACs over tensors 0..end and each tensor's recompute factor, memoised in
+    `cache` under (`key`, end): the positions depend only on the stream end and the step, not on
+    where a block starts."""
+    full = ("work", key, end)
+    if full not in cache:
+        prefix, factors = [0], []
+        for t in range(end + 1):
+            n = computed(t)
+            if n is None:
+                prefix.append(prefix[-1])
+                factors.append(None)
+                continue
+            prefix.append(prefix[-1] + pixel_macs(graph, t) * n)
+            factors.append(n / prod(graph.shape_of(t)[:2]))
+        cache[full] = prefix, factors
+    return cache[full]
+
+
+def table_work(graph: Graph, table, first: int, end: int, last: int) -> tuple[int, tuple[float, ...]]:
+    """streamed_work of the block first..last from its stream end's `work_table`."""
+    prefix, factors = table
+    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
+    macs += prefix[end + 1] - prefix[first]
+    return macs, tuple(factors[first:end + 1]) + (1.0,) * (last - end)

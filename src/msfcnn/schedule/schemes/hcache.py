@@ -33,11 +33,17 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         profile = streaming.band_profile(graph, end, rows, cache)
         # Within a band, columns are pulled only as far as a reader needs them.
         pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
-        computed = {t: profile[t][0] * pulled[t][0] for t in range(first, end + 1)}
-        macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+        table = streaming.work_table(graph, end, ("hcache", rows), lambda t: profile[t][0] * pulled[t][0]
+                                     if t in profile else None, cache)
+        macs, factors = streaming.table_work(graph, table, first, end, last)
         tail = tail_of(graph, end, last)
-        scratch = [Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), graph.dtype)
-                   for t, cols in rings.items()]
+        made = cache.setdefault(("column rings", end, rows), {})  # the same rings recur across blocks
+        scratch = []
+        for t, cols in rings.items():
+            ring = made.get((t, cols))
+            if ring is None:
+                ring = made[(t, cols)] = Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), graph.dtype)
+            scratch.append(ring)
         scratch += tail_scratch(tail)
         loops = Stream(graph, first, end, 1, rows, tail)
         block = LoweredBlock(first, last, self.name, rows, block_reads(graph, first, last), None, tuple(scratch),

@@ -33,11 +33,12 @@ class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
         block = lower_rows(graph, live, first, last, cache, self.name)
         if block is None:
             return None
-        homes = row_homes(graph, block)
+        homes = row_homes(graph, block, cache)
         if not homes:
             return None  # nothing in place: the block is linebuffer's
         width = max(graph.shape_of(t)[1] for t in homes)
-        scratch = tuple(s for s in block.scratch if s.name not in {f"ring{t}" for t in homes})
+        dropped = {f"ring{t}" for t in homes}
+        scratch = tuple(s for s in block.scratch if s.name not in dropped)
         block = replace(block, scratch=scratch + (Scratch("plane", (1, width), graph.dtype),), homes=homes)
         return place_over_input(graph, live, block, cache) or block
 
@@ -69,37 +70,64 @@ def _whole_map(graph, live, t: int) -> LoweredBlock | None:
                         Channels(plane), recompute=(1.0,), placed_on=(source, 0))
 
 
-def row_homes(graph, block: LoweredBlock) -> dict[int, tuple[int, int]]:
+def row_homes(graph, block: LoweredBlock, cache: dict | None = None) -> dict[int, tuple[int, int]]:
     """For each depthwise tensor of a row stream that can live in its input's ring: (its input,
     the slot shift that the pull order proves safe). Its rows must be read one at a time (a ring
-    of one row), its input must have no other reader and rows at least as wide."""
+    of one row), its input must have no other reader and rows at least as wide.
+
+    t, its input and their readers are all ops of the block at or after its first op, and the
+    pull order restricted to those ops depends only on the stream end (`Stream.order`): so with
+    `cache` (one dict per graph) the replays and row counts are shared by every block with the
+    same stream end (keyed by what else they read: the input's ring size and the shift)."""
     homes: dict[int, tuple[int, int]] = {}
     rings = block.rings
+    loops = block.loops
+    made: dict[int, int] | None = None
+    replays = {} if cache is None else cache.setdefault(("replays", loops.end), {})
     for t in sorted(rings):
         node = graph.nodes[t]
         host = node.inputs[0]
-        readers = [i for i in range(host + 1, block.last + 1) if host in graph.nodes[i].inputs]
         if not (node.op.in_place_channels() and rings[t] == 1 and host in rings and host not in homes
-                and readers == [t] and graph.shape_of(t)[1] <= graph.shape_of(host)[1]):
+                and graph.shape_of(t)[1] <= graph.shape_of(host)[1]
+                and [i for i in range(host + 1, block.last + 1) if host in graph.nodes[i].inputs] == [t]):
             continue
         # Most often the slot the input's next row will take is free (the shift that puts row 0
         # there is tried first); the pull order decides.
-        first_try = _next_row(block.loops, host, t) % rings[host]
+        if made is None:
+            made = _rows_made_before(graph, loops) if cache is None else _shared_rows_made(graph, loops, cache)
+        first_try = made[t] % rings[host]
         for shift in sorted(range(rings[host]), key=lambda d: d != first_try):
-            if _replays(graph, block.loops, rings, t, host, shift):
+            key = (t, host, rings[host], shift)
+            if key not in replays:
+                replays[key] = _replays(graph, loops, rings, t, host, shift)
+            if replays[key]:
                 homes[t] = (host, shift)
                 break
     return homes
 
 
-def _next_row(loops: Stream, host: int, t: int) -> int:
-    """Rows of `host` made when row 0 of `t` is computed."""
-    made = 0
-    for u, i in loops.order:
-        if u == t:
-            return made
-        made += u == host
+def _shared_rows_made(graph, loops: Stream, cache: dict) -> dict[int, int]:
+    """_rows_made_before, from a stream with the same end starting at or below this one's first op
+    when one was counted: the counts of ops whose input is at or after `first` are the same."""
+    key = ("rows made", loops.end)
+    base_first, made = cache.get(key, (None, None))
+    if base_first is None or base_first > loops.first:
+        made = _rows_made_before(graph, loops)
+        cache[key] = (loops.first, made)
     return made
+
+
+def _rows_made_before(graph, loops: Stream) -> dict[int, int]:
+    """For every op t of the stream: rows of its main input (`host`) made when row 0 of t is
+    computed (all the rows the stream makes of it if t computes none), in one pass of the order."""
+    made: dict[int, int] = {}
+    first: dict[int, int] = {}
+    for u, i in loops.order:
+        if i == 0:  # an op's first computation is its row 0
+            first[u] = made.get(graph.nodes[u].inputs[0], 0)
+        made[u] = made.get(u, 0) + 1
+    return {t: first[t] if t in first else made.get(graph.nodes[t].inputs[0], 0)
+            for t in range(loops.first, loops.end + 1)}
 
 
 def _replays(graph, loops: Stream, rings: dict[int, int], t: int, host: int, shift: int) -> bool:
@@ -111,7 +139,9 @@ def _replays(graph, loops: Stream, rings: dict[int, int], t: int, host: int, shi
     tags: list[tuple[int, int] | None] = [None] * k
     windows = {c: [(u, graph.nodes[c].op.axis_window(0), graph.shape_of(u)[0]) for u in graph.nodes[c].inputs
                    if u in (t, host)] for c in range(loops.first, loops.end + 1)}
-    for c, i in loops.order:
+    # Only the computations of t, host and their readers check or tag a slot.
+    relevant = {t, host} | {c for c, reads in windows.items() if reads}
+    for c, i in (e for e in loops.order if e[0] in relevant):
         for u, window, height in windows[c]:
             a, b, _, _ = window.span(i, i + 1, height)
             offset = shift if u == t else 0

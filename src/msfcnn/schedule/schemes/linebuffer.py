@@ -27,8 +27,23 @@ class Linebuffer(Scheme, name="linebuffer", template="stream", order=10):
 
 def lower_rows(graph, live, first: int, last: int, cache: dict, scheme: str, single: bool = False) -> LoweredBlock | None:
     """Ops first..last (one op too, if `single`) streamed row by row, as `scheme`; None when they
-    cannot stream together."""
-    layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache, single)
+    cannot stream together. linebuffer, overlap and inplace lower the same rows: the lowering is
+    memoised in `cache` and only the scheme's name differs (the loops, and so their pull order, are
+    shared)."""
+    if first == last and not single:
+        return None
+    key = ("rows", first, last)
+    if key not in cache:
+        cache[key] = _lower_rows(graph, live, first, last, cache)
+    block = cache[key]
+    if block is None:
+        return None
+    return LoweredBlock(first, last, scheme, 1, block.reads, None, block.scratch, block.macs, block.loops,
+                        dict(block.rings), block.recompute)
+
+
+def _lower_rows(graph, live, first: int, last: int, cache: dict) -> LoweredBlock | None:
+    layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache, True)
     if layout is None:
         return None
     end, rings = layout
@@ -38,11 +53,13 @@ def lower_rows(graph, live, first: int, last: int, cache: dict, scheme: str, sin
     scratch += tail_scratch(tail)
     # Rows are pulled only as far as a reader needs them (a strided VALID window may never read
     # the last rows); each pulled row is computed at full width.
-    pulled = streaming.band_profile(graph, end, graph.shape_of(end)[0], cache, 0)
-    computed = {t: pulled[t][0] * graph.shape_of(t)[1] for t in range(first, end + 1)}
-    macs, factors = streaming.streamed_work(graph, first, end, last, computed)
-    loops = Stream(graph, first, end, 0, graph.shape_of(end)[0], tail)
-    return LoweredBlock(first, last, scheme, 1, block_reads(graph, first, last), None, tuple(scratch), macs,
+    height = graph.shape_of(end)[0]
+    pulled = streaming.band_profile(graph, end, height, cache, 0)
+    table = streaming.work_table(graph, end, ("rows", height), lambda t: pulled[t][0] * graph.shape_of(t)[1]
+                                 if t in pulled else None, cache)
+    macs, factors = streaming.table_work(graph, table, first, end, last)
+    loops = Stream(graph, first, end, 0, height, tail, cache)
+    return LoweredBlock(first, last, "", 1, block_reads(graph, first, last), None, tuple(scratch), macs,
                         loops, rings, factors)
 
 

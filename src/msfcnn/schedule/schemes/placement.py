@@ -56,6 +56,18 @@ def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock, cache: d
 def consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     """The largest byte offset of the output's start from the input's start at which every output
     row is written only over input rows that no computation from then on reads."""
+    # The steps depend only on the block's first op (its input is the op before it), its stream
+    # end and its step: blocks of several schemes that share them (linebuffer, overlap and inplace
+    # rows; hcache bands and recompute rows of patches of one height) share the delta.
+    rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
+    kind = "rows" if isinstance(loops, Stream) and loops.axis == 0 else "bands"
+    key = ("delta", kind, loops.first, loops.end, source, rows)
+    if key not in cache:
+        cache[key] = _consumed_delta(graph, loops, source, cache)
+    return cache[key]
+
+
+def _consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     height, width, channels = graph.shape_of(source)
     row_in = width * channels * graph.element.nbytes
     _, out_width, out_channels = graph.shape_of(loops.end)
@@ -79,14 +91,18 @@ def _row_steps(graph: Graph, loops: Stream, source: int) -> list[tuple[int, int]
     height = graph.shape_of(source)[0]
     windows = {t: graph.nodes[t].op.axis_window(0) for t in range(loops.first, loops.end + 1)
                if source in graph.nodes[t].inputs}
+    # A computation that neither reads the input nor writes output rows would be a step
+    # (height, 0), which changes neither the suffix minimum nor any bound: it is left out.
+    end = loops.end
+    relevant = set(windows) | {end}
     steps = []
-    for t, i in loops.order:
+    for t, i in [e for e in loops.order if e[0] in relevant]:
         first_read = height
         if t in windows:
             a, b, _, _ = windows[t].span(i, i + 1, height)
             if b > a:
                 first_read = a
-        steps.append((first_read, i + 1 if t == loops.end else 0))
+        steps.append((first_read, i + 1 if t == end else 0))
     return steps
 
 
@@ -98,9 +114,10 @@ def _band_steps(graph: Graph, loops: Stream | Patches, source: int, cache: dict)
     height = graph.shape_of(source)[0]
     rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
     spans = streaming.band_table(graph, loops.first, loops.end, rows, cache)  # per band, each tensor's rows
-    readers = [t for t in range(loops.first, loops.end + 1) if source in graph.nodes[t].inputs]
+    readers = [(t, graph.nodes[t].op.axis_window(0)) for t in range(loops.first, loops.end + 1)
+               if source in graph.nodes[t].inputs]
     steps = []
     for band in spans:
-        first_read = min((streaming.needed_range(graph, t, source, *band[t])[0] for t in readers), default=height)
+        first_read = min((window.span(*band[t], height)[0] for t, window in readers), default=height)
         steps.append((first_read, band[loops.end][1]))
     return steps

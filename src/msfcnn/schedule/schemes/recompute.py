@@ -45,12 +45,17 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
     row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
     col_profile = streaming.band_profile(graph, end, tile[1], cache, 1)
     # Regions are products of a row band and a column band, so totals and maxima separate.
-    computed = {t: row_profile[t][0] * col_profile[t][0] for t in range(first, end + 1)}
-    macs, factors = streaming.streamed_work(graph, first, end, last, computed)
+    table = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0] * col_profile[t][0]
+                                 if t in row_profile else None, cache)
+    macs, factors = streaming.table_work(graph, table, first, end, last)
     tail = tail_of(graph, end, last)
-    inner = range(first, end + 1 if end < last else end)
-    scratch = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
-               for t in inner]
+    # A tensor's tile buffer depends only on the stream end and the tile: one list per pair,
+    # sliced for each block.
+    key = ("tiles", end, tile)
+    if key not in cache:
+        cache[key] = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
+                      if t in row_profile else None for t in range(end + 1)]
+    scratch = cache[key][first:end + 1 if end < last else end]
     scratch += tail_scratch(tail)
     loops = Patches(graph, first, end, tile, tail)
     return LoweredBlock(first, last, scheme, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
