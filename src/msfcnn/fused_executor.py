@@ -152,6 +152,8 @@ class _Stream:
                         for s in block.scratch}
         # Each ring tensor's storage: its own ring, or (an in-place row) slots of its host's ring.
         self.homes = {t: block.homes.get(t, (t, 0)) for t in block.rings}
+        # A host ring's slots start with a gap of pixels, where its in-place tensor's rows start.
+        self.gap = {t: block.gaps.get(t, 0) for t in block.rings}
         self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings if t not in block.homes}
         self.end = self.loops.end
         self.tail = self.loops.tail
@@ -172,7 +174,7 @@ class _Stream:
         slots = [self.slot(t, i) for i in range(*stream)]
         if any(tags[s] != (t, i) for s, i in zip(slots, range(*stream))):
             raise AssertionError(f"ring of tensor {t} no longer holds positions {stream[0]}..{stream[1] - 1}")
-        offset = self.span[t][0]
+        offset = self.span[t][0] - self.gap[t]
         if self.axis == 0:
             return ring[slots, fixed[0] - offset:fixed[1] - offset]
         return ring[fixed[0] - offset:fixed[1] - offset][:, slots]
@@ -187,13 +189,9 @@ class _Stream:
     def store(self, t: int, index: int, value: np.ndarray) -> None:
         if t in self.homes:
             host, slot = self.homes[t][0], self.slot(t, index)
-            if t in self.block.homes:  # in place: channel by channel through the plane, as the C does
-                plane = self.buffers["plane"][0, :value.shape[1]]
-                for c in range(value.shape[2]):
-                    plane[...] = value[0, :, c]
-                    self.rings[host][slot, :value.shape[1], c] = plane
-            elif self.axis == 0:
-                self.rings[host][slot, :value.shape[1]] = value[0]
+            if self.axis == 0:
+                gap = self.gap[t]
+                self.rings[host][slot, gap:gap + value.shape[1]] = value[0]
             else:
                 self.rings[host][:value.shape[0], slot] = value[:, 0]
             self.tags[host][slot] = (t, index)

@@ -46,7 +46,7 @@ def test_count_io_counts_the_input_and_output_while_they_are_live(capsys):
         if lower_block(graph, live_io, b["first"], b["last"], b["scheme"], b["rows"]).placed_on is None:
             assert b["ram_bytes"] == separate
         else:  # an hcache block writing its output over the image it consumed: their union
-            assert b["ram_bytes"] < separate
+            assert b["ram_bytes"] <= separate
     # A RAM cap then applies to the arena with the input and output in it.
     capped = plan(capsys, "mcunet-vww5", "--count-io", "--max-ram", str(with_io["peak_ram_bytes"] + 1))
     assert capped["peak_ram_bytes"] <= with_io["peak_ram_bytes"]

@@ -176,10 +176,15 @@ class _Emitter:
         views = []
         for t in range(first, end + 1):
             h, w, c = graph.shape_of(t)
-            if t in block.homes:  # an in-place row: slots of its host's ring, shifted
+            if t in block.homes:  # an in-place row: a slot of its host's ring, from the slot's gap on
                 host, shift = block.homes[t]
                 base = f"ARENA({scratch[f'ring{host}']})"
-                views.append(f"{{ {base}, {graph.shape_of(host)[1] * c}, {c}, {-shift}, 0, {block.rings[host]}, 0 }}")
+                slot = (graph.shape_of(host)[1] + block.gaps[host]) * c
+                views.append(f"{{ {base}, {slot}, {c}, {-shift}, 0, {block.rings[host]}, 0 }}")
+            elif t in block.gaps:  # its ring's slots start with a gap of pixels (see schemes/inplace.py)
+                gap = block.gaps[t]
+                base = f"ARENA({scratch[f'ring{t}'] + gap * c * graph.element.nbytes})"
+                views.append(f"{{ {base}, {(w + gap) * c}, {c}, 0, 0, {block.rings[t]}, 0 }}")
             elif t in block.rings:
                 ring = block.rings[t]
                 base = f"ARENA({scratch[f'ring{t}']})"
@@ -195,12 +200,7 @@ class _Emitter:
             pulls = [{"local": local[p.tensor], "upto": p.window.c_end(p.size)} for p in loops.pulls if p.consumer == t]
             ins = [f"s->v[{local[u]}]" if u in local else names[u] for u in node.inputs]
             region = ("i, i + 1, 0, " + str(graph.shape_of(t)[1])) if axis == 0 else "s->lo[t], s->hi[t], i, i + 1"
-            if t in block.homes:
-                plane = f"ARENA({scratch['plane']})"
-                body = [f"{node.op.c_kernel}_inplace{self.sfx}(&p{t}, &{ins[0]}, &s->v[{local[t]}], {plane}, i, i + 1, "
-                        f"{graph.shape_of(t)[1]});"]
-            else:
-                body = [self.call(t, ins, f"s->v[{local[t]}]", region)]
+            body = [self.call(t, ins, f"s->v[{local[t]}]", region)]
             if t == end and accumulate:
                 r0, r1, c0, c1 = region.split(", ")
                 body.append(accumulate.format(r0=r0, r1=r1, c0=c0, c1=c1))

@@ -201,6 +201,9 @@ class LoweredBlock:
     # the host's ring of k rows, over a host row that no computation reads any more (an in-place
     # depthwise row, the `inplace` scheme); such a tensor has no ring of its own.
     homes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # Host ring tensor -> pixels of gap at the start of each of its slots, where the in-place rows
+    # it hosts begin (they are written that many pixels to the left of its rows).
+    gaps: dict[int, int] = field(default_factory=dict)
 
     @property
     def output(self) -> int:

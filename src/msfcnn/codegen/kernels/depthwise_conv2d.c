@@ -11,6 +11,12 @@
  * Loops (msf_window, window.c): output pixel; its in-bounds taps located once; block of output
  * channels; with multiplier 1, eight channels at a time in registers (four, a word each, on Arm's
  * DSP extension); tap.
+ *
+ * The `inplace` scheme relies on that order: with multiplier 1, output pixels go left to right,
+ * and a block of output channels is written after its sums, which read only those channels (the
+ * DSP tail's word may also read earlier channels, whose lanes it drops). So a row may be written
+ * one pixel to the left of an input row it reads: pixel x lands on input pixel x - 1, which no
+ * later pixel reads and whose channels of the block the sums have already read.
  */
 #include "msfcnn_kernels.h"
 

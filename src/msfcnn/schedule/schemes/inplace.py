@@ -1,16 +1,20 @@
 """`inplace` (TinyEngine's in-place depthwise): an op whose output channel c reads only input
-channel c (a depthwise conv with multiplier 1) writes its output over input it no longer reads, a
-channel at a time through one plane.
+channel c (a depthwise conv with multiplier 1) writes its output over input it no longer reads.
 
 - One op: the output starts where the input starts; channel c's values land on bytes of input
   channel c only, which is dead once its plane is computed. RAM: input + one plane of out_h x
   out_w values, instead of input + output. As for `overlap`, the input must be the tensor made just
   before, on top of its end.
 - A row-streamed block (linebuffer): each depthwise row is written into a slot of its input's ring
-  that holds a row no computation reads any more, instead of into a ring of its own. RAM: the
-  block's linebuffer RAM less those rings, plus one plane of a row (out_w values). The slot is
-  found by replaying the block's pull order, which also proves it safe. Where it saves more, the
-  block's output is also written over its consumed input (`placement`).
+  that holds a row no computation reads any more but that row itself, instead of into a ring of
+  its own. The slot is found by replaying the block's pull order, which also proves it safe. Each
+  slot of the input's ring starts with a gap of g pixels (`row_gap`: 1 for a 3x3 SAME window), and
+  the depthwise row is written from the gap on, g pixels to the left of the input row: the regular
+  kernel writes output pixel x (left to right, a block of channels after the sums that read those
+  channels) over input pixel x - g, which it has read and no later pixel reads
+  (kernels/depthwise_conv2d.c). So the row runs at the unfused kernel's speed, and costs the
+  block's linebuffer RAM less the depthwise rings, plus g pixels per slot of each input ring. Where it saves more, the block's output is also
+  written over its consumed input (`placement`).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from .placement import on_top, place_over_input
 
 
 class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
-    """depthwise convs written over input they no longer read, a channel at a time: a whole map over
-    its own input, or each row of a row-streamed block into a dead row of its input's ring"""
+    """depthwise convs written over input they no longer read: a whole map over its own input a
+    channel at a time, or each row of a row-streamed block over a dead row of its input's ring"""
 
     def lower(self, graph, live, first, last, rows, cache):
         if first == last:
@@ -36,10 +40,12 @@ class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
         homes = row_homes(graph, block, cache)
         if not homes:
             return None  # nothing in place: the block is linebuffer's
-        width = max(graph.shape_of(t)[1] for t in homes)
+        gaps = {host: row_gap(graph.nodes[t].op.window) for t, (host, _) in homes.items()}
         dropped = {f"ring{t}" for t in homes}
-        scratch = tuple(s for s in block.scratch if s.name not in dropped)
-        block = replace(block, scratch=scratch + (Scratch("plane", (1, width), graph.dtype),), homes=homes)
+        gapped = {f"ring{host}": gap for host, gap in gaps.items()}
+        scratch = tuple(_with_gap(s, gapped[s.name]) if s.name in gapped else s
+                        for s in block.scratch if s.name not in dropped)
+        block = replace(block, scratch=scratch, homes=homes, gaps=gaps)
         return place_over_input(graph, live, block, cache) or block
 
     def template_for(self, block):
@@ -50,8 +56,22 @@ class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
             return ("inplace: the output is written over the input, a channel at a time: each output channel is "
                     "computed into a plane, then copied over the input channel it read.")
         rows = ", ".join(f"op {t} into the ring of op {host}" for t, (host, _) in sorted(block.homes.items()))
-        return ("inplace: rows stream top to bottom as in linebuffer; depthwise rows are written a channel at a time, "
-                f"through a plane, over ring rows no longer read ({rows}).")
+        return ("inplace: rows stream top to bottom as in linebuffer; depthwise rows are written a few pixels to the "
+                f"left of ring rows no longer read ({rows}), whose slots start with a gap of those pixels.")
+
+
+def row_gap(window) -> int:
+    """Pixels to the left of its input row that a depthwise row may be written at: output pixel x
+    lands on input pixel x - g, which pixel x reads before writing and no later pixel reads, as
+    pixel x + 1 starts reading at (x + 1) * stride - pad_left. So g = pad_left + 1 - stride (at
+    least 0): 1 for a 3x3 stride-1 SAME window, 0 for a VALID one."""
+    return max(0, window.pads[1] + 1 - window.strides[1])
+
+
+def _with_gap(ring: Scratch, gap: int) -> Scratch:
+    """A ring of (rows, width, channels) whose slots start with `gap` more pixels."""
+    rows, width, channels = ring.shape
+    return Scratch(ring.name, (rows, width + gap, channels), ring.dtype)
 
 
 def _whole_map(graph, live, t: int) -> LoweredBlock | None:
