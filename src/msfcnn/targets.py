@@ -34,6 +34,19 @@ _PICOLIBC_FE310 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym
                    "-Wl,--defsym=__flash_size=0x1000000 -Wl,--defsym=__ram=0x80000000 "
                    f"-Wl,--defsym=__ram_size={FE310_RAM_BYTES:#x}")
 
+# The ESP32-C3's core and RAM size, not the chip: its ISA (RV32IMC, no atomics, no floating
+# point) and its 400 KiB of SRAM, on QEMU's virt board, none of the ESP32-C3's peripherals or
+# timing. The virt board's RAM starts at 0x80000000: its first 4 MiB stand for the flash the code,
+# the weights and the input run from (picolibc's "flash" region), the next 400 KiB for the SRAM,
+# which the linker script enforces. `-cpu rv32,a=off,f=off,d=off` makes QEMU fault on an atomic or
+# floating-point instruction, which checks the build. picolibc has no rv32imc multilib: gcc links
+# its rv32im build (integer only, no compressed instructions in the library).
+ESP32C3_RAM_BYTES = 400 * 1024
+_PICOLIBC_ESP32C3 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x80000000 "
+                     "-Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x80400000 "
+                     f"-Wl,--defsym=__ram_size={ESP32C3_RAM_BYTES:#x}")
+_RISCV_PACKAGES = ("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc")
+
 
 def _qemu_mps2(board: str) -> tuple[str, ...]:
     return ("qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
@@ -94,8 +107,16 @@ TARGETS = {
                      "-chardev", "stdio,id=console", "-semihosting-config", "enable=on,target=native,chardev=console",
                      "-kernel", "{program}"),
                     "riscv64-unknown-elf-nm", "SiFive FE310 (RV32IMAC, 16 KiB RAM) on QEMU's sifive_e board",
-                    ("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc"),
-                    ram_bytes=FE310_RAM_BYTES, embedded_harness=True),
+                    _RISCV_PACKAGES, ram_bytes=FE310_RAM_BYTES, embedded_harness=True),
+    "esp32c3": Target("esp32c3", "riscv64-unknown-elf-gcc",
+                      STRICT + " -march=rv32imc -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
+                      _PICOLIBC_ESP32C3,
+                      ("qemu-system-riscv32", "-M", "virt", "-cpu", "rv32,a=off,f=off,d=off", "-bios", "none",
+                       "-display", "none", "-monitor", "none", "-serial", "none", "-chardev", "stdio,id=console",
+                       "-semihosting-config", "enable=on,target=native,chardev=console", "-kernel", "{program}"),
+                      "riscv64-unknown-elf-nm",
+                      "the ESP32-C3's ISA (RV32IMC, no A/F/D) and 400 KiB of RAM on QEMU's virt board",
+                      _RISCV_PACKAGES, ram_bytes=ESP32C3_RAM_BYTES, embedded_harness=True),
 }
 
 

@@ -126,7 +126,8 @@ def build_loop(tmp_path: Path, target_name: str, isa: str, source=loop_source, c
     return program
 
 
-@pytest.mark.parametrize("target, isa", [("cortex-m4", "thumb"), ("cortex-m7", "thumb"), ("fe310", "riscv")])
+@pytest.mark.parametrize("target, isa", [("cortex-m4", "thumb"), ("cortex-m7", "thumb"), ("fe310", "riscv"),
+                                         ("esp32c3", "riscv")])
 def test_a_known_loop_counts_exactly_on_qemu(target, isa, tmp_path):
     program = build_loop(tmp_path, target, isa)
     assert icount.count_instructions(program, require_target(target)) == 3 * (2 * N + 2)

@@ -3,6 +3,7 @@ same bit-exact results, and the same arena in the target's object file, as the n
 predicts; on the 16 KiB FE310, every plan that fits. Plus what a user sees of a target: the
 Makefile builds for it, a plan too big for the board and a missing toolchain are one clear line."""
 
+import json
 import re
 import subprocess
 
@@ -21,7 +22,7 @@ from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
 from msfcnn.fusion import solvers
-from support.paths import FIXTURE_MODELS
+from support.paths import FIXTURE_MODELS, FIXTURES
 from support.toolchains import require_target
 
 MICROCONTROLLERS = ("cortex-m4", "cortex-m7")
@@ -113,7 +114,60 @@ def test_random_networks_least_ram_plans_on_the_fe310(doc, seed):
     check_c(graph, plan.blocks, target="fe310", seed=seed)
 
 
-@pytest.mark.parametrize("target, machine", [("cortex-m4", 40), ("fe310", 243)])  # EM_ARM, EM_RISCV
+# One int8 network (least-RAM plan) and one float network: QEMU's esp32c3 CPU has no F or D, so the
+# float kernels must run in soft float (an FPU instruction would fault). The other built-in models
+# pass too (`msfcnn verify NAME --target esp32c3`, 3 to 8 s each); they are left out to keep this fast.
+ESP32C3_MODELS = ("mcunet-vww5", str(FIXTURES / "models" / "onnx_conv_bn_relu.onnx"))
+
+
+@pytest.mark.parametrize("name", ESP32C3_MODELS, ids=lambda n: n.rsplit("/", 1)[-1])
+def test_models_on_the_esp32c3(name):
+    graph = cache.model(name, weights=True)
+    plan = solvers.min_peak_ram(cache.dag(graph))
+    assert check_c(graph, plan.blocks, target="esp32c3") == plan.peak_ram
+
+
+PROGRAM = """#include <stdio.h>
+volatile int x;
+int main(void) { %s; printf("ran %%d\\n", x); return 0; }
+"""
+
+
+def test_the_esp32c3_build_is_rv32imc_and_its_cpu_faults_on_atomics(tmp_path):
+    """The target's build uses the ESP32-C3's extensions (M and C, no A, F or D); a program built
+    with atomics (rv32imac) faults on the target's QEMU CPU instead of running."""
+    tgt = require_target("esp32c3")
+    cases = {"rv32imc": ("x += 1", True), "rv32imac": ("__atomic_fetch_add(&x, 1, __ATOMIC_SEQ_CST)", False)}
+    for march, (statement, runs) in cases.items():
+        source, program = tmp_path / f"{march}.c", tmp_path / f"{march}.elf"
+        source.write_text(PROGRAM % statement)
+        flags = tgt.cflags.replace("-march=rv32imc", f"-march={march}")
+        done = subprocess.run([tgt.cc, *flags.split(), *tgt.ldflags.split(), "-o", str(program), str(source)],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        ran = subprocess.run(tgt.run_command(str(program), "in", "out"), capture_output=True, text=True, timeout=60)
+        assert (ran.returncode == 0 and ran.stdout == "ran 1\n") == runs, ran.stdout + ran.stderr
+    attributes = subprocess.run([tgt.nm.removesuffix("nm") + "readelf", "-A", str(tmp_path / "rv32imc.elf")],
+                                capture_output=True, text=True, check=True).stdout
+    arch = re.search(r'Tag_RISCV_arch: "(\w+)"', attributes).group(1)
+    extensions = {part.rstrip("0123456789p") for part in arch.split("_")}
+    assert {"rv32i", "m", "c"} <= extensions and not {"a", "f", "d"} & extensions, arch
+
+
+def test_the_esp32c3_ram_limit_is_enforced(tmp_path, capsys):
+    """Unfused, this network's 432 KiB intermediate tensor overflows the 400 KiB the linker script
+    gives the RAM: one line, naming the board's RAM (fused, it runs in a 48 B arena)."""
+    require_target("esp32c3")
+    conv = {"op": "conv2d", "kernel": 1, "stride": 1, "padding": "same"}
+    model = tmp_path / "wide.json"
+    model.write_text(json.dumps({"name": "wide", "input": [96, 96, 8], "layers": [
+        {**conv, "filters": 48, "act": "relu"}, {**conv, "filters": 8}]}))
+    assert main(["verify", str(model), "--strategy", "vanilla", "--target", "esp32c3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not fit in the 409600 B of RAM of esp32c3" in err, err
+
+
+@pytest.mark.parametrize("target, machine", [("cortex-m4", 40), ("fe310", 243), ("esp32c3", 243)])  # EM_ARM, EM_RISCV
 def test_compiled_makefile_builds_for_the_target(target, machine, tmp_path):
     require_target(target)
     out = tmp_path / target
