@@ -76,9 +76,10 @@ def test_plans_too_big_for_the_fe310_are_one_clear_line(name, capsys):
 FE310_TOO_BIG = {
     # It does not link; no plan within F <= 1.1 fits, so the advice raises the overhead cap too.
     "overflow": ("mcunet-vww-res", ["--max-overhead", "1.1"], r"pass (--max-ram \d+ --max-overhead [0-9.]+)$"),
-    # It links, but the stack (2.1 KiB, more than the 2 KiB picolibc reserves) runs into the static data.
-    "stack": ("mobilenetv2-0.35", ["--schemes", "hcache", "--max-ram", "11904"], r"pass (--max-ram \d+)$"),
 }
+# (A plan that links but whose stack runs into the static data no longer exists among the
+# built-ins: since the window loop was written once, their networks' stacks stay within the 2 KiB
+# picolibc reserves (1.3-1.9 KiB measured). The advice for that case is tested in tests/unit.)
 
 
 def without_caps(options):
