@@ -146,7 +146,7 @@ class _Emitter:
         out_h, out_w, _ = self.graph.shape_of(t)
         plane = f"ARENA({scratch[block.loops.plane.name]})"
         views = [{"name": "in0", "init": self.full_view(source, offsets)}, {"name": "out", "init": self.full_view(t, offsets)}]
-        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, 0, {out_h}, {out_w});"
+        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, {out_h}, {out_w});"
         return {"title": self.title(block), "views": views, "body": [call]}
 
     def externals(self, block: LoweredBlock, offsets) -> list[dict]:

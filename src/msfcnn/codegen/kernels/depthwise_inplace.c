@@ -1,10 +1,11 @@
 /*
- * DEPTHWISE_CONV_2D written over input it no longer reads, one channel at a time (the `inplace`
- * scheme, src/msfcnn/schedule/schemes/inplace.py; TinyEngine's in-place depthwise convolution):
- * a whole map over itself, or, inside a row stream, a row over a dead row of its input's ring.
+ * DEPTHWISE_CONV_2D written over its own input, one channel at a time (the `inplace` scheme's
+ * one-op form, src/msfcnn/schedule/schemes/inplace.py; TinyEngine's in-place depthwise
+ * convolution). In a row stream the scheme needs no kernel of its own: it runs the regular one
+ * (see kernels/depthwise_conv2d.c).
  *
  * With a depth multiplier of 1, output channel c reads only input channel c. Channel by channel,
- * output rows [r0, r1) of channel c are computed into `plane` ((r1 - r0) x out_w values), then the
+ * output channel c is computed into `plane` (out_h x out_w values), then the
  * plane overwrites channel c of the output, whose bytes no computation reads any more: the
  * channel's own input was read whole into the plane's values first.
  *
@@ -18,7 +19,6 @@
  * with msf_requantize_block_s8; float accumulates taps in (row, column) order, then bias and
  * activation, as the numpy kernel does.
  *
- * The input view may be a ring of rows, not of columns (the scheme never streams it by columns).
  */
 #include "msfcnn_kernels.h"
 
@@ -169,7 +169,7 @@ static int32_t border_sum_s8(const msf_depthwise_conv2d_params *p, const char *c
 }
 
 static void channel_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, int32_t c, int8_t *plane,
-                       int32_t r0, int32_t r1, int32_t out_w)
+                       int32_t out_h, int32_t out_w)
 {
     int8_t taps[MSF_INPLACE_MAX_TAPS];
     const char *rows[MSF_INPLACE_MAX_TAPS];
@@ -185,7 +185,7 @@ static void channel_s8(const msf_depthwise_conv2d_params *p, const msf_view *in,
     for (i = 0; i < p->kh * p->kw; ++i) {
         weights += taps[i];
     }
-    for (r = r0; r < r1; ++r, plane += out_w) {
+    for (r = 0; r < out_h; ++r, plane += out_w) {
         window_rows(p, in, c, r, sizeof(int8_t), rows, &i_lo, &i_hi);
         if (i_lo == 0 && i_hi == p->kh) {
             inner_s8(p, &st, rows, taps, bias + p->input_offset * weights, step, x_lo, x_hi, plane + x_lo);
@@ -203,14 +203,14 @@ static void channel_s8(const msf_depthwise_conv2d_params *p, const msf_view *in,
 }
 
 static void channel_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, int32_t c, float *plane,
-                        int32_t r0, int32_t r1, int32_t out_w)
+                        int32_t out_h, int32_t out_w)
 {
     float taps[MSF_INPLACE_MAX_TAPS];
     const char *rows[MSF_INPLACE_MAX_TAPS];
     const int32_t kw = p->kw, step = in->col_stride;
     int32_t r, x, i, j, i_lo, i_hi, j_lo, j_hi;
     channel_taps(p, c, taps, sizeof(float));
-    for (r = r0; r < r1; ++r) {
+    for (r = 0; r < out_h; ++r) {
         window_rows(p, in, c, r, sizeof(float), rows, &i_lo, &i_hi);
         for (x = 0; x < out_w; ++x) {
             const int32_t x0 = x * p->stride_w - p->pad_left;
@@ -232,14 +232,14 @@ static void channel_f32(const msf_depthwise_conv2d_params *p, const msf_view *in
 }
 
 void msf_depthwise_conv2d_inplace_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                                     int8_t *plane, int32_t r0, int32_t r1, int32_t out_w)
+                                     int8_t *plane, int32_t out_h, int32_t out_w)
 {
     int32_t c, r, x;
     for (c = 0; c < p->out_c; ++c) {
         const int8_t *value = plane;
-        channel_s8(p, in, c, plane, r0, r1, out_w);
-        for (r = r0; r < r1; ++r) {
-            int8_t *dst = msf_at_s8(out, r, 0, c);  /* rows only may be a ring: columns are side by side */
+        channel_s8(p, in, c, plane, out_h, out_w);
+        for (r = 0; r < out_h; ++r) {
+            int8_t *dst = msf_at_s8(out, r, 0, c);
             for (x = 0; x < out_w; ++x) {
                 dst[x * out->col_stride] = *value++;
             }
@@ -248,13 +248,13 @@ void msf_depthwise_conv2d_inplace_s8(const msf_depthwise_conv2d_params *p, const
 }
 
 void msf_depthwise_conv2d_inplace_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                                      float *plane, int32_t r0, int32_t r1, int32_t out_w)
+                                      float *plane, int32_t out_h, int32_t out_w)
 {
     int32_t c, r, x;
     for (c = 0; c < p->out_c; ++c) {
         const float *value = plane;
-        channel_f32(p, in, c, plane, r0, r1, out_w);
-        for (r = r0; r < r1; ++r) {
+        channel_f32(p, in, c, plane, out_h, out_w);
+        for (r = 0; r < out_h; ++r) {
             float *dst = msf_at_f32(out, r, 0, c);
             for (x = 0; x < out_w; ++x) {
                 dst[x * out->col_stride] = *value++;

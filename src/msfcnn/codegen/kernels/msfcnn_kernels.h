@@ -1006,15 +1006,14 @@ void msf_dense_finish_f32(const msf_dense_params *p, const float *acc, float *ou
 void msf_softmax_s8(const msf_softmax_params *p, const int8_t *in, int8_t *out);
 void msf_softmax_f32(const msf_softmax_params *p, const float *in, float *out);
 
-/* DEPTHWISE_CONV_2D (depth multiplier 1, at most MSF_INPLACE_MAX_TAPS taps), output rows [r0, r1)
-   written over input this computation no longer reads, a channel at a time: over the input itself
-   (`out` starts where `in` starts), or over a dead row of a ring (`out` a view of the ring's slots).
-   `plane` holds (r1 - r0) x out_w values (depthwise_inplace.c). */
+/* DEPTHWISE_CONV_2D (depth multiplier 1, at most MSF_INPLACE_MAX_TAPS taps) written over its own
+   input, a channel at a time: `out` starts where `in` starts; `plane` holds out_h x out_w values
+   (depthwise_inplace.c). */
 #define MSF_INPLACE_MAX_TAPS 64
 void msf_depthwise_conv2d_inplace_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                                     int8_t *plane, int32_t r0, int32_t r1, int32_t out_w);
+                                     int8_t *plane, int32_t out_h, int32_t out_w);
 void msf_depthwise_conv2d_inplace_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                                      float *plane, int32_t r0, int32_t r1, int32_t out_w);
+                                      float *plane, int32_t out_h, int32_t out_w);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,8 @@ channel c (a depthwise conv with multiplier 1) writes its output over input it n
   kernel writes output pixel x (left to right, a block of channels after the sums that read those
   channels) over input pixel x - g, which it has read and no later pixel reads
   (kernels/depthwise_conv2d.c). So the row runs at the unfused kernel's speed, and costs the
-  block's linebuffer RAM less the depthwise rings, plus g pixels per slot of each input ring. Where it saves more, the block's output is also
-  written over its consumed input (`placement`).
+  block's linebuffer RAM less the depthwise rings, plus g pixels per slot of each input ring.
+  Where it saves more, the block's output is also written over its consumed input (`placement`).
 """
 
 from __future__ import annotations
