@@ -70,8 +70,11 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    help="compute cap: MACs <= F x unfused MACs (P1: least RAM under it); 'inf' allowed")
     p.add_argument("--max-ram", metavar="SIZE", type=parse_size,
                    help="RAM cap: peak RAM <= SIZE, e.g. 64kB or 16KiB (P2: fewest MACs under it)")
-    p.add_argument("--objective", choices=["min-ram", "min-mac"],
-                   help="what to minimise (default: min-ram, or min-mac when only --max-ram is given)")
+    p.add_argument("--objective", choices=["min-ram", "min-mac", "min-latency"],
+                   help="what to minimise (default: min-ram, or min-mac when only --max-ram is given); "
+                        "min-latency: fewest instructions predicted on --target")
+    p.add_argument("--max-latency", metavar="N", type=_instructions,
+                   help="time cap: predicted instructions on --target <= N, e.g. 2.5M (instead of --max-overhead)")
     p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
@@ -88,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
     _plan_args(p)
+    p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
+                                    f"(calibrated: {_calibrated()})")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
@@ -128,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("--axis", choices=["macs", "latency"], default="macs",
+                   help="the compute axis: MACs, or instructions predicted on --target (default: macs)")
+    p.add_argument("--target", help=f"the target whose latency model weighs the plans (calibrated: {_calibrated()})")
     _cost_model_arg(p)
     _schemes_arg(p)
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
@@ -135,18 +143,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _calibrated() -> str:
+    from .latency import calibrated_targets
+    return ", ".join(calibrated_targets()) or "none"
+
+
+def _instructions(text: str) -> int:
+    """An instruction count: an integer, or with a k / M / G suffix (2.5M)."""
+    scale = {"k": 10**3, "m": 10**6, "g": 10**9}.get(text.strip()[-1:].lower(), 1)
+    try:
+        value = float(text.strip()[:-1] if scale > 1 else text)
+    except ValueError:
+        raise UserError(f"bad instruction count {text!r}: expected e.g. 2500000 or 2.5M") from None
+    if not value > 0 or value == float("inf"):
+        raise UserError(f"bad instruction count {text!r}: must be positive and finite")
+    return round(value * scale)
+
+
+def _latency_model(args):
+    """The latency model of args.target when the command weighs time: `plan` and `pareto` with
+    --target, and any command asked for min-latency or --max-latency (`verify` shows the
+    prediction beside the count whenever its target is calibrated)."""
+    from . import latency
+    target = getattr(args, "target", None)
+    timed = getattr(args, "objective", None) == "min-latency" or getattr(args, "max_latency", None) is not None
+    if args.command in ("plan", "pareto") and (target is not None or timed or getattr(args, "axis", "") == "latency"):
+        if target is None:
+            raise UserError("a latency objective, cap or axis needs --target (calibrated: " + _calibrated() + ")")
+        return latency.load(target)
+    if args.command == "verify" and target in latency.calibrated_targets():
+        return latency.load(target)
+    if timed:
+        return latency.load(target or "host")
+    return None
+
+
 def _planner(args, graph=None):
     """The planner of args.model (or of `graph`, its already loaded graph) under the options."""
     from . import pipeline
     graph = graph if graph is not None else pipeline.load(args.model)
+    model = _latency_model(args)
+    if model is not None and args.cost_model != "exact":
+        raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
     with progress.step(f"planning {graph.name}: enumerating fused blocks"):
-        return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io)
+        return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io, model)
 
 
 def _solve(args, planner):
     from . import pipeline
     with progress.step(f"planning {planner.graph.name}: solving ({args.strategy})"):
-        return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram)
+        return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram,
+                              args.max_latency)
 
 
 def cmd_models(args) -> None:

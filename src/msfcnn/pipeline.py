@@ -31,9 +31,11 @@ def load(model: str, weights: bool = False) -> Graph:
     return load_model(model, weights=weights)
 
 
-def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False) -> Planner:
-    """The model's fusion DAG under a cost model, ready for every question about plans."""
-    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io)
+def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False,
+            latency=None) -> Planner:
+    """The model's fusion DAG under a cost model, ready for every question about plans; with a
+    target's latency model (`latency.load(target)`) every block also weighs its predicted instructions."""
+    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency)
 
 
 def objective_for(objective: str | None, max_overhead: float | None, max_ram: int | None) -> str:
@@ -42,9 +44,9 @@ def objective_for(objective: str | None, max_overhead: float | None, max_ram: in
 
 
 def solve(plans: Planner, strategy: str = "optimal", objective: str | None = None,
-          max_overhead: float | None = None, max_ram: int | None = None) -> Plan:
+          max_overhead: float | None = None, max_ram: int | None = None, max_latency: int | None = None) -> Plan:
     """One plan for a strategy and caps; an infeasible constraint raises UserError."""
-    return plans.solve(strategy, objective_for(objective, max_overhead, max_ram), max_overhead, max_ram)
+    return plans.solve(strategy, objective_for(objective, max_overhead, max_ram), max_overhead, max_ram, max_latency)
 
 
 def load_plan(path: str, graph: Graph) -> Plan:

@@ -17,6 +17,10 @@ class Plan:
     constraint: dict[str, Any] = field(default_factory=dict)  # e.g. {"max_overhead": 1.2}
     note: str = ""  # why an infeasible plan is infeasible
     io_counted: bool = False  # block RAM includes the network's input and output buffers
+    # With a target's latency model: the target, and the instructions predicted for the whole plan
+    # (its blocks, the moves between them and msfcnn_invoke's own; each Block has its share).
+    target: str | None = None
+    predicted_instructions: int | None = None
 
     @property
     def feasible(self) -> bool:
@@ -44,8 +48,12 @@ class Plan:
                 "vanilla_macs": self.vanilla_macs,
                 "overhead": round(self.overhead, 4),
                 "io_counted": self.io_counted,
-                "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs} for b in self.blocks],
+                "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs,
+                            **({"predicted_instructions": b.instructions} if self.target else {})}
+                           for b in self.blocks],
             })
+            if self.target:
+                doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions})
         else:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .cost import get_cost_model
 from .errors import UserError
@@ -16,18 +17,42 @@ from .schedule.schemes import is_fused
 class Planner:
     """Builds one model's fusion DAG once and answers every question about it."""
 
-    def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False):
+    def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False,
+                 latency=None):
         self.graph = graph
         self.cost = get_cost_model(cost_model)
         self.schemes = tuple(self.cost.SCHEMES if schemes is None else schemes)  # () = no fusion
         self.count_io = count_io  # the network's input and output are counted as the cost model says
         self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io)
         self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)
+        self.latency = latency  # a latency.LatencyModel: every block also weighs its predicted instructions
+        if latency is not None:
+            self._timed(latency)
         self.vanilla_macs = sum(b.macs for b in self._vanilla)
+
+    def _timed(self, latency) -> None:
+        """Every block with its predicted instructions on the latency model's target."""
+        if any(b.lowered is None for b in self.dag.blocks):
+            raise UserError(f"the latency model needs the blocks' lowering: use --cost-model exact, not {self.cost.NAME}")
+        self._counter = latency.counter(self.graph)
+        predict = self._counter.block
+        self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, instructions=round(predict(b.lowered)))
+                                                   for b in self.dag.blocks))
+        self._vanilla = [replace(b, instructions=round(predict(b.lowered))) for b in self._vanilla]
 
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:
         blocks = path.blocks if path is not None else ()
-        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io)
+        plan = Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io)
+        return self._with_latency(plan)
+
+    def _with_latency(self, plan: Plan) -> Plan:
+        """The plan with its predicted instructions, scheduled as the C will run it (moves included)."""
+        if self.latency is None or not plan.feasible:
+            return plan
+        from .schedule import schedule_plan
+        schedule = schedule_plan(self.graph, list(plan.blocks), plan.io_counted)
+        total = round(sum(self._counter.schedule(schedule)))
+        return replace(plan, target=self.latency.target, predicted_instructions=total)
 
     def least_ram(self, max_overhead: float | None = None, dag: FusionDAG | None = None) -> int:
         """The least peak RAM of any plan (of `dag`, default all) with MACs <= max_overhead x vanilla."""
@@ -38,7 +63,8 @@ class Planner:
         return math.inf if max_overhead is None or math.isinf(max_overhead) else max_overhead * self.vanilla_macs
 
     def vanilla(self) -> Plan:
-        return Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla), io_counted=self.count_io)
+        return self._with_latency(Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla),
+                                       io_counted=self.count_io))
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""
@@ -67,31 +93,53 @@ class Planner:
                                                 f"the least RAM reachable is {self.least_ram()} B")
         return self._plan(path, constraint)
 
-    def pareto(self, keep=None) -> list[Plan]:
-        """The Pareto front, over the blocks for which keep(block) holds (default: all)."""
+    def pareto(self, keep=None, weight: str = "macs") -> list[Plan]:
+        """The Pareto front of (peak RAM, weight: MACs or predicted instructions), over the blocks
+        for which keep(block) holds (default: all)."""
         dag = self.dag if keep is None else self.dag.restricted(keep)
-        return [self._plan(path) for path in solvers.pareto_front(dag)]
+        return [self._plan(path) for path in solvers.pareto_front(dag, weight)]
 
     def solve(self, strategy: str = "optimal", objective: str = "min-ram",
-              max_overhead: float | None = None, max_ram: int | None = None) -> Plan:
+              max_overhead: float | None = None, max_ram: int | None = None,
+              max_latency: int | None = None) -> Plan:
         """One plan for the CLI's `plan` command that meets every cap given (MACs <= max_overhead x
-        vanilla, peak RAM <= max_ram), among the strategy's plans: all (`optimal`), MCUNetV2-style
-        ones (`heuristic`: one fused block from op 0, every later op unfused) or the unfused one
-        (`vanilla`). A cap that none of them meets raises UserError naming the least RAM they reach
-        under the other caps: passed back as max_ram, that figure gives a plan."""
+        vanilla, peak RAM <= max_ram, predicted instructions <= max_latency), among the strategy's
+        plans: all (`optimal`), MCUNetV2-style ones (`heuristic`: one fused block from op 0, every
+        later op unfused) or the unfused one (`vanilla`). Objectives: min-ram, min-mac, and with a
+        latency model min-latency (fewest predicted instructions). A cap that none of them meets
+        raises UserError naming the least RAM they reach under the other caps: passed back as
+        max_ram, that figure gives a plan."""
+        if (objective == "min-latency" or max_latency is not None) and self.latency is None:
+            raise UserError("--objective min-latency and --max-latency need a target's latency model: pass --target")
+        if max_latency is not None and (max_overhead is not None or objective == "min-mac"):
+            raise UserError("--max-latency is a compute cap of its own: give it without --max-overhead, with "
+                            "--objective min-ram or min-latency")
         dag, kind, by = self._space(strategy)
+        weight, cap = ("instructions", max_latency) if max_latency is not None else ("macs", self._max_macs(max_overhead))
         within = "" if max_overhead is None else f" within MAC overhead {max_overhead}"
+        if max_latency is not None:
+            within = f" within {max_latency} predicted instructions"
         if objective == "min-ram":
-            path = solvers.p1(dag, self._max_macs(max_overhead))
-            constraint = {"max_overhead": math.inf if max_overhead is None else max_overhead}
+            path = solvers.p1(dag, math.inf if cap is None else cap, weight)
+            constraint = ({"max_instructions": max_latency} if max_latency is not None
+                          else {"max_overhead": math.inf if max_overhead is None else max_overhead})
         else:
-            path = solvers.p2(dag, math.inf if max_ram is None else max_ram + 1)
+            weight = "instructions" if objective == "min-latency" else "macs"
+            path = solvers.p2(dag, math.inf if max_ram is None else max_ram + 1, weight)
             constraint = {"max_ram_bytes": math.inf if max_ram is None else max_ram}
-            if path is not None and path.macs > self._max_macs(max_overhead):
+            if path is not None and (path.macs > self._max_macs(max_overhead)
+                                     or (max_latency is not None and path.total("instructions") > max_latency)):
                 path = None
         if path is None or (max_ram is not None and path.peak_ram > max_ram):
+            least = (self.least_ram(max_overhead, dag) if max_latency is None
+                     else solvers.p1(dag, max_latency, "instructions"))
+            if max_latency is not None and least is None:
+                fastest = solvers.min_macs(dag, "instructions").total("instructions")
+                raise UserError(f"no {kind} runs in {max_latency} predicted instructions; the fewest reachable{by} "
+                                f"is {fastest}")
+            least = least if isinstance(least, int) else least.peak_ram
             raise UserError(f"no {kind} has peak RAM <= {max_ram} B{within}; the least RAM reachable{by}{within} "
-                            f"is {self.least_ram(max_overhead, dag)} B")
+                            f"is {least} B")
         return self._plan(path, constraint)
 
     def _space(self, strategy: str) -> tuple[FusionDAG, str, str]:

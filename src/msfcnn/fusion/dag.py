@@ -26,6 +26,8 @@ class Block:
     # Between blocks of equal MACs the solvers prefer the lower rank: its scheme runs faster per
     # MAC (a stand-in until plans are costed in time), then the one with less RAM.
     time_rank: int = field(default=0, compare=False)
+    # Predicted instructions on the planner's target (latency.model), when it has one.
+    instructions: int = field(default=0, compare=False)
 
     @property
     def src(self) -> int:

@@ -10,6 +10,10 @@ problems search over the O(E) distinct RAM values of the blocks:
 - p2:           least MACs such that peak RAM < max_ram, strictly (ties: less RAM).
 - pareto_front: every non-dominated (peak RAM, MACs) pair, by a label-setting sweep. A front
                 has at most one point per distinct block RAM, so it is polynomial in size.
+
+Every solver sums one additive weight of the blocks, `weight`: "macs" (the paper's compute), or
+"instructions" (the latency model's predicted instructions on a target, `Block.instructions`);
+"fewer MACs" below reads "less of the weight" then.
 """
 
 from __future__ import annotations
@@ -35,11 +39,16 @@ class Path:
     def macs(self) -> int:
         return sum(b.macs for b in self.blocks)
 
+    def total(self, weight: str) -> int:
+        return sum(getattr(b, weight) for b in self.blocks)
 
-def _shortest(dag: FusionDAG, incoming, ram_limit: float) -> tuple[float, Path | None]:
+
+def _shortest(dag: FusionDAG, incoming, ram_limit: float, weight: str = "macs") -> tuple[float, Path | None]:
     """Least-MAC path using only blocks with ram <= ram_limit. Among paths of equal MACs it takes
     the one that runs the fewest MACs on slower schemes (Block.time_rank), then, block by block,
-    the one with less RAM (min_macs ties lean to less RAM)."""
+    the one with less RAM (min_macs ties lean to less RAM). Under weight="instructions" the time
+    is the weight itself: the rank is not used."""
+    ranked = weight == "macs"
     inf = (math.inf, math.inf)
     dist = [inf] * (dag.n_ops + 1)
     via: list[Block | None] = [None] * (dag.n_ops + 1)
@@ -48,8 +57,9 @@ def _shortest(dag: FusionDAG, incoming, ram_limit: float) -> tuple[float, Path |
         best, best_block = inf, None
         for b in incoming[v]:
             if b.ram_bytes <= ram_limit:
-                macs, slow = dist[b.src]
-                d = (macs + b.macs, slow + b.macs * b.time_rank)
+                total, slow = dist[b.src]
+                w = getattr(b, weight)
+                d = (total + w, slow + w * b.time_rank if ranked else 0)
                 if d < best or (d == best and best_block is not None and b.ram_bytes < best_block.ram_bytes):
                     best, best_block = d, b
         dist[v], via[v] = best, best_block
@@ -79,12 +89,12 @@ def _ram_values(dag: FusionDAG) -> list[int]:
     return sorted({b.ram_bytes for b in dag.blocks})
 
 
-def _least_threshold(dag: FusionDAG, incoming, values: list[int], ok) -> int | None:
+def _least_threshold(dag: FusionDAG, incoming, values: list[int], ok, weight: str = "macs") -> int | None:
     """Index of the least RAM threshold T in values for which ok(min MACs under T) holds (monotone)."""
     lo, hi = 0, len(values)
     while lo < hi:
         mid = (lo + hi) // 2
-        macs = _shortest(dag, incoming, values[mid])[0]
+        macs = _shortest(dag, incoming, values[mid], weight)[0]
         if macs < math.inf and ok(macs):
             hi = mid
         else:
@@ -92,39 +102,39 @@ def _least_threshold(dag: FusionDAG, incoming, values: list[int], ok) -> int | N
     return lo if lo < len(values) else None
 
 
-def min_peak_ram(dag: FusionDAG) -> Path | None:
+def min_peak_ram(dag: FusionDAG, weight: str = "macs") -> Path | None:
     incoming = dag.by_destination()
     peak = _bottleneck(dag, incoming)
-    return None if peak == math.inf else _shortest(dag, incoming, peak)[1]
+    return None if peak == math.inf else _shortest(dag, incoming, peak, weight)[1]
 
 
-def p1(dag: FusionDAG, max_macs: float) -> Path | None:
+def p1(dag: FusionDAG, max_macs: float, weight: str = "macs") -> Path | None:
     """Least peak RAM subject to MACs <= max_macs."""
     incoming = dag.by_destination()
     values = _ram_values(dag)
-    index = _least_threshold(dag, incoming, values, lambda macs: macs <= max_macs)
-    return None if index is None else _shortest(dag, incoming, values[index])[1]
+    index = _least_threshold(dag, incoming, values, lambda macs: macs <= max_macs, weight)
+    return None if index is None else _shortest(dag, incoming, values[index], weight)[1]
 
 
-def p2(dag: FusionDAG, max_ram: float) -> Path | None:
+def p2(dag: FusionDAG, max_ram: float, weight: str = "macs") -> Path | None:
     """Least MACs subject to peak RAM < max_ram (strict, as the reference)."""
     incoming = dag.by_destination()
     values = _ram_values(dag)
     values = values[:bisect.bisect_left(values, max_ram)]
     if not values:
         return None
-    best = _shortest(dag, incoming, values[-1])[0]
+    best = _shortest(dag, incoming, values[-1], weight)[0]
     if best == math.inf:
         return None
-    index = _least_threshold(dag, incoming, values, lambda macs: macs <= best)
-    return _shortest(dag, incoming, values[index])[1]
+    index = _least_threshold(dag, incoming, values, lambda macs: macs <= best, weight)
+    return _shortest(dag, incoming, values[index], weight)[1]
 
 
-def min_macs(dag: FusionDAG) -> Path | None:
-    return p2(dag, math.inf)
+def min_macs(dag: FusionDAG, weight: str = "macs") -> Path | None:
+    return p2(dag, math.inf, weight)
 
 
-def pareto_front(dag: FusionDAG) -> list[Path]:
+def pareto_front(dag: FusionDAG, weight: str = "macs") -> list[Path]:
     """All non-dominated (peak RAM, MACs) plans, sorted by RAM ascending (MACs descending).
 
     Label setting: each cut keeps its non-dominated (peak, macs) labels as numpy arrays with a
@@ -145,7 +155,7 @@ def pareto_front(dag: FusionDAG) -> list[Path]:
         if not parts:
             continue
         cand_ram = np.concatenate([np.maximum(r, b.ram_bytes) for b, r, _ in parts])
-        cand_mac = np.concatenate([m + b.macs for b, _, m in parts])
+        cand_mac = np.concatenate([m + getattr(b, weight) for b, _, m in parts])
         cand_block = np.concatenate([np.full(len(r), block_id[id(b)]) for b, r, _ in parts])
         cand_label = np.concatenate([np.arange(len(r)) for _, r, _ in parts])
         order = np.lexsort((cand_mac, cand_ram))

@@ -1,0 +1,90 @@
+"""The latency model against the boards: predicted vs measured instructions per model x plan x
+target, the worst error, and the RAM-time fronts.
+
+    python benchmarks/latency_model.py [--targets cortex-m4,cortex-m7,fe310] [--models ...]
+
+Plans per model: vanilla, P1 at F <= 1.2, least RAM, and min-latency and min-MACs under a 32 kB
+cap (--max-ram). Each plan's C runs on the target (QEMU) with its instructions counted exactly
+(`verify --instructions`); the prediction is the target's calibrated latency model
+(src/msfcnn/latency/coefficients/). A plan that does not fit the target's RAM is skipped (fe310:
+16 KiB). Prints a table and writes benchmarks/results/latency_model.json (--out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from msfcnn import latency, pipeline
+from msfcnn.codegen.build import DoesNotFit
+from msfcnn.errors import UserError
+from msfcnn.frontends import builtin_names
+from msfcnn.targets import get_target
+
+CAP = 32_000
+
+
+def plans(planner, cap: int):
+    yield "vanilla", planner.vanilla()
+    yield "F<=1.2", planner.p1(1.2)
+    yield "least RAM", planner.min_ram()
+    for objective in ("min-latency", "min-mac"):
+        try:
+            yield f"{objective} <= {cap // 1000} kB", planner.solve(objective=objective, max_ram=cap)
+        except UserError:
+            pass
+
+
+def measure(model: str, target_name: str, cap: int) -> list[dict]:
+    target = get_target(target_name)
+    graph = pipeline.load(model, weights=True)
+    planner = pipeline.planner(graph, latency=latency.load(target_name))
+    x = np.random.default_rng(0).integers(-128, 128, size=graph.input_shape).astype(graph.element.numpy)
+    rows, seen = [], {}
+    for name, plan in plans(planner, cap):
+        key = tuple((b.first, b.last, b.scheme, b.rows) for b in plan.blocks)
+        if key in seen:  # the same plan under another name: measured once
+            rows.append({**seen[key], "plan": name})
+            continue
+        schedule = pipeline.lower(graph, plan)
+        try:
+            check = pipeline.verify(graph, plan, schedule, x, target, count_instructions=True)
+        except DoesNotFit:
+            continue
+        row = {"model": graph.name, "target": target_name, "plan": name, "peak_ram_bytes": plan.peak_ram_bytes,
+               "macs": plan.macs, "predicted": plan.predicted_instructions, "measured": check.instructions,
+               "error": plan.predicted_instructions / check.instructions - 1, "pass": check.passed}
+        seen[key] = row
+        rows.append(row)
+        print(f"{graph.name:18s} {target_name:10s} {name:22s} {plan.peak_ram_bytes:8d} B {check.instructions:12d} "
+              f"measured {plan.predicted_instructions:12d} predicted {row['error']:+7.2%}", file=sys.stderr)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="cortex-m4,cortex-m7,fe310")
+    parser.add_argument("--models", default=",".join(builtin_names()))
+    parser.add_argument("--max-ram", type=int, default=CAP)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "latency_model.json")
+    args = parser.parse_args()
+    rows = []
+    for target in args.targets.split(","):
+        for model in args.models.split(","):
+            rows += measure(model, target, args.max_ram)
+    print(f"{'model':18s} {'target':10s} {'plan':22s} {'RAM B':>8s} {'measured':>12s} {'predicted':>12s} {'error':>8s}")
+    for r in rows:
+        print(f"{r['model']:18s} {r['target']:10s} {r['plan']:22s} {r['peak_ram_bytes']:8d} {r['measured']:12d} "
+              f"{r['predicted']:12d} {r['error']:+8.2%}")
+    worst = max((abs(r["error"]) for r in rows), default=0.0)
+    print(f"worst |error|: {worst:.2%} over {len(rows)} model x plan x target")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"worst_abs_error": worst, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

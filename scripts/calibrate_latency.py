@@ -1,0 +1,112 @@
+"""Calibrate a target's latency model: run micro-benchmark networks on the target, count their
+instructions block by block, fit the coefficients and store them with the package.
+
+    python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
+
+Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
+file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
+to src/msfcnn/latency/coefficients/<target>.json with the fit's statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from msfcnn import pipeline
+from msfcnn.codegen import build as c_build
+from msfcnn.fusion.solvers import Path as DagPath
+from msfcnn.latency import calibration
+from msfcnn.latency.model import coefficients_path
+from msfcnn.plan import Plan
+from msfcnn.targets import get_target
+
+DSP_TARGETS = {"cortex-m4", "cortex-m7"}
+
+
+def plans_of(graph, seed: int):
+    """(name, count_io, plan) for the plans measured on one network."""
+    for count_io in (False, True):
+        planner = pipeline.planner(graph, count_io=count_io)
+        yield "vanilla", count_io, planner.vanilla()
+        yield "min-ram", count_io, planner.min_ram()
+        yield "p1-1.2", count_io, planner.p1(1.2)
+        for k in range(2):
+            path = calibration.random_path(planner.dag, seed * 10 + k + 5 * count_io)
+            yield f"random{k}", count_io, planner._plan(DagPath(tuple(path)))
+
+
+def measure(target_name: str, seeds, samples_path: Path, max_ram: int | None) -> None:
+    target = get_target(target_name)
+    done = set()
+    if samples_path.exists():
+        done = {json.loads(line)["seed"] for line in samples_path.read_text().splitlines() if line}
+    with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp, samples_path.open("a") as out:
+        lib = None
+        for seed in seeds:
+            if seed in done:
+                continue
+            doc = calibration.network(seed)
+            graph = calibration.graph_of(doc)
+            if graph is None:
+                continue
+            rng = np.random.default_rng(seed)
+            x = rng.integers(-128, 128, size=graph.input_shape, dtype=np.int8)
+            started = time.time()
+            for name, count_io, plan in plans_of(graph, seed):
+                schedule = pipeline.lower(graph, plan)
+                if max_ram is not None and schedule.arena_bytes + graph.nbytes(graph.output) > max_ram:
+                    continue
+                if lib is None:
+                    folder = Path(tmp) / "lib"
+                    pipeline.write_c(folder, graph, schedule, plan, target)
+                    lib = c_build.build_kernel_library(folder, target)
+                result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
+                if not result.passed:
+                    raise SystemExit(f"seed {seed} plan {name}: the C does not match numpy")
+                out.write(json.dumps({"seed": seed, "doc": doc, "plan_name": name, "plan": plan.to_dict(),
+                                      "count_io": count_io, "blocks": list(result.block_instructions)}) + "\n")
+                out.flush()
+            print(f"seed {seed}: {len(graph)} ops, {time.time() - started:.1f} s", file=sys.stderr)
+
+
+def load_samples(samples_path: Path, dsp: bool):
+    samples = []
+    for line in samples_path.read_text().splitlines():
+        row = json.loads(line)
+        graph = calibration.graph_of(row["doc"])
+        plan = Plan.from_dict(row["plan"])
+        plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
+        schedule = pipeline.lower(graph, plan)
+        samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
+                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}")
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--networks", type=int, default=60)
+    parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
+    parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
+    parser.add_argument("--max-ram", type=int, help="skip plans whose arena and output exceed this (small boards)")
+    args = parser.parse_args()
+    samples_path = args.samples or Path("build/latency") / f"{args.target}.jsonl"
+    samples_path.parent.mkdir(parents=True, exist_ok=True)
+    if not args.refit:
+        measure(args.target, range(args.networks), samples_path, args.max_ram)
+    dsp = args.target in DSP_TARGETS
+    model = calibration.fit(load_samples(samples_path, dsp), args.target, dsp)
+    path = Path(str(coefficients_path(args.target)))
+    path.write_text(json.dumps(model.to_dict(), indent=1) + "\n")
+    print(json.dumps(model.calibration), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Calibrating a target's latency model: micro-benchmark networks, their measured instructions
+block by block, and the fit of the coefficients (`scripts/calibrate_latency.py` runs it).
+
+The micro-benchmarks are seeded random layer lists in the shape of TinyML networks (a strided
+stem, inverted bottlenecks with 3x3 to 7x7 depthwise convolutions and residual adds, plain
+convolutions and pools, a pooling and dense head), each under several plans (unfused, least RAM,
+P1 at F <= 1.2 and random paths through the fusion DAG, with and without the network's input and
+output in the arena). Each plan's generated C runs on the target with its instructions counted per
+block (`codegen/icount.py`); each block is one row of a non-negative least-squares fit of the
+counts (`latency.features`) to the instructions. None of the built-in models or test fixtures is
+among them: those are what the predictions are checked on.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..frontends.layer_list import graph_from_layer_list
+from ..frontends.random_weights import with_random_weights
+from ..fusion.dag import FusionDAG
+from ..ir import Graph
+from .features import BlockCounter, Features
+from .model import LatencyModel, kernels_digest, schedule_features
+
+
+def network(seed: int, max_ram: int | None = None) -> dict:
+    """A random TinyML-shaped layer list (seeded)."""
+    rng = random.Random(seed)
+    size = rng.choice([8, 10, 12, 16, 20, 24, 32, 40])
+    h, w = size, rng.choice([size, size, size - 2, size + 4])
+    c = in_c = rng.choice([1, 3, 3, 8])
+    layers = [{"op": "conv2d", "filters": (c := rng.choice([8, 12, 16, 24])), "kernel": 3,
+               "stride": rng.choice([1, 2]), "padding": "same", "act": "relu6"}]
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.choice(["bottleneck", "bottleneck", "bottleneck", "conv", "pool"])
+        if kind == "bottleneck":
+            expand = c * rng.choice([1, 2, 3, 4, 6])
+            k = rng.choice([3, 3, 5, 7])
+            stride = rng.choice([1, 1, 2])
+            out = rng.choice([c, c, rng.choice([8, 16, 24, 32, 40, 48, 64, 96])])
+            source = len(layers) - 1
+            if expand != c:
+                layers.append({"op": "conv2d", "filters": expand, "kernel": 1, "act": "relu6"})
+            layers.append({"op": "depthwise_conv2d", "kernel": k, "stride": stride, "padding": "same", "act": "relu6"})
+            layers.append({"op": "conv2d", "filters": out, "kernel": 1})
+            if stride == 1 and out == c:
+                layers.append({"op": "add", "from": source})
+            c = out
+        elif kind == "conv":
+            k = rng.choice([1, 3, 3, 5])
+            c = rng.choice([8, 16, 24, 32, 48, 64, 96, 128])
+            layer = {"op": "conv2d", "filters": c, "kernel": k, "stride": rng.choice([1, 1, 2]),
+                     "padding": rng.choice(["same", "valid", 1]) if k > 1 else 0}
+            act = rng.choice(["relu", "relu6", None])
+            layers.append(layer if act is None else {**layer, "act": act})
+        else:
+            layers.append({"op": rng.choice(["max_pool2d", "avg_pool2d"]), "kernel": rng.choice([2, 3]),
+                           "stride": 2, "padding": rng.choice(["valid", "same"])})
+    if rng.random() < 0.6:
+        layers.append({"op": "global_avg_pool"})
+        layers.append({"op": "dense", "units": rng.choice([2, 10, 12, 100])})
+        if rng.random() < 0.5:
+            layers.append({"op": "softmax"})
+    return {"name": f"calibration{seed}", "input": [h, w, in_c], "layers": layers}
+
+
+def graph_of(doc: dict) -> Graph | None:
+    """The layer list's graph with random int8 weights, or None when its shapes do not work out."""
+    from ..errors import UserError
+    try:
+        return with_random_weights(graph_from_layer_list(doc), seed=0)
+    except UserError:
+        return None
+
+
+def random_path(dag: FusionDAG, seed: int) -> list:
+    """A uniformly random complete path through the fusion DAG."""
+    rng = random.Random(seed)
+    outgoing: dict[int, list] = {}
+    for b in dag.blocks:
+        outgoing.setdefault(b.src, []).append(b)
+    reach = {dag.target}
+    for cut in range(dag.target - 1, -1, -1):
+        if any(b.dst in reach for b in outgoing.get(cut, [])):
+            reach.add(cut)
+    path, cut = [], 0
+    while cut != dag.target:
+        block = rng.choice([b for b in outgoing[cut] if b.dst in reach])
+        path.append(block)
+        cut = block.dst
+    return path
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One block of one measured plan: its counts and its measured instructions."""
+
+    features: Features
+    instructions: int
+    where: str  # network, plan and block, for reports
+
+
+def fit(samples: list[Sample], target: str, dsp: bool) -> LatencyModel:
+    """Non-negative least squares of instructions on counts, rows weighted by 1/sqrt(instructions)
+    (so that large blocks, which dominate a plan, count more in absolute terms but small blocks
+    are not ignored), columns scaled to unit norm for conditioning."""
+    from scipy.optimize import nnls
+
+    names = sorted({name for s in samples for name, v in s.features.items() if v})
+    index = {name: j for j, name in enumerate(names)}
+    a = np.zeros((len(samples), len(names)))
+    y = np.array([s.instructions for s in samples], dtype=float)
+    for i, s in enumerate(samples):
+        for name, v in s.features.items():
+            if v:
+                a[i, index[name]] = v
+    weight = 1.0 / np.sqrt(np.maximum(y, 1.0))
+    aw, yw = a * weight[:, None], y * weight
+    scale = np.linalg.norm(aw, axis=0)
+    scale[scale == 0] = 1.0
+    x, _ = nnls(aw / scale, yw, maxiter=50 * len(names))
+    coefficients = {name: float(v) for name, v in zip(names, x / scale)}
+    predicted = a @ (x / scale)
+    error = (predicted - y) / np.maximum(y, 1.0)
+    stats = {"samples": len(samples), "features": len(names),
+             "worst_block_error": float(np.max(np.abs(error))) if len(error) else 0.0,
+             "mean_abs_block_error": float(np.mean(np.abs(error))) if len(error) else 0.0}
+    return LatencyModel(target, dsp, coefficients, kernels_digest(), stats)
+
+
+def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str) -> list[Sample]:
+    features = schedule_features(schedule, BlockCounter(graph, dsp))
+    return [Sample(Counter(f), n, f"{where} block {k}") for k, (f, n) in enumerate(zip(features, counts))]

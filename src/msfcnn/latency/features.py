@@ -1,0 +1,434 @@
+"""What a block of the generated C executes, as counts of the loops its kernels and its scheme's
+walk run: the features of the latency model (`latency.model`).
+
+Each count is named `family:loop`. A family is a kernel as the target compiles it (CONV_2D has two
+on Arm's DSP extension, a 1x1 one that reads its patch in place and one that gathers it; each
+element type has its own), or the block's own code (`block:`, `stream:`, `patch:`, `tail:`). A
+loop's count is how often its body runs in the block, so that the instructions the block executes
+are close to a sum of counts times a per-target cost of one pass (the coefficients the calibration
+fits): the model is linear in the counts by construction, not by assumption about the network.
+
+The counts mirror the loops of `codegen/kernels/*.c` and `codegen/templates/schemes/*.j2`; a change
+to a kernel's loop structure calls for a change here and a new calibration (`scripts/calibrate_latency.py`,
+whose check in the tests fails when the stored coefficients stop predicting within tolerance).
+
+Kernel calls are enumerated from the lowered block exactly as the fused executor walks it (one call
+per output region): a whole op, a row (or a column of a band) of a stream, a tile of a patch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+from ..ir import Graph
+from ..ops import CCall
+from ..schedule import LoweredBlock, streaming
+from ..schedule.lowered import Channels, Patches, Stream, Whole
+
+CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/msfcnn_kernels.h): output channels per accumulator block
+MAX_RUNS = 25  # MSF_MAX_RUNS: runs of a window gathered at once (a depthwise or pool tap is a run)
+POINTWISE_CHUNK = 96  # MSF_POINTWISE_CHUNK (kernels/conv2d.c): patch values extended at once on DSP cores
+
+Features = Counter  # name -> count
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """Per axis of an op's output, prefix sums over positions of: in-bounds window taps, and whether
+    the window is whole (not clipped by the input's border)."""
+
+    taps: np.ndarray  # taps[i] = sum of in-bounds taps of positions < i
+    whole: np.ndarray  # whole[i] = positions < i whose window is not clipped
+    inside: np.ndarray  # inside[i] = in-bounds taps of position i
+
+    @staticmethod
+    def of(kernel: int, stride: int, pad: int, in_size: int, out_size: int) -> "_Profile":
+        start = np.arange(out_size) * stride - pad
+        inside = np.minimum(start + kernel, in_size) - np.maximum(start, 0)
+        inside = np.clip(inside, 0, kernel)
+        return _Profile(np.concatenate([[0], np.cumsum(inside)]),
+                        np.concatenate([[0], np.cumsum(inside == kernel)]), inside)
+
+    def sums(self, lo: int, hi: int) -> tuple[int, int]:
+        return int(self.taps[hi] - self.taps[lo]), int(self.whole[hi] - self.whole[lo])
+
+
+def _blocks(channels: int) -> list[int]:
+    """The output channels of each accumulator block (MSF_CHANNEL_BLOCK at a time)."""
+    return [min(CHANNEL_BLOCK, channels - k) for k in range(0, channels, CHANNEL_BLOCK)]
+
+
+class _Op:
+    """One op's kernel as the features see it: its family and its per-region counts."""
+
+    def __init__(self, graph: Graph, t: int, dsp: bool):
+        node = graph.nodes[t]
+        self.index = t
+        self.op = node.op
+        self.shape = graph.shape_of(t)
+        self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
+        self.float = graph.element.nbytes == 4
+        self.dsp = dsp and not self.float
+        self.macs = graph.macs(t)
+        self.bytes = graph.nbytes(t)
+        kind = self.op.kind
+        self.kind = kind
+        self.family = _family(self, dsp) + ("_f32" if self.float else "")
+        if len(self.shape) == 3 and len(self.in_shape) == 3 and self.op.c_call is CCall.REGION:
+            windows = [self.op.axis_window(axis) for axis in (0, 1)]
+            self.profiles = [_Profile.of(w.kernel, w.stride, w.pad, self.in_shape[axis], self.shape[axis])
+                             for axis, w in zip((0, 1), windows)]
+            self.kernel = (windows[0].kernel, windows[1].kernel)
+        else:
+            self.profiles = None
+            self.kernel = (1, 1)
+        self.batched = self.kind in ("depthwise_conv2d", "max_pool2d", "avg_pool2d")  # a run per tap
+
+    def region_key(self, r0: int, r1: int, c0: int, c1: int) -> tuple:
+        """What `region`'s counts depend on: the region's size and the clipping of its windows
+        (its position only through them, unless some windows hold several batches of runs)."""
+        if self.profiles is None or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched):
+            return (self.index, r0, r1, c0, c1)
+        if r1 <= r0 or c1 <= c0:
+            return (self.index, 0, 0, 0, 0)
+        return (self.index, r1 - r0, c1 - c0, *self.profiles[0].sums(r0, r1), *self.profiles[1].sums(c0, c1))
+
+    def region(self, r0: int, r1: int, c0: int, c1: int) -> Features:
+        """The counts of one kernel call over output rows r0..r1, columns c0..c1."""
+        f = Counter()
+        fam = self.family
+        f[f"{fam}:call"] += 1
+        if r1 <= r0 or c1 <= c0:
+            return f
+        nr, nc = r1 - r0, c1 - c0
+        pixels = nr * nc
+        row_taps, whole_rows = self.profiles[0].sums(r0, r1)
+        col_taps, whole_cols = self.profiles[1].sums(c0, c1)
+        taps = row_taps * col_taps
+        clipped = pixels - whole_rows * whole_cols
+        channels = self.shape[2]
+        f[f"{fam}:row"] += nr
+        f[f"{fam}:pixel"] += pixels
+        f[f"{fam}:clipped"] += clipped
+        f[f"{fam}:output"] += pixels * channels
+        _REGION_COUNTS.get(self.kind, _no_more)(self, f, pixels, taps, row_taps * nc, clipped)
+        if self.batched:
+            self._batches(f, r0, r1, c0, c1)
+        return f
+
+    def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
+        """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
+        a time, again for every block of channels (window.c, all_but_last_batch)."""
+        if self.kernel[0] * self.kernel[1] <= MAX_RUNS:
+            return
+        rows = np.bincount(self.profiles[0].inside[r0:r1])
+        cols = np.bincount(self.profiles[1].inside[c0:c1])
+        blocks = len(_blocks(self.shape[2]))
+        fam = self.family
+        for a in np.flatnonzero(rows):
+            for b in np.flatnonzero(cols):
+                taps = int(a * b)
+                if taps > MAX_RUNS:
+                    n = int(rows[a] * cols[b])
+                    f[f"{fam}:batched_pixel"] += n
+                    f[f"{fam}:batched_block"] += n * blocks
+                    f[f"{fam}:batched_gather_tap"] += n * blocks * taps
+                    f[f"{fam}:batched_call"] += n * blocks * (-(-taps // MAX_RUNS) - 1)
+                    f[f"{fam}:tap"] -= n * (taps - MAX_RUNS)  # the first gather stops at a full batch
+
+
+def _family(op: _Op, dsp: bool) -> str:
+    kind = op.kind
+    if kind == "conv2d":
+        win = op.op.win
+        pointwise = win.kernel == (1, 1)
+        if dsp and not op.float:
+            return "conv_direct" if pointwise and win.pads[:2] == (0, 0) else "conv_gather"
+        return "conv_1x1" if pointwise else "conv"
+    if kind == "depthwise_conv2d":
+        return "depthwise" if op.op.depth_multiplier == 1 else "depthwise_multiplier"
+    if kind == "global_avg_pool":
+        return "mean"
+    return kind
+
+
+def _no_more(op, f, pixels, taps, krows, clipped) -> None:
+    pass
+
+
+def _conv(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+    fam, out_c, in_c = op.family, op.shape[2], op.in_shape[2]
+    blocks = _blocks(out_c)
+    if op.dsp:
+        _conv_dsp(op, f, pixels, clipped, blocks)
+        return
+    # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops: four
+    # channels at a time over every run's values, then one channel at a time.
+    quads = sum(n // 4 for n in blocks)
+    singles = sum(n % 4 for n in blocks)
+    f[f"{fam}:block"] += pixels * len(blocks)
+    f[f"{fam}:run"] += krows
+    f[f"{fam}:run_channels"] += krows * (quads + singles)
+    f[f"{fam}:value_quad"] += taps * in_c * quads
+    f[f"{fam}:value_single"] += taps * in_c * singles
+
+
+def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]) -> None:
+    """conv_pairs (kernels/conv2d.c): pixels in pairs, then an odd last one; per pair, per block of
+    output channels, per chunk of the patch: lanes, pairs of channels by pairs of quads."""
+    fam = op.family
+    kh, kw = op.op.win.kernel
+    patch = kh * kw * op.in_shape[2]
+    chunks = [min(POINTWISE_CHUNK, patch - k) for k in range(0, patch, POINTWISE_CHUNK)]
+    one_chunk = len(chunks) == 1
+    pairs, odd = pixels // 2, pixels % 2
+    lane_passes = 1 if one_chunk else len(blocks)  # one chunk: its lanes serve every block
+    quads_all = sum(m >> 2 if m >= 4 else 0 for m in chunks)
+    f[f"{fam}:pair"] += pairs
+    f[f"{fam}:single"] += odd
+    f[f"{fam}:lanes"] += (2 * pairs + odd) * lane_passes * len(chunks)
+    f[f"{fam}:lane_quad"] += (2 * pairs + odd) * lane_passes * quads_all
+    f[f"{fam}:block_chunk"] += (pairs + odd) * len(blocks) * len(chunks)
+    ch_pairs = sum(n >> 1 for n in blocks)
+    odd_channels = sum(n & 1 for n in blocks)
+    for m in chunks:
+        quads = m >> 2 if m >= 4 else 0
+        tail = m & 3 if quads else 0
+        singles = 0 if quads else m
+        f[f"{fam}:pair_channels"] += pairs * ch_pairs
+        f[f"{fam}:pair_quad2"] += pairs * ch_pairs * (quads >> 1)
+        f[f"{fam}:pair_quad1"] += pairs * ch_pairs * (quads & 1)
+        f[f"{fam}:pair_tail"] += pairs * ch_pairs * (tail > 0)
+        f[f"{fam}:pair_odd_channel"] += pairs * odd_channels
+        f[f"{fam}:pair_odd_quad"] += pairs * odd_channels * (quads + (tail > 0))
+        four = sum(n // 4 for n in blocks)
+        rest = sum(n % 4 for n in blocks)
+        f[f"{fam}:single_four"] += odd * four
+        f[f"{fam}:single_four_quad"] += odd * four * (quads + (tail > 0))
+        f[f"{fam}:single_rest"] += odd * rest
+        f[f"{fam}:single_rest_quad"] += odd * rest * (quads + (tail > 0))
+        f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * out_channels(blocks)
+    f[f"{fam}:requant_pair"] += pairs * op.shape[2]
+    f[f"{fam}:requant_single"] += odd * op.shape[2]
+    if fam.startswith("conv_gather"):
+        # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole and
+        # the patch one chunk, else kernel row by kernel row with padding filled
+        fast = pixels - clipped if one_chunk else 0
+        passes = lane_passes * len(chunks)
+        f[f"{fam}:gather_fast_row"] += fast * kh
+        f[f"{fam}:gather_fast_byte"] += fast * patch
+        f[f"{fam}:gather_slow"] += (pixels * passes - fast)
+        f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
+        f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
+
+
+def out_channels(blocks: list[int]) -> int:
+    return sum(blocks)
+
+
+def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+    fam = op.family
+    blocks = _blocks(op.shape[2])
+    f[f"{fam}:block"] += pixels * len(blocks)
+    f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
+    if op.float or op.op.depth_multiplier != 1:
+        f[f"{fam}:tap_channel"] += taps * op.shape[2]
+        f[f"{fam}:block_channel"] += pixels * op.shape[2]
+    elif op.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
+        f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in blocks)
+        f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in blocks)
+        f[f"{fam}:four"] += pixels * sum(n // 4 + (n % 4 > 0) for n in blocks)
+    else:  # eight channels a tap at a time, then one by one
+        f[f"{fam}:tap_eight"] += taps * sum(n // 8 for n in blocks)
+        f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
+        f[f"{fam}:eight"] += pixels * sum(n // 8 for n in blocks)
+        f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
+
+
+def _pool(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+    fam = op.family
+    f[f"{fam}:block"] += pixels * len(_blocks(op.shape[2]))
+    f[f"{fam}:tap"] += taps
+    f[f"{fam}:tap_channel"] += taps * op.shape[2]
+
+
+_REGION_COUNTS = {"conv2d": _conv, "depthwise_conv2d": _depthwise, "max_pool2d": _pool, "avg_pool2d": _pool}
+
+
+# ---- calls of a block ---------------------------------------------------------------------------
+class BlockCounter:
+    """The features of lowered blocks of one graph on one kind of core (`dsp`: Arm's DSP extension,
+    whose kernels differ). With `weigh` (a model's features -> predicted instructions) every count
+    is weighed as soon as it is made and the results are numbers, which is what planning needs:
+    thousands of candidate blocks share their calls, so the weighed calls are cached per op and
+    region, per op and band (a column stream's sweep) and per op (a row stream's)."""
+
+    def __init__(self, graph: Graph, dsp: bool, weigh=None):
+        self.graph, self.dsp = graph, dsp
+        self.weigh = weigh or (lambda f: f)
+        self._ops: dict[int, _Op] = {}
+        self._regions: dict = {}
+        self._sweeps: dict = {}
+        self._geometry: dict = {}
+
+    def op(self, t: int) -> _Op:
+        if t not in self._ops:
+            self._ops[t] = _Op(self.graph, t, self.dsp)
+        return self._ops[t]
+
+    def _zero(self):
+        return self.weigh(Counter())
+
+    def call(self, t: int, r0: int, r1: int, c0: int, c1: int):
+        """One call of op t's kernel in the form the op declares (weighed, cached)."""
+        key = self.op(t).region_key(r0, r1, c0, c1)
+        if key not in self._regions:
+            self._regions[key] = self.weigh(self._count_call(t, r0, r1, c0, c1))
+        return self._regions[key]
+
+    def _count_call(self, t: int, r0: int, r1: int, c0: int, c1: int) -> Features:
+        op = self.op(t)
+        form = op.op.c_call
+        if form is CCall.REGION:
+            return op.region(r0, r1, c0, c1)
+        f = Counter()
+        if form is CCall.NONE:
+            f["memmove:call"] += 1
+            f["memmove:byte"] += op.bytes
+            return f
+        # a vector op, or a map into a vector, run whole
+        f[f"{op.family}:call"] += 1
+        f[f"{op.family}:mac"] += op.macs
+        f[f"{op.family}:input"] += prod(op.in_shape)
+        f[f"{op.family}:output"] += prod(op.shape)
+        return f
+
+    def sweep(self, t: int, axis: int, lo: int, hi: int):
+        """Op t's positions along `axis`, one call each, over [lo, hi) of the other axis (a row
+        stream computes each row of t once; a column stream each column once per band)."""
+        key = (t, axis, lo, hi)
+        if key not in self._sweeps:
+            h, w = self.graph.shape_of(t)[:2]
+            total = self._zero()
+            for i in range(h if axis == 0 else w):
+                total = total + (self.call(t, i, i + 1, lo, hi) if axis == 0 else self.call(t, lo, hi, i, i + 1))
+            self._sweeps[key] = total
+        return self._sweeps[key]
+
+    def block(self, block: LoweredBlock):
+        """The block's counts (weighed): its kernel calls and its scheme's own loops."""
+        own = Counter({"block:call": 1})
+        loops = block.loops
+        total = self._zero()
+        if isinstance(loops, Whole):
+            t = block.first
+            h, w = _hw(self.graph.shape_of(t))
+            total = self.call(t, 0, h, 0, w)
+        elif isinstance(loops, Channels):
+            own.update(self._channels(block.first))
+        elif isinstance(loops, Stream):
+            total = self._stream(block, loops, own)
+        elif isinstance(loops, Patches):
+            total = self._patches(block, loops, own)
+        return total + self.weigh(own)
+
+    def _channels(self, t: int) -> Features:
+        """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel."""
+        f = Counter()
+        op = self.op(t)
+        fam = "depthwise_inplace"
+        h, w, c = op.shape
+        row_taps, _ = op.profiles[0].sums(0, h)
+        col_taps, _ = op.profiles[1].sums(0, w)
+        f[f"{fam}:call"] += 1
+        f[f"{fam}:channel"] += c
+        f[f"{fam}:row_channel"] += h * c
+        f[f"{fam}:pixel_channel"] += h * w * c
+        f[f"{fam}:tap_channel"] += row_taps * col_taps * c
+        return f
+
+    def _table(self, first: int, end: int, rows: int, axis: int) -> list[dict]:
+        """Per band of `rows` positions of `end` along `axis`, the positions of every tensor
+        first..end it needs: shared by every block ending at `end` (streaming.band_table)."""
+        return streaming.band_table(self.graph, first, end, rows, self._geometry, axis)
+
+    def _per_op(self, key, compute):
+        if key not in self._sweeps:
+            self._sweeps[key] = compute()
+        return self._sweeps[key]
+
+    def _stream(self, block: LoweredBlock, loops: Stream, own: Features):
+        graph, first, end, axis = self.graph, block.first, loops.end, loops.axis
+        pulls = Counter(p.consumer for p in loops.pulls)
+        total = self._zero()
+        if axis == 0:
+            bands = 1
+            for t in range(first, end + 1):
+                total = total + self.sweep(t, 0, 0, graph.shape_of(t)[1])
+        else:  # a column sweep per band of the stream end's rows
+            table = self._table(first, end, loops.band_rows, 0)
+            bands = len(table)
+            for t in range(first, end + 1):
+                total = total + self._per_op(("columns", end, loops.band_rows, t), lambda t=t: self._sum(
+                    self.sweep(t, 1, *band[t]) for band in table))
+        for t in range(first, end + 1):
+            n = graph.shape_of(t)[axis]
+            own["stream:position"] += n * bands
+            own["stream:pull"] += n * bands * pulls[t]
+        own["stream:band"] += bands
+        own["stream:band_op"] += bands * (end - first + 1)
+        own["stream:op"] += end - first + 1
+        if loops.tail is not None:
+            w = graph.shape_of(end)[1]
+            regions = ([(i, i + 1, 0, w) for i in range(graph.shape_of(end)[0])] if axis == 0 else
+                       [(*band[end], i, i + 1) for band in table for i in range(w)])
+            self._tail(loops.tail, end, own, regions)
+        return total
+
+    def _sum(self, parts):
+        total = self._zero()
+        for part in parts:
+            total = total + part
+        return total
+
+    def _patches(self, block: LoweredBlock, loops: Patches, own: Features):
+        first, end, (tile_rows, tile_cols) = block.first, loops.end, loops.tile
+        rows = self._table(first, end, tile_rows, 0)
+        cols = self._table(first, end, tile_cols, 1)
+        total = self._zero()
+        for t in range(first, end + 1):
+            total = total + self._per_op(("patches", end, loops.tile, t), lambda t=t: self._sum(
+                self.call(t, *r[t], *c[t]) for r in rows for c in cols))
+        tiles = len(rows) * len(cols)
+        own["patch:op"] += tiles * (end - first + 1)
+        own["patch:tile"] += tiles
+        own["patch:ops"] += end - first + 1
+        if loops.tail is not None:
+            self._tail(loops.tail, end, own, [(*r[end], *c[end]) for r in rows for c in cols])
+        return total
+
+    def _tail(self, tail, end: int, f: Features, regions) -> None:
+        """The consumer's accumulate per streamed region of the stream end, its finish, and the
+        vector ops after it."""
+        consumer = self.op(tail.consumer)
+        fam = f"{consumer.family}_accumulate"
+        channels = self.graph.shape_of(end)[2]
+        for r0, r1, c0, c1 in regions:
+            f[f"{fam}:call"] += 1
+            f[f"{fam}:value"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels
+            f[f"{fam}:row"] += max(r1 - r0, 0)
+            if consumer.kind == "dense":
+                f[f"{fam}:mac"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels * consumer.shape[0]
+        f[f"{consumer.family}_finish:call"] += 1
+        f[f"{consumer.family}_finish:output"] += prod(consumer.shape)
+        f["tail:zero_byte"] += tail.acc.nbytes
+        for t in range(tail.consumer + 1, tail.last + 1):
+            f.update(self._count_call(t, 0, 1, 0, 1))
+
+
+def _hw(shape) -> tuple[int, int]:
+    return (shape[0], shape[1]) if len(shape) == 3 else (1, 1)

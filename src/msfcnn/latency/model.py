@@ -1,0 +1,121 @@
+"""The latency model: predicted instructions of a block, or of a whole plan, on one target.
+
+A target's coefficients (`coefficients/<target>.json`, written by `scripts/calibrate_latency.py`)
+give the instructions of one pass of each loop that `latency.features` counts; a prediction is the
+sum of counts times coefficients. The file also records a digest of the kernel library it was
+calibrated against: when the kernels change, the model says so (`stale`) and the calibration check
+in the tests fails until it is re-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import resources
+
+from ..errors import UserError
+from ..ir import Graph
+from ..schedule import LoweredBlock, Schedule
+from .features import BlockCounter, Features
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    target: str
+    dsp: bool  # the target compiles the kernels' Arm DSP-extension loops
+    coefficients: dict[str, float]
+    kernels_digest: str = ""  # of the kernel sources the coefficients were fitted on
+    calibration: dict = field(default_factory=dict, compare=False)  # how the fit went (stats)
+
+    def predict(self, features: Features) -> float:
+        c = self.coefficients
+        return sum(c.get(name, 0.0) * count for name, count in features.items())
+
+    def unknown(self, features: Features) -> list[str]:
+        """Counted loops the calibration never saw (their cost is predicted as 0)."""
+        return sorted(name for name, count in features.items() if count and name not in self.coefficients)
+
+    @property
+    def stale(self) -> bool:
+        return self.kernels_digest != kernels_digest()
+
+    def counter(self, graph: Graph) -> "PlanCounter":
+        return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict))
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "target": self.target, "dsp": self.dsp, "kernels_digest": self.kernels_digest,
+                "calibration": self.calibration, "coefficients": dict(sorted(self.coefficients.items()))}
+
+    @staticmethod
+    def from_dict(doc: dict) -> "LatencyModel":
+        return LatencyModel(doc["target"], bool(doc["dsp"]), {k: float(v) for k, v in doc["coefficients"].items()},
+                            doc.get("kernels_digest", ""), doc.get("calibration", {}))
+
+
+@dataclass
+class PlanCounter:
+    """Predictions for one graph's blocks (features cached across the blocks of the graph)."""
+
+    model: LatencyModel
+    blocks: BlockCounter
+
+    def block(self, lowered: LoweredBlock) -> float:
+        return self.blocks.block(lowered)
+
+    def schedule(self, schedule: Schedule) -> list[float]:
+        """Per block of the schedule, as `verify --instructions` splits the measured count."""
+        return schedule_features(schedule, self.blocks)
+
+
+def schedule_features(schedule: Schedule, counter: BlockCounter) -> list[Features]:
+    """Each block's counts plus what msfcnn_invoke does around it (codegen/icount.py splits the
+    measured count the same way): the entry and the copy of an arena input with block 0, the moves
+    after each block with it, and the copy of an arena output with the last."""
+    graph = schedule.graph
+    around = [Counter() for _ in schedule.blocks]
+    for index, moves in enumerate(schedule.moves):
+        for _, _, size in moves:
+            around[index]["memmove:call"] += 1
+            around[index]["memmove:byte"] += size
+    if around:
+        around[0]["invoke:call"] += 1
+        if schedule.input_offset is not None:
+            around[0]["memmove:call"] += 1
+            around[0]["memmove:byte"] += graph.nbytes(-1)
+        if schedule.output_offset is not None:
+            around[-1]["memmove:call"] += 1
+            around[-1]["memmove:byte"] += graph.nbytes(graph.output)
+    return [counter.block(block) + counter.weigh(extra) for block, extra in zip(schedule.blocks, around)]
+
+
+def kernels_digest() -> str:
+    """A digest of the kernel library's sources (and the block templates): what the coefficients fit."""
+    digest = hashlib.sha256()
+    root = resources.files("msfcnn.codegen")
+    for folder in ("kernels", "templates/schemes"):
+        for item in sorted(root.joinpath(folder).iterdir(), key=lambda i: i.name):
+            if item.name.endswith((".c", ".h", ".j2")):
+                digest.update(item.name.encode())
+                digest.update(item.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def coefficients_path(target: str):
+    return resources.files("msfcnn.latency").joinpath("coefficients", f"{target}.json")
+
+
+def calibrated_targets() -> list[str]:
+    folder = resources.files("msfcnn.latency").joinpath("coefficients")
+    return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".json"))
+
+
+def load(target: str) -> LatencyModel:
+    path = coefficients_path(target)
+    if not path.is_file():
+        raise UserError(f"no latency model for target {target!r} (calibrated: {', '.join(calibrated_targets()) or 'none'}; "
+                        f"run scripts/calibrate_latency.py --target {target})")
+    return LatencyModel.from_dict(json.loads(path.read_text()))
