@@ -1,0 +1,152 @@
+"""The generated C as a library in someone else's build: a C++ program includes model.h and
+links two networks compiled with different prefixes (and saved plans), each bit-exact with the
+numpy executor."""
+
+import json
+import shlex
+import subprocess
+
+import numpy as np
+import pytest
+
+from msfcnn import pipeline
+from msfcnn.cli import main
+from msfcnn.codegen.emit import kernel_symbols
+from msfcnn.executor import to_internal
+from msfcnn.tensors import random_input
+from support.toolchains import require_target, require_tools
+
+ALPHA = {"name": "alpha", "input": [12, 10, 3], "layers": [
+    {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
+    {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1, "act": "relu6"},
+    {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0},
+    {"op": "add", "from": 0},
+    {"op": "global_avg_pool"}, {"op": "dense", "units": 3}, {"op": "softmax"}]}
+BETA = {"name": "beta", "input": [9, 9, 2], "layers": [
+    {"op": "conv2d", "filters": 6, "kernel": 3, "stride": 1, "padding": 1, "act": "relu"},
+    {"op": "max_pool2d", "kernel": 2, "stride": 2},
+    {"op": "conv2d", "filters": 5, "kernel": 3, "stride": 1, "padding": "same"}]}
+
+PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+
+#include "alpha/model.h"
+#include "beta/model.h"
+
+template <typename T>
+static bool run(const char *in_path, const char *out_path, int (*invoke)(const T *, T *), size_t n_in, size_t n_out)
+{
+    std::vector<T> in(n_in), out(n_out);
+    std::FILE *f = std::fopen(in_path, "rb");
+    if (!f || std::fread(in.data(), sizeof(T), n_in, f) != n_in) return false;
+    std::fclose(f);
+    if (invoke(in.data(), out.data()) != 0) return false;
+    f = std::fopen(out_path, "wb");
+    if (!f || std::fwrite(out.data(), sizeof(T), n_out, f) != n_out) return false;
+    return std::fclose(f) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    static_assert(ALPHA_API_VERSION == 1 && BETA_API_VERSION == 1, "model.h API version");
+    static_assert(ALPHA_INPUT_BYTES == sizeof(alpha_value) * ALPHA_INPUT_SIZE, "input bytes");
+    if (argc != 5) return 2;
+    return run<alpha_value>(argv[1], argv[2], alpha_invoke, ALPHA_INPUT_SIZE, ALPHA_OUTPUT_SIZE)
+        && run<beta_value>(argv[3], argv[4], beta_invoke, BETA_INPUT_SIZE, BETA_OUTPUT_SIZE) ? 0 : 1;
+}
+"""
+
+
+def _run(*command, cwd=None):
+    done = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(map(str, command))}:\n{done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def _compile(tmp_path, doc, prefix, plan_options=("--max-overhead", "1.3")):
+    """The layer list as a model file, its plan saved by `msfcnn plan -o`, and the C compiled
+    from that saved plan into tmp_path/<name>; returns the graph, plan and folder."""
+    model = tmp_path / f"{doc['name']}.json"
+    model.write_text(json.dumps(doc))
+    plan_file = tmp_path / f"{doc['name']}-plan.json"
+    assert main(["plan", str(model), *plan_options, "-o", str(plan_file)]) == 0
+    folder = tmp_path / doc["name"]
+    assert main(["compile", str(model), "--plan", str(plan_file), "--prefix", prefix, "-o", str(folder)]) == 0
+    graph = pipeline.load(str(model), weights=True)
+    return graph, pipeline.load_plan(str(plan_file), graph), folder
+
+
+def _objects(folder, cflags) -> list:
+    """model.c, weights.c and the kernels compiled as C (not the harness)."""
+    sources = [folder / "model.c", folder / "weights.c", *sorted((folder / "kernels").glob("*.c"))]
+    objects = []
+    for source in sources:
+        obj = source.with_suffix(".o")
+        _run("cc", *cflags, f"-I{folder / 'kernels'}", "-c", source, "-o", obj)
+        objects.append(obj)
+    return objects
+
+
+@pytest.mark.slow
+def test_a_cpp_program_links_two_prefixed_networks_bit_exact(tmp_path, capsys):
+    target = require_target("host")
+    require_tools("c++", "nm", packages=("g++", "binutils"))
+    cflags = shlex.split(target.cflags)
+    networks = {"alpha": _compile(tmp_path, ALPHA, "alpha"), "beta": _compile(tmp_path, BETA, "beta")}
+    capsys.readouterr()
+    objects = []
+    for prefix, (_, _, folder) in networks.items():
+        own = _objects(folder, cflags)
+        # Every symbol the network defines for the linker carries its prefix (the kernels too).
+        defined = [line.split()[-1] for line in _run("nm", "-g", "--defined-only", *own).splitlines()
+                   if len(line.split()) == 3]
+        assert defined and all(name.startswith(prefix + "_") for name in defined), defined
+        assert {f"{prefix}_invoke", f"{prefix}_msf_conv2d_s8"} <= set(defined)
+        assert len([n for n in defined if "_msf_" in n]) == len(kernel_symbols())
+        objects += own
+    (tmp_path / "main.cpp").write_text(PROGRAM)
+    program = tmp_path / "two_networks"
+    _run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{tmp_path}", "-o", program,
+         tmp_path / "main.cpp", *objects, "-lm")
+    paths = []
+    expected = {}
+    for prefix, (graph, plan, _) in networks.items():
+        x = random_input(graph, 5)
+        internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
+        (tmp_path / f"{prefix}.in").write_bytes(np.ascontiguousarray(internal).tobytes())
+        paths += [tmp_path / f"{prefix}.in", tmp_path / f"{prefix}.out"]
+        expected[prefix] = pipeline.run(pipeline.lower(graph, plan), x, raw=True).output.reshape(-1)
+    _run(program, *paths)
+    for prefix, (graph, _, _) in networks.items():
+        got = np.frombuffer((tmp_path / f"{prefix}.out").read_bytes(), dtype=graph.element.numpy)
+        assert got.size == expected[prefix].size and np.array_equal(got, expected[prefix]), prefix
+
+
+def test_a_bad_prefix_is_one_line_and_status_2(tmp_path, capsys):
+    assert main(["compile", "mcunet-vww5", "--prefix", "9lives", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--prefix '9lives' is not a C identifier" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_verify_runs_a_saved_plan_under_a_prefix(tmp_path, capsys):
+    """`verify --plan` checks the very plan `plan -o` wrote (not one planned again), with the C
+    named by --prefix; a paper cost model plan file is refused by `compile --plan` as by `run`."""
+    require_target("host")
+    model = tmp_path / "beta.json"
+    model.write_text(json.dumps(BETA))
+    plan_file = tmp_path / "plan.json"
+    assert main(["plan", str(model), "--strategy", "vanilla", "-o", str(plan_file)]) == 0
+    saved = json.loads(plan_file.read_text())
+    capsys.readouterr()
+    assert main(["verify", str(model), "--plan", str(plan_file), "--prefix", "beta", "--json",
+                 "-o", str(tmp_path / "c")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["bit_exact"] and doc["plan"] == saved and doc["arena_bytes"] == saved["peak_ram_bytes"]
+    assert "int beta_invoke(const beta_value *input" in (tmp_path / "c" / "model.h").read_text()
+    paper = tmp_path / "paper.json"
+    assert main(["plan", str(model), "--cost-model", "paper", "-o", str(paper)]) == 0
+    capsys.readouterr()
+    assert main(["compile", str(model), "--plan", str(paper), "-o", str(tmp_path / "p")]) == 2
+    assert "exact cost model" in capsys.readouterr().err
