@@ -150,3 +150,34 @@ def test_verify_runs_a_saved_plan_under_a_prefix(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compile", str(model), "--plan", str(paper), "-o", str(tmp_path / "p")]) == 2
     assert "exact cost model" in capsys.readouterr().err
+
+
+def test_a_compile_removes_only_the_files_an_earlier_compile_wrote(tmp_path, capsys):
+    """An fe310 compile writes input.c; a host compile into the same folder removes it (a build
+    that takes every .c file would link a stale input), and a --prefix compile's
+    kernels/msfcnn_prefix.h is the default one again. The user's own files stay, and so does an
+    input.c that msfcnn did not write."""
+    require_target("host")
+    require_target("fe310")  # compile checks the target's tools
+    model = tmp_path / "beta.json"
+    model.write_text(json.dumps(BETA))
+    out = tmp_path / "out"
+    mine = [out / "app.c", out / "kernels" / "board.c", out / "notes.txt"]
+    for path in mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("/* the user's */\n")
+    assert main(["compile", str(model), "--target", "fe310", "--prefix", "beta", "-o", str(out)]) == 0
+    assert (out / "input.c").is_file() and "beta_msf_conv2d_s8" in (out / "kernels" / "msfcnn_prefix.h").read_text()
+    listed = (out / "msfcnn-files.txt").read_text().splitlines()
+    assert "input.c" in listed and "kernels/conv2d.c" in listed and "app.c" not in listed
+    assert main(["compile", str(model), "-o", str(out)]) == 0
+    assert not (out / "input.c").exists() and "#define msf_" not in (out / "kernels" / "msfcnn_prefix.h").read_text()
+    assert all(path.read_text() == "/* the user's */\n" for path in mine)
+    assert {p.name for p in out.glob("*.c")} == {"model.c", "weights.c", "main.c", "app.c"}
+    # A folder written before the manifest existed: only an input.c msfcnn wrote goes.
+    for text, kept in (("/* The harness's input tensor of beta in (H, W, C) order */\n", False), ("int x;\n", True)):
+        (out / "msfcnn-files.txt").unlink()
+        (out / "input.c").write_text(text)
+        assert main(["compile", str(model), "-o", str(out)]) == 0
+        assert (out / "input.c").exists() == kept
+    capsys.readouterr()

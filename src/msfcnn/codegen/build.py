@@ -31,9 +31,47 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
         raise UserError(f"cannot create {folder}: {err.strerror}") from None
     files = {folder / "kernels" / name: text for name, text in kernel_sources().items()}
     files.update({folder / name: text for name, text in generated.items()})  # kernels/msfcnn_prefix.h too
+    files[folder / MANIFEST] = _manifest(folder, files)
+    stale = _stale_files(folder, set(files))
     for path, text in files.items():
         write_atomic(path, text)
+    for path in stale:
+        path.unlink(missing_ok=True)
     return sorted(files)
+
+
+# The files a compile wrote into its folder, one relative path a line: the next compile into the
+# same folder removes those it does not write again (an input.c for another target, a file of an
+# older version), so that a build that takes every .c file (Arduino) sees only this network's.
+MANIFEST = "msfcnn-files.txt"
+# Folders written before the manifest existed: an input.c that msfcnn wrote starts so.
+_OLD_INPUT_C = ("input.c", "/* The harness's input tensor of ")
+
+
+def _manifest(folder: Path, files) -> str:
+    names = sorted(path.relative_to(folder).as_posix() for path in files)
+    return ("# Files written by msfcnn compile; the next compile into this folder removes those it does not\n"
+            "# write again. Files not listed here are never touched.\n" + "".join(f"{name}\n" for name in names))
+
+
+def _stale_files(folder: Path, written: set[Path]) -> list[Path]:
+    """Files an earlier compile wrote into `folder` (its manifest) that are not in `written`."""
+    try:
+        lines = (folder / MANIFEST).read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        old = folder / _OLD_INPUT_C[0]
+        try:
+            lines = [_OLD_INPUT_C[0]] if old.read_text(errors="replace").startswith(_OLD_INPUT_C[1]) else []
+        except OSError:
+            lines = []
+    root = folder.resolve()
+    stale = []
+    for line in lines:
+        path = folder / line
+        if (line and not line.startswith("#") and path not in written and path.is_file()
+                and path.resolve().parent.is_relative_to(root)):
+            stale.append(path)
+    return stale
 
 
 KERNEL_LIBRARY = "libmsfcnn_kernels.a"
