@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "msfcnn_kernels.h"
+#include "kernels/msfcnn_kernels.h"
 #include "weights.h"
 
 #define MSF_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from msfcnn import pipeline
+from msfcnn import __version__, pipeline
 from msfcnn.cli import main
 from msfcnn.codegen.emit import kernel_symbols
 from msfcnn.executor import to_internal
@@ -78,12 +78,13 @@ def _compile(tmp_path, doc, prefix, plan_options=("--max-overhead", "1.3")):
 
 
 def _objects(folder, cflags) -> list:
-    """model.c, weights.c and the kernels compiled as C (not the harness)."""
+    """model.c, weights.c and the kernels compiled as C (not the harness), with no include path:
+    model.c finds the kernels' header by its relative path."""
     sources = [folder / "model.c", folder / "weights.c", *sorted((folder / "kernels").glob("*.c"))]
     objects = []
     for source in sources:
         obj = source.with_suffix(".o")
-        _run("cc", *cflags, f"-I{folder / 'kernels'}", "-c", source, "-o", obj)
+        _run("cc", *cflags, "-c", source, "-o", obj)
         objects.append(obj)
     return objects
 
@@ -109,18 +110,62 @@ def test_a_cpp_program_links_two_prefixed_networks_bit_exact(tmp_path, capsys):
     program = tmp_path / "two_networks"
     _run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{tmp_path}", "-o", program,
          tmp_path / "main.cpp", *objects, "-lm")
-    paths = []
-    expected = {}
+    _check_outputs(program, networks, tmp_path)
+
+
+def _check_outputs(program, networks, tmp_path):
+    """Run `program IN OUT [IN OUT ...]` (one pair per network, in order) on seeded inputs: each
+    output equal to the numpy executor's, byte for byte."""
+    paths, expected = [], {}
     for prefix, (graph, plan, _) in networks.items():
         x = random_input(graph, 5)
         internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
         (tmp_path / f"{prefix}.in").write_bytes(np.ascontiguousarray(internal).tobytes())
+        (tmp_path / f"{prefix}.out").unlink(missing_ok=True)
         paths += [tmp_path / f"{prefix}.in", tmp_path / f"{prefix}.out"]
         expected[prefix] = pipeline.run(pipeline.lower(graph, plan), x, raw=True).output.reshape(-1)
     _run(program, *paths)
     for prefix, (graph, _, _) in networks.items():
         got = np.frombuffer((tmp_path / f"{prefix}.out").read_bytes(), dtype=graph.element.numpy)
         assert got.size == expected[prefix].size and np.array_equal(got, expected[prefix]), prefix
+
+
+PARENT = """cmake_minimum_required(VERSION 3.13)
+project(two_networks C CXX)
+add_subdirectory(alpha)
+add_subdirectory(beta)
+add_executable(two_networks main.cpp)
+set_target_properties(two_networks PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON)
+target_link_libraries(two_networks PRIVATE alpha beta)
+"""
+
+
+def _cmake(source, build):
+    _run("cmake", "-S", source, "-B", build, "-DCMAKE_BUILD_TYPE=Release")
+    _run("cmake", "--build", build, "-j2")
+
+
+@pytest.mark.slow
+def test_cmake_builds_the_library_and_harness_and_a_project_of_two_networks(tmp_path, capsys):
+    """The generated CMakeLists.txt on its own builds the static library and the harness; added
+    with add_subdirectory to a C++ project, two networks' libraries link into one program. Both
+    bit-exact; the ESP-IDF and Zephyr descriptors are written beside it."""
+    require_target("host")
+    require_tools("cmake", "c++", packages=("cmake", "g++"))
+    networks = {"alpha": _compile(tmp_path, ALPHA, "alpha"), "beta": _compile(tmp_path, BETA, "beta")}
+    capsys.readouterr()
+    alpha = networks["alpha"][2]
+    _cmake(alpha, alpha / "build")
+    assert (alpha / "build" / "libalpha.a").is_file()
+    _check_outputs(alpha / "build" / "alpha_main", {"alpha": networks["alpha"]}, tmp_path)
+    assert "idf_component_register(" in (alpha / "CMakeLists.txt").read_text()
+    assert "zephyr_library_named(alpha)" in (alpha / "zephyr" / "CMakeLists.txt").read_text()
+    assert (alpha / "zephyr" / "module.yml").read_text().splitlines()[2:] == ["name: alpha", "build:", "  cmake: zephyr"]
+    assert json.loads((alpha / "idf_component.yml").read_text().splitlines()[2].split(": ", 1)[1]) == __version__
+    (tmp_path / "CMakeLists.txt").write_text(PARENT)
+    (tmp_path / "main.cpp").write_text(PROGRAM)
+    _cmake(tmp_path, tmp_path / "build")
+    _check_outputs(tmp_path / "build" / "two_networks", networks, tmp_path)
 
 
 def test_a_bad_prefix_is_one_line_and_status_2(tmp_path, capsys):

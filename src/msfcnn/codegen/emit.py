@@ -34,6 +34,10 @@ DEFAULT_PREFIX = "msfcnn"
 API_VERSION = 1  # model.h's <PREFIX>_API_VERSION: raise it when a name or a meaning there changes
 _PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 PREFIX_HEADER = "kernels/msfcnn_prefix.h"
+# Rendered from templates/<name>.j2 for every network (the kernels are copied; input.c and
+# PREFIX_HEADER only for some): the C, the harness, and the files of the build systems.
+PROJECT_FILES = ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile", "CMakeLists.txt",
+                 "idf_component.yml", "zephyr/module.yml", "zephyr/CMakeLists.txt")
 
 
 def check_prefix(prefix: str) -> str:
@@ -316,10 +320,9 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "params": emitter.params,
         "input_offset": schedule.input_offset, "output_offset": schedule.output_offset,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
-        "target": target,
+        "target": target, "kernel_files": sorted(f"kernels/{n}" for n in kernel_sources() if n.endswith(".c")),
     }
-    files = {name: env.get_template(f"{name}.j2").render(**values)
-             for name in ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile")}
+    files = {name: env.get_template(f"{name}.j2").render(**values) for name in PROJECT_FILES}
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     if target.embedded_harness:
