@@ -226,3 +226,16 @@ def test_a_compile_removes_only_the_files_an_earlier_compile_wrote(tmp_path, cap
         assert main(["compile", str(model), "-o", str(out)]) == 0
         assert (out / "input.c").exists() == kept
     capsys.readouterr()
+
+
+def test_every_template_and_kernel_file_is_package_data():
+    """`pip install .` (not editable) ships only the files pyproject.toml's package-data names:
+    every template (zephyr/ too) and kernel file must match one of its patterns."""
+    import tomllib
+    from support.paths import ROOT
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["msfcnn"]
+    package = ROOT / "src" / "msfcnn"
+    shipped = {path for pattern in patterns for path in package.glob(pattern)}
+    needed = [p for folder in ("codegen/templates", "codegen/kernels") for p in (package / folder).rglob("*")
+              if p.is_file() and p.suffix in (".j2", ".c", ".h")]
+    assert needed and [p for p in needed if p not in shipped] == []
