@@ -4,28 +4,14 @@ numpy executor."""
 
 import json
 import shlex
-import subprocess
 
-import numpy as np
 import pytest
 
-from msfcnn import __version__, pipeline
+from msfcnn import __version__
 from msfcnn.cli import main
 from msfcnn.codegen.emit import kernel_symbols
-from msfcnn.executor import to_internal
-from msfcnn.tensors import random_input
+from support.c_library import ALPHA, BETA, check_outputs, cmake, compile_saved, run
 from support.toolchains import require_target, require_tools
-
-ALPHA = {"name": "alpha", "input": [12, 10, 3], "layers": [
-    {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
-    {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1, "act": "relu6"},
-    {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0},
-    {"op": "add", "from": 0},
-    {"op": "global_avg_pool"}, {"op": "dense", "units": 3}, {"op": "softmax"}]}
-BETA = {"name": "beta", "input": [9, 9, 2], "layers": [
-    {"op": "conv2d", "filters": 6, "kernel": 3, "stride": 1, "padding": 1, "act": "relu"},
-    {"op": "max_pool2d", "kernel": 2, "stride": 2},
-    {"op": "conv2d", "filters": 5, "kernel": 3, "stride": 1, "padding": "same"}]}
 
 PROGRAM = r"""
 #include <cstdio>
@@ -58,25 +44,6 @@ int main(int argc, char **argv)
 """
 
 
-def _run(*command, cwd=None):
-    done = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(map(str, command))}:\n{done.stdout}{done.stderr}"
-    return done.stdout
-
-
-def _compile(tmp_path, doc, prefix, plan_options=("--max-overhead", "1.3")):
-    """The layer list as a model file, its plan saved by `msfcnn plan -o`, and the C compiled
-    from that saved plan into tmp_path/<name>; returns the graph, plan and folder."""
-    model = tmp_path / f"{doc['name']}.json"
-    model.write_text(json.dumps(doc))
-    plan_file = tmp_path / f"{doc['name']}-plan.json"
-    assert main(["plan", str(model), *plan_options, "-o", str(plan_file)]) == 0
-    folder = tmp_path / doc["name"]
-    assert main(["compile", str(model), "--plan", str(plan_file), "--prefix", prefix, "-o", str(folder)]) == 0
-    graph = pipeline.load(str(model), weights=True)
-    return graph, pipeline.load_plan(str(plan_file), graph), folder
-
-
 def _objects(folder, cflags) -> list:
     """model.c, weights.c and the kernels compiled as C (not the harness), with no include path:
     model.c finds the kernels' header by its relative path."""
@@ -84,7 +51,7 @@ def _objects(folder, cflags) -> list:
     objects = []
     for source in sources:
         obj = source.with_suffix(".o")
-        _run("cc", *cflags, "-c", source, "-o", obj)
+        run("cc", *cflags, "-c", source, "-o", obj)
         objects.append(obj)
     return objects
 
@@ -94,13 +61,13 @@ def test_a_cpp_program_links_two_prefixed_networks_bit_exact(tmp_path, capsys):
     target = require_target("host")
     require_tools("c++", "nm", packages=("g++", "binutils"))
     cflags = shlex.split(target.cflags)
-    networks = {"alpha": _compile(tmp_path, ALPHA, "alpha"), "beta": _compile(tmp_path, BETA, "beta")}
+    networks = {"alpha": compile_saved(tmp_path, ALPHA, "alpha"), "beta": compile_saved(tmp_path, BETA, "beta")}
     capsys.readouterr()
     objects = []
     for prefix, (_, _, folder) in networks.items():
         own = _objects(folder, cflags)
         # Every symbol the network defines for the linker carries its prefix (the kernels too).
-        defined = [line.split()[-1] for line in _run("nm", "-g", "--defined-only", *own).splitlines()
+        defined = [line.split()[-1] for line in run("nm", "-g", "--defined-only", *own).splitlines()
                    if len(line.split()) == 3]
         assert defined and all(name.startswith(prefix + "_") for name in defined), defined
         assert {f"{prefix}_invoke", f"{prefix}_msf_conv2d_s8"} <= set(defined)
@@ -108,26 +75,9 @@ def test_a_cpp_program_links_two_prefixed_networks_bit_exact(tmp_path, capsys):
         objects += own
     (tmp_path / "main.cpp").write_text(PROGRAM)
     program = tmp_path / "two_networks"
-    _run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{tmp_path}", "-o", program,
+    run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{tmp_path}", "-o", program,
          tmp_path / "main.cpp", *objects, "-lm")
-    _check_outputs(program, networks, tmp_path)
-
-
-def _check_outputs(program, networks, tmp_path):
-    """Run `program IN OUT [IN OUT ...]` (one pair per network, in order) on seeded inputs: each
-    output equal to the numpy executor's, byte for byte."""
-    paths, expected = [], {}
-    for prefix, (graph, plan, _) in networks.items():
-        x = random_input(graph, 5)
-        internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
-        (tmp_path / f"{prefix}.in").write_bytes(np.ascontiguousarray(internal).tobytes())
-        (tmp_path / f"{prefix}.out").unlink(missing_ok=True)
-        paths += [tmp_path / f"{prefix}.in", tmp_path / f"{prefix}.out"]
-        expected[prefix] = pipeline.run(pipeline.lower(graph, plan), x, raw=True).output.reshape(-1)
-    _run(program, *paths)
-    for prefix, (graph, _, _) in networks.items():
-        got = np.frombuffer((tmp_path / f"{prefix}.out").read_bytes(), dtype=graph.element.numpy)
-        assert got.size == expected[prefix].size and np.array_equal(got, expected[prefix]), prefix
+    check_outputs(program, networks, tmp_path)
 
 
 PARENT = """cmake_minimum_required(VERSION 3.13)
@@ -140,11 +90,6 @@ target_link_libraries(two_networks PRIVATE alpha beta)
 """
 
 
-def _cmake(source, build):
-    _run("cmake", "-S", source, "-B", build, "-DCMAKE_BUILD_TYPE=Release")
-    _run("cmake", "--build", build, "-j2")
-
-
 @pytest.mark.slow
 def test_cmake_builds_the_library_and_harness_and_a_project_of_two_networks(tmp_path, capsys):
     """The generated CMakeLists.txt on its own builds the static library and the harness; added
@@ -152,20 +97,20 @@ def test_cmake_builds_the_library_and_harness_and_a_project_of_two_networks(tmp_
     bit-exact; the ESP-IDF and Zephyr descriptors are written beside it."""
     require_target("host")
     require_tools("cmake", "c++", packages=("cmake", "g++"))
-    networks = {"alpha": _compile(tmp_path, ALPHA, "alpha"), "beta": _compile(tmp_path, BETA, "beta")}
+    networks = {"alpha": compile_saved(tmp_path, ALPHA, "alpha"), "beta": compile_saved(tmp_path, BETA, "beta")}
     capsys.readouterr()
     alpha = networks["alpha"][2]
-    _cmake(alpha, alpha / "build")
+    cmake(alpha, alpha / "build")
     assert (alpha / "build" / "libalpha.a").is_file()
-    _check_outputs(alpha / "build" / "alpha_main", {"alpha": networks["alpha"]}, tmp_path)
+    check_outputs(alpha / "build" / "alpha_main", {"alpha": networks["alpha"]}, tmp_path)
     assert "idf_component_register(" in (alpha / "CMakeLists.txt").read_text()
     assert "zephyr_library_named(alpha)" in (alpha / "zephyr" / "CMakeLists.txt").read_text()
     assert (alpha / "zephyr" / "module.yml").read_text().splitlines()[2:] == ["name: alpha", "build:", "  cmake: zephyr"]
     assert json.loads((alpha / "idf_component.yml").read_text().splitlines()[2].split(": ", 1)[1]) == __version__
     (tmp_path / "CMakeLists.txt").write_text(PARENT)
     (tmp_path / "main.cpp").write_text(PROGRAM)
-    _cmake(tmp_path, tmp_path / "build")
-    _check_outputs(tmp_path / "build" / "two_networks", networks, tmp_path)
+    cmake(tmp_path, tmp_path / "build")
+    check_outputs(tmp_path / "build" / "two_networks", networks, tmp_path)
 
 
 def test_a_bad_prefix_is_one_line_and_status_2(tmp_path, capsys):
@@ -239,3 +184,19 @@ def test_every_template_and_kernel_file_is_package_data():
     needed = [p for folder in ("codegen/templates", "codegen/kernels") for p in (package / folder).rglob("*")
               if p.is_file() and p.suffix in (".j2", ".c", ".h")]
     assert needed and [p for p in needed if p not in shipped] == []
+
+
+def test_weights_are_const_in_rodata_unless_their_section_macro_says_otherwise(tmp_path, capsys):
+    target = require_target("host")
+    require_tools("objdump", packages=("binutils",))
+    folder = compile_saved(tmp_path, BETA, "beta")[2]
+    capsys.readouterr()
+    cflags = shlex.split(target.cflags)
+    sections = {}
+    for name, define in (("default", []), ("moved", ['-DBETA_WEIGHTS_SECTION=__attribute__((section(".nn_flash")))'])):
+        obj = tmp_path / f"{name}.o"
+        run("cc", *cflags, *define, "-c", folder / "weights.c", "-o", obj)
+        table = [line.split() for line in run("objdump", "-t", obj).splitlines()]
+        sections[name] = {row[-1]: row[-3] for row in table if row and row[-1].startswith("beta_op")}
+    assert sections["default"] and set(sections["default"].values()) == {".rodata"}
+    assert sections["moved"].keys() == sections["default"].keys() and set(sections["moved"].values()) == {".nn_flash"}
