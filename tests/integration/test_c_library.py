@@ -113,10 +113,12 @@ def test_cmake_builds_the_library_and_harness_and_a_project_of_two_networks(tmp_
     check_outputs(tmp_path / "build" / "two_networks", networks, tmp_path)
 
 
-def test_a_bad_prefix_is_one_line_and_status_2(tmp_path, capsys):
-    assert main(["compile", "mcunet-vww5", "--prefix", "9lives", "-o", str(tmp_path / "out")]) == 2
+@pytest.mark.parametrize("prefix", ["9lives", "a-b", "net_", "a__b", "_x", "", "x" * 33, "caf\u00e9"])
+def test_a_bad_prefix_is_one_line_and_status_2(tmp_path, capsys, prefix):
+    require_target("host")
+    assert main(["compile", "mcunet-vww5", "--prefix", prefix, "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--prefix '9lives' is not a C identifier" in err
+    assert err.count("\n") == 1 and f"--prefix {prefix!r} is not a C identifier" in err
     assert not (tmp_path / "out").exists()
 
 

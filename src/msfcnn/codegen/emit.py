@@ -32,7 +32,9 @@ from ..targets import TARGETS, Target
 # become `<prefix>_msf_*` too (kernels/msfcnn_prefix.h), so that two networks link together.
 DEFAULT_PREFIX = "msfcnn"
 API_VERSION = 1  # model.h's <PREFIX>_API_VERSION: raise it when a name or a meaning there changes
-_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+# A C identifier that starts with a letter and has no "__" and no trailing "_" (NAME_invoke would
+# then hold "__", which C++ reserves).
+_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
 PREFIX_HEADER = "kernels/msfcnn_prefix.h"
 # Rendered from templates/<name>.j2 for every network (the kernels are copied; input.c and
 # PREFIX_HEADER only for some): the C, the harness, and the files of the build systems.
@@ -42,9 +44,9 @@ PROJECT_FILES = ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Make
 
 def check_prefix(prefix: str) -> str:
     """`prefix` if it can start the generated C's names, else a UserError."""
-    if not _PREFIX.fullmatch(prefix):
+    if not _PREFIX.fullmatch(prefix) or len(prefix) > 32:
         raise UserError(f"--prefix {prefix!r} is not a C identifier of at most 32 characters that starts with a "
-                        f"letter (letters, digits and _ only)")
+                        f"letter (letters, digits, and single _ between them)")
     return prefix
 
 
