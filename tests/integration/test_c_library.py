@@ -18,6 +18,7 @@ PROGRAM = r"""
 #include <vector>
 
 #include "alpha/model.h"
+#include "alpha/kernels/msfcnn_kernels.h"  /* msf_quantize_f32 is alpha_msf_quantize_f32 here */
 #include "beta/model.h"
 
 template <typename T>
@@ -37,7 +38,10 @@ int main(int argc, char **argv)
 {
     static_assert(ALPHA_API_VERSION == 1 && BETA_API_VERSION == 1, "model.h API version");
     static_assert(ALPHA_INPUT_BYTES == sizeof(alpha_value) * ALPHA_INPUT_SIZE, "input bytes");
-    if (argc != 5) return 2;
+    const float real[2] = { 1.0f, -0.74f };
+    int8_t q[2] = { 0, 0 };
+    msf_quantize_f32(real, q, 2, 0.5f, 3);
+    if (argc != 5 || q[0] != 5 || q[1] != 2) return 2;
     return run<alpha_value>(argv[1], argv[2], alpha_invoke, ALPHA_INPUT_SIZE, ALPHA_OUTPUT_SIZE)
         && run<beta_value>(argv[3], argv[4], beta_invoke, BETA_INPUT_SIZE, BETA_OUTPUT_SIZE) ? 0 : 1;
 }

@@ -18,13 +18,13 @@ from math import prod
 import numpy as np
 
 from .. import __version__
+from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph
 from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule
 from ..schedule.lowered import Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
-from ..errors import UserError
 from ..targets import TARGETS, Target
 
 # The generated C's names: `<prefix>_invoke`, `<prefix>_value`, `<prefix>_op0_weights`, macros
