@@ -81,6 +81,18 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     _schemes_arg(p)
 
 
+def _saved_plan_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plan", metavar="PLAN.json", help="a plan written by `msfcnn plan -o` (instead of plan options)")
+
+
+def _c_args(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that write C: a saved plan, and the names' prefix."""
+    _saved_plan_arg(p)
+    p.add_argument("--prefix", metavar="NAME", default="msfcnn",
+                   help="start every external name of the generated C with NAME_ (macros with its upper case), "
+                        "so that networks with different prefixes link into one program (default: msfcnn)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="msfcnn", description="Fit CNNs into microcontroller RAM with multi-stage fusion.")
     parser.add_argument("--version", action="version", version=f"msfcnn {__version__}")
@@ -108,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a plan with the fused numpy executor; compare with the unfused network")
     _plan_args(p)
-    p.add_argument("--plan", metavar="PLAN.json", help="a plan written by `msfcnn plan -o` (instead of plan options)")
+    _saved_plan_arg(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
                                                      "(default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
@@ -118,11 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C will run: {TARGET_NAMES} (default: host)")
+    _c_args(p)
     p.add_argument("-o", "--output", metavar="DIR", required=True, help="folder to write the C project into")
 
     p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C runs: {TARGET_NAMES} (default: host)")
+    _c_args(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", "--keep", dest="keep", metavar="DIR",
@@ -257,10 +271,7 @@ def cmd_run(args) -> None:
     from . import pipeline
     from .report import plan_table
     from .tensors import load_input, random_input, save_output
-    graph = pipeline.load(args.model, weights=True)
-    planner = _planner(args, graph)
-    plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, planner)
-    schedule = pipeline.lower(graph, plan)
+    graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
     with progress.step(f"running {graph.name}: fused and unfused numpy executors"):
         fused = pipeline.run(schedule, x)
@@ -288,21 +299,23 @@ def cmd_run(args) -> None:
 
 
 def _planned_schedule(args):
-    """The model with weights, its planner, the plan the options ask for, and its schedule."""
+    """The model with weights, the plan (the saved one of --plan, or the one the options ask for)
+    and its schedule."""
     from . import pipeline
     graph = pipeline.load(args.model, weights=True)
-    planner = _planner(args, graph)
-    plan = _solve(args, planner)
-    return graph, planner, plan, pipeline.lower(graph, plan)
+    plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, _planner(args, graph))
+    return graph, plan, pipeline.lower(graph, plan)
 
 
 def cmd_compile(args) -> None:
     from . import pipeline
+    from .codegen.emit import check_prefix
     from .targets import get_target
     target = get_target(args.target)
-    graph, _, plan, schedule = _planned_schedule(args)
+    check_prefix(args.prefix)
+    graph, plan, schedule = _planned_schedule(args)
     with progress.step(f"writing the C for {graph.name}"):
-        files = pipeline.write_c(args.output, graph, schedule, plan, target)
+        files = pipeline.write_c(args.output, graph, schedule, plan, target, args.prefix)
     print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
           f"wrote {len(files)} files to {args.output} (build for {target.name}: make -C {args.output})")
 
@@ -313,13 +326,17 @@ def cmd_verify(args) -> int:
     from .targets import get_target
     from .tensors import load_input, random_input
     from .codegen.build import DoesNotFit
+    from .codegen.emit import check_prefix
     target = get_target(args.target)
-    graph, planner, plan, schedule = _planned_schedule(args)
+    check_prefix(args.prefix)
+    graph, plan, schedule = _planned_schedule(args)
     x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
     try:
-        check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions)
+        check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions,
+                                prefix=args.prefix)
     except DoesNotFit as err:  # what to pass for a plan that fits, under the other options given
-        advice = planner.advice_to_fit(args.strategy, args.max_overhead, plan.peak_ram_bytes - err.excess)
+        advice = _planner(args, graph).advice_to_fit(args.strategy, args.max_overhead,
+                                                     plan.peak_ram_bytes - err.excess)
         raise UserError(f"{err}; {advice}") from None
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
               "tolerance": check.tolerance, "bit_exact": check.bit_exact,

@@ -94,10 +94,13 @@ def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
         return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
 
 
-def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]):
-    """The generated C project for `target` in `folder`; returns the files written."""
+def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
+            prefix: str | None = None):
+    """The generated C project for `target` in `folder`, its external names starting with
+    `prefix` (default: msfcnn); returns the files written."""
     from .codegen.build import write_project
-    return write_project(Path(folder), graph, schedule, plan, target)
+    from .codegen.emit import DEFAULT_PREFIX
+    return write_project(Path(folder), graph, schedule, plan, target, prefix or DEFAULT_PREFIX)
 
 
 def recompute_bound(schedule: Schedule, op_instructions: dict[int, int]) -> tuple[float, ...]:
@@ -165,16 +168,22 @@ class Verification:
 
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
            keep: str | Path | None = None, kernel_lib: Path | None = None,
-           count_instructions: bool = False) -> Verification:
+           count_instructions: bool = False, prefix: str | None = None) -> Verification:
     """Generate, build and run the C for `target` on input x (the model's own layout, batch
     optional); compare with the fused numpy executor. The C is built first, so a toolchain or
     build problem is reported before any numpy work. `keep`: build there and keep the folder;
     `kernel_lib`: link the kernels from this archive (`codegen.build.build_kernel_library` for
     the same target) instead of compiling them. `count_instructions`: also count the instructions
     msfcnn_invoke executes, in total and block by block (codegen/icount.py: a QEMU plugin, or
-    callgrind on the host)."""
+    callgrind on the host). `prefix`: the generated C's names (as `write_c`); counting
+    instructions needs the default one."""
     from .codegen import build as c_build
     from .codegen import icount
+    from .codegen.emit import DEFAULT_PREFIX, check_prefix
+    prefix = check_prefix(prefix or DEFAULT_PREFIX)
+    if count_instructions and prefix != DEFAULT_PREFIX:
+        raise UserError(f"counting instructions finds the network by the name {DEFAULT_PREFIX}_invoke: leave out "
+                        f"--prefix (the prefix changes names only, not instructions)")
     if count_instructions and not icount.can_count(target):
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
@@ -182,13 +191,13 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
         with progress.step(f"verify {graph.name}: writing the C"):
-            write_c(folder, graph, schedule, plan, target)
+            write_c(folder, graph, schedule, plan, target, prefix)
         try:
             with progress.step(f"verify {graph.name}: building the C for {target.name}"):
                 program = c_build.build(folder, target, kernel_lib)
             with progress.step(f"verify {graph.name}: running the C on {target.name}"):
-                harness = c_build.run(program, target, graph, internal, kernel_lib)
-            arena = c_build.arena_bytes(folder, target)
+                harness = c_build.run(program, target, graph, internal, kernel_lib, prefix)
+            arena = c_build.arena_bytes(folder, target, prefix)
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
                 counted = icount.measure(program, target) if count_instructions else None
             if counted is not None and len(counted.blocks) != len(plan.blocks):

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "msfcnn_kernels.h"
+#include "kernels/msfcnn_kernels.h"
 #include "weights.h"
 
 #define MSF_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -27,14 +27,14 @@ static int8_t msfcnn_arena[228];
 #define ARENA(offset) ((void *)(msfcnn_arena + (offset)))
 
 /* ---- operator parameters ------------------------------------------------------------------ */
-static const msf_conv2d_params p0 = { .in_h = 12, .in_w = 10, .in_c = 3, .out_c = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_left = 0, .input_offset = 0, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = op0_weights, .bias = op0_bias, .multiplier = op0_multiplier, .right = op0_right }; /* op 0: conv 3x3/2 4 */
-static const msf_conv2d_params p1 = { .in_h = 6, .in_w = 5, .in_c = 4, .out_c = 8, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .input_offset = 128, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = op1_weights, .bias = op1_bias, .multiplier = op1_multiplier, .right = op1_right }; /* op 1: conv 1x1/1 8 */
-static const msf_depthwise_conv2d_params p2 = { .in_h = 6, .in_w = 5, .in_c = 8, .out_c = 8, .depth_multiplier = 1, .kh = 3, .kw = 3, .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1, .input_offset = 128, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_DOUBLE, .weights = op2_weights, .bias = op2_bias, .multiplier = op2_multiplier, .right = op2_right }; /* op 2: dw 3x3/1 */
-static const msf_conv2d_params p3 = { .in_h = 6, .in_w = 5, .in_c = 8, .out_c = 4, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .input_offset = 128, .output_offset = 0, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = op3_weights, .bias = op3_bias, .multiplier = op3_multiplier, .right = op3_right }; /* op 3: conv 1x1/1 4 */
+static const msf_conv2d_params p0 = { .in_h = 12, .in_w = 10, .in_c = 3, .out_c = 4, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_left = 0, .input_offset = 0, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = msfcnn_op0_weights, .bias = msfcnn_op0_bias, .multiplier = msfcnn_op0_multiplier, .right = msfcnn_op0_right }; /* op 0: conv 3x3/2 4 */
+static const msf_conv2d_params p1 = { .in_h = 6, .in_w = 5, .in_c = 4, .out_c = 8, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .input_offset = 128, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = msfcnn_op1_weights, .bias = msfcnn_op1_bias, .multiplier = msfcnn_op1_multiplier, .right = msfcnn_op1_right }; /* op 1: conv 1x1/1 8 */
+static const msf_depthwise_conv2d_params p2 = { .in_h = 6, .in_w = 5, .in_c = 8, .out_c = 8, .depth_multiplier = 1, .kh = 3, .kw = 3, .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1, .input_offset = 128, .output_offset = -128, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_DOUBLE, .weights = msfcnn_op2_weights, .bias = msfcnn_op2_bias, .multiplier = msfcnn_op2_multiplier, .right = msfcnn_op2_right }; /* op 2: dw 3x3/1 */
+static const msf_conv2d_params p3 = { .in_h = 6, .in_w = 5, .in_c = 8, .out_c = 4, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .input_offset = 128, .output_offset = 0, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = msfcnn_op3_weights, .bias = msfcnn_op3_bias, .multiplier = msfcnn_op3_multiplier, .right = msfcnn_op3_right }; /* op 3: conv 1x1/1 4 */
 static const msf_add_params p4 = { .channels = 4, .input1_offset = 0, .input2_offset = 128, .left_shift = 20, .input1_mult = 1073741824, .input1_shift = 0, .input2_mult = 1073741824, .input2_shift = -1, .output_mult = 1518500350, .output_shift = -19, .output_offset = 0, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_DOUBLE }; /* op 4: add */
 static const msf_global_avg_pool_params p5 = { .in_h = 6, .in_w = 5, .channels = 4, .count = 30, .keepdims = 0, .win_h = 6, .win_w = 5, .mult = 572662306, .shift = -3, .input_zero_point = 0, .output_offset = 0, .vector_channels = 0 }; /* op 5: global_avg_pool */
-static const msf_dense_params p6 = { .units = 3, .in_h = 1, .in_w = 1, .in_c = 4, .per_channel = 1, .input_offset = 0, .output_offset = 0, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = op6_weights, .bias = op6_bias, .mult = op6_mult, .shift = op6_shift }; /* op 6: dense 3 */
-static const msf_softmax_params p7 = { .depth = 3, .outer = 1, .output_offset = -128, .output_scale = 0x1.0000000000000p-8f, .exp_table = op7_exp_table }; /* op 7: softmax */
+static const msf_dense_params p6 = { .units = 3, .in_h = 1, .in_w = 1, .in_c = 4, .per_channel = 1, .input_offset = 0, .output_offset = 0, .act_min = -128, .act_max = 127, .rounding = MSF_ROUND_RUY, .weights = msfcnn_op6_weights, .bias = msfcnn_op6_bias, .mult = msfcnn_op6_mult, .shift = msfcnn_op6_shift }; /* op 6: dense 3 */
+static const msf_softmax_params p7 = { .depth = 3, .outer = 1, .output_offset = -128, .output_scale = 0x1.0000000000000p-8f, .exp_table = msfcnn_op7_exp_table }; /* op 7: softmax */
 
 /* ---- blocks --------------------------------------------------------------------------------- */
 
@@ -151,5 +151,5 @@ int msfcnn_invoke(const msfcnn_value *input, msfcnn_value *output)
     block1(input, output);
     block2(input, output);
     block3(input, output);
-    return 0;
+    return MSFCNN_OK;
 }

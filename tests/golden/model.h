@@ -5,28 +5,51 @@
  * Call msfcnn_invoke() with the input tensor and a buffer for the output. Both are the caller's
  * buffers, laid out (H, W, C) with channels innermost; everything else the network needs lives
  * in one static arena of MSFCNN_ARENA_BYTES bytes inside model.c. No heap, no globals besides it.
+ * The network's external symbols are msfcnn_* and its kernels' msf_*; `msfcnn compile --prefix NAME`
+ * names them NAME_* and NAME_msf_* (macros NAME_* in upper case), so that networks compiled with
+ * different prefixes link into one program.
  */
 #ifndef MSFCNN_MODEL_H
 #define MSFCNN_MODEL_H
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The C API's version (raised when a name or a meaning below changes) and msfcnn's. */
+#define MSFCNN_API_VERSION 1
+#define MSFCNN_MSFCNN_VERSION "0.1.0"
+
 #define MSFCNN_ARENA_BYTES 228
 #define MSFCNN_INPUT_H 12
 #define MSFCNN_INPUT_W 10
 #define MSFCNN_INPUT_C 3
 #define MSFCNN_INPUT_SIZE 360
+#define MSFCNN_INPUT_BYTES 360
+#define MSFCNN_OUTPUT_H 1
+#define MSFCNN_OUTPUT_W 1
+#define MSFCNN_OUTPUT_C 3
 #define MSFCNN_OUTPUT_SIZE 3
+#define MSFCNN_OUTPUT_BYTES 3
 /* Quantisation of the caller's buffers: real = scale * (q - zero_point). */
 #define MSFCNN_INPUT_SCALE 0.0078125f
 #define MSFCNN_INPUT_ZERO_POINT 0
 #define MSFCNN_OUTPUT_SCALE 0.00390625f
 #define MSFCNN_OUTPUT_ZERO_POINT -128
 
+/* What msfcnn_invoke returns: the network cannot fail once it is built, so always MSFCNN_OK. */
+#define MSFCNN_OK 0
+
 typedef int8_t msfcnn_value;
 
 /* Runs the network on `input` (MSFCNN_INPUT_SIZE values) into `output` (MSFCNN_OUTPUT_SIZE).
-   Returns 0. */
+   Returns MSFCNN_OK. */
 int msfcnn_invoke(const msfcnn_value *input, msfcnn_value *output);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

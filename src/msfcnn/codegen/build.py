@@ -17,21 +17,61 @@ from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
 from ..targets import TARGETS, Target
-from .emit import generate, harness_input, kernel_sources
+from .emit import DEFAULT_PREFIX, generate, harness_input, kernel_sources
 
 
 def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
-                  target: Target = TARGETS["host"]) -> list[Path]:
-    """model.h, model.c, weights.[ch], main.c, a Makefile for `target` and kernels/ in `folder`."""
+                  target: Target = TARGETS["host"], prefix: str = DEFAULT_PREFIX) -> list[Path]:
+    """model.h, model.c, weights.[ch], main.c, a Makefile for `target` and kernels/ in `folder`;
+    every external name starts with `prefix`."""
+    generated = generate(graph, schedule, plan, target, prefix)  # a bad prefix is refused before any write
     try:
         (folder / "kernels").mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(f"cannot create {folder}: {err.strerror}") from None
-    files = {folder / name: text for name, text in generate(graph, schedule, plan, target).items()}
-    files.update({folder / "kernels" / name: text for name, text in kernel_sources().items()})
+    files = {folder / "kernels" / name: text for name, text in kernel_sources().items()}
+    files.update({folder / name: text for name, text in generated.items()})  # kernels/msfcnn_prefix.h too
+    files[folder / MANIFEST] = _manifest(folder, files)
+    stale = _stale_files(folder, set(files))
     for path, text in files.items():
         write_atomic(path, text)
+    for path in stale:
+        path.unlink(missing_ok=True)
     return sorted(files)
+
+
+# The files a compile wrote into its folder, one relative path a line: the next compile into the
+# same folder removes those it does not write again (an input.c for another target, a file of an
+# older version), so that a build that takes every .c file (Arduino) sees only this network's.
+MANIFEST = "msfcnn-files.txt"
+# Folders written before the manifest existed: an input.c that msfcnn wrote starts so.
+_OLD_INPUT_C = ("input.c", "/* The harness's input tensor of ")
+
+
+def _manifest(folder: Path, files) -> str:
+    names = sorted(path.relative_to(folder).as_posix() for path in files)
+    return ("# Files written by msfcnn compile; the next compile into this folder removes those it does not\n"
+            "# write again. Files not listed here are never touched.\n" + "".join(f"{name}\n" for name in names))
+
+
+def _stale_files(folder: Path, written: set[Path]) -> list[Path]:
+    """Files an earlier compile wrote into `folder` (its manifest) that are not in `written`."""
+    try:
+        lines = (folder / MANIFEST).read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        old = folder / _OLD_INPUT_C[0]
+        try:
+            lines = [_OLD_INPUT_C[0]] if old.read_text(errors="replace").startswith(_OLD_INPUT_C[1]) else []
+        except OSError:
+            lines = []
+    root = folder.resolve()
+    stale = []
+    for line in lines:
+        path = folder / line
+        if (line and not line.startswith("#") and path not in written and path.is_file()
+                and path.resolve().parent.is_relative_to(root)):
+            stale.append(path)
+    return stale
 
 
 KERNEL_LIBRARY = "libmsfcnn_kernels.a"
@@ -87,12 +127,14 @@ class HarnessRun:
     stack_bytes: int | None  # stack the network used, where the harness measures it (embedded)
 
 
-def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: Path | None = None) -> HarnessRun:
-    """Run the harness on one input tensor of `graph` (H, W, C order); `kernel_lib` as for `build`."""
+def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: Path | None = None,
+        prefix: str = DEFAULT_PREFIX) -> HarnessRun:
+    """Run the harness on one input tensor of `graph` (H, W, C order); `kernel_lib` as for `build`,
+    `prefix` the one the project was written with."""
     folder = program.parent.resolve()
     dtype = graph.element.numpy
     if target.embedded_harness:  # the input is compiled in: write it, and build again
-        write_atomic(folder / "input.c", harness_input(graph, x))
+        write_atomic(folder / "input.c", harness_input(graph, x, prefix))
         build(folder, target, kernel_lib)
     else:
         (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
@@ -112,12 +154,12 @@ def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: 
     return HarnessRun(output, int(stack.group(1)) if stack else None)
 
 
-def arena_bytes(folder: Path, target: Target) -> int:
-    """Size of the msfcnn_arena symbol (or its aligned float twin) in the built model.o; 0 when the
-    plan needs no arena and none is declared."""
+def arena_bytes(folder: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> int:
+    """Size of the <prefix>_arena symbol (or its aligned float twin) in the built model.o; 0 when
+    the plan needs no arena and none is declared."""
     result = subprocess.run([target.nm, "-S", str(folder / "model.o")], capture_output=True, text=True, check=True)
     for line in result.stdout.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[3] in ("msfcnn_arena", "msfcnn_arena_words"):
+        if len(parts) == 4 and parts[3] in (f"{prefix}_arena", f"{prefix}_arena_words"):
             return int(parts[1], 16)
     return 0  # the plan needed no arena, and the generated code declares none

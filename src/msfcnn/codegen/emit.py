@@ -10,6 +10,7 @@ values they show.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from math import prod
@@ -17,6 +18,7 @@ from math import prod
 import numpy as np
 
 from .. import __version__
+from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph
 from ..ops import CCall
 from ..plan import Plan
@@ -24,6 +26,29 @@ from ..schedule import LoweredBlock, Schedule
 from ..schedule.lowered import Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
+
+# The generated C's names: `<prefix>_invoke`, `<prefix>_value`, `<prefix>_op0_weights`, macros
+# `<PREFIX>_INPUT_SIZE`, ...; under another prefix than the default the kernels' external symbols
+# become `<prefix>_msf_*` too (kernels/msfcnn_prefix.h), so that two networks link together.
+DEFAULT_PREFIX = "msfcnn"
+API_VERSION = 1  # model.h's <PREFIX>_API_VERSION: raise it when a name or a meaning there changes
+# A C identifier that starts with a letter and has no "__" and no trailing "_" (NAME_invoke would
+# then hold "__", which C++ reserves).
+_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+PREFIX_HEADER = "kernels/msfcnn_prefix.h"
+# Rendered from templates/<name>.j2 for every network (the kernels are copied; input.c and
+# PREFIX_HEADER only for some): the C, the harness, and the files of the build systems.
+PROJECT_FILES = ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile", "CMakeLists.txt",
+                 "idf_component.yml", "zephyr/module.yml", "zephyr/CMakeLists.txt")
+
+
+def check_prefix(prefix: str) -> str:
+    """`prefix` if it can start the generated C's names, else a UserError."""
+    if not _PREFIX.fullmatch(prefix) or len(prefix) > 32:
+        raise UserError(f"--prefix {prefix!r} is not a C identifier of at most 32 characters that starts with a "
+                        f"letter (letters, digits, and single _ between them)")
+    return prefix
+
 
 _C_TYPES = {np.dtype(np.int8): "int8_t", np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t",
             np.dtype(np.float32): "float"}
@@ -42,6 +67,7 @@ class _Array:
 class _Emitter:
     graph: Graph
     schedule: Schedule
+    prefix: str = DEFAULT_PREFIX
     arrays: list[_Array] = field(default_factory=list)
     params: list[dict] = field(default_factory=list)
 
@@ -67,7 +93,7 @@ class _Emitter:
                 in_shapes = [streamed[t]] + in_shapes[1:]
             names = {}
             for role, values in op.c_consts(ctx).items():
-                name = f"op{t}_{role}"
+                name = f"{self.prefix}_op{t}_{role}"
                 flat = np.ascontiguousarray(values).reshape(-1)
                 self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
                                           f"op {t} ({op.describe()}): {role} {list(np.shape(values))}"))
@@ -279,33 +305,39 @@ def _templates():
                        undefined=StrictUndefined, keep_trailing_newline=True)
 
 
-def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"]) -> dict[str, str]:
-    """The generated files, by name (kernel sources not included: see kernel_sources); the
-    Makefile and the harness are for `target` (whose harness may take its input from input.c)."""
+def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
+             prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
+    """The generated files, by name (kernel sources not included: see kernel_sources; under a
+    prefix other than the default, kernels/msfcnn_prefix.h replaces theirs); the Makefile and the
+    harness are for `target` (whose harness may take its input from input.c)."""
     env = _templates()
-    emitter = _Emitter(graph, schedule)
+    emitter = _Emitter(graph, schedule, check_prefix(prefix))
     emitter.declare_params()
     values = {
+        "prefix": prefix, "PREFIX": prefix.upper(), "default_prefix": DEFAULT_PREFIX, "api_version": API_VERSION,
+        "element_bytes": graph.element.nbytes, "output_shape": _hwc(graph.nodes[-1].shape),
         "name": graph.name, "version": __version__, "plan": plan, "arena_bytes": schedule.arena_bytes,
         "dtype": graph.dtype, "ctype": graph.element.ctype, "input_shape": _hwc(graph.input_shape),
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "params": emitter.params,
         "input_offset": schedule.input_offset, "output_offset": schedule.output_offset,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
-        "target": target,
+        "target": target, "kernel_files": sorted(f"kernels/{n}" for n in kernel_sources() if n.endswith(".c")),
     }
-    files = {name: env.get_template(f"{name}.j2").render(**values)
-             for name in ("model.h", "model.c", "weights.h", "weights.c", "main.c", "Makefile")}
+    files = {name: env.get_template(f"{name}.j2").render(**values) for name in PROJECT_FILES}
+    if prefix != DEFAULT_PREFIX:
+        files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     if target.embedded_harness:
-        files["input.c"] = harness_input(graph, np.zeros(prod(graph.input_shape), _element_type(graph)))
+        files["input.c"] = harness_input(graph, np.zeros(prod(graph.input_shape), _element_type(graph)), prefix)
     return files
 
 
-def harness_input(graph: Graph, x: np.ndarray) -> str:
+def harness_input(graph: Graph, x: np.ndarray, prefix: str = DEFAULT_PREFIX) -> str:
     """input.c: the harness's input tensor (H, W, C order) as a constant, for targets whose RAM
     cannot hold it."""
     values = np.ascontiguousarray(x, dtype=_element_type(graph)).reshape(-1)
-    return _templates().get_template("input.c.j2").render(name=graph.name, input_body=_c_body(values))
+    return _templates().get_template("input.c.j2").render(name=graph.name, input_body=_c_body(values),
+                                                          prefix=prefix, PREFIX=prefix.upper())
 
 
 def _element_type(graph: Graph):
@@ -316,3 +348,12 @@ def kernel_sources() -> dict[str, str]:
     """The kernel library's files, to copy beside the generated code (kernels/)."""
     folder = resources.files("msfcnn.codegen").joinpath("kernels")
     return {item.name: item.read_text() for item in folder.iterdir() if item.name.endswith((".c", ".h"))}
+
+
+# A declaration of an external function or constant at the start of a line of the kernel header.
+_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*[(\[]", re.M)
+
+
+def kernel_symbols() -> list[str]:
+    """The kernel library's external symbols (msf_*), as msfcnn_kernels.h declares them."""
+    return sorted(set(_EXTERNAL.findall(kernel_sources()["msfcnn_kernels.h"])))

@@ -44,6 +44,11 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The names of the external symbols below (msf_*): msfcnn compile --prefix NAME writes a
+   msfcnn_prefix.h that renames each to NAME_msf_*, so that networks compiled with different
+   prefixes link into one program; this one, the default, renames nothing. */
+#include "msfcnn_prefix.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
