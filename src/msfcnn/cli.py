@@ -176,16 +176,13 @@ def _instructions(text: str) -> int:
 
 def _latency_model(args):
     """The latency model of args.target when the command weighs time: `plan` and `pareto` with
-    --target, and any command asked for min-latency or --max-latency (`verify` shows the
-    prediction beside the count whenever its target is calibrated)."""
+    --target, and any command asked for min-latency or --max-latency."""
     from . import latency
     target = getattr(args, "target", None)
     timed = getattr(args, "objective", None) == "min-latency" or getattr(args, "max_latency", None) is not None
     if args.command in ("plan", "pareto") and (target is not None or timed or getattr(args, "axis", "") == "latency"):
         if target is None:
             raise UserError("a latency objective, cap or axis needs --target (calibrated: " + _calibrated() + ")")
-        return latency.load(target)
-    if args.command == "verify" and target in latency.calibrated_targets():
         return latency.load(target)
     if timed:
         return latency.load(target or "host")
@@ -338,28 +335,44 @@ def cmd_verify(args) -> int:
         advice = _planner(args, graph).advice_to_fit(args.strategy, args.max_overhead,
                                                      plan.peak_ram_bytes - err.excess)
         raise UserError(f"{err}; {advice}") from None
+    predicted = _predicted_blocks(target.name, graph, schedule)
     result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
               "tolerance": check.tolerance, "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
               "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
               "instructions": check.instructions,
+              "predicted_instructions": None if predicted is None else round(sum(predicted)),
               "block_instructions": None if check.block_instructions is None else [
-                  {**block_name(b), "instructions": n} for b, n in zip(plan.blocks, check.block_instructions)]}
+                  {**block_name(b), "instructions": n,
+                   **({} if predicted is None else {"predicted_instructions": round(p)})}
+                  for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
     verdict = _verdict(check)
     if args.json:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
         count = "" if check.instructions is None else f"; {check.instructions} instructions in msfcnn_invoke"
+        if predicted is not None:
+            count += f" ({round(sum(predicted))} predicted" + (
+                f", {sum(predicted) / check.instructions - 1:+.1%})" if check.instructions else ")")
         print(f"{graph.name} on {target.name}: {verdict}; arena {check.arena_bytes} B in the object file, "
               f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
         for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
+            guess = "" if predicted is None else f", {round(predicted[k])} predicted"
             print(f"  block {k:3d}  ops {block.first:3d}-{block.last:<3d} {block.scheme:10s} R={block.rows:<3d} "
-                  f"{n:12d} instructions ({n / check.instructions:6.1%})")
+                  f"{n:12d} instructions ({n / check.instructions:6.1%}{guess})")
     if check.passed:
         return 0
     print(f"msfcnn: verify: {graph.name} on {target.name}: {verdict}", file=sys.stderr)
     return VERIFY_FAILED
+
+
+def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
+    """The latency model's instructions per block of the schedule, where the target has one."""
+    from . import latency
+    if target not in latency.calibrated_targets():
+        return None
+    return latency.load(target).counter(graph).schedule(schedule)
 
 
 def _verdict(check) -> str:
@@ -376,11 +389,13 @@ def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
     from . import pipeline
     planner = _planner(args)
+    weight = "instructions" if args.axis == "latency" else "macs"
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
-        front, vanilla, heuristic = planner.pareto(), planner.vanilla(), planner.heuristic()
+        front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
         # The same model with the network input and output counted the other way, for comparison.
-        other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io).pareto()
+        other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io,
+                                 planner.latency).pareto(weight=weight)
         bar.advance()
     with_io, without_io = (front, other) if args.count_io else (other, front)
     if args.plot:
@@ -388,8 +403,8 @@ def cmd_pareto(args) -> None:
         from .schedule.schemes import PAPER_SCHEME, in_paper_space
         if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
             # The paper's search space under the same cost model: H-cache with one row per step.
-            fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space), **fronts}
-        plot_pareto(args.plot, planner.graph.name, fronts, vanilla, heuristic)
+            fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space, weight), **fronts}
+        plot_pareto(args.plot, planner.graph.name, fronts, vanilla, heuristic, args.axis)
     if args.json:
         print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,
                           "front": [p.to_dict() for p in front], "vanilla": vanilla.to_dict(),
@@ -398,8 +413,9 @@ def cmd_pareto(args) -> None:
     else:
         print(pareto_table(planner.graph.name, front, vanilla, heuristic))
         label = "without the input and output" if args.count_io else "with the input and output in the arena"
-        print(f"{label} (--count-io {'off' if args.count_io else 'on'}): "
-              + ", ".join(f"{p.peak_ram_bytes} B @ F {p.overhead:.4f}" for p in other))
+        print(f"{label} (--count-io {'off' if args.count_io else 'on'}): " + ", ".join(
+            f"{p.peak_ram_bytes} B @ " + (f"{p.predicted_instructions} instructions" if args.axis == "latency"
+                                          else f"F {p.overhead:.4f}") for p in other))
 
 
 COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run,

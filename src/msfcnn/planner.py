@@ -131,13 +131,14 @@ class Planner:
                                      or (max_latency is not None and path.total("instructions") > max_latency)):
                 path = None
         if path is None or (max_ram is not None and path.peak_ram > max_ram):
-            least = (self.least_ram(max_overhead, dag) if max_latency is None
-                     else solvers.p1(dag, max_latency, "instructions"))
-            if max_latency is not None and least is None:
+            if max_latency is None:
+                least = self.least_ram(max_overhead, dag)
+            else:
                 fastest = solvers.min_macs(dag, "instructions").total("instructions")
-                raise UserError(f"no {kind} runs in {max_latency} predicted instructions; the fewest reachable{by} "
-                                f"is {fastest}")
-            least = least if isinstance(least, int) else least.peak_ram
+                if fastest > max_latency:
+                    raise UserError(f"no {kind} runs in {max_latency} predicted instructions; the fewest "
+                                    f"reachable{by} is {fastest}")
+                least = solvers.p1(dag, max_latency, "instructions").peak_ram
             raise UserError(f"no {kind} has peak RAM <= {max_ram} B{within}; the least RAM reachable{by}{within} "
                             f"is {least} B")
         return self._plan(path, constraint)

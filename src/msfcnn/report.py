@@ -54,9 +54,11 @@ def plan_table(plan: Plan, graph: Graph) -> str:
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
         scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
-                     f"{b.macs / unfused:.2f}" if unfused else "-"])
+                     f"{b.macs / unfused:.2f}" if unfused else "-"] + ([str(b.instructions)] if plan.target else []))
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {size(plan.peak_ram_bytes)}"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
+    if plan.target:
+        head += f"\npredicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
     io = graph.nbytes(-1) + graph.nbytes(graph.output)
     head += (f"\nnetwork input + output = {io} B: "
              + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
@@ -64,7 +66,8 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     if skips:
         head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
                  "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")
-    return head + "\n" + table(["ops", "layers", "scheme", "RAM B", "MACs", "F"], rows)
+    columns = ["ops", "layers", "scheme", "RAM B", "MACs", "F"] + (["instr"] if plan.target else [])
+    return head + "\n" + table(columns, rows)
 
 
 def summary_row(label: str, plan: Plan) -> list[str]:
@@ -82,8 +85,10 @@ def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: 
 
 
 def pareto_table(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> str:
-    rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))] for p in front]
-    marks = table(["peak RAM B", "MACs", "F", "blocks"], rows)
+    timed = bool(vanilla.target)
+    rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))]
+            + ([str(p.predicted_instructions)] if timed else []) for p in front]
+    marks = table(["peak RAM B", "MACs", "F", "blocks"] + ([f"instr ({vanilla.target})"] if timed else []), rows)
     return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{marks}\n"
             f"vanilla:   {vanilla.peak_ram_bytes} B, F = {vanilla.overhead:.4f}\n"
             f"heuristic: {heuristic.peak_ram_bytes} B, F = {heuristic.overhead:.4f}")
@@ -110,19 +115,23 @@ def _save(fig, path: str) -> None:
     write_atomic(path, image.getvalue())
 
 
-def plot_pareto(path: str, model: str, fronts: dict[str, list[Plan]], vanilla: Plan, heuristic: Plan) -> None:
-    """RAM (kB) against overhead F: each optimal front as a staircase, vanilla and heuristic marked."""
+def plot_pareto(path: str, model: str, fronts: dict[str, list[Plan]], vanilla: Plan, heuristic: Plan,
+                axis: str = "macs") -> None:
+    """RAM (kB) against overhead F, or (axis="latency") against the predicted instructions on the
+    plans' target: each optimal front as a staircase, vanilla and heuristic marked."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.8, 4.4))
+    x = (lambda p: p.predicted_instructions / 1e6) if axis == "latency" else (lambda p: p.overhead)
     for label, front in fronts.items():
-        by_overhead = sorted(front, key=lambda p: p.overhead)  # RAM R_i holds for caps in [F_i, F_i+1)
-        ax.step([p.overhead for p in by_overhead], [p.peak_ram_bytes / 1000 for p in by_overhead], where="post",
+        by_x = sorted(front, key=x)  # RAM R_i holds for caps in [x_i, x_i+1)
+        ax.step([x(p) for p in by_x], [p.peak_ram_bytes / 1000 for p in by_x], where="post",
                 marker="o", ms=3, label=label)
-    ax.scatter([vanilla.overhead], [vanilla.peak_ram_bytes / 1000], marker="s", color="black", zorder=3,
+    ax.scatter([x(vanilla)], [vanilla.peak_ram_bytes / 1000], marker="s", color="black", zorder=3,
                label="vanilla (no fusion)")
-    ax.scatter([heuristic.overhead], [heuristic.peak_ram_bytes / 1000], marker="^", color="tab:red", zorder=3,
+    ax.scatter([x(heuristic)], [heuristic.peak_ram_bytes / 1000], marker="^", color="tab:red", zorder=3,
                label="heuristic (MCUNetV2-style)")
-    ax.set_xlabel("compute overhead F (MACs / vanilla MACs)")
+    ax.set_xlabel(f"predicted instructions on {vanilla.target} (millions)" if axis == "latency"
+                  else "compute overhead F (MACs / vanilla MACs)")
     ax.set_ylabel("peak RAM (kB)")
     ax.set_yscale("log")
     _plain_log_ticks(ax)

@@ -27,21 +27,28 @@ from .features import BlockCounter, Features
 from .model import LatencyModel, kernels_digest, schedule_features
 
 
-def network(seed: int, max_ram: int | None = None) -> dict:
+def _channels(rng: random.Random) -> int:
+    """Channel counts of every residue mod 4 and 16 (the kernels' quads and blocks), few to many."""
+    return rng.choice([rng.randint(1, 16), rng.randint(8, 40), rng.randint(24, 96), rng.randint(64, 240)])
+
+
+def network(seed: int) -> dict:
     """A random TinyML-shaped layer list (seeded)."""
     rng = random.Random(seed)
-    size = rng.choice([8, 10, 12, 16, 20, 24, 32, 40])
+    size = rng.choice([6, 8, 10, 12, 16, 20, 24, 32, 40, 48])
     h, w = size, rng.choice([size, size, size - 2, size + 4])
-    c = in_c = rng.choice([1, 3, 3, 8])
-    layers = [{"op": "conv2d", "filters": (c := rng.choice([8, 12, 16, 24])), "kernel": 3,
+    c = in_c = rng.choice([1, 2, 3, 3, 5, 8])
+    layers = [{"op": "conv2d", "filters": (c := rng.randint(4, 32)), "kernel": rng.choice([3, 3, 5]),
                "stride": rng.choice([1, 2]), "padding": "same", "act": "relu6"}]
     for _ in range(rng.randint(1, 4)):
         kind = rng.choice(["bottleneck", "bottleneck", "bottleneck", "conv", "pool"])
         if kind == "bottleneck":
             expand = c * rng.choice([1, 2, 3, 4, 6])
+            if expand > 400:
+                expand = c
             k = rng.choice([3, 3, 5, 7])
             stride = rng.choice([1, 1, 2])
-            out = rng.choice([c, c, rng.choice([8, 16, 24, 32, 40, 48, 64, 96])])
+            out = rng.choice([c, c, _channels(rng)])
             source = len(layers) - 1
             if expand != c:
                 layers.append({"op": "conv2d", "filters": expand, "kernel": 1, "act": "relu6"})
@@ -52,7 +59,7 @@ def network(seed: int, max_ram: int | None = None) -> dict:
             c = out
         elif kind == "conv":
             k = rng.choice([1, 3, 3, 5])
-            c = rng.choice([8, 16, 24, 32, 48, 64, 96, 128])
+            c = _channels(rng)
             layer = {"op": "conv2d", "filters": c, "kernel": k, "stride": rng.choice([1, 1, 2]),
                      "padding": rng.choice(["same", "valid", 1]) if k > 1 else 0}
             act = rng.choice(["relu", "relu6", None])

@@ -307,14 +307,13 @@ class BlockCounter:
         f[f"{op.family}:output"] += prod(op.shape)
         return f
 
-    def sweep(self, t: int, axis: int, lo: int, hi: int):
-        """Op t's positions along `axis`, one call each, over [lo, hi) of the other axis (a row
-        stream computes each row of t once; a column stream each column once per band)."""
-        key = (t, axis, lo, hi)
+    def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int):
+        """Op t's first `positions` positions along `axis`, one call each, over [lo, hi) of the
+        other axis (a stream pulls a tensor's positions from 0 up to the last one read)."""
+        key = (t, axis, positions, lo, hi)
         if key not in self._sweeps:
-            h, w = self.graph.shape_of(t)[:2]
             total = self._zero()
-            for i in range(h if axis == 0 else w):
+            for i in range(positions):
                 total = total + (self.call(t, i, i + 1, lo, hi) if axis == 0 else self.call(t, lo, hi, i, i + 1))
             self._sweeps[key] = total
         return self._sweeps[key]
@@ -364,21 +363,23 @@ class BlockCounter:
     def _stream(self, block: LoweredBlock, loops: Stream, own: Features):
         graph, first, end, axis = self.graph, block.first, loops.end, loops.axis
         pulls = Counter(p.consumer for p in loops.pulls)
+        # Positions each tensor computes along the axis: from 0 to the last one its readers need.
+        needed = self._table(first, end, graph.shape_of(end)[axis], axis)[0]
+        computed = {t: needed[t][1] for t in range(first, end + 1)}
         total = self._zero()
         if axis == 0:
             bands = 1
             for t in range(first, end + 1):
-                total = total + self.sweep(t, 0, 0, graph.shape_of(t)[1])
+                total = total + self.sweep(t, 0, computed[t], 0, graph.shape_of(t)[1])
         else:  # a column sweep per band of the stream end's rows
             table = self._table(first, end, loops.band_rows, 0)
             bands = len(table)
             for t in range(first, end + 1):
                 total = total + self._per_op(("columns", end, loops.band_rows, t), lambda t=t: self._sum(
-                    self.sweep(t, 1, *band[t]) for band in table))
+                    self.sweep(t, 1, computed[t], *band[t]) for band in table))
         for t in range(first, end + 1):
-            n = graph.shape_of(t)[axis]
-            own["stream:position"] += n * bands
-            own["stream:pull"] += n * bands * pulls[t]
+            own["stream:position"] += computed[t] * bands
+            own["stream:pull"] += computed[t] * bands * pulls[t]
         own["stream:band"] += bands
         own["stream:band_op"] += bands * (end - first + 1)
         own["stream:op"] += end - first + 1

@@ -1,0 +1,194 @@
+"""The latency model's counts: hand-checked loop counts, every kernel call of a block enumerated
+exactly as the fused executor makes them, and the solvers' time objective against brute force."""
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support.brute_force import all_paths, peak
+from support.fused_cases import networks, random_plan
+from msfcnn import fused_executor, latency
+from msfcnn.cost import exact
+from msfcnn.errors import UserError
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fusion import solvers
+from msfcnn.fusion.dag import Block, FusionDAG
+from msfcnn.latency.features import BlockCounter, _Profile
+from msfcnn.ops import CCall
+from msfcnn.planner import Planner
+from msfcnn.schedule import schedule_plan
+from msfcnn.schedule.lowered import Channels, Whole
+
+
+def test_window_profile_counts_in_bounds_taps():
+    # 3 taps, stride 1, pad 1 over 4 positions: the border windows lose one tap each.
+    profile = _Profile.of(3, 1, 1, 4, 4)
+    assert list(profile.inside) == [2, 3, 3, 2]
+    assert profile.sums(0, 4) == (10, 2) and profile.sums(1, 3) == (6, 2)
+    # 3 taps, stride 2, SAME on 5 inputs (pads 1 and 1): outputs 0..2 read [-1,1], [1,3], [3,5]
+    assert list(_Profile.of(3, 2, 1, 5, 3).inside) == [2, 3, 2]
+
+
+def _graph(layers, shape):
+    return with_random_weights(graph_from_layer_list({"input": list(shape), "layers": layers}))
+
+
+def test_dsp_convolution_counts_by_hand():
+    """conv_pairs on three pixels of a 1x1 convolution, 8 inputs to 18 outputs: one pair and one odd
+    pixel; blocks of 16 and 2 channels; one chunk of 8 values, two quads, no tail."""
+    graph = _graph([{"op": "conv2d", "filters": 18, "kernel": 1}], (1, 3, 8))
+    f = BlockCounter(graph, dsp=True).call(0, 0, 1, 0, 3)
+    assert f["conv_direct:pair"] == 1 and f["conv_direct:single"] == 1
+    assert f["conv_direct:pair_channels"] == 8 + 1  # channel pairs of the two blocks
+    assert f["conv_direct:pair_quad2"] == 9  # each runs two quads in one iteration
+    assert f["conv_direct:pair_quad1"] == 0 and f["conv_direct:pair_tail"] == 0
+    assert f["conv_direct:single_four"] == 4 and f["conv_direct:single_rest"] == 2
+    assert f["conv_direct:lane_quad"] == 3 * 2  # every pixel's two quads, extended once (one chunk)
+    assert f["conv_direct:requant_pair"] == 18 and f["conv_direct:output"] == 3 * 18
+
+
+def _executor_calls(schedule, monkeypatch) -> list[tuple]:
+    """(op, r0, r1, c0, c1) of every region the fused executor computes, in order."""
+    calls = []
+    region = fused_executor._Stream.compute_region
+    whole = fused_executor._BlockRunner.whole
+
+    def record_region(self, t, rows, cols):
+        calls.append((t, *rows, *cols))
+        return region(self, t, rows, cols)
+
+    def record_whole(self, block, scratch):
+        shape = self.graph.shape_of(block.first)
+        calls.append((block.first, 0, shape[0], 0, shape[1]) if len(shape) == 3 else (block.first, 0, 1, 0, 1))
+        return whole(self, block, scratch)
+
+    monkeypatch.setattr(fused_executor._Stream, "compute_region", record_region)
+    monkeypatch.setitem(fused_executor.WALKERS, Whole, record_whole)
+    fused_executor.run_fused(schedule, np.zeros(schedule.graph.input_shape, np.int8))
+    runs = len(fused_executor.SENTINELS)  # the executor runs the schedule once per sentinel byte
+    assert calls[:len(calls) // runs] * runs == calls
+    return calls[:len(calls) // runs]
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(networks(), st.integers(0, 10_000), st.booleans())
+def test_block_counts_are_the_executors_kernel_calls(monkeypatch, doc, seed, dsp):
+    """The kernel calls the counter enumerates from a lowered block are the ones the fused executor
+    (which the generated C follows loop for loop) makes: the same regions of the same ops, so the
+    same counts, for every block of a random plan of a random network."""
+    try:
+        graph = with_random_weights(graph_from_layer_list(doc))
+    except UserError:
+        return
+    schedule = schedule_plan(graph, random_plan(exact.build_dag(graph), seed))
+    if any(isinstance(b.loops, Channels) for b in schedule.blocks):
+        return  # the in-place channel kernel is one call of its own (counted apart)
+    counter = BlockCounter(graph, dsp)
+    region_ops = [t for t in range(len(graph)) if graph.nodes[t].op.c_call is CCall.REGION]
+    families = {counter.op(t).family for t in region_ops}
+    expected = Counter()
+    with monkeypatch.context() as patch:
+        for t, *region in _executor_calls(schedule, patch):
+            if t in region_ops:
+                expected.update(counter.call(t, *region))
+    counted = Counter()
+    for block in schedule.blocks:
+        counted.update(counter.block(block))
+    keep = lambda f: Counter({k: v for k, v in f.items() if k.split(":")[0] in families and v})  # noqa: E731
+    assert keep(counted) == keep(expected)
+
+
+@st.composite
+def timed_dags(draw):
+    """Small multigraphs whose blocks weigh MACs and, independently, instructions."""
+    n = draw(st.integers(1, 6))
+    blocks = []
+    for first in range(n):
+        for last in range(first, n):
+            for _ in range(draw(st.integers(0, 2))):
+                blocks.append(Block(first, last, "single" if first == last else "hcache", draw(st.integers(1, 40)),
+                                    draw(st.integers(1, 40)), instructions=draw(st.integers(1, 60))))
+    return FusionDAG(n, tuple(blocks))
+
+
+def _time(path) -> int:
+    return sum(b.instructions for b in path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(timed_dags(), st.lists(st.integers(0, 300), max_size=3), st.lists(st.integers(0, 50), max_size=3))
+def test_solvers_weigh_instructions_exactly(dag, time_caps, ram_caps):
+    """Under weight="instructions" every solver answers for the instructions, not the MACs."""
+    paths = all_paths(dag)
+    if not paths:
+        assert solvers.min_macs(dag, "instructions") is None
+        return
+    assert solvers.min_macs(dag, "instructions").total("instructions") == min(_time(p) for p in paths)
+    for cap in time_caps:
+        ok = [p for p in paths if _time(p) <= cap]
+        got = solvers.p1(dag, cap, "instructions")
+        assert (got is None) == (not ok)
+        if ok:
+            assert got.peak_ram == min(peak(p) for p in ok) and got.total("instructions") <= cap
+    for cap in ram_caps:
+        ok = [p for p in paths if peak(p) < cap]
+        got = solvers.p2(dag, cap, "instructions")
+        assert (got is None) == (not ok)
+        if ok:
+            assert got.total("instructions") == min(_time(p) for p in ok)
+    points = {(peak(p), _time(p)) for p in paths}
+    front = {(r, t) for r, t in points if not any(r2 <= r and t2 <= t and (r2, t2) != (r, t) for r2, t2 in points)}
+    assert {(p.peak_ram, p.total("instructions")) for p in solvers.pareto_front(dag, "instructions")} == front
+
+
+def test_min_latency_plans_against_brute_force():
+    """On a small network with a target's latency model: the min-latency plan under each RAM cap
+    is the fastest predicted complete path under it, and the (RAM, time) front is every
+    non-dominated path (brute force over the DAG's paths)."""
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": 3, "stride": 2, "padding": "same"},
+                    {"op": "depthwise_conv2d", "kernel": 3, "padding": "same"},
+                    {"op": "conv2d", "filters": 12, "kernel": 1},
+                    {"op": "max_pool2d", "kernel": 2, "stride": 2}], (16, 16, 3))
+    planner = Planner(graph, "exact", latency=latency.load("cortex-m4"))
+    paths = all_paths(planner.dag)
+    for cap in sorted({peak(p) for p in paths}):
+        plan = planner.solve(objective="min-latency", max_ram=cap)
+        best = min(_time(p) for p in paths if peak(p) <= cap)
+        assert sum(b.instructions for b in plan.blocks) == best and plan.peak_ram_bytes <= cap
+    points = {(peak(p), _time(p)) for p in paths}
+    front = {(r, t) for r, t in points if not any(r2 <= r and t2 <= t and (r2, t2) != (r, t) for r2, t2 in points)}
+    got = {(p.peak_ram_bytes, sum(b.instructions for b in p.blocks)) for p in planner.pareto(weight="instructions")}
+    assert got == front
+
+
+def test_latency_caps_and_errors():
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"},
+                    {"op": "depthwise_conv2d", "kernel": 3, "padding": "same"}], (12, 12, 3))
+    planner = Planner(graph, "exact", latency=latency.load("cortex-m4"))
+    fastest = planner.solve(objective="min-latency")
+    cap = sum(b.instructions for b in fastest.blocks)
+    assert sum(b.instructions for b in planner.solve(max_latency=cap).blocks) <= cap
+    with pytest.raises(UserError, match=f"the fewest reachable is {cap}"):
+        planner.solve(max_latency=cap - 1)
+    with pytest.raises(UserError, match="need a target"):
+        Planner(graph, "exact").solve(objective="min-latency")
+    with pytest.raises(UserError, match="without --max-overhead"):
+        planner.solve(max_latency=cap, max_overhead=1.2)
+
+
+def test_every_calibrated_target_loads_and_is_current():
+    """Each stored model fits the kernels as they are: a kernel change without a new calibration
+    fails here (scripts/calibrate_latency.py --target T re-runs it)."""
+    targets = latency.calibrated_targets()
+    assert {"cortex-m4", "cortex-m7", "fe310"} <= set(targets)
+    for target in targets:
+        model = latency.load(target)
+        assert model.target == target and not model.stale, target
+        assert all(v >= 0 for v in model.coefficients.values())
