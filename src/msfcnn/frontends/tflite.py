@@ -32,6 +32,8 @@ from ..ir import NETWORK_INPUT, Graph, Quant
 from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
                    Softmax, Window)
 from ..ops.activation import Activation
+from ..ops.add_const import AddConst
+from ..ops.mul import MulConst
 from ..ops.requantize import Requantize
 
 IDENTIFIER = b"TFL3"
@@ -443,10 +445,41 @@ def _add(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.AddOptions)
     if len(op.inputs) != 2:
         raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    if any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
+        _const_operand(imp, op, AddConst, _activation(options))
+        return
     # The IR wants the main path first and the skip tensor second: the later-produced tensor is the
     # main path. Swapping is exact: TFLite's int8 ADD rescales each input on its own, then sums.
     a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
     imp.emit(op, Add(_activation(options)), (a, b))
+
+
+def _mul(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.MulOptions)
+    if len(op.inputs) != 2:
+        raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    if not any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
+        raise UserError("MUL of two activations is not supported (only MUL by a constant)")
+    _const_operand(imp, op, MulConst, _activation(options))
+
+
+def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | None) -> None:
+    """ADD / MUL of an activation and an int8 constant holding one value or one per channel (the
+    operands commute in TFLite's int8 kernels, so the constant may be either input)."""
+    first, second = imp.input(op, 0), imp.input(op, 1)
+    const, data = (first, second) if imp.is_const(first) else (second, first)
+    if imp.is_const(data):
+        raise UserError("both inputs are constants")
+    src = imp.source(data)
+    shape = imp.graph.shape_of(src)
+    values = imp.const(const, "constant operand")
+    quant = imp.quant(const)
+    channels = shape[-1]
+    if values.dtype != np.int8 or values.size not in (1, channels) or any(d != 1 for d in values.shape[:-1]):
+        raise UserError(f"the constant operand is {values.dtype} {_dims(values.shape)}: only an int8 scalar or "
+                        f"one value per channel ({channels}) is supported")
+    ir_op = cls(operand_scale=quant.scale, operand_zero_point=quant.zero_point, activation=activation)
+    imp.emit(op, ir_op, (src,), {"operand": values.reshape(-1).copy()})
 
 
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
@@ -627,6 +660,7 @@ CONVERTERS: dict[str, Converter] = {
     "DEPTHWISE_CONV_2D": _depthwise_conv2d,
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
+    "MUL": _mul,
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,

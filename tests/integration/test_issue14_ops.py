@@ -1,0 +1,39 @@
+"""The operators of issue 14 (MUL / ADD with a constant, ...) on their fixtures
+(`fixtures/make_op_models.py`): the numpy executor bit-exact with the TFLite interpreter on several
+random inputs, and the generated C, under several fused plans, bit-exact with the numpy executor on
+the same inputs (so with the interpreter too)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.fused_cases import random_plan
+from support.litert_oracle import run_jobs
+from support.paths import FIXTURES
+from msfcnn.executor import run_unfused
+from msfcnn.fusion import solvers
+from msfcnn.tensors import random_input
+
+MODELS = sorted((FIXTURES / "executor").glob("op14_*.tflite"))
+SEEDS = range(6)
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_numpy_and_c_match_the_interpreter(path):
+    graph = cache.model(str(path))
+    inputs = [random_input(graph, seed) for seed in SEEDS]
+    expected = run_jobs([(path, inputs)])[0].outputs
+    for x, want in zip(inputs, expected):
+        got = run_unfused(graph, x if x.ndim == len(graph.input_shape) + 1 else x[None])
+        np.testing.assert_array_equal(got.reshape(-1), np.asarray(want).reshape(-1))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=SEEDS[0])
+    for seed in SEEDS[1:]:
+        check_c(graph, random_plan(dag, seed), seed=seed)
+
+
+def test_fixtures_exist():
+    assert len(MODELS) >= 2
