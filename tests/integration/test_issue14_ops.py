@@ -37,3 +37,23 @@ def test_numpy_and_c_match_the_interpreter(path):
 
 def test_fixtures_exist():
     assert len(MODELS) >= 2
+
+
+def test_every_int8_value_through_the_table_ops():
+    """Every int8 value, in every position class (the interpreter's vector blocks and its scalar
+    tail), through HARD_SWISH (left- and right-shifting multipliers) and LOGISTIC, layer by layer."""
+    from msfcnn.ir import NETWORK_INPUT
+    from msfcnn.ops import KernelContext
+
+    path = FIXTURES / "executor" / "op14_hard_swish_scales.tflite"
+    graph = cache.model(str(path))
+    size = int(np.prod(graph.input_shape))
+    values = np.arange(-128, 128, dtype=np.int8)
+    inputs = [np.resize(np.roll(values, k), size).reshape(graph.input_shape) for k in (0, 101)]
+    run = run_jobs([(path, inputs)], layers=True)[0]
+    assert run.ops == ["HARD_SWISH", "QUANTIZE", "HARD_SWISH", "LOGISTIC"]
+    for x, layers in zip(inputs, run.layers):
+        for index, node in enumerate(graph.nodes):
+            args = [x if t == NETWORK_INPUT else layers[t].reshape(graph.shape_of(t)) for t in node.inputs]
+            ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant)
+            np.testing.assert_array_equal(node.op.reference(args, ctx).reshape(-1), layers[index].reshape(-1))

@@ -33,6 +33,8 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_const import AddConst
+from ..ops.hard_swish import HardSwish, hard_swish_params
+from ..ops.logistic import Logistic
 from ..ops.mul import MulConst
 from ..ops.requantize import Requantize
 
@@ -482,6 +484,17 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     imp.emit(op, ir_op, (src,), {"operand": values.reshape(-1).copy()})
 
 
+def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
+    """LOGISTIC / HARD_SWISH: a function of each int8 value, as a table (ops/lookup.py)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        src = imp.source(imp.input(op, 0))
+        ir_op = cls()
+        if cls is HardSwish and hard_swish_params(imp.graph.quant_of(src), imp.quant(op.outputs[0]))[1] > 0:
+            raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
+        imp.emit(op, ir_op, (src,))
+    return convert
+
+
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
     def convert(imp: _Importer, op: Operator) -> None:
         options = imp.options(op, schema.Pool2DOptions)
@@ -661,6 +674,8 @@ CONVERTERS: dict[str, Converter] = {
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
     "MUL": _mul,
+    "LOGISTIC": _lookup(Logistic),
+    "HARD_SWISH": _lookup(HardSwish),
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,

@@ -885,6 +885,14 @@ typedef struct {
 typedef msf_const_operand_params msf_mul_const_params;
 typedef msf_const_operand_params msf_add_const_params;
 
+/* LOGISTIC / HARD_SWISH. int8: out = table[in + 128]; float: the function (MSF_FN_*). */
+enum { MSF_FN_LOGISTIC = 0, MSF_FN_HARD_SWISH = 1 };
+typedef struct {
+    int32_t channels;
+    int32_t function;               /* float graphs: MSF_FN_* */
+    const int8_t *table;            /* int8: [256] */
+} msf_lookup_params;
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -995,6 +1003,10 @@ void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_s8(const msf_activation_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_f32(const msf_activation_params *p, const msf_view *in, msf_view *out,
