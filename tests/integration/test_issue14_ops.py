@@ -17,7 +17,7 @@ from msfcnn.executor import run_unfused
 from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
 
-MODELS = sorted((FIXTURES / "executor").glob("op14_*.tflite"))
+MODELS = sorted(p for d in ("executor", "models") for p in (FIXTURES / d).glob("op14_*.tflite"))
 SEEDS = range(6)
 
 

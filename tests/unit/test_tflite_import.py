@@ -46,7 +46,8 @@ def kind_of(op: dict, tensors) -> str:
 
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
-SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims"}
+SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
+           "op14_transpose_mean", "op14_mean_one_axis"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -241,6 +242,19 @@ def test_dense_keeping_dims_gets_its_shape_back():
 
 def test_registered_for_tflite_files():
     assert len(load_model(str(MODELS / "resnet8.tflite")).nodes) == 15
+
+
+def test_transpose_folds_into_the_means_after_it():
+    """MCUNet's head: TRANSPOSE to NCHW, then MEAN over W and over H: the transpose disappears,
+    each MEAN is a mean over one axis of the NHWC map (its own rounding), and the (1, C) result a
+    reshape of the last one."""
+    graph = load_tflite(MODELS / "op14_transpose_mean.tflite")
+    assert [(n.op.describe(), n.shape) for n in graph.nodes] == [
+        ("conv 3x3/1 24", (6, 5, 24)), ("mean over W", (6, 1, 24)), ("mean over H", (1, 1, 24)),
+        ("reshape", (24,))]
+    graph = load_tflite(MODELS / "op14_mean_one_axis.tflite")
+    assert [n.op.kind for n in graph.nodes] == ["axis_mean", "axis_mean", "reshape", "reshape"]
+    assert [n.shape for n in graph.nodes] == [(7, 1, 20), (1, 1, 20), (1, 20), (20, 1)]
 
 
 # ---- errors -----------------------------------------------------------------------------------

@@ -33,10 +33,12 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_const import AddConst
+from ..ops.axis_mean import AxisMean
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.logistic import Logistic
 from ..ops.mul import MulConst
 from ..ops.requantize import Requantize
+from ..ops.transpose import Transpose
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -109,6 +111,9 @@ class _Importer:
         self.ir_tensor: dict[int, int] = {}  # TFLite tensor -> IR tensor (node index or NETWORK_INPUT)
         self.folded: dict[int, np.ndarray] = {}  # TFLite tensor -> value of folded shape arithmetic
         self.float_input_tensor: int | None = None  # a float32 model input awaiting its QUANTIZE
+        # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
+        # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
+        self.layout: dict[int, tuple[int, ...]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -188,6 +193,8 @@ class _Importer:
 
     def _finish(self, output: int) -> Graph:
         graph = self.graph
+        if output in self.layout:
+            self._materialise(output)
         if graph.input_quant is None:
             raise UserError("the float32 model input is never quantised: only int8 models are supported")
         node = self.ir_tensor.get(output)
@@ -248,6 +255,8 @@ class _Importer:
 
     def source(self, index: int) -> int:
         """The IR tensor an operator reads as its activation input."""
+        if index in self.layout:
+            self._materialise(index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
         if index == self.float_input_tensor or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
@@ -255,6 +264,33 @@ class _Importer:
         if index in self.folded or self.is_const(index):
             raise UserError(f"reads constant tensor {index} where an activation is expected")
         raise UserError(f"reads tensor {index} before any operator produces it")
+
+    def bind_moved(self, tensor: int, ir_tensor: int, layout: tuple[int, ...]) -> None:
+        """Map a TFLite tensor to an IR tensor whose axes `layout` names (see self.layout)."""
+        ir_shape = self.graph.shape_of(ir_tensor)
+        if layout == tuple(range(len(ir_shape))):
+            self.bind(tensor, ir_tensor)
+            return
+        declared = self.fmap_shape(tensor)
+        inferred = tuple(ir_shape[a] for a in layout)
+        if declared != inferred or any(ir_shape[a] != 1 for a in range(len(ir_shape)) if a not in layout):
+            raise UserError(f"output tensor {tensor} is declared {_dims(declared)} but computes to {_dims(inferred)}")
+        self.ir_tensor[tensor] = ir_tensor
+        self.layout[tensor] = layout
+
+    def _materialise(self, tensor: int) -> None:
+        """Give a moved tensor (see self.layout) an IR tensor of its own shape: a reshape when its
+        bytes are already in order (only axes of size 1 moved), else a transpose."""
+        layout, src = self.layout.pop(tensor), self.ir_tensor[tensor]
+        ir_shape, declared = self.graph.shape_of(src), self.fmap_shape(tensor)
+        moved = [a for a in layout if ir_shape[a] > 1]
+        if moved != sorted(moved):
+            if len(layout) != 3:
+                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read")
+            src = self.graph.append(Transpose(layout), (src,), quant=self.graph.quant_of(src))
+        if self.graph.shape_of(src) != declared:
+            src = self.graph.append(Reshape(declared), (src,), quant=self.graph.quant_of(src))
+        self.ir_tensor[tensor] = src
 
     def is_const(self, index: int) -> bool:
         return index in self.folded or self._buffer_data(index) is not None
@@ -513,12 +549,45 @@ def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
 
 def _mean(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.ReducerOptions)
-    src, _ = imp.feature_map(op)
+    index = imp.input(op, 0)
+    moved = index in imp.layout
+    src = imp.ir_tensor[index] if moved else imp.source(index)
+    shape = imp.graph.shape_of(src)
+    if len(shape) != 3:
+        raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
+    layout = imp.layout.get(index, (0, 1, 2))
+    rank = len(layout) + 1  # of the TFLite tensor, batch included
     axes = imp.const(imp.input(op, 1), "axes").reshape(-1).tolist()
-    if sorted(a % 4 for a in axes) != [1, 2]:  # axes of the rank-4 NHWC tensor, maybe negative
-        raise UserError(f"MEAN over axes {axes}: only the mean over H and W (global average pooling) "
-                        "is supported")
-    imp.emit(op, GlobalAvgPool(bool(options.KeepDims())), (src,))
+    if not all(-rank <= a < rank for a in axes):
+        raise UserError(f"MEAN over axes {axes} of a rank-{rank} tensor")
+    reduced = sorted({a % rank for a in axes})  # of the TFLite tensor, maybe given negative
+    ir_axes = tuple(sorted(layout[a - 1] for a in reduced if a > 0))
+    keep = bool(options.KeepDims())
+    if not moved and reduced == [1, 2]:
+        imp.emit(op, GlobalAvgPool(keep), (src,))  # the interpreter's two special-cased kernels
+        return
+    if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
+        raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
+                        "are supported")
+    node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
+    kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
+    imp.bind_moved(op.outputs[0], node, kept)
+
+
+def _transpose(imp: _Importer, op: Operator) -> None:
+    """Folded at import: the output is the input's IR tensor with its axes moved (self.layout);
+    a later reader other than MEAN then gets a reshape or a Transpose node."""
+    index = imp.input(op, 0)
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if index not in imp.layout and imp.fmap_shape(index) != imp.graph.shape_of(src):
+        raise UserError("only the TRANSPOSE of an (H, W, C) feature map is supported")
+    layout = imp.layout.get(index, tuple(range(len(imp.graph.shape_of(src)))))
+    perm = imp.const(imp.input(op, 1), "permutation").reshape(-1).tolist()
+    if sorted(perm) != list(range(len(layout) + 1)) or perm[0] != 0:
+        raise UserError(f"permutation {perm}: only permutations of a batch-1 tensor's other axes are supported")
+    if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+        raise UserError("the output's quantisation differs from the input's")
+    imp.bind_moved(op.outputs[0], src, tuple(layout[p - 1] for p in perm[1:]))
 
 
 def _softmax(imp: _Importer, op: Operator) -> None:
@@ -680,6 +749,7 @@ CONVERTERS: dict[str, Converter] = {
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,
     "SOFTMAX": _softmax,
+    "TRANSPOSE": _transpose,
     "RESHAPE": _reshape,
     "PAD": _pad,
     "RELU": _relu("relu"),

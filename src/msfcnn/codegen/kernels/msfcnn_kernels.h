@@ -938,6 +938,25 @@ typedef struct {
     int32_t activation;             /* float: MSF_ACT_* */
 } msf_global_avg_pool_params;
 
+/* MEAN over H, W or both, keeping the reduced axes: output (r, c) reads input rows [r, r + kh) x
+   columns [c, c + kw) (kh = in_h or 1, kw = in_w or 1). int8: reference QuantizedMeanOrSum
+   (mult / shift fold 1/count in; the sum minus input_zero_point * count; gemmlowp rounding). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t kh, kw;
+    int32_t mult, shift;
+    int32_t input_zero_point;
+    int32_t output_offset;
+} msf_axis_mean_params;
+
+/* TRANSPOSE of an (H, W, C) map: output (r, c, ch) is the input element with axis axis0 = r,
+   axis1 = c, axis2 = ch (axes 0 = H, 1 = W, 2 = C). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t out_channels;
+    int32_t axis0, axis1, axis2;
+} msf_transpose_params;
+
 /* FULLY_CONNECTED. weights (units, in_features), in_features = in_h * in_w * in_c, the input
    flattened row-major over (H, W, C) as TFLite flattens NHWC. mult/shift hold units entries if
    per_channel, else one. */
@@ -983,6 +1002,16 @@ void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+void msf_axis_mean_s8(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_axis_mean_f32(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+void msf_transpose_s8(const msf_transpose_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_transpose_f32(const msf_transpose_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
 /* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
 void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
