@@ -34,6 +34,7 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
 from ..ops.activation import Activation
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
+from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.logistic import Logistic
 from ..ops.mul import MulConst
@@ -531,6 +532,28 @@ def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
     return convert
 
 
+def _concatenation(imp: _Importer, op: Operator) -> None:
+    """Along the channels (the last axis), of activations sharing the output's quantisation (as
+    TFLite's int8 kernel requires): a chain of two-input concatenations, which is exact."""
+    options = imp.options(op, schema.ConcatenationOptions)
+    if len(op.inputs) < 2:
+        raise UserError(f"expected at least 2 inputs, got {len(op.inputs)}")
+    rank = len(imp.shape(op.outputs[0]))
+    if options.Axis() not in (-1, rank - 1):
+        raise UserError(f"concatenation along axis {options.Axis()} of a rank-{rank} tensor: only along the "
+                        "channels (the last axis) is supported")
+    out = op.outputs[0]
+    quant, activation = imp.quant(out), _activation(options)
+    sources = [imp.source(imp.input(op, i)) for i in range(len(op.inputs))]
+    if activation is not None or any(imp.graph.quant_of(s) != quant for s in sources):
+        raise UserError("inputs quantised differently from the output, or a fused activation: TFLite's "
+                        "int8 CONCATENATION supports neither")
+    node = sources[0]
+    for src in sources[1:-1]:
+        node = imp.graph.append(Concat(), (node, src), quant=quant)
+    imp.emit(op, Concat(), (node, sources[-1]))
+
+
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
     def convert(imp: _Importer, op: Operator) -> None:
         options = imp.options(op, schema.Pool2DOptions)
@@ -739,6 +762,7 @@ def _pack(imp: _Importer, op: Operator) -> None:
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
     "CONV_2D": _conv2d,
+    "CONCATENATION": _concatenation,
     "DEPTHWISE_CONV_2D": _depthwise_conv2d,
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,

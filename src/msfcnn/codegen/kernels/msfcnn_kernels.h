@@ -893,6 +893,11 @@ typedef struct {
     const int8_t *table;            /* int8: [256] */
 } msf_lookup_params;
 
+/* CONCATENATION along the channels: channels1 of the first input, then channels2 of the second. */
+typedef struct {
+    int32_t channels1, channels2;
+} msf_concat_params;
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -1032,6 +1037,10 @@ void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_concat_s8(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_concat_f32(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *out,
