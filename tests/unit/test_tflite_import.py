@@ -274,7 +274,7 @@ UNSUPPORTED = {
     "unsupported_two_inputs": "2 inputs and 1 outputs; only single-input single-output models",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
-    "unsupported_mul_activations": "operator 1 \\(MUL\\): MUL of two activations is not supported",
+    "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
 }
 
 

@@ -37,7 +37,8 @@ from ..ops.axis_mean import AxisMean
 from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.logistic import Logistic
-from ..ops.mul import MulConst
+from ..ops.base import as_feature_map
+from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.requantize import Requantize
 from ..ops.transpose import Transpose
 
@@ -497,9 +498,21 @@ def _mul(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.MulOptions)
     if len(op.inputs) != 2:
         raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
-    if not any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
-        raise UserError("MUL of two activations is not supported (only MUL by a constant)")
-    _const_operand(imp, op, MulConst, _activation(options))
+    if any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
+        _const_operand(imp, op, MulConst, _activation(options))
+        return
+    a, b = imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))
+    shape_a, shape_b = imp.graph.shape_of(a), imp.graph.shape_of(b)
+    if shape_a == shape_b:  # the operands commute: the later-produced tensor is the main path
+        a, b = sorted((a, b), reverse=True)
+        imp.emit(op, Mul(_activation(options)), (a, b))
+        return
+    if len(shape_b) == 3 and len(shape_a) != 3:
+        a, b, shape_a, shape_b = b, a, shape_b, shape_a
+    if len(shape_a) != 3 or as_feature_map(shape_b) != (1, 1, shape_a[2]):
+        raise UserError(f"MUL of {_dims(shape_a)} and {_dims(shape_b)}: only equal shapes, a constant, or a map "
+                        "by one value per channel are supported")
+    imp.emit(op, MulBroadcast(_activation(options)), (a, b))
 
 
 def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | None) -> None:

@@ -36,7 +36,7 @@ class AddConst(ConstOperand):
         low, high = nx.activation_range(self.activation, out_q)
         return np.clip(out, low, high).astype(np.int8)
 
-    def int8_fields(self, ctx: KernelContext) -> dict[str, int]:
+    def int8_fields(self, ctx: KernelContext, out_shape) -> dict[str, int]:
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
         (m1, s1), (m2, s2), (mo, so) = add_params(in_q.scale, self.operand_scale, out_q.scale)
         return {"input_offset": -in_q.zero_point, "operand_offset": -self.operand_zero_point,

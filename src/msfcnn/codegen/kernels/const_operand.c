@@ -3,8 +3,8 @@
  * src/msfcnn/ops/add_const.py).
  *
  * MUL, TFLite's int8 kernel: (x - x_zero) * (c - c_zero) in int32 (|product| <= 255 * 255),
- * rescaled with MultiplyByQuantizedMultiplier (x_scale * c_scale / out_scale; p->rounding =
- * MSF_ROUND_DOUBLE), plus the output zero point, clamped to the activation's range.
+ * rescaled with MultiplyByQuantizedMultiplier (x_scale * c_scale / out_scale, formed in float32;
+ * p->rounding = MSF_ROUND_DOUBLE), plus the output zero point, clamped to the activation's range.
  *
  * ADD, TFLite's int8 kernel (as add.c) with the constant as its second input: both operands, minus
  * their zero points, scaled up by 2^left_shift and rescaled to a common scale, summed, rescaled to
@@ -87,4 +87,40 @@ void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, ms
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     msf_const_operand_f32(p, in, out, r0, r1, c0, c1, 0);
+}
+
+/* MUL of two activations (ops/mul.py: Mul, MulBroadcast): as msf_mul_const_s8 with the
+   second operand read at the same position, or at (0, 0) when it is a per-channel vector. */
+void msf_mul_s8(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const int8_t *a = msf_at_s8(in1, r, c, 0);
+            const int8_t *b = p->broadcast ? msf_at_s8(in2, 0, 0, 0) : msf_at_s8(in2, r, c, 0);
+            int8_t *dst = msf_at_s8(out, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                const int32_t product = ((int32_t)a[ch] + p->input1_offset) * ((int32_t)b[ch] + p->input2_offset);
+                const int32_t v = msf_mul_by_quantized_mult(product, p->output_mult, p->output_shift, p->rounding);
+                dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
+            }
+        }
+    }
+}
+
+void msf_mul_f32(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const float *a = msf_at_f32(in1, r, c, 0);
+            const float *b = p->broadcast ? msf_at_f32(in2, 0, 0, 0) : msf_at_f32(in2, r, c, 0);
+            float *dst = msf_at_f32(out, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                dst[ch] = msf_apply_activation_f32(a[ch] * b[ch], p->activation);
+            }
+        }
+    }
 }

@@ -885,6 +885,17 @@ typedef struct {
 typedef msf_const_operand_params msf_mul_const_params;
 typedef msf_const_operand_params msf_add_const_params;
 
+/* MUL of two activations: the second at the same position, or (broadcast) one value per channel. */
+typedef struct {
+    int32_t channels, broadcast;
+    int32_t input1_offset, input2_offset;   /* -(zero points) */
+    int32_t output_mult, output_shift;
+    int32_t output_offset;
+    int32_t act_min, act_max;
+    int32_t rounding;
+    int32_t activation;
+} msf_mul_params;
+
 /* LOGISTIC / HARD_SWISH. int8: out = table[in + 128]; float: the function (MSF_FN_*). */
 enum { MSF_FN_LOGISTIC = 0, MSF_FN_HARD_SWISH = 1 };
 typedef struct {
@@ -1033,6 +1044,10 @@ void msf_mul_const_s8(const msf_const_operand_params *p, const msf_view *in, msf
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_mul_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_s8(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_f32(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
