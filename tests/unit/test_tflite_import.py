@@ -47,7 +47,7 @@ def kind_of(op: dict, tensors) -> str:
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
-           "op14_transpose_mean", "op14_mean_one_axis", "op14_concat"}
+           "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -259,6 +259,9 @@ def test_transpose_folds_into_the_means_after_it():
     assert [(n.op.describe(), n.shape) for n in graph.nodes] == [
         ("conv 3x3/1 24", (6, 5, 24)), ("mean over W", (6, 1, 24)), ("mean over H", (1, 1, 24)),
         ("reshape", (24,))]
+    graph = load_tflite(MODELS / "op14_mcunet_head.tflite")
+    assert [n.op.describe() for n in graph.nodes] == ["conv 3x3/1 16", "mean over W", "mean over H", "reshape",
+                                                      "dense 5", "softmax"]
     graph = load_tflite(MODELS / "op14_mean_one_axis.tflite")
     assert [n.op.kind for n in graph.nodes] == ["axis_mean", "axis_mean", "reshape", "reshape"]
     assert [n.shape for n in graph.nodes] == [(7, 1, 20), (1, 1, 20), (1, 20), (20, 1)]

@@ -66,6 +66,7 @@ def hard_swish_table(in_q, out_q) -> np.ndarray:
     product = reluish * preshift_output  # SaturatingDoublingHighMul: truncating, never both -32768 here
     preshift = np.where(product < 0, -((-product) >> 15), product >> 15)
     out = nx.rounding_divide_by_pot(preshift, -out_exp) + out_q.zero_point
+    out = (out - INT16_MIN) % (1 << 16) + INT16_MIN  # the kernel adds the zero point in int16
     return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
 
 
