@@ -41,17 +41,23 @@ def test_fixtures_exist():
 
 def test_every_int8_value_through_the_table_ops():
     """Every int8 value, in every position class (the interpreter's vector blocks and its scalar
-    tail), through HARD_SWISH (left- and right-shifting multipliers) and LOGISTIC, layer by layer."""
+    tail), through HARD_SWISH (left- and right-shifting multipliers, a final shift of 0) and
+    LOGISTIC, layer by layer."""
+    for name, ops in (("op14_hard_swish_scales", ["HARD_SWISH", "QUANTIZE", "HARD_SWISH", "LOGISTIC"]),
+                      ("op14_hard_swish_narrow", ["HARD_SWISH"])):
+        _every_value_layer_by_layer(FIXTURES / "executor" / f"{name}.tflite", ops)
+
+
+def _every_value_layer_by_layer(path, ops):
     from msfcnn.ir import NETWORK_INPUT
     from msfcnn.ops import KernelContext
 
-    path = FIXTURES / "executor" / "op14_hard_swish_scales.tflite"
     graph = cache.model(str(path))
     size = int(np.prod(graph.input_shape))
     values = np.arange(-128, 128, dtype=np.int8)
     inputs = [np.resize(np.roll(values, k), size).reshape(graph.input_shape) for k in (0, 101)]
     run = run_jobs([(path, inputs)], layers=True)[0]
-    assert run.ops == ["HARD_SWISH", "QUANTIZE", "HARD_SWISH", "LOGISTIC"]
+    assert run.ops == ops
     for x, layers in zip(inputs, run.layers):
         for index, node in enumerate(graph.nodes):
             args = [x if t == NETWORK_INPUT else layers[t].reshape(graph.shape_of(t)) for t in node.inputs]
