@@ -538,9 +538,14 @@ def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
     """LOGISTIC / HARD_SWISH: a function of each int8 value, as a table (ops/lookup.py)."""
     def convert(imp: _Importer, op: Operator) -> None:
         src = imp.source(imp.input(op, 0))
+        in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
         ir_op = cls()
-        if cls is HardSwish and hard_swish_params(imp.graph.quant_of(src), imp.quant(op.outputs[0]))[1] > 0:
+        if cls is HardSwish and hard_swish_params(in_q, out_q)[1] > 0:
             raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
+        try:
+            ir_op.table(in_q, out_q)  # made now, so that scales it cannot work with are reported here
+        except (OverflowError, ValueError):
+            raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
         imp.emit(op, ir_op, (src,))
     return convert
 

@@ -38,13 +38,14 @@ def expf(x: np.float32) -> np.float32:
 def float32_table(in_q, out_q, transform) -> np.ndarray:
     """TFLite's PopulateLookupTable for int8: `transform` maps a float32 to a float32."""
     f32 = np.float32
-    inverse_scale = f32(1) / f32(out_q.scale)
     table = np.empty(256, np.int8)
-    for v in range(-128, 128):
-        dequantized = f32(out_scale_product(in_q.scale, v - in_q.zero_point))
-        rescaled = f32(nx.tflite_round(float(f32(transform(dequantized)) * inverse_scale)))
-        quantized = int(f32(rescaled + f32(out_q.zero_point)))  # static_cast<int32_t> truncates
-        table[v + 128] = min(max(quantized, nx.INT8_MIN), nx.INT8_MAX)
+    with np.errstate(over="ignore"):  # a scale that overflows float32 fails below, as OverflowError
+        inverse_scale = f32(1) / f32(out_q.scale)
+        for v in range(-128, 128):
+            dequantized = f32(out_scale_product(in_q.scale, v - in_q.zero_point))
+            rescaled = f32(nx.tflite_round(float(f32(transform(dequantized)) * inverse_scale)))
+            quantized = int(f32(rescaled + f32(out_q.zero_point)))  # static_cast<int32_t> truncates
+            table[v + 128] = min(max(quantized, nx.INT8_MIN), nx.INT8_MAX)
     return table
 
 
