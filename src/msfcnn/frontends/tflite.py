@@ -34,10 +34,10 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
 from ..ops.activation import Activation
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
+from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.logistic import Logistic
-from ..ops.base import as_feature_map
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.requantize import Requantize
 from ..ops.transpose import Transpose
@@ -594,8 +594,8 @@ def _mean(imp: _Importer, op: Operator) -> None:
     moved = index in imp.layout
     src = imp.ir_tensor[index] if moved else imp.source(index)
     shape = imp.graph.shape_of(src)
-    if len(shape) != 3:
-        raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
+    if len(shape) != 3 or (not moved and imp.fmap_shape(index) != shape):
+        raise UserError(f"needs an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
     layout = imp.layout.get(index, (0, 1, 2))
     rank = len(layout) + 1  # of the TFLite tensor, batch included
     axes = imp.const(imp.input(op, 1), "axes").reshape(-1).tolist()
