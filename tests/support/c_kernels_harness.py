@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from msfcnn.ops import KernelContext, Op
+from msfcnn.ops import KernelContext, Op, Pattern
 from msfcnn.targets import Target
 
 from support.paths import ROOT
@@ -274,7 +274,9 @@ def pack(rng, layout: str, x: np.ndarray, rows, cols) -> Storage:
 
 def needed(op: Op, in_hw: tuple[int, int], rows, cols) -> tuple[tuple[int, int], tuple[int, int]]:
     """Input rows / cols (inside the input) that output rows x cols of an op read (the op's own
-    receptive field: `Op.axis_window`)."""
+    receptive field: `Op.axis_window`; an opaque op, such as a transpose, reads its whole input)."""
+    if op.pattern is Pattern.OPAQUE:
+        return (0, in_hw[0]), (0, in_hw[1])
     return tuple(op.axis_window(axis).span(*span, in_hw[axis])[:2] for axis, span in enumerate((rows, cols)))
 
 

@@ -46,7 +46,8 @@ def kind_of(op: dict, tensors) -> str:
 
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
-SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims"}
+SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
+           "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -243,15 +244,40 @@ def test_registered_for_tflite_files():
     assert len(load_model(str(MODELS / "resnet8.tflite")).nodes) == 15
 
 
+def test_concatenation_of_three_is_a_chain_of_two():
+    graph = load_tflite(MODELS / "op14_concat.tflite")
+    assert [n.op.kind for n in graph.nodes] == ["conv2d", "conv2d", "concat", "concat", "conv2d"]
+    assert [n.inputs for n in graph.nodes[2:4]] == [(1, NETWORK_INPUT), (2, 0)]
+    assert graph.nodes[3].shape == (6, 5, 16)
+
+
+def test_transpose_folds_into_the_means_after_it():
+    """MCUNet's head: TRANSPOSE to NCHW, then MEAN over W and over H: the transpose disappears,
+    each MEAN is a mean over one axis of the NHWC map (its own rounding), and the (1, C) result a
+    reshape of the last one."""
+    graph = load_tflite(MODELS / "op14_transpose_mean.tflite")
+    assert [(n.op.describe(), n.shape) for n in graph.nodes] == [
+        ("conv 3x3/1 24", (6, 5, 24)), ("mean over W", (6, 1, 24)), ("mean over H", (1, 1, 24)),
+        ("reshape", (24,))]
+    graph = load_tflite(MODELS / "op14_mcunet_head.tflite")
+    assert [n.op.describe() for n in graph.nodes] == ["conv 3x3/1 16", "mean over W", "mean over H", "reshape",
+                                                      "dense 5", "softmax"]
+    graph = load_tflite(MODELS / "op14_mean_one_axis.tflite")
+    assert [n.op.kind for n in graph.nodes] == ["axis_mean", "axis_mean", "reshape", "reshape"]
+    assert [n.shape for n in graph.nodes] == [(7, 1, 20), (1, 1, 20), (1, 20), (20, 1)]
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 
 UNSUPPORTED = {
     "unsupported_tanh": r"unsupported_tanh.tflite: unsupported operator TANH at operator index 1 "
-                        r"\(supported: ADD, AVERAGE_POOL_2D, CONV_2D, DEPTHWISE_CONV_2D, ",
+                        r"\(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
     "unsupported_two_inputs": "2 inputs and 1 outputs; only single-input single-output models",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
+    "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
+    "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
 }
 
 

@@ -32,7 +32,15 @@ from ..ir import NETWORK_INPUT, Graph, Quant
 from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
                    Softmax, Window)
 from ..ops.activation import Activation
+from ..ops.add_const import AddConst
+from ..ops.axis_mean import AxisMean
+from ..ops.base import as_feature_map
+from ..ops.concat import Concat
+from ..ops.hard_swish import HardSwish, hard_swish_params
+from ..ops.logistic import Logistic
+from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.requantize import Requantize
+from ..ops.transpose import Transpose
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -105,6 +113,9 @@ class _Importer:
         self.ir_tensor: dict[int, int] = {}  # TFLite tensor -> IR tensor (node index or NETWORK_INPUT)
         self.folded: dict[int, np.ndarray] = {}  # TFLite tensor -> value of folded shape arithmetic
         self.float_input_tensor: int | None = None  # a float32 model input awaiting its QUANTIZE
+        # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
+        # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
+        self.layout: dict[int, tuple[int, ...]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -184,6 +195,8 @@ class _Importer:
 
     def _finish(self, output: int) -> Graph:
         graph = self.graph
+        if output in self.layout:
+            self._materialise(output)
         if graph.input_quant is None:
             raise UserError("the float32 model input is never quantised: only int8 models are supported")
         node = self.ir_tensor.get(output)
@@ -244,6 +257,8 @@ class _Importer:
 
     def source(self, index: int) -> int:
         """The IR tensor an operator reads as its activation input."""
+        if index in self.layout:
+            self._materialise(index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
         if index == self.float_input_tensor or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
@@ -251,6 +266,33 @@ class _Importer:
         if index in self.folded or self.is_const(index):
             raise UserError(f"reads constant tensor {index} where an activation is expected")
         raise UserError(f"reads tensor {index} before any operator produces it")
+
+    def bind_moved(self, tensor: int, ir_tensor: int, layout: tuple[int, ...]) -> None:
+        """Map a TFLite tensor to an IR tensor whose axes `layout` names (see self.layout)."""
+        ir_shape = self.graph.shape_of(ir_tensor)
+        if layout == tuple(range(len(ir_shape))):
+            self.bind(tensor, ir_tensor)
+            return
+        declared = self.fmap_shape(tensor)
+        inferred = tuple(ir_shape[a] for a in layout)
+        if declared != inferred or any(ir_shape[a] != 1 for a in range(len(ir_shape)) if a not in layout):
+            raise UserError(f"output tensor {tensor} is declared {_dims(declared)} but computes to {_dims(inferred)}")
+        self.ir_tensor[tensor] = ir_tensor
+        self.layout[tensor] = layout
+
+    def _materialise(self, tensor: int) -> None:
+        """Give a moved tensor (see self.layout) an IR tensor of its own shape: a reshape when its
+        bytes are already in order (only axes of size 1 moved), else a transpose."""
+        layout, src = self.layout.pop(tensor), self.ir_tensor[tensor]
+        ir_shape, declared = self.graph.shape_of(src), self.fmap_shape(tensor)
+        moved = [a for a in layout if ir_shape[a] > 1]
+        if moved != sorted(moved):
+            if len(layout) != 3:
+                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read")
+            src = self.graph.append(Transpose(layout), (src,), quant=self.graph.quant_of(src))
+        if self.graph.shape_of(src) != declared:
+            src = self.graph.append(Reshape(declared), (src,), quant=self.graph.quant_of(src))
+        self.ir_tensor[tensor] = src
 
     def is_const(self, index: int) -> bool:
         return index in self.folded or self._buffer_data(index) is not None
@@ -443,10 +485,91 @@ def _add(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.AddOptions)
     if len(op.inputs) != 2:
         raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    if any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
+        _const_operand(imp, op, AddConst, _activation(options))
+        return
     # The IR wants the main path first and the skip tensor second: the later-produced tensor is the
     # main path. Swapping is exact: TFLite's int8 ADD rescales each input on its own, then sums.
     a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
     imp.emit(op, Add(_activation(options)), (a, b))
+
+
+def _mul(imp: _Importer, op: Operator) -> None:
+    options = imp.options(op, schema.MulOptions)
+    if len(op.inputs) != 2:
+        raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    if any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
+        _const_operand(imp, op, MulConst, _activation(options))
+        return
+    a, b = imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))
+    shape_a, shape_b = imp.graph.shape_of(a), imp.graph.shape_of(b)
+    if shape_a == shape_b:  # the operands commute: the later-produced tensor is the main path
+        a, b = sorted((a, b), reverse=True)
+        imp.emit(op, Mul(_activation(options)), (a, b))
+        return
+    if len(shape_b) == 3 and len(shape_a) != 3:
+        a, b, shape_a, shape_b = b, a, shape_b, shape_a
+    if len(shape_a) != 3 or as_feature_map(shape_b) != (1, 1, shape_a[2]):
+        raise UserError(f"MUL of {_dims(shape_a)} and {_dims(shape_b)}: only equal shapes, a constant, or a map "
+                        "by one value per channel are supported")
+    imp.emit(op, MulBroadcast(_activation(options)), (a, b))
+
+
+def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | None) -> None:
+    """ADD / MUL of an activation and an int8 constant holding one value or one per channel (the
+    operands commute in TFLite's int8 kernels, so the constant may be either input)."""
+    first, second = imp.input(op, 0), imp.input(op, 1)
+    const, data = (first, second) if imp.is_const(first) else (second, first)
+    if imp.is_const(data):
+        raise UserError("both inputs are constants")
+    src = imp.source(data)
+    shape = imp.graph.shape_of(src)
+    values = imp.const(const, "constant operand")
+    quant = imp.quant(const)
+    channels = shape[-1]
+    if values.dtype != np.int8 or values.size not in (1, channels) or any(d != 1 for d in values.shape[:-1]):
+        raise UserError(f"the constant operand is {values.dtype} {_dims(values.shape)}: only an int8 scalar or "
+                        f"one value per channel ({channels}) is supported")
+    ir_op = cls(operand_scale=quant.scale, operand_zero_point=quant.zero_point, activation=activation)
+    imp.emit(op, ir_op, (src,), {"operand": values.reshape(-1).copy()})
+
+
+def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
+    """LOGISTIC / HARD_SWISH: a function of each int8 value, as a table (ops/lookup.py)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        src = imp.source(imp.input(op, 0))
+        in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
+        ir_op = cls()
+        if cls is HardSwish and hard_swish_params(in_q, out_q)[1] > 0:
+            raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
+        try:
+            ir_op.table(in_q, out_q)  # made now, so that scales it cannot work with are reported here
+        except (OverflowError, ValueError):
+            raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
+        imp.emit(op, ir_op, (src,))
+    return convert
+
+
+def _concatenation(imp: _Importer, op: Operator) -> None:
+    """Along the channels (the last axis), of activations sharing the output's quantisation (as
+    TFLite's int8 kernel requires): a chain of two-input concatenations, which is exact."""
+    options = imp.options(op, schema.ConcatenationOptions)
+    if len(op.inputs) < 2:
+        raise UserError(f"expected at least 2 inputs, got {len(op.inputs)}")
+    rank = len(imp.shape(op.outputs[0]))
+    if options.Axis() not in (-1, rank - 1):
+        raise UserError(f"concatenation along axis {options.Axis()} of a rank-{rank} tensor: only along the "
+                        "channels (the last axis) is supported")
+    out = op.outputs[0]
+    quant, activation = imp.quant(out), _activation(options)
+    sources = [imp.source(imp.input(op, i)) for i in range(len(op.inputs))]
+    if activation is not None or any(imp.graph.quant_of(s) != quant for s in sources):
+        raise UserError("inputs quantised differently from the output, or a fused activation: TFLite's "
+                        "int8 CONCATENATION supports neither")
+    node = sources[0]
+    for src in sources[1:-1]:
+        node = imp.graph.append(Concat(), (node, src), quant=quant)
+    imp.emit(op, Concat(), (node, sources[-1]))
 
 
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
@@ -467,12 +590,45 @@ def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
 
 def _mean(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.ReducerOptions)
-    src, _ = imp.feature_map(op)
+    index = imp.input(op, 0)
+    moved = index in imp.layout
+    src = imp.ir_tensor[index] if moved else imp.source(index)
+    shape = imp.graph.shape_of(src)
+    if len(shape) != 3 or (not moved and imp.fmap_shape(index) != shape):
+        raise UserError(f"needs an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
+    layout = imp.layout.get(index, (0, 1, 2))
+    rank = len(layout) + 1  # of the TFLite tensor, batch included
     axes = imp.const(imp.input(op, 1), "axes").reshape(-1).tolist()
-    if sorted(a % 4 for a in axes) != [1, 2]:  # axes of the rank-4 NHWC tensor, maybe negative
-        raise UserError(f"MEAN over axes {axes}: only the mean over H and W (global average pooling) "
-                        "is supported")
-    imp.emit(op, GlobalAvgPool(bool(options.KeepDims())), (src,))
+    if not all(-rank <= a < rank for a in axes):
+        raise UserError(f"MEAN over axes {axes} of a rank-{rank} tensor")
+    reduced = sorted({a % rank for a in axes})  # of the TFLite tensor, maybe given negative
+    ir_axes = tuple(sorted(layout[a - 1] for a in reduced if a > 0))
+    keep = bool(options.KeepDims())
+    if not moved and reduced == [1, 2]:
+        imp.emit(op, GlobalAvgPool(keep), (src,))  # the interpreter's two special-cased kernels
+        return
+    if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
+        raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
+                        "are supported")
+    node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
+    kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
+    imp.bind_moved(op.outputs[0], node, kept)
+
+
+def _transpose(imp: _Importer, op: Operator) -> None:
+    """Folded at import: the output is the input's IR tensor with its axes moved (self.layout);
+    a later reader other than MEAN then gets a reshape or a Transpose node."""
+    index = imp.input(op, 0)
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if index not in imp.layout and imp.fmap_shape(index) != imp.graph.shape_of(src):
+        raise UserError("only the TRANSPOSE of an (H, W, C) feature map is supported")
+    layout = imp.layout.get(index, tuple(range(len(imp.graph.shape_of(src)))))
+    perm = imp.const(imp.input(op, 1), "permutation").reshape(-1).tolist()
+    if sorted(perm) != list(range(len(layout) + 1)) or perm[0] != 0:
+        raise UserError(f"permutation {perm}: only permutations of a batch-1 tensor's other axes are supported")
+    if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+        raise UserError("the output's quantisation differs from the input's")
+    imp.bind_moved(op.outputs[0], src, tuple(layout[p - 1] for p in perm[1:]))
 
 
 def _softmax(imp: _Importer, op: Operator) -> None:
@@ -624,13 +780,18 @@ def _pack(imp: _Importer, op: Operator) -> None:
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
     "CONV_2D": _conv2d,
+    "CONCATENATION": _concatenation,
     "DEPTHWISE_CONV_2D": _depthwise_conv2d,
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
+    "MUL": _mul,
+    "LOGISTIC": _lookup(Logistic),
+    "HARD_SWISH": _lookup(HardSwish),
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,
     "SOFTMAX": _softmax,
+    "TRANSPOSE": _transpose,
     "RESHAPE": _reshape,
     "PAD": _pad,
     "RELU": _relu("relu"),

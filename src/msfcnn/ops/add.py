@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from ..errors import UserError
-from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
+from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, as_feature_map, c_struct
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -17,22 +16,10 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Add(Op, pattern=Pattern.ELEMENTWISE):
+class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
     kind = "add"
-    arity = 2
     c_kernel = "msf_add"
     activation: str | None = None
-
-    def output_shape(self, inputs: list[Shape]) -> Shape:
-        if inputs[0] != inputs[1]:
-            raise UserError(f"add of mismatched shapes {list(inputs[0])} and {list(inputs[1])}")
-        return inputs[0]
-
-    def macs(self, inputs: list[Shape], output: Shape) -> int:
-        size = 1
-        for dim in output:
-            size *= dim
-        return size
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         a, b = inputs

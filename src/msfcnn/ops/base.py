@@ -221,6 +221,23 @@ class Op:
         raise NotImplementedError(f"{self.kind} has no C kernel")
 
 
+class SameShapeBinary(Op):
+    """An element-wise op of two tensors of one shape (add, mul): one MAC per output value."""
+
+    arity = 2
+
+    def output_shape(self, inputs: list[Shape]) -> Shape:
+        if inputs[0] != inputs[1]:
+            raise UserError(f"{self.kind} of mismatched shapes {list(inputs[0])} and {list(inputs[1])}")
+        return inputs[0]
+
+    def macs(self, inputs: list[Shape], output: Shape) -> int:
+        size = 1
+        for dim in output:
+            size *= dim
+        return size
+
+
 class ValueMap(Op):
     """An op that maps values and keeps its input's shape, with no multiply-accumulates
     (activation, requantisation, softmax)."""

@@ -870,6 +870,50 @@ typedef struct {
     int32_t activation;
 } msf_add_params;
 
+/* MUL / ADD of a feature map and a constant of operand_size values: 1 (a scalar) or channels (one
+   per channel). MUL: (x + input_offset) * (c + operand_offset) rescaled by output_mult / _shift.
+   ADD: as msf_add_params, the constant as the second input. */
+typedef struct {
+    int32_t channels, operand_size;
+    int32_t input_offset, operand_offset;   /* -(zero points) */
+    int32_t left_shift;                     /* ADD: 20 */
+    int32_t input_mult, input_shift;        /* ADD */
+    int32_t operand_mult, operand_shift;    /* ADD */
+    int32_t output_mult, output_shift;
+    int32_t output_offset;
+    int32_t act_min, act_max;
+    int32_t rounding;
+    int32_t activation;
+    const int8_t *operand;
+    const float *operand_f32;
+} msf_const_operand_params;
+typedef msf_const_operand_params msf_mul_const_params;
+typedef msf_const_operand_params msf_add_const_params;
+
+/* MUL of two activations: the second at the same position, or (broadcast) one value per channel. */
+typedef struct {
+    int32_t channels, broadcast;
+    int32_t input1_offset, input2_offset;   /* -(zero points) */
+    int32_t output_mult, output_shift;
+    int32_t output_offset;
+    int32_t act_min, act_max;
+    int32_t rounding;
+    int32_t activation;
+} msf_mul_params;
+
+/* LOGISTIC / HARD_SWISH. int8: out = table[in + 128]; float: the function (MSF_FN_*). */
+enum { MSF_FN_LOGISTIC = 0, MSF_FN_HARD_SWISH = 1 };
+typedef struct {
+    int32_t channels;
+    int32_t function;               /* float graphs: MSF_FN_* */
+    const int8_t *table;            /* int8: [256] */
+} msf_lookup_params;
+
+/* CONCATENATION along the channels: channels1 of the first input, then channels2 of the second. */
+typedef struct {
+    int32_t channels1, channels2;
+} msf_concat_params;
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -914,6 +958,25 @@ typedef struct {
     int32_t act_min, act_max;       /* int8: the fused activation's range */
     int32_t activation;             /* float: MSF_ACT_* */
 } msf_global_avg_pool_params;
+
+/* MEAN over H, W or both, keeping the reduced axes: output (r, c) reads input rows [r, r + kh) x
+   columns [c, c + kw) (kh = in_h or 1, kw = in_w or 1). int8: reference QuantizedMeanOrSum
+   (mult / shift fold 1/count in; the sum minus input_zero_point * count; gemmlowp rounding). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t kh, kw;
+    int32_t mult, shift;
+    int32_t input_zero_point;
+    int32_t output_offset;
+} msf_axis_mean_params;
+
+/* TRANSPOSE of an (H, W, C) map: output (r, c, ch) is the input element with axis axis0 = r,
+   axis1 = c, axis2 = ch (axes 0 = H, 1 = W, 2 = C). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t out_channels;
+    int32_t axis0, axis1, axis2;
+} msf_transpose_params;
 
 /* FULLY_CONNECTED. weights (units, in_features), in_features = in_h * in_w * in_c, the input
    flattened row-major over (H, W, C) as TFLite flattens NHWC. mult/shift hold units entries if
@@ -961,6 +1024,16 @@ void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out
 void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
+void msf_axis_mean_s8(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_axis_mean_f32(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+void msf_transpose_s8(const msf_transpose_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_transpose_f32(const msf_transpose_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
 /* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
 void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
@@ -972,6 +1045,26 @@ void msf_add_s8(const msf_add_params *p, const msf_view *in1, const msf_view *in
                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_f32(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
                  int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_s8(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_f32(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
+                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
+                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_concat_s8(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_concat_f32(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *out,
+                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_s8(const msf_activation_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_f32(const msf_activation_params *p, const msf_view *in, msf_view *out,
