@@ -17,8 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from msfcnn import pipeline
 from msfcnn.codegen import build as c_build
 from msfcnn.fusion.solvers import Path as DagPath
@@ -26,6 +24,7 @@ from msfcnn.latency import calibration
 from msfcnn.latency.model import coefficients_path
 from msfcnn.plan import Plan
 from msfcnn.targets import get_target
+from msfcnn.tensors import random_input
 
 DSP_TARGETS = {"cortex-m4", "cortex-m7"}
 MAX_MACS = 20_000_000
@@ -43,7 +42,7 @@ def plans_of(graph, seed: int):
             yield f"random{k}", count_io, planner._plan(DagPath(tuple(path)))
 
 
-def measure(target_name: str, seeds, samples_path: Path) -> None:
+def measure(target_name: str, seeds, samples_path: Path, dtype: str) -> None:
     target = get_target(target_name)
     done = set()
     if samples_path.exists():
@@ -54,11 +53,10 @@ def measure(target_name: str, seeds, samples_path: Path) -> None:
             if seed in done:
                 continue
             doc = calibration.network(seed)
-            graph = calibration.graph_of(doc)
+            graph = calibration.graph_of(doc, dtype)
             if graph is None or sum(graph.macs(t) for t in range(len(graph))) > MAX_MACS:
                 continue  # shapes that do not work out, or too slow to run many plans of
-            rng = np.random.default_rng(seed)
-            x = rng.integers(-128, 128, size=graph.input_shape, dtype=np.int8)
+            x = random_input(graph, seed)
             started = time.time()
             for name, count_io, plan in plans_of(graph, seed):
                 schedule = pipeline.lower(graph, plan)
@@ -69,7 +67,7 @@ def measure(target_name: str, seeds, samples_path: Path) -> None:
                 result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
                 if not result.passed:
                     raise SystemExit(f"seed {seed} plan {name}: the C does not match numpy")
-                out.write(json.dumps({"seed": seed, "doc": doc, "plan_name": name, "plan": plan.to_dict(),
+                out.write(json.dumps({"seed": seed, "dtype": dtype, "doc": doc, "plan_name": name, "plan": plan.to_dict(),
                                       "count_io": count_io, "blocks": list(result.block_instructions)}) + "\n")
                 out.flush()
             print(f"seed {seed}: {len(graph)} ops, {time.time() - started:.1f} s", file=sys.stderr)
@@ -79,7 +77,7 @@ def load_samples(samples_path: Path, dsp: bool):
     samples = []
     for line in samples_path.read_text().splitlines():
         row = json.loads(line)
-        graph = calibration.graph_of(row["doc"])
+        graph = calibration.graph_of(row["doc"], row.get("dtype", "int8"))
         plan = Plan.from_dict(row["plan"])
         plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
         schedule = pipeline.lower(graph, plan)
@@ -95,16 +93,22 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
+    parser.add_argument("--float", action="store_true", help="measure float32 versions of the networks "
+                        "(to --samples, default build/latency/TARGET-f32.jsonl); every fit reads both files")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
     args = parser.parse_args()
-    samples_path = args.samples or Path("build/latency") / f"{args.target}.jsonl"
+    folder = Path("build/latency")
+    files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl"]
+    samples_path = args.samples or files[args.float]
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if not args.refit:
-        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path)
+        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+                "float32" if args.float else "int8")
     dsp = args.target in DSP_TARGETS
-    model = calibration.fit(load_samples(samples_path, dsp), args.target, dsp)
+    samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp)]
+    model = calibration.fit(samples, args.target, dsp)
     for name in [args.target, *args.also]:
         doc = model.to_dict()
         doc["target"] = name

@@ -197,7 +197,11 @@ def _planner(args, graph=None):
     if model is not None and args.cost_model != "exact":
         raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
     with progress.step(f"planning {graph.name}: enumerating fused blocks"):
-        return pipeline.planner(graph, args.cost_model, args.schemes, args.count_io, model)
+        planner = pipeline.planner(graph, args.cost_model, args.schemes, args.count_io, model)
+    if model is not None and planner.uncovered:
+        print(f"msfcnn: warning: the {model.target} latency model has no costs for {', '.join(planner.uncovered)} "
+              f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
+    return planner
 
 
 def _solve(args, planner):

@@ -34,6 +34,7 @@ class Planner:
         """Every block with its predicted instructions on the latency model's target."""
         if any(b.lowered is None for b in self.dag.blocks):
             raise UserError(f"the latency model needs the blocks' lowering: use --cost-model exact, not {self.cost.NAME}")
+        self.uncovered = latency.uncovered(self.graph)  # kernels whose time the model cannot predict
         self._counter = latency.counter(self.graph)
         predict = self._counter.block
         self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, instructions=round(predict(b.lowered)))

@@ -23,6 +23,7 @@ from ..frontends.layer_list import graph_from_layer_list
 from ..frontends.random_weights import with_random_weights
 from ..fusion.dag import FusionDAG
 from ..ir import Graph
+from ..ops import Conv2D, Dense, DepthwiseConv2D
 from .features import BlockCounter, Features
 from .model import LatencyModel, kernels_digest, schedule_features
 
@@ -75,13 +76,38 @@ def network(seed: int) -> dict:
     return {"name": f"calibration{seed}", "input": [h, w, in_c], "layers": layers}
 
 
-def graph_of(doc: dict) -> Graph | None:
-    """The layer list's graph with random int8 weights, or None when its shapes do not work out."""
+def graph_of(doc: dict, dtype: str = "int8") -> Graph | None:
+    """The layer list's graph with random int8 (or float32) weights, or None when its shapes do
+    not work out."""
     from ..errors import UserError
     try:
-        return with_random_weights(graph_from_layer_list(doc), seed=0)
+        graph = graph_from_layer_list(doc)
     except UserError:
         return None
+    return with_random_weights(graph, seed=0) if dtype == "int8" else with_random_float_weights(graph, seed=0)
+
+
+def with_random_float_weights(graph: Graph, seed: int = 0) -> Graph:
+    """A float32 copy of `graph` (as the ONNX frontend makes them): variance-preserving random
+    weights and biases, no quantisation."""
+    rng = np.random.default_rng(seed)
+    out = Graph(graph.name, graph.input_shape, dtype="float32")
+    for node in graph.nodes:
+        op, src = node.op, node.inputs[0]
+        consts = {}
+        if isinstance(op, (Conv2D, DepthwiseConv2D, Dense)):
+            c_in = graph.shape_of(src)[2] if len(graph.shape_of(src)) == 3 else int(np.prod(graph.shape_of(src)))
+            if isinstance(op, Conv2D):
+                shape, fan_in = (op.filters, *op.win.kernel, c_in), op.win.kernel[0] * op.win.kernel[1] * c_in
+            elif isinstance(op, DepthwiseConv2D):
+                shape, fan_in = (1, *op.win.kernel, node.shape[2]), op.win.kernel[0] * op.win.kernel[1]
+            else:
+                shape, fan_in = (op.units, int(np.prod(graph.shape_of(src)))), int(np.prod(graph.shape_of(src)))
+            consts = {"weights": rng.normal(0, 1 / np.sqrt(fan_in), size=shape).astype(np.float32),
+                      "bias": rng.normal(0, 0.1, size=shape[0] if not isinstance(op, DepthwiseConv2D)
+                                         else shape[3]).astype(np.float32)}
+        out.append(op, node.inputs, consts)
+    return out
 
 
 def random_path(dag: FusionDAG, seed: int) -> list:

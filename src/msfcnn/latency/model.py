@@ -39,6 +39,13 @@ class LatencyModel:
         """Counted loops the calibration never saw (their cost is predicted as 0)."""
         return sorted(name for name, count in features.items() if count and name not in self.coefficients)
 
+    def uncovered(self, graph: Graph) -> list[str]:
+        """The graph's kernels the calibration never ran (no cost for their calls): their time is
+        not predicted (counted as 0)."""
+        counter = BlockCounter(graph, self.dsp)
+        families = {counter.op(t).family for t in range(len(graph)) if graph.nodes[t].op.c_kernel is not None}
+        return sorted(f for f in families if f"{f}:call" not in self.coefficients)
+
     @property
     def stale(self) -> bool:
         return self.kernels_digest != kernels_digest()
