@@ -146,7 +146,7 @@ def test_two_blocks_split_the_count_exactly_on_qemu(tmp_path):
     program = build_loop(tmp_path, "cortex-m4", "thumb", blocks_source, calls=1)
     target = require_target("cortex-m4")
     marks = icount.find_marks(program, target)
-    assert [block for _, block in marks.blocks] == [0, 1] and marks.block_names == ("block0", "block1")
+    assert [block for _, block in marks.blocks] == [0, 1] and marks.block_names == {0: "block0", 1: "block1"}
     count = icount.measure(program, target)
     assert count.blocks == (2 + (2 * N0 + 2) + (1 + 2 * NM), 1 + (2 * N1 + 2) + 1)
     assert count.total == sum(count.blocks)
@@ -213,6 +213,21 @@ def test_block_counts_of_a_plan_with_copies_and_moves(capsys):
     doc = json.loads(capsys.readouterr().out)
     blocks = [b["instructions"] for b in doc["block_instructions"]]
     assert doc["bit_exact"] and len(blocks) == len(doc["plan"]["blocks"]) and sum(blocks) == doc["instructions"]
+
+
+@pytest.mark.slow
+def test_a_block_whose_call_the_compiler_removed_counts_zero(capsys):
+    """ResNet-8's Flatten after its global pool only renames bytes: its block function is empty and
+    GCC drops the call (no side effects). It executes nothing, and counts 0."""
+    from msfcnn.cli import main
+    from support.paths import FIXTURES
+    require_target("cortex-m4")
+    assert main(["verify", str(FIXTURES / "models" / "onnx_resnet8.onnx"), "--max-overhead", "1.2", "--target", "cortex-m4",
+                 "--instructions", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    blocks = doc["block_instructions"]
+    assert len(blocks) == len(doc["plan"]["blocks"]) and sum(b["instructions"] for b in blocks) == doc["instructions"]
+    assert [b["instructions"] == 0 for b in blocks].count(True) == 1
 
 
 @pytest.mark.slow

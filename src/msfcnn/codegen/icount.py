@@ -31,7 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -51,7 +51,10 @@ class Marks:
     entry: int  # address of the function's first instruction
     back: tuple[int, ...]  # addresses of the instructions after the caller's calls (where they return to)
     blocks: tuple[tuple[int, int], ...] = ()  # (address of a call of a block function in FUNCTION, block index)
-    block_names: tuple[str, ...] = ()  # the block functions' symbols, by block index
+    # block index -> the block function's symbol, for the blocks FUNCTION calls. A block whose
+    # function does nothing (a reshape that only renames bytes) may have no call at all: GCC
+    # removes calls of functions without side effects, noinline or not. It executes nothing.
+    block_names: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,7 @@ def find_marks(program: Path, target: Target, caller: str = "main") -> Marks:
         if call:
             blocks.append((int(call.group(1), 16), int(call.group(3))))
             names[int(call.group(3))] = call.group(2)
-    if sorted(names) != list(range(len(names))):
-        missing = sorted(set(range(max(names) + 1)) - set(names))
-        raise RuntimeError(f"{FUNCTION} in {program} calls no block{missing[0]} (inlined?): cannot count block by block")
-    return Marks(entry, tuple(back), tuple(blocks), tuple(names[k] for k in range(len(names))))
+    return Marks(entry, tuple(back), tuple(blocks), dict(sorted(names.items())))
 
 
 def counter_tool(target: Target) -> str:
@@ -165,8 +165,9 @@ def count_instructions(program: Path, target: Target, input_path: Path | None = 
 
 
 def measure(program: Path, target: Target, input_path: Path | None = None, output_path: Path | None = None,
-            timeout: float = 1800) -> Count:
-    """The total of count_instructions and its split over the block functions (see the module)."""
+            timeout: float = 1800, n_blocks: int | None = None) -> Count:
+    """The total of count_instructions and its split over the block functions (see the module):
+    `n_blocks` of them (default: up to the last one called); a block never called counts 0."""
     program = Path(program).resolve()
     folder = program.parent
     input_path = Path(input_path) if input_path is not None else folder / "input.bin"
@@ -183,15 +184,17 @@ def measure(program: Path, target: Target, input_path: Path | None = None, outpu
                                *(f"mark={address:#x}" for address in addresses)])
             done = subprocess.run([*command, "-plugin", option], capture_output=True, text=True, timeout=timeout)
             _check(done, target)
-            return _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks])
+            return _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks],
+                                      _blocks(marks, n_blocks))
         if command[0] == str(program):  # the host: callgrind
-            names = find_marks(program, target).block_names
+            marks = find_marks(program, target)
+            names = marks.block_names
             out = Path(tmp) / "callgrind.out"
             done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                   f"--toggle-collect={FUNCTION}", *(f"--dump-before={name}" for name in names),
+                                   f"--toggle-collect={FUNCTION}", *(f"--dump-before={name}" for name in names.values()),
                                    *command], capture_output=True, text=True, timeout=timeout)
             _check(done, target)
-            return _count_from_dumps(sorted(Path(tmp).glob("callgrind.out*")), names)
+            return _count_from_dumps(sorted(Path(tmp).glob("callgrind.out*")), names, _blocks(marks, n_blocks))
     raise ValueError(f"cannot count instructions on target {target.name}: neither QEMU nor the host")
 
 
@@ -201,13 +204,21 @@ def _check(done: subprocess.CompletedProcess, target: Target) -> None:
                            f"instructions:\n{done.stdout}{done.stderr}")
 
 
-def _count_from_events(text: str, n_back: int, block_of_mark: list[int]) -> Count:
+def _blocks(marks: Marks, n_blocks: int | None) -> int:
+    called = max(marks.block_names) + 1 if marks.block_names else 0
+    if n_blocks is not None and n_blocks < called:
+        raise RuntimeError(f"{FUNCTION} calls block{called - 1} of a plan of {n_blocks} blocks")
+    return called if n_blocks is None else n_blocks
+
+
+def _count_from_events(text: str, n_back: int, block_of_mark: list[int], n_blocks: int | None = None) -> Count:
     """Total and per-block counts from the events the plugin logged: mark 0 is msfcnn_invoke's
     entry, marks 1..n_back the return addresses, the others calls of blocks (block_of_mark[i] for
     mark 1 + n_back + i). A block's segment runs from its call to the next call or the return; the
     entry's instructions before the first block go to that block."""
     total, entered, calls = 0, None, 0
-    blocks = [0] * (max(block_of_mark) + 1 if block_of_mark else 0)
+    blocks = [0] * (n_blocks if n_blocks is not None else max(block_of_mark) + 1 if block_of_mark else 0)
+    last = max(block_of_mark) if block_of_mark else None
     current, start = None, 0
     for line in text.splitlines():
         mark, value = line.split()
@@ -220,14 +231,14 @@ def _count_from_events(text: str, n_back: int, block_of_mark: list[int]) -> Coun
             entered, current, start = value, None, value
         elif mark > n_back:  # a block is called
             block = block_of_mark[mark - 1 - n_back]
-            if block != (0 if current is None else current + 1):
+            if current is not None and block <= current:
                 raise RuntimeError(f"block{block} called after block{current} in the instruction-count events")
             if current is not None:
                 blocks[current] += value - start
                 start = value
             current = block
         else:  # msfcnn_invoke returns
-            if blocks and current != len(blocks) - 1:
+            if current != last:
                 raise RuntimeError(f"{FUNCTION} returned after block{current} of {len(blocks)}")
             total += value - entered
             if current is not None:
@@ -243,7 +254,7 @@ _TRIGGER = re.compile(r"^desc: Trigger: --dump-before=(\S+)", re.M)
 _TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.M)
 
 
-def _count_from_dumps(files: list[Path], names: tuple[str, ...]) -> Count:
+def _count_from_dumps(files: list[Path], names: dict[int, str], n_blocks: int) -> Count:
     """Total and per-block counts from callgrind's dumps: one at each entry of a block function
     (holding what ran since the previous dump: the previous block and what followed it, or for
     block 0 the entry of msfcnn_invoke) and one at the program's end (the last block's)."""
@@ -256,8 +267,8 @@ def _count_from_dumps(files: list[Path], names: tuple[str, ...]) -> Count:
         part, trigger = _PART.search(text), _TRIGGER.search(text)
         parts.append((int(part.group(1)) if part else 1, trigger.group(1) if trigger else None, int(found.group(1))))
     parts.sort()
-    index = {name: k for k, name in enumerate(names)}
-    blocks, current = [0] * len(names), None
+    index = {name: k for k, name in names.items()}
+    blocks, current = [0] * n_blocks, None
     for _, trigger, cost in parts:
         block = index[trigger] if trigger is not None else None
         owner = current if current is not None else block  # before block 0: its share of the entry
@@ -266,7 +277,7 @@ def _count_from_dumps(files: list[Path], names: tuple[str, ...]) -> Count:
         elif names and cost:
             raise RuntimeError(f"callgrind counted instructions in {FUNCTION} but saw no block entered")
         if block is not None:
-            if block != (0 if current is None else (current + 1) % len(names)):
+            if current is not None and block <= current and block != min(names):  # (a new call starts over)
                 raise RuntimeError(f"{trigger} entered after block{current} in the callgrind dumps")
             current = block
     return Count(sum(cost for _, _, cost in parts), tuple(blocks))
