@@ -69,6 +69,9 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
                 if witness is not None and witness.beats(last):
                     continue  # the block first..last is beaten: not lowered
                 for rows in scheme.rows_options(graph, first, last):
+                    if witness is not None and witness.beats_bound(last, rows, scheme.bound(graph, live, first, last,
+                                                                                           rows, cache)):
+                        continue  # the block is beaten: not lowered
                     lowered = scheme.lower(graph, live, first, last, rows, cache)
                     if lowered is None:
                         break  # the ops cannot stream together: no setting of rows changes that
@@ -171,7 +174,7 @@ class _Witness:
         self.vanilla = bounds.ram[first]  # peak of the unfused ops first..self.last
         self.stairs: dict[int, list[tuple[int, int]]] = {}  # rows -> (excess, peak) of prefixed W
         self.fresh: dict[int, list[tuple[int, int]]] = {}  # rows -> (excess, RAM) of kept blocks ending at self.last
-        self.reads = bounds.reads(first) if floors is not None else 0
+        self.reads = bounds.reads(first)
 
     def _reach(self, last: int) -> None:
         ram = self.bounds.ram
@@ -206,6 +209,18 @@ class _Witness:
             return False
         self._reach(last)
         return self._floor(last) + max(self.reads, self.bounds.output(last)) >= self._peak(1, 0)
+
+    def beats_bound(self, last: int, rows: int, bound: tuple[int, int] | None) -> bool:
+        """Whether the block first..last of `rows` is beaten without being lowered, from its
+        scheme's `bound`: its MACs, and its scratch bytes at least, to which its RAM adds at
+        least the larger of what op `first` reads and its output (as in `beats`)."""
+        if bound is None:
+            return False
+        self._reach(last)
+        macs, scratch = bound
+        excess = macs - (self.bounds.macs[last + 1] - self.bounds.macs[self.first])
+        peak = self._peak(rows, excess)
+        return peak is not None and peak <= scratch + max(self.reads, self.bounds.output(last))
 
     def beats_all_from(self, last: int) -> bool:
         """Whether every block first..last' (last' >= last) of the scheme is beaten without being

@@ -42,6 +42,12 @@ class Scheme:
         `cache` memoises geometry (ring sizes, band profiles) across the blocks of one graph."""
         raise NotImplementedError
 
+    def bound(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,
+              cache: dict) -> tuple[int, int] | None:
+        """Without lowering it, (the MACs, bytes its scratch buffers take at least) of the block
+        `lower` would make, or None when not known cheaply or when it would make none."""
+        return None
+
     def template_for(self, block: LoweredBlock) -> str:
         """The C template partial of one of its blocks (a scheme whose blocks take more than one
         loop nest picks by the block's)."""

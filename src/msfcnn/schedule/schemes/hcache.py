@@ -23,7 +23,8 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
     def rows_options(self, graph, first, last):
         return streaming.step_options(graph, first, last, lambda shape: shape[0])  # rows of the stream end
 
-    def lower(self, graph, live, first, last, rows, cache):
+    def _geometry(self, graph, live, first, last, rows, cache):
+        """(stream end, column rings, band profile, work table) of the block, or None."""
         layout = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)
         if layout is None:
             return None
@@ -35,6 +36,22 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
         table = streaming.work_table(graph, end, ("hcache", rows), lambda t: profile[t][0] * pulled[t][0]
                                      if t in profile else None, cache)
+        return end, rings, profile, table
+
+    def bound(self, graph, live, first, last, rows, cache):
+        geometry = self._geometry(graph, live, first, last, rows, cache)
+        if geometry is None:
+            return None
+        end, rings, profile, table = geometry
+        nbytes = graph.element.nbytes
+        ring_bytes = sum(profile[t][1] * cols * graph.shape_of(t)[2] for t, cols in rings.items()) * nbytes
+        return streaming.table_work(graph, table, first, end, last)[0], ring_bytes
+
+    def lower(self, graph, live, first, last, rows, cache):
+        geometry = self._geometry(graph, live, first, last, rows, cache)
+        if geometry is None:
+            return None
+        end, rings, profile, table = geometry
         macs, factors = streaming.table_work(graph, table, first, end, last)
         tail = tail_of(graph, end, last)
         made = cache.setdefault(("column rings", end, rows), {})  # the same rings recur across blocks

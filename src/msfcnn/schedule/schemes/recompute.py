@@ -22,12 +22,23 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
     def rows_options(self, graph, first, last):
         return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]))  # its larger side
 
-    def lower(self, graph, live, first, last, rows, cache):
+    def _end(self, graph, live, first, last, rows, cache) -> int | None:
         layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
-        if layout is None:
+        if layout is None or rows < 1 or rows > max(graph.shape_of(layout[0])[:2]):
             return None
-        end = layout[0]
-        if rows < 1 or rows > max(graph.shape_of(end)[:2]):
+        return layout[0]
+
+    def bound(self, graph, live, first, last, rows, cache):
+        end = self._end(graph, live, first, last, rows, cache)
+        if end is None:
+            return None
+        table, tiles = _patch_tables(graph, end, (rows, rows), cache)
+        return (streaming.table_work(graph, table, first, end, last)[0],
+                sum(s.nbytes for s in tiles[first:end + 1 if end < last else end]))
+
+    def lower(self, graph, live, first, last, rows, cache):
+        end = self._end(graph, live, first, last, rows, cache)
+        if end is None:
             return None
         block = lower_patches(graph, first, last, end, (rows, rows), self.name, rows, cache)
         return place_over_input(graph, live, block, cache) or block
@@ -42,24 +53,30 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
                   cache: dict) -> LoweredBlock:
     """Ops first..last computed tile by tile (stream end `end`): each inner tensor's region of a
     tile goes to a buffer of its own; with a tail, the stream end's tile is kept too."""
-    row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
-    col_profile = streaming.band_profile(graph, end, tile[1], cache, 1)
-    # Regions are products of a row band and a column band, so totals and maxima separate.
-    table = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0] * col_profile[t][0]
-                                 if t in row_profile else None, cache)
+    table, tiles = _patch_tables(graph, end, tile, cache)
     macs, factors = streaming.table_work(graph, table, first, end, last)
     tail = tail_of(graph, end, last)
-    # A tensor's tile buffer depends only on the stream end and the tile: one list per pair,
-    # sliced for each block.
-    key = ("tiles", end, tile)
-    if key not in cache:
-        cache[key] = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
-                      if t in row_profile else None for t in range(end + 1)]
-    scratch = cache[key][first:end + 1 if end < last else end]
+    scratch = tiles[first:end + 1 if end < last else end]
     scratch += tail_scratch(tail)
     loops = Patches(graph, first, end, tile, tail)
     return LoweredBlock(first, last, scheme, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
                         loops, {}, factors)
+
+
+def _patch_tables(graph, end: int, tile: tuple[int, int], cache: dict):
+    """The work table of the blocks with stream end `end` in tiles of `tile`, and each tensor's
+    tile buffer (None for those `end` does not depend on): they depend only on the stream end and
+    the tile, so one of each per pair, sliced for each block."""
+    key = ("tiles", end, tile)
+    if key not in cache:
+        row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
+        col_profile = streaming.band_profile(graph, end, tile[1], cache, 1)
+        # Regions are products of a row band and a column band, so totals and maxima separate.
+        table = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0] * col_profile[t][0]
+                                     if t in row_profile else None, cache)
+        cache[key] = table, [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]),
+                                     graph.dtype) if t in row_profile else None for t in range(end + 1)]
+    return cache[key]
 
 
 SCHEME = Recompute()
