@@ -45,7 +45,7 @@ def test_no_block_reaching_the_stream_break_lowers(model):
 def test_the_bound_drops_no_edge(model, monkeypatch):
     graph = load_model(model)
     bounded = edges(exact.build_dag(graph, count_io=True, complete=True))
-    monkeypatch.setattr(streaming, "stream_break", lambda graph, first: len(graph))
+    monkeypatch.setattr(streaming, "stream_break", lambda graph, first, cache=None: len(graph))
     assert bounded == edges(exact.build_dag(graph, count_io=True, complete=True))
 
 

@@ -56,7 +56,7 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
     # reaches stream_break(first): its walk stops at that op whatever follows. So no block from
     # `first` reaching it has an edge, and the search stops there (the block of op `first` alone
     # is still tried: `inplace` writes one op over its input without streaming).
-    reach = [max(first + 1, streaming.stream_break(graph, first)) for first in range(n)]
+    reach = [max(first + 1, streaming.stream_break(graph, first, cache)) for first in range(n)]
     fused = registry.check_fused(schemes)
     progress.count(len(fused) * n)  # first ops, scheme by scheme
     for scheme in (registry.SCHEMES[name] for name in fused):
@@ -68,7 +68,7 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
                     break  # every block first..last' with last' >= last is beaten: none lowered
                 if witness is not None and witness.beats(last):
                     continue  # the block first..last is beaten: not lowered
-                for rows in scheme.rows_options(graph, first, last):
+                for rows in scheme.rows_options(graph, first, last, cache):
                     if witness is not None and witness.beats_bound(last, rows, scheme.bound(graph, live, first, last,
                                                                                            rows, cache)):
                         continue  # the block is beaten: not lowered

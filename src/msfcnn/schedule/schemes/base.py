@@ -32,8 +32,9 @@ class Scheme:
         cls.name, cls.template, cls.order, cls.fused, cls.time_rank = name, template, order, fused, time_rank
         cls.summary = " ".join((cls.__doc__ or name).split())
 
-    def rows_options(self, graph: Graph, first: int, last: int) -> list[int]:
-        """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one."""
+    def rows_options(self, graph: Graph, first: int, last: int, cache: dict | None = None) -> list[int]:
+        """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one.
+        `cache` is `lower`'s."""
         return [1]
 
     def lower(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,

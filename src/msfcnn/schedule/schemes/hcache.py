@@ -20,8 +20,8 @@ from .tails import tail_of, tail_scratch
 class HCache(Scheme, name="hcache", template="stream", order=20):
     """bands of R output rows; columns stream through rings of k columns; band overlap recomputed"""
 
-    def rows_options(self, graph, first, last):
-        return streaming.step_options(graph, first, last, lambda shape: shape[0])  # rows of the stream end
+    def rows_options(self, graph, first, last, cache=None):
+        return streaming.step_options(graph, first, last, lambda shape: shape[0], cache)  # rows of the stream end
 
     def _geometry(self, graph, live, first, last, rows, cache):
         """(stream end, column rings, band profile, work table) of the block, or None."""
@@ -43,9 +43,14 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         if geometry is None:
             return None
         end, rings, profile, table = geometry
-        nbytes = graph.element.nbytes
-        ring_bytes = sum(profile[t][1] * cols * graph.shape_of(t)[2] for t, cols in rings.items()) * nbytes
-        return streaming.table_work(graph, table, first, end, last)[0], ring_bytes
+        # The ring of an inner tensor t (t < end) depends only on t and the stream end: sums of
+        # ring sizes from t to the stream end, one table per (end, rows) grown down as asked.
+        key = ("ring sums", end, rows)
+        sums = cache.setdefault(key, [0])  # sums[end - t]
+        for t in range(end - len(sums), first - 1, -1):
+            sums.append(sums[-1] + profile[t][1] * rings[t] * graph.shape_of(t)[2])
+        elements = sums[end - first] + (profile[end][1] * graph.shape_of(end)[2] if end < last else 0)  # 1 column
+        return streaming.table_work(graph, table, first, end, last)[0], elements * graph.element.nbytes
 
     def lower(self, graph, live, first, last, rows, cache):
         geometry = self._geometry(graph, live, first, last, rows, cache)

@@ -8,6 +8,8 @@ earlier rows of patches consumed (`placement`).
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from .. import streaming
 from ..lowered import LoweredBlock, Patches, Scratch, block_reads
 from .base import Scheme
@@ -19,8 +21,8 @@ from .tails import tail_of, tail_scratch
 class Recompute(Scheme, name="recompute", template="patches", order=30):
     """square output patches, each computed from scratch (overlap recomputed both ways)"""
 
-    def rows_options(self, graph, first, last):
-        return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]))  # its larger side
+    def rows_options(self, graph, first, last, cache=None):
+        return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]), cache)  # its larger side
 
     def _end(self, graph, live, first, last, rows, cache) -> int | None:
         layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
@@ -32,9 +34,9 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
         end = self._end(graph, live, first, last, rows, cache)
         if end is None:
             return None
-        table, tiles = _patch_tables(graph, end, (rows, rows), cache)
-        return (streaming.table_work(graph, table, first, end, last)[0],
-                sum(s.nbytes for s in tiles[first:end + 1 if end < last else end]))
+        table, _, sums = _patch_tables(graph, end, (rows, rows), cache)
+        scratch = sums[end + 1 if end < last else end] - sums[first]
+        return streaming.table_work(graph, table, first, end, last)[0], scratch
 
     def lower(self, graph, live, first, last, rows, cache):
         end = self._end(graph, live, first, last, rows, cache)
@@ -53,7 +55,7 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
                   cache: dict) -> LoweredBlock:
     """Ops first..last computed tile by tile (stream end `end`): each inner tensor's region of a
     tile goes to a buffer of its own; with a tail, the stream end's tile is kept too."""
-    table, tiles = _patch_tables(graph, end, tile, cache)
+    table, tiles, _ = _patch_tables(graph, end, tile, cache)
     macs, factors = streaming.table_work(graph, table, first, end, last)
     tail = tail_of(graph, end, last)
     scratch = tiles[first:end + 1 if end < last else end]
@@ -64,9 +66,9 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
 
 
 def _patch_tables(graph, end: int, tile: tuple[int, int], cache: dict):
-    """The work table of the blocks with stream end `end` in tiles of `tile`, and each tensor's
-    tile buffer (None for those `end` does not depend on): they depend only on the stream end and
-    the tile, so one of each per pair, sliced for each block."""
+    """The work table of the blocks with stream end `end` in tiles of `tile`, each tensor's tile
+    buffer (None for those `end` does not depend on) and the prefix sums of their bytes: they
+    depend only on the stream end and the tile, so one of each per pair, sliced for each block."""
     key = ("tiles", end, tile)
     if key not in cache:
         row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
@@ -74,8 +76,9 @@ def _patch_tables(graph, end: int, tile: tuple[int, int], cache: dict):
         # Regions are products of a row band and a column band, so totals and maxima separate.
         table = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0] * col_profile[t][0]
                                      if t in row_profile else None, cache)
-        cache[key] = table, [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]),
-                                     graph.dtype) if t in row_profile else None for t in range(end + 1)]
+        tiles = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
+                 if t in row_profile else None for t in range(end + 1)]
+        cache[key] = table, tiles, [0, *accumulate(0 if s is None else s.nbytes for s in tiles)]
     return cache[key]
 
 
