@@ -182,10 +182,13 @@ class _Witness:
             self.last += 1
             r = ram[self.last]
             self.vanilla = max(self.vanilla, r)
-            for rows in self.stairs.keys() | self.fresh.keys():
-                points = self.stairs.get(rows, []) + self.fresh.get(rows, [])
-                self.stairs[rows] = _staircase((x, max(peak, r)) for x, peak in points)
-            self.fresh = {}
+            fresh, self.fresh = self.fresh, {}
+            for rows in fresh.keys() - self.stairs.keys():
+                self.stairs[rows] = []
+            for rows, points in self.stairs.items():
+                if rows not in fresh and points[-1][1] >= r:
+                    continue  # every peak is at least op last's RAM already
+                self.stairs[rows] = _staircase((x, max(peak, r)) for x, peak in points + fresh.get(rows, []))
 
     def _peak(self, rows: int, excess: int) -> int:
         """The least peak of a W for a block of `rows` with `excess` MACs over the unfused ops."""

@@ -227,27 +227,44 @@ def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int 
     return ranges
 
 
-def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict, axis: int = 0) -> list[dict]:
-    """band_ranges of every band of `rows` positions of `end`, for tensors first..end at least. A
-    tensor's range depends only on its readers up to `end`, so one table per (end, rows, axis),
-    extended downwards as blocks starting lower ask, serves every block ending at `end`."""
+def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict,
+               axis: int = 0) -> dict[int, tuple[list[int], list[int]]]:
+    """band_ranges of every band of `rows` positions of `end`, for tensors first..end at least:
+    per tensor, the starts and the ends of its ranges, band by band. A tensor's range depends only
+    on its readers up to `end`, so one table per (end, rows, axis), extended downwards as blocks
+    starting lower ask, serves every block ending at `end`."""
     key = ("table", end, rows, axis)
     table, floor = cache.get(key, (None, end + 1))
     if table is None:
-        table = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
+        cut = bands(graph.shape_of(end)[axis], rows)
+        table = {end: ([lo for lo, _ in cut], [hi for _, hi in cut])}
         floor = end
     for t in range(floor - 1, first - 1, -1):
         readers = [c for c in readers_of(graph, cache).get(t, ()) if c <= end]
         if not readers:
             break
-        window = {c: graph.nodes[c].op.axis_window(axis) for c in readers}
-        size = graph.shape_of(t)[axis]
-        for ranges in table:
-            spans = [window[c].span(*ranges[c], size)[:2] for c in readers]
-            ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+        table[t] = _hull(graph, t, readers, table, axis)
         floor = t
     cache[key] = (table, floor)
     return table
+
+
+def _hull(graph: Graph, t: int, readers, ranges: dict, axis: int) -> tuple[list[int], list[int]]:
+    """The starts and the ends of tensor t's ranges, band by band: the hull of what its readers'
+    windows read of it over their own ranges (AxisWindow.span's arithmetic on the lists)."""
+    size = graph.shape_of(t)[axis]
+    starts = ends = None
+    for c in readers:
+        window = graph.nodes[c].op.axis_window(axis)
+        stride, pad, kernel = window.stride, window.pad, window.kernel
+        los, his = ranges[c]
+        if (kernel, stride, pad) == (1, 1, 0) and max(his) <= size:  # the identity window
+            a, b = los, his
+        else:
+            a = [0 if y < 0 else size if y > size else y for y in (lo * stride - pad for lo in los)]
+            b = [0 if y < 0 else size if y > size else y for y in ((hi - 1) * stride - pad + kernel for hi in his)]
+        starts, ends = (a, b) if starts is None else (list(map(min, starts, a)), list(map(max, ends, b)))
+    return starts, ends
 
 
 def bands(height: int, rows: int) -> list[tuple[int, int]]:
@@ -277,26 +294,17 @@ def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) 
     ending at `end`."""
     key = ("bands", end, rows, axis)
     if key not in cache:
-        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once, a tensor at a time:
-        # the starts and the ends of its ranges over all bands, as lists (AxisWindow.span's
-        # arithmetic on each list), the hull over its readers taken element by element.
+        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once, a tensor at a time.
         readers = readers_of(graph, cache)
         cut = bands(graph.shape_of(end)[axis], rows)
         ranges = {end: ([lo for lo, _ in cut], [hi for _, hi in cut])}
         profile = {}
         for t in range(end, -1, -1):
             if t < end:
-                windows = [(c, graph.nodes[c].op.axis_window(axis)) for c in readers.get(t, ()) if c <= end]
-                if not windows:
+                reading = [c for c in readers.get(t, ()) if c <= end]
+                if not reading:
                     break
-                size = graph.shape_of(t)[axis]
-                starts = ends = None
-                for c, w in windows:
-                    los, his = ranges[c]
-                    a = [min(max(lo * w.stride - w.pad, 0), size) for lo in los]
-                    b = [min(max((hi - 1) * w.stride - w.pad + w.kernel, 0), size) for hi in his]
-                    starts, ends = (a, b) if starts is None else (list(map(min, starts, a)), list(map(max, ends, b)))
-                ranges[t] = starts, ends
+                ranges[t] = _hull(graph, t, reading, ranges, axis)
             heights = [hi - lo for lo, hi in zip(*ranges[t])]
             profile[t] = (sum(heights), max(heights))
         cache[key] = profile

@@ -9,6 +9,7 @@ earlier rows of patches consumed (`placement`).
 from __future__ import annotations
 
 from itertools import accumulate
+from math import prod
 
 from .. import streaming
 from ..lowered import LoweredBlock, Patches, Scratch, block_reads
@@ -55,10 +56,10 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
                   cache: dict) -> LoweredBlock:
     """Ops first..last computed tile by tile (stream end `end`): each inner tensor's region of a
     tile goes to a buffer of its own; with a tail, the stream end's tile is kept too."""
-    table, tiles, _ = _patch_tables(graph, end, tile, cache)
+    table = _patch_tables(graph, end, tile, cache)[0]
     macs, factors = streaming.table_work(graph, table, first, end, last)
     tail = tail_of(graph, end, last)
-    scratch = tiles[first:end + 1 if end < last else end]
+    scratch = _tiles(graph, end, tile, cache)[first:end + 1 if end < last else end]
     scratch += tail_scratch(tail)
     loops = Patches(graph, first, end, tile, tail)
     return LoweredBlock(first, last, scheme, rows, block_reads(graph, first, last), None, tuple(scratch), macs,
@@ -67,8 +68,8 @@ def lower_patches(graph, first: int, last: int, end: int, tile: tuple[int, int],
 
 def _patch_tables(graph, end: int, tile: tuple[int, int], cache: dict):
     """The work table of the blocks with stream end `end` in tiles of `tile`, each tensor's tile
-    buffer (None for those `end` does not depend on) and the prefix sums of their bytes: they
-    depend only on the stream end and the tile, so one of each per pair, sliced for each block."""
+    buffer shape (None for those `end` does not depend on), and the prefix sums of their bytes:
+    they depend only on the stream end and the tile, so one of each per pair, sliced per block."""
     key = ("tiles", end, tile)
     if key not in cache:
         row_profile = streaming.band_profile(graph, end, tile[0], cache, 0)
@@ -76,9 +77,19 @@ def _patch_tables(graph, end: int, tile: tuple[int, int], cache: dict):
         # Regions are products of a row band and a column band, so totals and maxima separate.
         table = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0] * col_profile[t][0]
                                      if t in row_profile else None, cache)
-        tiles = [Scratch(f"tile{t}", (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]), graph.dtype)
-                 if t in row_profile else None for t in range(end + 1)]
-        cache[key] = table, tiles, [0, *accumulate(0 if s is None else s.nbytes for s in tiles)]
+        shapes = [(row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]) if t in row_profile else None
+                  for t in range(end + 1)]
+        nbytes = graph.element.nbytes
+        cache[key] = table, shapes, [0, *accumulate(0 if s is None else prod(s) * nbytes for s in shapes)]
+    return cache[key]
+
+
+def _tiles(graph, end: int, tile: tuple[int, int], cache: dict) -> list[Scratch | None]:
+    """The tile buffers of `_patch_tables`' shapes, made once per (end, tile) a block lowers with."""
+    key = ("tile buffers", end, tile)
+    if key not in cache:
+        cache[key] = [None if shape is None else Scratch(f"tile{t}", shape, graph.dtype)
+                      for t, shape in enumerate(_patch_tables(graph, end, tile, cache)[1])]
     return cache[key]
 
 
