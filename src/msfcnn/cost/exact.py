@@ -120,11 +120,13 @@ def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = 
 # unfused ops k+1..last (`_Witness`). Most blocks beaten are not even lowered (`_Witness.beats`,
 # `beats_all_from`): their costs are bounded below. A row-streamed block (linebuffer, overlap,
 # inplace) computes every row of each of its ops at least once when every op's window reaches
-# every row of its inputs (`_rows_covered`), so its MACs are at least the unfused ops' (and its
+# every row of its inputs (`_covered`), so its MACs are at least the unfused ops' (and its
 # slow MACs, time_rank x MACs, at least those of a W of unfused MACs); its RAM is at least the
 # rings of its inner tensors (`_ring_floor`) plus what it reads or writes.
 
-ROW_SCHEMES = {"linebuffer": False, "overlap": False, "inplace": True}  # name -> may drop depthwise rings
+# The schemes whose blocks' costs are bounded below before lowering, by kind of floor: row
+# streams (`inplace` may also drop the rings of depthwise rows), bands and tiles.
+FLOORS = {"linebuffer": "rows", "overlap": "rows", "inplace": "homes", "hcache": "patches", "recompute": "patches"}
 
 
 class _Bounds:
@@ -138,16 +140,17 @@ class _Bounds:
         self.after = [0] * (n + 1)  # after[i]: the most RAM of one unfused op i..n-1
         for i in range(n - 1, -1, -1):
             self.after[i] = max(self.ram[i], self.after[i + 1])
-        self.floors: dict[bool, list[int]] = {}  # may home depthwise rows -> prefix sums of ring floors
-        if _rows_covered(graph):
-            readers = streaming.readers_of(graph, {})
-            for homes in (False, True):
-                self.floors[homes] = [0, *accumulate(_ring_floor(graph, t, readers.get(t, ()), homes)
-                                                     for t in range(n))]
+        self.floors: dict[str, list[int]] = {}  # kind -> prefix sums of the tensors' floors
+        readers = streaming.readers_of(graph, {})
+        for kinds, union in ((("rows", "homes"), False), (("patches",), True)):
+            if _covered(graph, union):
+                for kind in kinds:
+                    self.floors[kind] = [0, *accumulate(_ring_floor(graph, t, readers.get(t, ()), kind)
+                                                        for t in range(n))]
 
     def witness(self, scheme: str, first: int) -> "_Witness":
-        floors = self.floors.get(ROW_SCHEMES[scheme]) if scheme in ROW_SCHEMES else None
-        return _Witness(self, first, floors)
+        kind = FLOORS.get(scheme)
+        return _Witness(self, first, self.floors.get(kind), kind != "patches")
 
     def reads(self, first: int) -> int:
         """Bytes of the arena tensors op `first` reads: any block from it holds them."""
@@ -168,8 +171,9 @@ class _Witness:
     no more MACs, and no more slow MACs (at most its prefix's MACs x time_rank, and the block's
     scheme is the prefix's)."""
 
-    def __init__(self, bounds: _Bounds, first: int, floors: list[int] | None):
+    def __init__(self, bounds: _Bounds, first: int, floors: list[int] | None, one_rows: bool):
         self.bounds, self.first, self.floors = bounds, first, floors
+        self.one_rows = one_rows  # the scheme has one rows setting (1)
         self.last = first
         self.vanilla = bounds.ram[first]  # peak of the unfused ops first..self.last
         self.stairs: dict[int, list[tuple[int, int]]] = {}  # rows -> (excess, peak) of prefixed W
@@ -203,12 +207,12 @@ class _Witness:
 
     def beats(self, last: int) -> bool:
         """Whether the block first..last of the scheme (a row scheme: one rows setting) is beaten
-        without being lowered: its MACs are at least the unfused ones (`_rows_covered`), its RAM
+        without being lowered: its MACs are at least the unfused ones (`_covered`), its RAM
         at least the ring floors of its inner tensors plus the larger of what op `first` reads and
         its output (the two share bytes at best when the output is placed over the input, and
         `Liveness.block_ram` counts every arena tensor it reads and writes), and a W of excess
         <= 0 has no more RAM."""
-        if self.floors is None:
+        if self.floors is None or not self.one_rows:
             return False
         self._reach(last)
         return self._floor(last) + max(self.reads, self.bounds.output(last)) >= self._peak(1, 0)
@@ -226,14 +230,16 @@ class _Witness:
         return peak is not None and peak <= scratch + max(self.reads, self.bounds.output(last))
 
     def beats_all_from(self, last: int) -> bool:
-        """Whether every block first..last' (last' >= last) of the scheme is beaten without being
-        lowered (as `beats`): its RAM is at least floor(first..last') + reads >= floor(first..last)
-        + reads, while the W of excess <= 0 for it peaks at most at max(their peak for `last`, the
-        RAM of any unfused op after `last`)."""
+        """Whether every block first..last' (last' >= last) of the scheme, of any rows, is beaten
+        without being lowered: its MACs are at least the unfused ones (`_covered`), its RAM at
+        least floor(first..last') + reads >= floor(first..last) + reads, while the W of excess
+        <= 0 for it (of its rows; the unfused ops for a scheme of several rows settings) peaks at
+        most at max(their peak for `last`, the RAM of any unfused op after `last`)."""
         if self.floors is None:
             return False
         self._reach(last)
-        return self._floor(last) + self.reads >= max(self._peak(1, 0), self.bounds.after[last + 1])
+        peak = self._peak(1, 0) if self.one_rows else self.vanilla
+        return self._floor(last) + self.reads >= max(peak, self.bounds.after[last + 1])
 
     def keeps(self, edge: Block) -> bool:
         """Whether a lowered block first..last is kept (no W beats it); a kept block is a witness
@@ -241,7 +247,7 @@ class _Witness:
         self._reach(edge.last)
         excess = edge.macs - (self.bounds.macs[edge.last + 1] - self.bounds.macs[self.first])
         # What `beats` assumes of the blocks it does not lower, checked on those it does.
-        assert self.floors is None or excess >= 0, f"row block {self.first}..{edge.last} below the unfused MACs"
+        assert self.floors is None or excess >= 0, f"block {self.first}..{edge.last} below the unfused MACs"
         peak = self._peak(edge.rows, excess)
         if peak is not None and peak <= edge.ram_bytes:
             return False
@@ -258,11 +264,15 @@ def _staircase(points) -> list[tuple[int, int]]:
     return stairs
 
 
-def _rows_covered(graph: Graph) -> bool:
-    """Whether a row stream computes every row of each of its ops at least once, and so at least
-    the unfused ops' MACs: every tensor but the output is read, every row op's output rows read
-    every row of each feature-map input, and its MACs are a whole number per output pixel
-    (`streaming.pixel_macs`)."""
+def _covered(graph: Graph, union: bool) -> bool:
+    """Whether a stream computes every position of each of its ops at least once, and so at least
+    the unfused ops' MACs: every tensor but the output is read, the MACs of a row op are a whole
+    number per output pixel (`streaming.pixel_macs`), and its output reads every row of each
+    feature-map input: over its whole output (row streams: the hull of the rows one sweep reads),
+    or position by position along both axes (`union`: cutting its output into bands or tiles of
+    any size then loses no row or column of its input; by induction from the stream end, whose
+    bands or tiles cover it, each tensor's ranges over all bands cover it, and the widest range
+    spans at least its reader's window, `streaming.window_ring`)."""
     last_use = graph.last_use()
     for c, node in enumerate(graph.nodes):
         if c != graph.output and last_use.get(c, -1) <= c:
@@ -271,26 +281,41 @@ def _rows_covered(graph: Graph) -> bool:
             continue
         if graph.macs(c) % (node.shape[0] * node.shape[1]):
             return False
-        window = node.op.axis_window(0)
         for u in node.inputs:
-            height = graph.shape_of(u)[0]
-            if len(graph.shape_of(u)) == 3 and window.span(0, node.shape[0], height)[:2] != (0, height):
-                return False
+            if len(graph.shape_of(u)) != 3:
+                continue
+            for axis in (0, 1) if union else (0,):
+                window, size = node.op.axis_window(axis), graph.shape_of(u)[axis]
+                if not union:
+                    if window.span(0, node.shape[0], size)[:2] != (0, size):
+                        return False
+                    continue
+                reached = 0  # positions [0, reached) read so far
+                for i in range(node.shape[axis]):
+                    a, b = window.span(i, i + 1, size)[:2]
+                    if a > reached:
+                        return False
+                    reached = max(reached, b)
+                if reached < size:
+                    return False
     return True
 
 
-def _ring_floor(graph: Graph, t: int, readers: tuple[int, ...], homes: bool) -> int:
-    """The least bytes tensor t keeps in any row-streamed block that runs it and its readers: a
-    ring of the rows its one reader's window spans (`streaming.window_ring`), one row if it has
-    several readers or is not read by a row op (a tail's first op reads the stream end one row at
-    a time), none if it is not a feature map, is a view, or may live in its input's ring
-    (`inplace` homes a depthwise row there: `homes`)."""
+def _ring_floor(graph: Graph, t: int, readers: tuple[int, ...], kind: str) -> int:
+    """The least scratch bytes tensor t takes in any block of the `kind` of scheme that streams it
+    (`_covered` holding): a ring of the rows its one reader's window spans by its whole width
+    (`rows`; `streaming.window_ring`), or a band or tile of at least that window (`patches`);
+    one position along an axis if it has several readers or is not read by a row op (a tail's
+    first op reads the stream end a position at a time); none if it is not a feature map, is a
+    view, or may live in its input's ring (`homes`: `inplace` homes a depthwise row there)."""
     shape, op = graph.shape_of(t), graph.nodes[t].op
-    if len(shape) != 3 or op.is_view or (homes and op.in_place_channels()):
+    if len(shape) != 3 or op.is_view or (kind == "homes" and op.in_place_channels()):
         return 0
-    rows = 1
+    rows, cols = 1, 1 if kind == "patches" else shape[1]
     if len(readers) == 1:
         reader = graph.nodes[readers[0]]
         if reader.op.pattern is Pattern.WINDOW and len(reader.shape) == 3:
             rows = streaming.window_ring(graph, t, readers[0], 0)
-    return rows * shape[1] * shape[2] * graph.element.nbytes
+            if kind == "patches":
+                cols = streaming.window_ring(graph, t, readers[0], 1)
+    return rows * cols * shape[2] * graph.element.nbytes
