@@ -194,12 +194,13 @@ class _Witness:
                     continue  # every peak is at least op last's RAM already
                 self.stairs[rows] = _staircase((x, max(peak, r)) for x, peak in points + fresh.get(rows, []))
 
-    def _peak(self, rows: int, excess: int) -> int:
+    def _peak(self, rows: int, excess: int) -> int | None:
         """The least peak of a W for a block of `rows` with `excess` MACs over the unfused ops."""
-        peaks = [peak for x, peak in self.stairs.get(rows, ()) if x <= excess]
-        if excess >= 0:
-            peaks.append(self.vanilla)
-        return min(peaks, default=None)
+        best = self.vanilla if excess >= 0 else None
+        for x, peak in reversed(self.stairs.get(rows, ())):  # peaks fall as excesses grow
+            if x <= excess:
+                return peak if best is None or peak < best else best
+        return best
 
     def _floor(self, last: int) -> int:
         """Ring floors of tensors first..last-1."""

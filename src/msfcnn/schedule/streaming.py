@@ -174,11 +174,21 @@ def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int,
     return None if layout is None else (layout[0], dict(layout[1]))
 
 
-def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
-    end = stream_end(graph, first, last, cache)
-    if end is None:
+def stream_block_end(graph: Graph, last_use: dict[int, int], first: int, last: int, cache: dict,
+                     single: bool = False) -> int | None:
+    """The stream end of ops first..last when stream_layout gives them one (None when not),
+    without their rings."""
+    if last == first and not single:
         return None
-    if _latest_read(last_use, first, last, cache) > last:
+    end = stream_end(graph, first, last, cache)
+    if end is None or _latest_read(last_use, first, last, cache) > last:
+        return None
+    return end
+
+
+def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
+    end = stream_block_end(graph, last_use, first, last, cache, True)
+    if end is None:
         return None
     readers = readers_of(graph, cache)
     rings = {}
@@ -350,7 +360,11 @@ def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list
 
 def table_work(graph: Graph, table, first: int, end: int, last: int) -> tuple[int, tuple[float, ...]]:
     """streamed_work of the block first..last from its stream end's `work_table`."""
-    prefix, factors = table
-    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
-    macs += prefix[end + 1] - prefix[first]
-    return macs, tuple(factors[first:end + 1]) + (1.0,) * (last - end)
+    factors = table[1]
+    return table_macs(graph, table, first, end, last), tuple(factors[first:end + 1]) + (1.0,) * (last - end)
+
+
+def table_macs(graph: Graph, table, first: int, end: int, last: int) -> int:
+    """The MACs of `table_work`."""
+    prefix = table[0]
+    return sum(graph.macs(i) for i in range(end + 1, last + 1)) + prefix[end + 1] - prefix[first]

@@ -26,10 +26,8 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
         return streaming.step_options(graph, first, last, lambda shape: max(shape[:2]), cache)  # its larger side
 
     def _end(self, graph, live, first, last, rows, cache) -> int | None:
-        layout = streaming.stream_layout(graph, live.last_use, first, last, 0, cache)
-        if layout is None or rows < 1 or rows > max(graph.shape_of(layout[0])[:2]):
-            return None
-        return layout[0]
+        end = streaming.stream_block_end(graph, live.last_use, first, last, cache)
+        return None if end is None or rows < 1 or rows > max(graph.shape_of(end)[:2]) else end
 
     def bound(self, graph, live, first, last, rows, cache):
         end = self._end(graph, live, first, last, rows, cache)
@@ -37,7 +35,7 @@ class Recompute(Scheme, name="recompute", template="patches", order=30):
             return None
         table, _, sums = _patch_tables(graph, end, (rows, rows), cache)
         scratch = sums[end + 1 if end < last else end] - sums[first]
-        return streaming.table_work(graph, table, first, end, last)[0], scratch
+        return streaming.table_macs(graph, table, first, end, last), scratch
 
     def lower(self, graph, live, first, last, rows, cache):
         end = self._end(graph, live, first, last, rows, cache)
