@@ -253,19 +253,22 @@ def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict,
         readers = [c for c in readers_of(graph, cache).get(t, ()) if c <= end]
         if not readers:
             break
-        table[t] = _hull(graph, t, readers, table, axis)
+        table[t] = _hull(graph, t, readers, table, axis, cache)
         floor = t
     cache[key] = (table, floor)
     return table
 
 
-def _hull(graph: Graph, t: int, readers, ranges: dict, axis: int) -> tuple[list[int], list[int]]:
+def _hull(graph: Graph, t: int, readers, ranges: dict, axis: int, cache: dict) -> tuple[list[int], list[int]]:
     """The starts and the ends of tensor t's ranges, band by band: the hull of what its readers'
     windows read of it over their own ranges (AxisWindow.span's arithmetic on the lists)."""
     size = graph.shape_of(t)[axis]
+    windows = cache.get(("windows", axis))
+    if windows is None:
+        windows = cache[("windows", axis)] = [node.op.axis_window(axis) for node in graph.nodes]
     starts = ends = None
     for c in readers:
-        window = graph.nodes[c].op.axis_window(axis)
+        window = windows[c]
         stride, pad, kernel = window.stride, window.pad, window.kernel
         los, his = ranges[c]
         if (kernel, stride, pad) == (1, 1, 0) and max(his) <= size:  # the identity window
@@ -314,7 +317,7 @@ def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) 
                 reading = [c for c in readers.get(t, ()) if c <= end]
                 if not reading:
                     break
-                ranges[t] = _hull(graph, t, reading, ranges, axis)
+                ranges[t] = _hull(graph, t, reading, ranges, axis, cache)
             heights = [hi - lo for lo, hi in zip(*ranges[t])]
             profile[t] = (sum(heights), max(heights))
         cache[key] = profile
@@ -345,6 +348,10 @@ def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list
     where a block starts."""
     full = ("work", key, end)
     if full not in cache:
+        pixels = cache.get("pixels")  # per feature map: (pixel_macs, pixels)
+        if pixels is None:
+            pixels = cache["pixels"] = [(pixel_macs(graph, t), prod(graph.shape_of(t)[:2]))
+                                        if _is_feature_map(graph, t) else None for t in range(len(graph))]
         prefix, factors = [0], []
         for t in range(end + 1):
             n = computed(t)
@@ -352,8 +359,9 @@ def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list
                 prefix.append(prefix[-1])
                 factors.append(None)
                 continue
-            prefix.append(prefix[-1] + pixel_macs(graph, t) * n)
-            factors.append(n / prod(graph.shape_of(t)[:2]))
+            macs, area = pixels[t]
+            prefix.append(prefix[-1] + macs * n)
+            factors.append(n / area)
         cache[full] = prefix, factors
     return cache[full]
 
@@ -367,4 +375,5 @@ def table_work(graph: Graph, table, first: int, end: int, last: int) -> tuple[in
 def table_macs(graph: Graph, table, first: int, end: int, last: int) -> int:
     """The MACs of `table_work`."""
     prefix = table[0]
-    return sum(graph.macs(i) for i in range(end + 1, last + 1)) + prefix[end + 1] - prefix[first]
+    streamed = prefix[end + 1] - prefix[first]
+    return streamed if end == last else streamed + sum(graph.macs(i) for i in range(end + 1, last + 1))
