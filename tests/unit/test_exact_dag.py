@@ -1,15 +1,22 @@
-"""The exact cost model's DAG build: its search bound drops no edge."""
+"""The exact cost model's DAG build: its search bound drops no edge, and the blocks it drops as
+beaten change no plan."""
 
+import importlib.util
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from msfcnn.cost import exact
+from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
+from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.schedule import Liveness, streaming
 from msfcnn.schedule import schemes as registry
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "models"
 MODELS = ["mobilenetv2-0.35", "mcunet-vww-res", str(FIXTURES / "onnx_gap_linear.onnx"),
           str(FIXTURES / "op_flatten_dense_b1.tflite")]
 
@@ -37,6 +44,49 @@ def test_no_block_reaching_the_stream_break_lowers(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_the_bound_drops_no_edge(model, monkeypatch):
     graph = load_model(model)
-    bounded = edges(exact.build_dag(graph, count_io=True))
-    monkeypatch.setattr(streaming, "stream_break", lambda graph, first: len(graph))
-    assert bounded == edges(exact.build_dag(graph, count_io=True))
+    bounded = edges(exact.build_dag(graph, count_io=True, complete=True))
+    monkeypatch.setattr(streaming, "stream_break", lambda graph, first, cache=None: len(graph))
+    assert bounded == edges(exact.build_dag(graph, count_io=True, complete=True))
+
+
+def fingerprint_script():
+    spec = importlib.util.spec_from_file_location("dag_fingerprint", ROOT / "scripts" / "dag_fingerprint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def solver_answers(dag, vanilla_macs):
+    """Every solver's plan on `dag` (scripts/dag_fingerprint.py --solvers)."""
+    return fingerprint_script().solver_lines(dag, vanilla_macs)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("count_io", [False, True])
+def test_dropping_beaten_blocks_changes_no_plan(model, count_io):
+    """The DAG drops blocks that a path of kept blocks beats (cost.exact._Witness): every solver
+    (min-RAM, min-MACs, P1, P2, the Pareto front, the heuristic, the paper's space) gives the same
+    plans, block for block, as on the complete DAG."""
+    graph = load_model(model)
+    vanilla = sum(graph.macs(i) for i in range(len(graph)))
+    pruned = exact.build_dag(graph, count_io=count_io)
+    complete = exact.build_dag(graph, count_io=count_io, complete=True)
+    assert len(pruned.blocks) <= len(complete.blocks)
+    assert set(pruned.blocks) <= set(complete.blocks)
+    assert solver_answers(pruned, vanilla) == solver_answers(complete, vanilla)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6))
+def test_dropping_beaten_blocks_changes_no_plan_on_random_graphs(seed):
+    """As above, on random chains (with residual adds and pool-dense tails for some seeds)."""
+    module = fingerprint_script()
+    try:
+        graph = graph_from_layer_list(module.random_layer_list(seed))
+    except UserError:
+        return
+    vanilla = sum(graph.macs(i) for i in range(len(graph)))
+    for count_io in (False, True):
+        pruned = exact.build_dag(graph, count_io=count_io)
+        complete = exact.build_dag(graph, count_io=count_io, complete=True)
+        assert solver_answers(pruned, vanilla) == solver_answers(complete, vanilla)

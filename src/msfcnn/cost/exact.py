@@ -11,10 +11,12 @@ is scheduled without lowering it again.
 from __future__ import annotations
 
 import gc
+from itertools import accumulate
 
 from .. import progress
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
+from ..ops import Pattern
 from ..schedule import Liveness, LoweredBlock, streaming
 from ..schedule import schemes as registry
 
@@ -27,44 +29,294 @@ def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
                  lowered, registry.SCHEMES[lowered.scheme].time_rank)
 
 
-def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDAG:
+def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False, complete: bool = False) -> FusionDAG:
+    """The fusion DAG of `graph`: every op alone, and every block the schemes can run, but for the
+    blocks that a path of other blocks provably beats (`_Witness`; no solver's answer changes).
+    With `complete`, those too (to test the lowerings of every candidate)."""
     # The build allocates hundreds of thousands of objects and frees almost none: the cyclic
     # collector would walk the growing heap again and again for nothing (a quarter of the time).
     # Paused while it runs; anything cyclic it leaves is collected afterwards as usual.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _build_dag(graph, schemes, count_io)
+        return _build_dag(graph, schemes, count_io, complete)
     finally:
         if paused:
             gc.enable()
 
 
-def _build_dag(graph: Graph, schemes, count_io: bool) -> FusionDAG:
+def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionDAG:
     live = Liveness(graph, count_io)
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
+    bounds = None if complete else _Bounds(graph, live, blocks)
     cache: dict = {}
     # Every fused scheme lowers a block of several ops only as a stream (streaming.stream_layout,
     # which needs streaming.stream_end), and stream_end is None for every block first..last that
     # reaches stream_break(first): its walk stops at that op whatever follows. So no block from
     # `first` reaching it has an edge, and the search stops there (the block of op `first` alone
     # is still tried: `inplace` writes one op over its input without streaming).
-    reach = [max(first + 1, streaming.stream_break(graph, first)) for first in range(n)]
+    reach = [max(first + 1, streaming.stream_break(graph, first, cache)) for first in range(n)]
     fused = registry.check_fused(schemes)
     progress.count(len(fused) * n)  # first ops, scheme by scheme
     for scheme in (registry.SCHEMES[name] for name in fused):
         for first in range(n):
             progress.advance()
+            witness = None if bounds is None else bounds.witness(scheme.name, first)
             for last in range(first, reach[first]):  # one op too, for the schemes that take one
-                for rows in scheme.rows_options(graph, first, last):
+                if witness is not None and witness.beats_all_from(last):
+                    break  # every block first..last' with last' >= last is beaten: none lowered
+                if witness is not None and witness.beats(last):
+                    continue  # the block first..last is beaten: not lowered
+                for rows in scheme.rows_options(graph, first, last, cache):
+                    if witness is not None and witness.beats_bound(last, rows, scheme.bound(graph, live, first, last,
+                                                                                           rows, cache)):
+                        continue  # the block is beaten: not lowered
                     lowered = scheme.lower(graph, live, first, last, rows, cache)
                     if lowered is None:
                         break  # the ops cannot stream together: no setting of rows changes that
-                    blocks.append(_edge(live, lowered))
+                    edge = _edge(live, lowered)
+                    if witness is None or witness.keeps(edge):
+                        blocks.append(edge)
     return FusionDAG(n, tuple(blocks))
 
 
 def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = False) -> list[Block]:
     live = live or Liveness(graph, count_io)
     return [_edge(live, registry.SINGLE.lower(graph, live, i, i, 1, {})) for i in range(len(graph))]
+
+
+# Dominated blocks
+# ----------------
+# A block e from cut u to cut v is dropped when the DAG keeps a path W from u to v whose last
+# block is an unfused op (`single`) and which is no worse than e in RAM (peak(W) <= ram(e)) and in
+# every cost the solvers add along a path (today MACs, and the MACs run on slow schemes:
+# macs x time_rank; a new additive cost must be compared here too). Then every solver answers the
+# same with or without e, plan for plan, whatever the cap:
+#
+# - Least-MAC paths under a RAM limit L (`solvers._shortest`, behind min-RAM, min-MACs, P1, P2):
+#   with L >= ram(e) all of W is allowed, so at cut v the candidate through W's last block
+#   (d_W = dist[its source] + its costs <= dist[u] + costs(W) <= d_e, component-wise) is at most
+#   e's. On equal costs the solver takes the block with less RAM (W's last block has at most
+#   ram(e)), then the block met first: W's last block is unfused, and the unfused blocks come
+#   first in the DAG (`vanilla_blocks`). So e is never the block chosen at v, and dropping it
+#   changes no distance and no choice. With L < ram(e), e was not allowed anyway.
+# - The bottleneck (least peak RAM) is unchanged: a path through e goes through W instead.
+# - The thresholds P1 and P2 search: the least MACs under L is the same function of L with or
+#   without e (above), and it only changes at the RAM of a block on the chosen paths, never e's:
+#   both searches end on the same threshold and the same path.
+# - The Pareto front (`solvers.pareto_front`): for every label (r, m) at u, the label set at v's
+#   predecessor on W holds one at least as good as the path label + W-minus-its-last-block, so the
+#   candidates at v include x <= (max(r, ram(e)), m + macs(e)), the candidate e makes, that comes
+#   from an unfused block: it sorts before e's (smaller, or equal and met first), so e's is never
+#   kept, and taking it away changes no running minimum: the same labels, the same back pointers.
+# - Restricted spaces (the heuristic: fused blocks from op 0 only; the paper's: hcache with
+#   R = 1): W is made of unfused ops and at most one block with e's first op, scheme and rows,
+#   so W lies in every space e does.
+# Dropping blocks one at a time, each with its W made of blocks still kept, every step keeps
+# every answer; so does dropping them all.
+#
+# W is the unfused ops first..last, or a kept block first..k of e's scheme and rows, then the
+# unfused ops k+1..last (`_Witness`). Most blocks beaten are not even lowered (`_Witness.beats`,
+# `beats_all_from`): their costs are bounded below. A row-streamed block (linebuffer, overlap,
+# inplace) computes every row of each of its ops at least once when every op's window reaches
+# every row of its inputs (`_covered`), so its MACs are at least the unfused ops' (and its
+# slow MACs, time_rank x MACs, at least those of a W of unfused MACs); its RAM is at least the
+# rings of its inner tensors (`_ring_floor`) plus what it reads or writes.
+
+# The schemes whose blocks' costs are bounded below before lowering, by kind of floor: row
+# streams (`inplace` may also drop the rings of depthwise rows), bands and tiles.
+FLOORS = {"linebuffer": "rows", "overlap": "rows", "inplace": "homes", "hcache": "patches", "recompute": "patches"}
+
+
+class _Bounds:
+    """What the witnesses of one graph share: the unfused ops' RAM and MACs, and ring floors."""
+
+    def __init__(self, graph: Graph, live: Liveness, singles: list[Block]):
+        n = len(graph)
+        self.live, self.graph = live, graph
+        self.ram = [b.ram_bytes for b in singles]
+        self.macs = [0, *accumulate(b.macs for b in singles)]  # prefix sums
+        self.after = [0] * (n + 1)  # after[i]: the most RAM of one unfused op i..n-1
+        for i in range(n - 1, -1, -1):
+            self.after[i] = max(self.ram[i], self.after[i + 1])
+        self.floors: dict[str, list[int]] = {}  # kind -> prefix sums of the tensors' floors
+        readers = streaming.readers_of(graph, {})
+        for kinds, union in ((("rows", "homes"), False), (("patches",), True)):
+            if _covered(graph, union):
+                for kind in kinds:
+                    self.floors[kind] = [0, *accumulate(_ring_floor(graph, t, readers.get(t, ()), kind)
+                                                        for t in range(n))]
+
+    def witness(self, scheme: str, first: int) -> "_Witness":
+        kind = FLOORS.get(scheme)
+        return _Witness(self, first, self.floors.get(kind), kind != "patches")
+
+    def reads(self, first: int) -> int:
+        """Bytes of the arena tensors op `first` reads: any block from it holds them."""
+        live = self.live
+        return sum(live.nbytes(t) for t in set(self.graph.nodes[first].inputs) if live.in_arena(t))
+
+    def output(self, last: int) -> int:
+        live = self.live
+        return live.nbytes(last) if live.in_arena(last) else 0
+
+
+class _Witness:
+    """The witnesses W for the blocks of one scheme from op `first`, as the build walks `last` up:
+    per rows setting, the staircase of (excess MACs, peak RAM) of the W that no other beats in
+    both, where excess = MACs(W) - MACs(unfused ops first..last). The unfused ops are (0, their
+    peak); a kept block first..k of excess x and RAM r adds (x, max(r, RAM of ops k+1..last)).
+    A block of excess x and RAM r is beaten when a W has excess <= x and peak <= r: then W costs
+    no more MACs, and no more slow MACs (at most its prefix's MACs x time_rank, and the block's
+    scheme is the prefix's)."""
+
+    def __init__(self, bounds: _Bounds, first: int, floors: list[int] | None, one_rows: bool):
+        self.bounds, self.first, self.floors = bounds, first, floors
+        self.one_rows = one_rows  # the scheme has one rows setting (1)
+        self.last = first
+        self.vanilla = bounds.ram[first]  # peak of the unfused ops first..self.last
+        self.stairs: dict[int, list[tuple[int, int]]] = {}  # rows -> (excess, peak) of prefixed W
+        self.fresh: dict[int, list[tuple[int, int]]] = {}  # rows -> (excess, RAM) of kept blocks ending at self.last
+        self.reads = bounds.reads(first)
+
+    def _reach(self, last: int) -> None:
+        ram = self.bounds.ram
+        while self.last < last:
+            self.last += 1
+            r = ram[self.last]
+            self.vanilla = max(self.vanilla, r)
+            fresh, self.fresh = self.fresh, {}
+            for rows in fresh.keys() - self.stairs.keys():
+                self.stairs[rows] = []
+            for rows, points in self.stairs.items():
+                if rows not in fresh and points[-1][1] >= r:
+                    continue  # every peak is at least op last's RAM already
+                self.stairs[rows] = _staircase((x, max(peak, r)) for x, peak in points + fresh.get(rows, []))
+
+    def _peak(self, rows: int, excess: int) -> int | None:
+        """The least peak of a W for a block of `rows` with `excess` MACs over the unfused ops."""
+        best = self.vanilla if excess >= 0 else None
+        for x, peak in reversed(self.stairs.get(rows, ())):  # peaks fall as excesses grow
+            if x <= excess:
+                return peak if best is None or peak < best else best
+        return best
+
+    def _floor(self, last: int) -> int:
+        """Ring floors of tensors first..last-1."""
+        return self.floors[last] - self.floors[self.first]
+
+    def beats(self, last: int) -> bool:
+        """Whether the block first..last of the scheme (a row scheme: one rows setting) is beaten
+        without being lowered: its MACs are at least the unfused ones (`_covered`), its RAM
+        at least the ring floors of its inner tensors plus the larger of what op `first` reads and
+        its output (the two share bytes at best when the output is placed over the input, and
+        `Liveness.block_ram` counts every arena tensor it reads and writes), and a W of excess
+        <= 0 has no more RAM."""
+        if self.floors is None or not self.one_rows:
+            return False
+        self._reach(last)
+        return self._floor(last) + max(self.reads, self.bounds.output(last)) >= self._peak(1, 0)
+
+    def beats_bound(self, last: int, rows: int, bound: tuple[int, int] | None) -> bool:
+        """Whether the block first..last of `rows` is beaten without being lowered, from its
+        scheme's `bound`: its MACs, and its scratch bytes at least, to which its RAM adds at
+        least the larger of what op `first` reads and its output (as in `beats`)."""
+        if bound is None:
+            return False
+        self._reach(last)
+        macs, scratch = bound
+        excess = macs - (self.bounds.macs[last + 1] - self.bounds.macs[self.first])
+        peak = self._peak(rows, excess)
+        return peak is not None and peak <= scratch + max(self.reads, self.bounds.output(last))
+
+    def beats_all_from(self, last: int) -> bool:
+        """Whether every block first..last' (last' >= last) of the scheme, of any rows, is beaten
+        without being lowered: its MACs are at least the unfused ones (`_covered`), its RAM at
+        least floor(first..last') + reads >= floor(first..last) + reads, while the W of excess
+        <= 0 for it (of its rows; the unfused ops for a scheme of several rows settings) peaks at
+        most at max(their peak for `last`, the RAM of any unfused op after `last`)."""
+        if self.floors is None:
+            return False
+        self._reach(last)
+        peak = self._peak(1, 0) if self.one_rows else self.vanilla
+        return self._floor(last) + self.reads >= max(peak, self.bounds.after[last + 1])
+
+    def keeps(self, edge: Block) -> bool:
+        """Whether a lowered block first..last is kept (no W beats it); a kept block is a witness
+        for the longer blocks of its rows."""
+        self._reach(edge.last)
+        excess = edge.macs - (self.bounds.macs[edge.last + 1] - self.bounds.macs[self.first])
+        # What `beats` assumes of the blocks it does not lower, checked on those it does.
+        assert self.floors is None or excess >= 0, f"block {self.first}..{edge.last} below the unfused MACs"
+        peak = self._peak(edge.rows, excess)
+        if peak is not None and peak <= edge.ram_bytes:
+            return False
+        self.fresh.setdefault(edge.rows, []).append((excess, edge.ram_bytes))
+        return True
+
+
+def _staircase(points) -> list[tuple[int, int]]:
+    """The (excess, peak) points that no other is at most in both, by excess."""
+    stairs = []
+    for x, peak in sorted(points):
+        if not stairs or peak < stairs[-1][1]:
+            stairs.append((x, peak))
+    return stairs
+
+
+def _covered(graph: Graph, union: bool) -> bool:
+    """Whether a stream computes every position of each of its ops at least once, and so at least
+    the unfused ops' MACs: every tensor but the output is read, the MACs of a row op are a whole
+    number per output pixel (`streaming.pixel_macs`), and its output reads every row of each
+    feature-map input: over its whole output (row streams: the hull of the rows one sweep reads),
+    or position by position along both axes (`union`: cutting its output into bands or tiles of
+    any size then loses no row or column of its input; by induction from the stream end, whose
+    bands or tiles cover it, each tensor's ranges over all bands cover it, and the widest range
+    spans at least its reader's window, `streaming.window_ring`)."""
+    last_use = graph.last_use()
+    for c, node in enumerate(graph.nodes):
+        if c != graph.output and last_use.get(c, -1) <= c:
+            return False
+        if node.op.pattern not in streaming.ROW_PATTERNS or len(node.shape) != 3:
+            continue
+        if graph.macs(c) % (node.shape[0] * node.shape[1]):
+            return False
+        for u in node.inputs:
+            if len(graph.shape_of(u)) != 3:
+                continue
+            for axis in (0, 1) if union else (0,):
+                window, size = node.op.axis_window(axis), graph.shape_of(u)[axis]
+                if not union:
+                    if window.span(0, node.shape[0], size)[:2] != (0, size):
+                        return False
+                    continue
+                reached = 0  # positions [0, reached) read so far
+                for i in range(node.shape[axis]):
+                    a, b = window.span(i, i + 1, size)[:2]
+                    if a > reached:
+                        return False
+                    reached = max(reached, b)
+                if reached < size:
+                    return False
+    return True
+
+
+def _ring_floor(graph: Graph, t: int, readers: tuple[int, ...], kind: str) -> int:
+    """The least scratch bytes tensor t takes in any block of the `kind` of scheme that streams it
+    (`_covered` holding): a ring of the rows its one reader's window spans by its whole width
+    (`rows`; `streaming.window_ring`), or a band or tile of at least that window (`patches`);
+    one position along an axis if it has several readers or is not read by a row op (a tail's
+    first op reads the stream end a position at a time); none if it is not a feature map, is a
+    view, or may live in its input's ring (`homes`: `inplace` homes a depthwise row there)."""
+    shape, op = graph.shape_of(t), graph.nodes[t].op
+    if len(shape) != 3 or op.is_view or (kind == "homes" and op.in_place_channels()):
+        return 0
+    rows, cols = 1, 1 if kind == "patches" else shape[1]
+    if len(readers) == 1:
+        reader = graph.nodes[readers[0]]
+        if reader.op.pattern is Pattern.WINDOW and len(reader.shape) == 3:
+            rows = streaming.window_ring(graph, t, readers[0], 0)
+            if kind == "patches":
+                cols = streaming.window_ring(graph, t, readers[0], 1)
+    return rows * cols * shape[2] * graph.element.nbytes

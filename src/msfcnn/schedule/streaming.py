@@ -7,6 +7,7 @@ Everything here asks the ops for their facts (`Op.pattern`, `Op.axis_window`, `O
 
 from __future__ import annotations
 
+from itertools import accumulate
 from math import prod
 
 from ..ir import Graph
@@ -19,12 +20,13 @@ def _is_feature_map(graph: Graph, t: int) -> bool:
     return len(graph.shape_of(t)) == 3
 
 
-def stream_end(graph: Graph, first: int, last: int) -> int | None:
+def stream_end(graph: Graph, first: int, last: int, cache: dict | None = None) -> int | None:
     """The last row-streamed op of a fused block over first..last, or None if the ops do not
     form one: row ops (windows, element-wise) optionally followed by a tail that consumes the
     streamed map (an accumulating op, after a view of the same bytes or not) and then vector
-    ops, each reading the op before it."""
-    end, broken = _scan(graph, first, last)
+    ops, each reading the op before it. With `cache` (one dict per graph), the walk from `first`
+    is made once for every `last`."""
+    end, broken = _scan(graph, first, last, cache)
     if broken <= last or end < first:
         return None
     if end < last and (tail_consumer(graph, end) > last or graph.nodes[end + 1].inputs != (end,)):
@@ -32,31 +34,45 @@ def stream_end(graph: Graph, first: int, last: int) -> int | None:
     return end
 
 
-def _scan(graph: Graph, first: int, last: int) -> tuple[int, int]:
+def _scan(graph: Graph, first: int, last: int, cache: dict | None = None) -> tuple[int, int]:
     """stream_end's walk over ops first..last: (the last row op of the leading run, the first op
     that no block from `first` can stream through, or last + 1). Whether op i breaks the walk
-    depends only on ops first..i."""
+    depends only on ops first..i, so the walk to the graph's end serves every `last`."""
+    if cache is None:
+        ends, broken = _walk(graph, first, last + 1)
+    else:
+        key = ("walk", first)
+        if key not in cache:
+            cache[key] = _walk(graph, first, len(graph))
+        ends, broken = cache[key]
+        broken = min(broken, last + 1)
+    return (ends[broken - 1 - first] if broken > first else first - 1), broken
+
+
+def _walk(graph: Graph, first: int, stop: int) -> tuple[list[int], int]:
+    """The walk over ops first..stop-1: after each op until it stops, the last row op of the
+    leading run (a list from op `first` on); and the op where it stops (`stop` if none)."""
+    ends = []
     end = first - 1
-    for i in range(first, last + 1):
+    for i in range(first, stop):
         op = graph.nodes[i].op
         if op.pattern in ROW_PATTERNS and _is_feature_map(graph, i):
             if end != i - 1:
-                return end, i  # a row op after the tail started
+                return ends, i  # a row op after the tail started
             end = i
         elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
-            continue  # the tail starts: it reads the whole streamed map
-        elif op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,):
-            continue
-        else:
-            return end, i
-    return end, last + 1
+            pass  # the tail starts: it reads the whole streamed map
+        elif not (op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,)):
+            return ends, i
+        ends.append(end)
+    return ends, stop
 
 
-def stream_break(graph: Graph, first: int) -> int:
+def stream_break(graph: Graph, first: int, cache: dict | None = None) -> int:
     """The first op that no stream from op `first` can take in (len(graph) if none): stream_end
     is None for every block first..last with last at or after it, since the walk stops there
     whatever follows."""
-    return _scan(graph, first, len(graph) - 1)[1]
+    return _scan(graph, first, len(graph) - 1, cache)[1]
 
 
 def tail_consumer(graph: Graph, end: int) -> int:
@@ -145,22 +161,34 @@ def stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int,
     """What streaming ops first..last along `axis` needs: (stream end, ring sizes per inner
     tensor), or None when the ops cannot stream together (or are one op, unless `single`). Only
     the block's output may be read after the block; ring sizes depend only on a tensor and its
-    readers, so they are memoised in `cache` (one dict per graph), and so is the whole layout of
-    a block (the row schemes ask for the same one; each caller gets its own rings dict)."""
+    readers, so they are memoised in `cache` (one dict per graph), and so is the last layout
+    asked for along each axis (a scheme asks for it again for each rows setting; each caller
+    gets its own rings dict)."""
     if last == first and not single:
         return None
-    key = ("layout", first, last, axis)
-    if key not in cache:
-        cache[key] = _stream_layout(graph, last_use, first, last, axis, cache)
-    layout = cache[key]
+    key = ("layout", axis)
+    block, layout = cache.get(key, (None, None))
+    if block != (first, last):
+        layout = _stream_layout(graph, last_use, first, last, axis, cache)
+        cache[key] = (first, last), layout
     return None if layout is None else (layout[0], dict(layout[1]))
 
 
-def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
-    end = stream_end(graph, first, last)
-    if end is None:
+def stream_block_end(graph: Graph, last_use: dict[int, int], first: int, last: int, cache: dict,
+                     single: bool = False) -> int | None:
+    """The stream end of ops first..last when stream_layout gives them one (None when not),
+    without their rings."""
+    if last == first and not single:
         return None
-    if any(last_use[t] > last for t in range(first, last)):
+    end = stream_end(graph, first, last, cache)
+    if end is None or _latest_read(last_use, first, last, cache) > last:
+        return None
+    return end
+
+
+def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int, axis: int, cache: dict):
+    end = stream_block_end(graph, last_use, first, last, cache, True)
+    if end is None:
         return None
     readers = readers_of(graph, cache)
     rings = {}
@@ -170,7 +198,8 @@ def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int
         if t == end:
             rings[t] = 1
             continue
-        consumers = tuple(i for i in readers.get(t, ()) if i <= last)
+        # Every reader of t is in the block (none reads it after `last`).
+        consumers = readers.get(t, ())
         key = (t, consumers, axis)
         if key not in cache:
             c = consumers[0]
@@ -182,6 +211,17 @@ def _stream_layout(graph: Graph, last_use: dict[int, int], first: int, last: int
                 cache[key] = 1
         rings[t] = cache[key]
     return end, rings
+
+
+def _latest_read(last_use: dict[int, int], first: int, last: int, cache: dict) -> int:
+    """The last op reading any of tensors first..last-1 (first - 1 if none), from the running
+    maxima of the reads from `first` (one list per first op, memoised in `cache`)."""
+    key = ("latest read", first)
+    latest = cache.get(key)
+    if latest is None or len(latest) < last - first:  # grown to twice as far as asked
+        reads = (last_use.get(t, -1) for t in range(first, 2 * last - first))
+        latest = cache[key] = list(accumulate(reads, max))
+    return latest[last - first - 1] if last > first else first - 1
 
 
 def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int = 0) -> dict[int, tuple[int, int]]:
@@ -197,27 +237,47 @@ def band_ranges(graph: Graph, first: int, end: int, lo: int, hi: int, axis: int 
     return ranges
 
 
-def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict, axis: int = 0) -> list[dict]:
-    """band_ranges of every band of `rows` positions of `end`, for tensors first..end at least. A
-    tensor's range depends only on its readers up to `end`, so one table per (end, rows, axis),
-    extended downwards as blocks starting lower ask, serves every block ending at `end`."""
+def band_table(graph: Graph, first: int, end: int, rows: int, cache: dict,
+               axis: int = 0) -> dict[int, tuple[list[int], list[int]]]:
+    """band_ranges of every band of `rows` positions of `end`, for tensors first..end at least:
+    per tensor, the starts and the ends of its ranges, band by band. A tensor's range depends only
+    on its readers up to `end`, so one table per (end, rows, axis), extended downwards as blocks
+    starting lower ask, serves every block ending at `end`."""
     key = ("table", end, rows, axis)
     table, floor = cache.get(key, (None, end + 1))
     if table is None:
-        table = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
+        cut = bands(graph.shape_of(end)[axis], rows)
+        table = {end: ([lo for lo, _ in cut], [hi for _, hi in cut])}
         floor = end
     for t in range(floor - 1, first - 1, -1):
         readers = [c for c in readers_of(graph, cache).get(t, ()) if c <= end]
         if not readers:
             break
-        window = {c: graph.nodes[c].op.axis_window(axis) for c in readers}
-        size = graph.shape_of(t)[axis]
-        for ranges in table:
-            spans = [window[c].span(*ranges[c], size)[:2] for c in readers]
-            ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
+        table[t] = _hull(graph, t, readers, table, axis, cache)
         floor = t
     cache[key] = (table, floor)
     return table
+
+
+def _hull(graph: Graph, t: int, readers, ranges: dict, axis: int, cache: dict) -> tuple[list[int], list[int]]:
+    """The starts and the ends of tensor t's ranges, band by band: the hull of what its readers'
+    windows read of it over their own ranges (AxisWindow.span's arithmetic on the lists)."""
+    size = graph.shape_of(t)[axis]
+    windows = cache.get(("windows", axis))
+    if windows is None:
+        windows = cache[("windows", axis)] = [node.op.axis_window(axis) for node in graph.nodes]
+    starts = ends = None
+    for c in readers:
+        window = windows[c]
+        stride, pad, kernel = window.stride, window.pad, window.kernel
+        los, his = ranges[c]
+        if (kernel, stride, pad) == (1, 1, 0) and max(his) <= size:  # the identity window
+            a, b = los, his
+        else:
+            a = [0 if y < 0 else size if y > size else y for y in (lo * stride - pad for lo in los)]
+            b = [0 if y < 0 else size if y > size else y for y in ((hi - 1) * stride - pad + kernel for hi in his)]
+        starts, ends = (a, b) if starts is None else (list(map(min, starts, a)), list(map(max, ends, b)))
+    return starts, ends
 
 
 def bands(height: int, rows: int) -> list[tuple[int, int]]:
@@ -233,10 +293,10 @@ def powers_of_two_below(extent: int) -> list[int]:
     return options + [extent]
 
 
-def step_options(graph: Graph, first: int, last: int, extent) -> list[int]:
+def step_options(graph: Graph, first: int, last: int, extent, cache: dict | None = None) -> list[int]:
     """Rows (or tile sides) per step to try for ops first..last: powers of two below
     extent(stream end's shape), then that extent; [1] when the ops cannot stream together."""
-    end = stream_end(graph, first, last)
+    end = stream_end(graph, first, last, cache)
     return [1] if end is None else powers_of_two_below(extent(graph.shape_of(end)))
 
 
@@ -247,23 +307,18 @@ def band_profile(graph: Graph, end: int, rows: int, cache: dict, axis: int = 0) 
     ending at `end`."""
     key = ("bands", end, rows, axis)
     if key not in cache:
-        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once: each tensor's readers
-        # and windows are looked up once, not once per band.
+        # band_ranges(graph, 0, end, lo, hi, axis) of every band at once, a tensor at a time.
         readers = readers_of(graph, cache)
-        tables = [{end: (lo, hi)} for lo, hi in bands(graph.shape_of(end)[axis], rows)]
-        order = [end]
-        for t in range(end - 1, -1, -1):
-            windows = [(c, graph.nodes[c].op.axis_window(axis)) for c in readers.get(t, ()) if c <= end]
-            if not windows:
-                break
-            size = graph.shape_of(t)[axis]
-            for ranges in tables:
-                spans = [window.span(*ranges[c], size)[:2] for c, window in windows]
-                ranges[t] = (min(a for a, _ in spans), max(b for _, b in spans))
-            order.append(t)
+        cut = bands(graph.shape_of(end)[axis], rows)
+        ranges = {end: ([lo for lo, _ in cut], [hi for _, hi in cut])}
         profile = {}
-        for t in order:
-            heights = [ranges[t][1] - ranges[t][0] for ranges in tables]
+        for t in range(end, -1, -1):
+            if t < end:
+                reading = [c for c in readers.get(t, ()) if c <= end]
+                if not reading:
+                    break
+                ranges[t] = _hull(graph, t, reading, ranges, axis, cache)
+            heights = [hi - lo for lo, hi in zip(*ranges[t])]
             profile[t] = (sum(heights), max(heights))
         cache[key] = profile
     return cache[key]
@@ -293,6 +348,10 @@ def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list
     where a block starts."""
     full = ("work", key, end)
     if full not in cache:
+        pixels = cache.get("pixels")  # per feature map: (pixel_macs, pixels)
+        if pixels is None:
+            pixels = cache["pixels"] = [(pixel_macs(graph, t), prod(graph.shape_of(t)[:2]))
+                                        if _is_feature_map(graph, t) else None for t in range(len(graph))]
         prefix, factors = [0], []
         for t in range(end + 1):
             n = computed(t)
@@ -300,15 +359,21 @@ def work_table(graph: Graph, end: int, key, computed, cache: dict) -> tuple[list
                 prefix.append(prefix[-1])
                 factors.append(None)
                 continue
-            prefix.append(prefix[-1] + pixel_macs(graph, t) * n)
-            factors.append(n / prod(graph.shape_of(t)[:2]))
+            macs, area = pixels[t]
+            prefix.append(prefix[-1] + macs * n)
+            factors.append(n / area)
         cache[full] = prefix, factors
     return cache[full]
 
 
 def table_work(graph: Graph, table, first: int, end: int, last: int) -> tuple[int, tuple[float, ...]]:
     """streamed_work of the block first..last from its stream end's `work_table`."""
-    prefix, factors = table
-    macs = sum(graph.macs(i) for i in range(end + 1, last + 1))
-    macs += prefix[end + 1] - prefix[first]
-    return macs, tuple(factors[first:end + 1]) + (1.0,) * (last - end)
+    factors = table[1]
+    return table_macs(graph, table, first, end, last), tuple(factors[first:end + 1]) + (1.0,) * (last - end)
+
+
+def table_macs(graph: Graph, table, first: int, end: int, last: int) -> int:
+    """The MACs of `table_work`."""
+    prefix = table[0]
+    streamed = prefix[end + 1] - prefix[first]
+    return streamed if end == last else streamed + sum(graph.macs(i) for i in range(end + 1, last + 1))

@@ -32,8 +32,9 @@ class Scheme:
         cls.name, cls.template, cls.order, cls.fused, cls.time_rank = name, template, order, fused, time_rank
         cls.summary = " ".join((cls.__doc__ or name).split())
 
-    def rows_options(self, graph: Graph, first: int, last: int) -> list[int]:
-        """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one."""
+    def rows_options(self, graph: Graph, first: int, last: int, cache: dict | None = None) -> list[int]:
+        """Rows (or tile sides) per step to try for ops first..last; [1] for schemes without one.
+        `cache` is `lower`'s."""
         return [1]
 
     def lower(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,
@@ -41,6 +42,12 @@ class Scheme:
         """The block over ops first..last, or None when this scheme cannot run them together.
         `cache` memoises geometry (ring sizes, band profiles) across the blocks of one graph."""
         raise NotImplementedError
+
+    def bound(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,
+              cache: dict) -> tuple[int, int] | None:
+        """Without lowering it, (the MACs, bytes its scratch buffers take at least) of the block
+        `lower` would make, or None when not known cheaply or when it would make none."""
+        return None
 
     def template_for(self, block: LoweredBlock) -> str:
         """The C template partial of one of its blocks (a scheme whose blocks take more than one

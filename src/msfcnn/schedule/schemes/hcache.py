@@ -20,8 +20,34 @@ from .tails import tail_of, tail_scratch
 class HCache(Scheme, name="hcache", template="stream", order=20):
     """bands of R output rows; columns stream through rings of k columns; band overlap recomputed"""
 
-    def rows_options(self, graph, first, last):
-        return streaming.step_options(graph, first, last, lambda shape: shape[0])  # rows of the stream end
+    def rows_options(self, graph, first, last, cache=None):
+        return streaming.step_options(graph, first, last, lambda shape: shape[0], cache)  # rows of the stream end
+
+    def _tables(self, graph, end, rows, cache):
+        """The band profile and the work table of the blocks with stream end `end` (memoised)."""
+        key = ("hcache tables", end, rows)
+        if key not in cache:
+            profile = streaming.band_profile(graph, end, rows, cache)
+            # Within a band, columns are pulled only as far as a reader needs them.
+            pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
+            cache[key] = profile, streaming.work_table(graph, end, ("hcache", rows), lambda t: profile[t][0]
+                                                       * pulled[t][0] if t in profile else None, cache)
+        return cache[key]
+
+    def bound(self, graph, live, first, last, rows, cache):
+        end = streaming.stream_block_end(graph, live.last_use, first, last, cache)
+        if end is None or rows < 1 or rows > graph.shape_of(end)[0]:
+            return None
+        profile, table = self._tables(graph, end, rows, cache)
+        # The ring of an inner tensor t (t < end) depends only on t and the stream end: sums of
+        # ring sizes from t to the stream end, one table per (end, rows) grown down as asked.
+        sums = cache.setdefault(("ring sums", end, rows), [0])  # sums[end - t]
+        if end - len(sums) >= first:
+            rings = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)[1]
+            for t in range(end - len(sums), first - 1, -1):
+                sums.append(sums[-1] + profile[t][1] * rings[t] * graph.shape_of(t)[2])
+        elements = sums[end - first] + (profile[end][1] * graph.shape_of(end)[2] if end < last else 0)  # 1 column
+        return streaming.table_macs(graph, table, first, end, last), elements * graph.element.nbytes
 
     def lower(self, graph, live, first, last, rows, cache):
         layout = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)
@@ -30,11 +56,7 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         end, rings = layout
         if rows < 1 or rows > graph.shape_of(end)[0]:
             return None
-        profile = streaming.band_profile(graph, end, rows, cache)
-        # Within a band, columns are pulled only as far as a reader needs them.
-        pulled = streaming.band_profile(graph, end, graph.shape_of(end)[1], cache, 1)
-        table = streaming.work_table(graph, end, ("hcache", rows), lambda t: profile[t][0] * pulled[t][0]
-                                     if t in profile else None, cache)
+        profile, table = self._tables(graph, end, rows, cache)
         macs, factors = streaming.table_work(graph, table, first, end, last)
         tail = tail_of(graph, end, last)
         made = cache.setdefault(("column rings", end, rows), {})  # the same rings recur across blocks

@@ -113,11 +113,11 @@ def _band_steps(graph: Graph, loops: Stream | Patches, source: int, cache: dict)
     written, so the band counts as one step."""
     height = graph.shape_of(source)[0]
     rows = loops.band_rows if isinstance(loops, Stream) else loops.tile[0]
-    spans = streaming.band_table(graph, loops.first, loops.end, rows, cache)  # per band, each tensor's rows
-    readers = [(t, graph.nodes[t].op.axis_window(0)) for t in range(loops.first, loops.end + 1)
-               if source in graph.nodes[t].inputs]
-    steps = []
-    for band in spans:
-        first_read = min((window.span(*band[t], height)[0] for t, window in readers), default=height)
-        steps.append((first_read, band[loops.end][1]))
-    return steps
+    spans = streaming.band_table(graph, loops.first, loops.end, rows, cache)  # each tensor's rows, band by band
+    written = spans[loops.end][1]
+    # AxisWindow.span's first row, band by band, for each reader of the input
+    reads = [[min(max(lo * window.stride - window.pad, 0), height) for lo in spans[t][0]]
+             for t, window in ((t, graph.nodes[t].op.axis_window(0)) for t in range(loops.first, loops.end + 1)
+                               if source in graph.nodes[t].inputs)]
+    first_reads = [height] * len(written) if not reads else reads[0] if len(reads) == 1 else list(map(min, *reads))
+    return list(zip(first_reads, written))
