@@ -23,7 +23,10 @@ class Planner:
         self.cost = get_cost_model(cost_model)
         self.schemes = tuple(self.cost.SCHEMES if schemes is None else schemes)  # () = no fusion
         self.count_io = count_io  # the network's input and output are counted as the cost model says
-        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io)
+        # The exact cost model leaves out blocks that a path of other blocks beats in RAM and MACs;
+        # in time such a block may win, so a latency model weighs every candidate.
+        complete = {"complete": True} if latency is not None and self.cost.NAME == "exact" else {}
+        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io, **complete)
         self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)
         self.latency = latency  # a latency.LatencyModel: every block also weighs its predicted instructions
         if latency is not None:

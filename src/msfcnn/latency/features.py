@@ -88,6 +88,12 @@ class _Op:
             self.kernel = (1, 1)
         self.batched = self.kind in ("depthwise_conv2d", "max_pool2d", "avg_pool2d")  # a run per tap
 
+    def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
+        """What `region`'s counts depend on along one axis (see region_key)."""
+        if self.profiles is None or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched) or hi <= lo:
+            return (lo, hi)
+        return (hi - lo, *self.profiles[axis].sums(lo, hi))
+
     def region_key(self, r0: int, r1: int, c0: int, c1: int) -> tuple:
         """What `region`'s counts depend on: the region's size and the clipping of its windows
         (its position only through them, unless some windows hold several batches of runs)."""
@@ -312,11 +318,29 @@ class BlockCounter:
         other axis (a stream pulls a tensor's positions from 0 up to the last one read)."""
         key = (t, axis, positions, lo, hi)
         if key not in self._sweeps:
-            total = self._zero()
-            for i in range(positions):
-                total = total + (self.call(t, i, i + 1, lo, hi) if axis == 0 else self.call(t, lo, hi, i, i + 1))
-            self._sweeps[key] = total
+            steps = [(i, i + 1) for i in range(positions)]
+            self._sweeps[key] = self.grid(t, steps, [(lo, hi)]) if axis == 0 else self.grid(t, [(lo, hi)], steps)
         return self._sweeps[key]
+
+    def grid(self, t: int, row_spans, col_spans):
+        """One call of op t per row span x column span. A call's counts depend on each axis only
+        through `_Op.axis_key`, so the spans are grouped by key and each pair of groups weighed once."""
+        op = self.op(t)
+        rows, cols = self._groups(op, 0, row_spans), self._groups(op, 1, col_spans)
+        total = self._zero()
+        for r, (rn, (r0, r1)) in rows.items():
+            for c, (cn, (c0, c1)) in cols.items():
+                total = total + _times(self.call(t, r0, r1, c0, c1), rn * cn)
+        return total
+
+    @staticmethod
+    def _groups(op: "_Op", axis: int, spans) -> dict:
+        groups: dict = {}
+        for lo, hi in spans:
+            key = op.axis_key(axis, lo, hi)
+            count, span = groups.get(key, (0, (lo, hi)))
+            groups[key] = (count + 1, span)
+        return groups
 
     def block(self, block: LoweredBlock):
         """The block's counts (weighed): its kernel calls and its scheme's own loops."""
@@ -352,8 +376,14 @@ class BlockCounter:
 
     def _table(self, first: int, end: int, rows: int, axis: int) -> list[dict]:
         """Per band of `rows` positions of `end` along `axis`, the positions of every tensor
-        first..end it needs: shared by every block ending at `end` (streaming.band_table)."""
-        return streaming.band_table(self.graph, first, end, rows, self._geometry, axis)
+        first..end it needs (streaming.band_table, shared by every block ending at `end`)."""
+        key = ("bands", first, end, rows, axis)
+        if key not in self._sweeps:
+            table = streaming.band_table(self.graph, first, end, rows, self._geometry, axis)
+            count = len(table[end][0])
+            self._sweeps[key] = [{t: (table[t][0][k], table[t][1][k]) for t in range(first, end + 1)}
+                                 for k in range(count)]
+        return self._sweeps[key]
 
     def _per_op(self, key, compute):
         if key not in self._sweeps:
@@ -402,8 +432,8 @@ class BlockCounter:
         cols = self._table(first, end, tile_cols, 1)
         total = self._zero()
         for t in range(first, end + 1):
-            total = total + self._per_op(("patches", end, loops.tile, t), lambda t=t: self._sum(
-                self.call(t, *r[t], *c[t]) for r in rows for c in cols))
+            total = total + self._per_op(("patches", end, loops.tile, t), lambda t=t: self.grid(
+                t, [r[t] for r in rows], [c[t] for c in cols]))
         tiles = len(rows) * len(cols)
         own["patch:op"] += tiles * (end - first + 1)
         own["patch:tile"] += tiles
@@ -429,6 +459,13 @@ class BlockCounter:
         f["tail:zero_byte"] += tail.acc.nbytes
         for t in range(tail.consumer + 1, tail.last + 1):
             f.update(self._count_call(t, 0, 1, 0, 1))
+
+
+def _times(counts, n: int):
+    """counts (a number, or a Counter of counts) n times over."""
+    if isinstance(counts, Counter):
+        return Counter({name: value * n for name, value in counts.items()})
+    return counts * n
 
 
 def _hw(shape) -> tuple[int, int]:
