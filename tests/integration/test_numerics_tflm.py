@@ -5,6 +5,8 @@ numerics bit-exact with numpy on the host (docs/numerics.md)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ import tflite_micro  # noqa: F401  (the oracle; a test dependency, never skipped
 
 from support import cache
 from support.c_build import check_c
+from support.cli import run_cli as cli
 from support.micro_oracle import run_jobs
 from support.paths import FIXTURES
 from msfcnn import pipeline
@@ -93,3 +96,43 @@ def test_unknown_numerics_is_a_user_error():
     from msfcnn.errors import UserError
     with pytest.raises(UserError, match="unknown numerics"):
         pipeline.load(str(MODELS[0]), numerics="cmsis")
+
+
+# ---- the command line: --numerics on run, compile and verify ----------------------------------------
+
+RESNET8 = FIXTURES / "models" / "resnet8.tflite"
+
+
+@pytest.mark.slow
+def test_run_under_tflm_gives_tflite_micros_output(tmp_path, capsys):
+    graph = pipeline.load(str(RESNET8), numerics="tflm")
+    x = random_input(graph, 4)
+    np.save(tmp_path / "x.npy", x)
+    code, out, _ = cli(capsys, "run", str(RESNET8), "--numerics", "tflm", "--input", str(tmp_path / "x.npy"),
+                       "-o", str(tmp_path / "y.npy"), "--json")
+    result = json.loads(out)
+    assert code == 0 and result["numerics"] == "tflm" and result["max_abs_diff_vs_vanilla"] == 0
+    micro = run_jobs([(RESNET8, [x])], "tflm")[0][0]
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy").reshape(-1), micro.reshape(-1))
+    code, out, _ = cli(capsys, "run", str(RESNET8), "--input", str(tmp_path / "x.npy"), "--json")
+    assert code == 0 and json.loads(out)["numerics"] == "litert"
+
+
+@pytest.mark.slow
+def test_verify_and_compile_under_tflm(tmp_path, capsys):
+    code, out, _ = cli(capsys, "verify", str(RESNET8), "--numerics", "tflm", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["numerics"] == "tflm" and result["bit_exact"] and result["pass"]
+    for numerics, rounding in (("litert", "MSF_ROUND_RUY"), ("tflm", "MSF_ROUND_DOUBLE")):
+        folder = tmp_path / numerics
+        code, _, _ = cli(capsys, "compile", str(RESNET8), "--numerics", numerics, "-o", str(folder))
+        assert code == 0
+        model_c = (folder / "model.c").read_text()
+        assert rounding in model_c and (numerics == "tflm") == ("MSF_ROUND_RUY" not in model_c)
+
+
+@pytest.mark.parametrize("command", ["run", "compile", "verify"])
+def test_bad_numerics_is_one_line_and_exit_2(command, tmp_path, capsys):
+    extra = ["-o", str(tmp_path / "out")] if command == "compile" else []
+    code, out, err = cli(capsys, command, str(RESNET8), "--numerics", "cmsis", *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--numerics" in err and "cmsis" in err
