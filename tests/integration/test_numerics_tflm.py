@@ -28,7 +28,8 @@ NETWORKS = {"mbv2_035", "mbv1_025_vww", "resnet8", "dscnn"}
 # Where TFLite Micro and LiteRT's reference kernels disagree with each other, `tflm` follows TFLite
 # Micro; they do on some values of ex_relu6_standalone (TFLM's int8 RELU6 clamps the raw input to
 # [input zero point, 6 in the input's quantisation] and does not requantise to the output's, by up
-# to 36 LSB here), ex_per_tensor_conv_dense and op14_mul_se (1 LSB).
+# to 36 LSB here), ex_per_tensor_conv_dense (its last FULLY_CONNECTED: BUILTIN_REF rounds once,
+# TFLM twice) and op14_mul_se (MUL's multiplier: float32 in BUILTIN_REF, double in TFLM), by 1 LSB.
 
 
 def inputs_for(graph, path) -> list[np.ndarray]:
