@@ -140,9 +140,14 @@ class Graph:
         return index
 
 
-def with_numerics(graph: Graph, numerics: str) -> Graph:
-    """`graph` (freshly loaded) set to follow `numerics`' int8 kernels (numerics.NUMERICS)."""
+def check_numerics(numerics: str) -> None:
+    """A UserError unless `numerics` is one of numerics.NUMERICS."""
     if numerics not in nx.NUMERICS:
         raise UserError(f"unknown numerics {numerics!r}: expected one of {', '.join(nx.NUMERICS)}")
+
+
+def with_numerics(graph: Graph, numerics: str) -> Graph:
+    """`graph` (freshly loaded) set to follow `numerics`' int8 kernels (numerics.NUMERICS)."""
+    check_numerics(numerics)
     graph.numerics = numerics
     return graph
