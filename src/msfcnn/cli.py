@@ -81,6 +81,12 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     _schemes_arg(p)
 
 
+def _numerics_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--numerics", choices=["litert", "tflm"], default="litert",
+                   help="whose int8 kernels to be bit-exact with: litert, the TFLite interpreter's optimized x86-64 "
+                        "kernels (default), or tflm, TFLite Micro's (TFLite's reference kernels)")
+
+
 def _saved_plan_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", metavar="PLAN.json", help="a plan written by `msfcnn plan -o` (instead of plan options)")
 
@@ -121,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a plan with the fused numpy executor; compare with the unfused network")
     _plan_args(p)
     _saved_plan_arg(p)
+    _numerics_arg(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
                                                      "(default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
@@ -131,12 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C will run: {TARGET_NAMES} (default: host)")
     _c_args(p)
+    _numerics_arg(p)
     p.add_argument("-o", "--output", metavar="DIR", required=True, help="folder to write the C project into")
 
     p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
     _plan_args(p)
     p.add_argument("--target", default="host", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     _c_args(p)
+    _numerics_arg(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", "--keep", dest="keep", metavar="DIR",
@@ -284,7 +293,7 @@ def cmd_run(args) -> None:
                         f"float32 arithmetic overflows on this input (check its weights)")
     if args.output:
         save_output(args.output, y)
-    result = {"model": graph.name, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
+    result = {"model": graph.name, "numerics": graph.numerics, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
               "max_abs_diff_vs_vanilla": diff, "measured_peak_ram_bytes": fused.measured_peak_ram_bytes,
               "predicted_peak_ram_bytes": fused.predicted_peak_ram_bytes,
               "io_bytes": {"input": int(x.nbytes), "output": int(y.nbytes)}}
@@ -303,7 +312,7 @@ def _planned_schedule(args):
     """The model with weights, the plan (the saved one of --plan, or the one the options ask for)
     and its schedule."""
     from . import pipeline
-    graph = pipeline.load(args.model, weights=True)
+    graph = pipeline.load(args.model, weights=True, numerics=args.numerics)
     plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, _planner(args, graph))
     return graph, plan, pipeline.lower(graph, plan)
 
@@ -340,8 +349,8 @@ def cmd_verify(args) -> int:
                                                      plan.peak_ram_bytes - err.excess)
         raise UserError(f"{err}; {advice}") from None
     predicted = _predicted_blocks(target.name, graph, schedule)
-    result = {"model": graph.name, "target": target.name, "plan": plan.to_dict(), "pass": check.passed,
-              "tolerance": check.tolerance, "bit_exact": check.bit_exact,
+    result = {"model": graph.name, "target": target.name, "numerics": graph.numerics, "plan": plan.to_dict(),
+              "pass": check.passed, "tolerance": check.tolerance, "bit_exact": check.bit_exact,
               "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
               "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
               "instructions": check.instructions,

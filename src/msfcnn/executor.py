@@ -41,7 +41,7 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
                 del values[t]
     y = values[len(graph.nodes) - 1]
     if graph.float_output:
-        y = nx.dequantize(y, graph.output_quant)
+        y = nx.dequantize(y, graph.output_quant, graph.numerics)
     if graph.layout == "NCHW" and y.ndim == 3:
         y = y.transpose(2, 0, 1)
     return y[None] if batched else y
@@ -51,7 +51,7 @@ def to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
     """Check the input's shape and type; bring it to the graph's (H, W, C) and element type."""
     if graph.float_input and np.issubdtype(x.dtype, np.floating):
         # Before any transposition: the interpreter's rounding depends on the memory order.
-        x = nx.quantize_float(x, graph.input_quant)
+        x = nx.quantize_float(x, graph.input_quant, graph.numerics)
     if graph.layout == "NCHW" and x.ndim == 3:
         x = x.transpose(1, 2, 0)
     if tuple(x.shape) != tuple(graph.input_shape):

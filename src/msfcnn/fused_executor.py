@@ -75,7 +75,7 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
     if raw:
         return result, run
     if graph.float_output:
-        y = nx.dequantize(y, graph.output_quant)
+        y = nx.dequantize(y, graph.output_quant, graph.numerics)
     if graph.layout == "NCHW" and y.ndim == 3:
         y = y.transpose(2, 0, 1)
     return (y[None] if batched else y), run

@@ -19,6 +19,9 @@ maths, and the interpreter mixes three:
   code); not what the x86 interpreter does, kept for targets that do.
 
 Each op names its scheme in a module constant; tests against the interpreter pin the choice down.
+Under `TFLM` numerics (TFLite Micro, TFLite's reference kernels) CONV_2D and FULLY_CONNECTED use
+`DOUBLE` too (`gemm_rounding`), and the kernels that follow vector code under LiteRT follow the
+reference kernels' scalar code.
 """
 
 from __future__ import annotations
@@ -34,6 +37,18 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 DOUBLE = "double"  # gemmlowp: SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT
 RUY = "ruy"  # ruy x86 kernels: (x * m + 2^30) >> 31, then (v + 2^(e-1)) >> e
 SINGLE = "single"  # TFLITE_SINGLE_ROUNDING: one 64-bit product, one round-half-up shift
+
+# Whose kernels an int8 graph is bit-exact with (a property of the loaded graph, `Graph.numerics`,
+# handed to every kernel in its KernelContext):
+LITERT = "litert"  # the LiteRT (TFLite) interpreter's optimized x86-64 kernels: the default
+TFLM = "tflm"  # TFLite Micro's interpreter, i.e. TFLite's reference kernels (LiteRT BUILTIN_REF)
+NUMERICS = (LITERT, TFLM)
+
+
+def gemm_rounding(numerics: str) -> str:
+    """The rounding of CONV_2D / FULLY_CONNECTED: ruy's x86 output stage under LiteRT, TFLite's
+    MultiplyByQuantizedMultiplier in the reference kernels."""
+    return DOUBLE if numerics == TFLM else RUY
 
 
 def tflite_round(x: float) -> int:
@@ -202,13 +217,19 @@ def exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 #   rounded half away from zero;
 # - DEQUANTIZE, vector: q * scale - zero_point * scale in float32 (three roundings); scalar:
 #   (q - zero_point) * scale (one rounding).
+# TFLite Micro (the reference kernels) runs the scalar code on every value.
 EDGE_VECTOR_BLOCK = 8
 
 
-def quantize_float(x: np.ndarray, quant) -> np.ndarray:
+def _edge_vector_part(size: int, numerics: str) -> int:
+    """How many leading values of a `size`-value edge tensor the interpreter converts with vector code."""
+    return 0 if numerics == TFLM else size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+
+
+def quantize_float(x: np.ndarray, quant, numerics: str = LITERT) -> np.ndarray:
     """float32 -> int8 exactly as the interpreter's QUANTIZE, over the array in memory order."""
     flat = np.asarray(x, dtype=np.float32).reshape(-1)
-    vector = flat.size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+    vector = _edge_vector_part(flat.size, numerics)
     scale = np.float32(quant.scale)
     head = np.rint(flat[:vector] * (np.float32(1.0) / scale)).astype(np.int64)
     tail = round_half_away(flat[vector:].astype(np.float64) / float(scale))
@@ -216,10 +237,10 @@ def quantize_float(x: np.ndarray, quant) -> np.ndarray:
     return np.clip(q, INT8_MIN, INT8_MAX).astype(np.int8).reshape(np.shape(x))
 
 
-def dequantize(q: np.ndarray, quant) -> np.ndarray:
+def dequantize(q: np.ndarray, quant, numerics: str = LITERT) -> np.ndarray:
     """int8 -> float32 exactly as the interpreter's DEQUANTIZE, over the array in memory order."""
     flat = np.asarray(q).reshape(-1).astype(np.float32)
-    vector = flat.size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+    vector = _edge_vector_part(flat.size, numerics)
     scale, zero = np.float32(quant.scale), np.float32(quant.zero_point)
     head = flat[:vector] * scale - zero * scale
     tail = (flat[vector:] - zero) * scale

@@ -25,10 +25,12 @@ from .targets import TARGETS, Target
 SCHEDULABLE_COST_MODEL = "exact"
 
 
-def load(model: str, weights: bool = False) -> Graph:
+def load(model: str, weights: bool = False, numerics: str = "litert") -> Graph:
     """A built-in name or a model file as a graph; weights=True gives weightless models (built-ins,
-    layer lists) deterministic random int8 weights, ready to run."""
-    return load_model(model, weights=weights)
+    layer lists) deterministic random int8 weights, ready to run. numerics="tflm" makes its int8
+    arithmetic bit-exact with TFLite Micro (TFLite's reference kernels) instead of LiteRT's x86
+    kernels (docs/numerics.md)."""
+    return load_model(model, weights=weights, numerics=numerics)
 
 
 def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False,

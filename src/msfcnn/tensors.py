@@ -63,7 +63,7 @@ def load_input(path: str, graph: Graph) -> np.ndarray:
             raise UserError(f"{path}: expected int8 (or float to quantise) data, got {array.dtype}")
         array = array.astype(np.float32)
         if not graph.float_input:  # a float-edged graph quantises inside the executor, as TFLite does
-            array = quantize_float(array, graph.input_quant)
+            array = quantize_float(array, graph.input_quant, graph.numerics)
     elif graph.dtype == "float32":
         array = array.astype(np.float32)
     return array

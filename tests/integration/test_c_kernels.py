@@ -5,7 +5,8 @@ int8 kernels must be bit-exact with `op.reference`, float32 kernels within float
 pads, non-square maps, random quantisation) over four regions (the whole output, one row, one
 column band, a sub-rectangle) and on inputs and outputs held in every kind of view (whole tensor,
 patch buffer, row ring, column ring over a band, both rings); every node of the TFLite / ONNX
-fixtures runs on the numpy executor's own input to that node. The params come from each op's
+fixtures runs on the numpy executor's own input to that node (the TFLite ones under each
+`--numerics`, litert and tflm). The params come from each op's
 `c_params` / `c_consts`, compiled as the code generator will emit them. A subset runs again with
 AddressSanitizer and UndefinedBehaviorSanitizer.
 """
@@ -539,6 +540,15 @@ def test_edge_quantize_dequantize_match_numerics(lib, c_dir):
         dst = d.zeros("dy", np.float32, n)
         d.body.append(f"    msf_dequantize_s8({src}, {dst}, {n}, {c_float(scale)}, {zp});")
         checks.append((d.dump(dst, np.float32, n), nx.dequantize(qs, q)))
+        # --numerics tflm: the scalar rule on every value, msf_*_one(..., 0)
+        src, dst = d.const(f"tx{i}", x), d.zeros("ty", np.int8, n)
+        d.body.append(f"    {{ int32_t k; for (k = 0; k < {n}; ++k) "
+                      f"{dst}[k] = msf_quantize_f32_one({src}[k], {c_float(scale)}, {zp}, 0); }}")
+        checks.append((d.dump(dst, np.int8, n), nx.quantize_float(x, q, nx.TFLM)))
+        src, dst = d.const(f"tq{i}", qs), d.zeros("tz", np.float32, n)
+        d.body.append(f"    {{ int32_t k; for (k = 0; k < {n}; ++k) "
+                      f"{dst}[k] = msf_dequantize_s8_one({src}[k], {c_float(scale)}, {zp}, 0); }}")
+        checks.append((d.dump(dst, np.float32, n), nx.dequantize(qs, q, nx.TFLM)))
     got = d.run(c_dir, lib, tag="edges")
     for slot, want in checks:
         np.testing.assert_array_equal(got[slot].view(np.uint8), np.asarray(want).reshape(-1).view(np.uint8))
@@ -558,9 +568,9 @@ TFLITE = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("
 ONNX = sorted((FIXTURES / "models").glob("*.onnx"))
 
 
-def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1) -> int:
+def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1, numerics: str = nx.LITERT) -> int:
     """Every node with a C kernel, on the numpy executor's own input to it; returns the node count."""
-    graph = load_model(str(path))
+    graph = load_model(str(path), numerics=numerics)
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(graph.input_shape).astype(np.float32) if graph.dtype == "float32"
          else rng.integers(-128, 128, graph.input_shape, dtype=np.int8))
@@ -597,16 +607,16 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1)
     return count
 
 
-@pytest.fixture(scope="module")
-def tflite_results(lib, c_dir):
-    """One driver for every TFLite fixture: results by model."""
+@pytest.fixture(scope="module", params=nx.NUMERICS)
+def tflite_results(request, lib, c_dir):
+    """One driver for every TFLite fixture, under each numerics (litert, tflm): results by model."""
     by_model = {}
     cases = Cases(seed=3)
     for i, path in enumerate(TFLITE):
         start = len(cases.checks)
-        add_network_cases(cases, path, seed=i)
+        add_network_cases(cases, path, seed=i, numerics=request.param)
         by_model[path.stem] = (start, len(cases.checks))
-    results = cases.results(c_dir, lib, tag="tflite_fixtures")
+    results = cases.results(c_dir, lib, tag=f"tflite_fixtures_{request.param}")
     return {model: results[a:b] for model, (a, b) in by_model.items()}
 
 

@@ -64,19 +64,28 @@ class Run:
 def run_jobs(jobs: list[tuple[Path, list[np.ndarray]]], layers: bool = False, timeout: float = 600) -> list[Run]:
     """Run every (model, inputs) job in one interpreter subprocess."""
     with tempfile.TemporaryDirectory() as tmp:
-        manifest = []
-        for n, (model, inputs) in enumerate(jobs):
-            inputs_path = Path(tmp) / f"in{n}.npz"
-            np.savez(inputs_path, **{f"x{i:05d}": x for i, x in enumerate(inputs)})
-            manifest.append({"model": str(model), "inputs": str(inputs_path),
-                             "outputs": str(Path(tmp) / f"out{n}.npz"), "layers": layers})
-        manifest_path = Path(tmp) / "jobs.json"
-        manifest_path.write_text(json.dumps(manifest))
-        proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(manifest_path)],
-                              capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise OracleError(f"the interpreter failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        manifest = run_script(_SCRIPT, jobs, Path(tmp), timeout, "the interpreter", layers=layers)
         return [_collect(job, len(inputs)) for job, (_, inputs) in zip(manifest, jobs)]
+
+
+def run_script(script: str, jobs: list[tuple[Path, list[np.ndarray]]], tmp: Path, timeout: float, what: str,
+               **fields) -> list[dict]:
+    """Save each job's inputs in `tmp` (keys x00000, x00001, ...) and run `script` on the list of
+    jobs ({"model", "inputs", "outputs"} and `fields`) in a subprocess; returns that list, whose
+    "outputs" are the .npz files the script wrote."""
+    manifest = []
+    for n, (model, inputs) in enumerate(jobs):
+        inputs_path = tmp / f"in{n}.npz"
+        np.savez(inputs_path, **{f"x{i:05d}": x for i, x in enumerate(inputs)})
+        manifest.append({"model": str(model), "inputs": str(inputs_path), "outputs": str(tmp / f"out{n}.npz"),
+                         **fields})
+    manifest_path = tmp / "jobs.json"
+    manifest_path.write_text(json.dumps(manifest))
+    proc = subprocess.run([sys.executable, "-c", script, str(manifest_path)],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise OracleError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return manifest
 
 
 def _collect(job: dict, n_inputs: int) -> Run:

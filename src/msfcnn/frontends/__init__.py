@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UserError
-from ..ir import Graph
+from .. import numerics as nx
+from ..ir import Graph, check_numerics, with_numerics
 from .builtin import builtin_names, load_builtin
 from .layer_list import load_layer_list
 from .onnx import load_onnx
@@ -18,13 +19,15 @@ LOADERS: dict[str, Callable[[Path], Graph]] = {".json": load_layer_list, ".onnx"
                                                ".tflite": load_tflite}
 
 
-def load_model(model: str, weights: bool = False) -> Graph:
+def load_model(model: str, weights: bool = False, numerics: str = nx.LITERT) -> Graph:
     """The graph of a MODEL argument. With weights=True, a model that has no weights of its own
-    (built-ins, JSON layer lists) gets deterministic random int8 weights, ready to run."""
+    (built-ins, JSON layer lists) gets deterministic random int8 weights, ready to run. `numerics`
+    (numerics.LITERT or numerics.TFLM) is whose int8 kernels the graph's arithmetic follows."""
+    check_numerics(numerics)  # before the model is read
     graph = _load_structure(model)
     if weights and graph.dtype == "int8" and graph.input_quant is None and not _has_weights(graph):
         graph = with_random_weights(graph)
-    return graph
+    return with_numerics(graph, numerics)
 
 
 def _has_weights(graph: Graph) -> bool:

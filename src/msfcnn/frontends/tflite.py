@@ -28,7 +28,8 @@ import numpy as np
 import tflite as schema
 
 from ..errors import UserError
-from ..ir import NETWORK_INPUT, Graph, Quant
+from .. import numerics as nx
+from ..ir import NETWORK_INPUT, Graph, Quant, with_numerics
 from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
                    Softmax, Window)
 from ..ops.activation import Activation
@@ -63,13 +64,15 @@ class Operator:
     raw: schema.Operator
 
 
-def load_tflite(path: Path) -> Graph:
+def load_tflite(path: Path, numerics: str = nx.LITERT) -> Graph:
+    """A .tflite model as a graph whose int8 kernels are bit-exact with `numerics`' interpreter
+    (numerics.LITERT, the default, or numerics.TFLM)."""
     try:
         data = path.read_bytes()
     except OSError as err:
         raise UserError(f"{path}: cannot read: {err.strerror}") from None
     try:
-        return graph_from_tflite(data, path.stem)
+        return with_numerics(graph_from_tflite(data, path.stem), numerics)
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
 

@@ -14,6 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .. import numerics as nx
 from ..errors import UserError
 from ..ops import KernelContext, Op, Shape
 from .elements import ELEMENT_TYPES, ElementType
@@ -64,6 +65,10 @@ class Graph:
     # The input shape the model file declares, batch included (a TFLite model's [1, 490] that the
     # graph takes as the 49 x 10 x 1 map it reshapes it to): callers may pass inputs in it too.
     declared_input_shape: tuple[int, ...] | None = None
+    # Whose int8 kernels the graph's arithmetic is bit-exact with: "litert" (the TFLite
+    # interpreter's optimized x86-64 kernels) or "tflm" (TFLite Micro, TFLite's reference kernels);
+    # see numerics.NUMERICS. Every kernel reads it from its KernelContext.
+    numerics: str = "litert"
 
     @property
     def output_quant(self) -> Quant | None:
@@ -105,7 +110,7 @@ class Graph:
     def kernel_context(self, index: int) -> KernelContext:
         """What node `index`'s kernels need besides their inputs: constants and quantisation."""
         node = self.nodes[index]
-        return KernelContext(node.consts, tuple(self.quant_of(t) for t in node.inputs), node.quant)
+        return KernelContext(node.consts, tuple(self.quant_of(t) for t in node.inputs), node.quant, self.numerics)
 
     def input_shapes(self, index: int) -> list[Shape]:
         return [self.shape_of(t) for t in self.nodes[index].inputs]
@@ -133,3 +138,16 @@ class Graph:
             raise UserError(f"layer {index} ({op.kind}) has an empty output {list(shape)}")
         self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape), dict(consts or {}), quant))
         return index
+
+
+def check_numerics(numerics: str) -> None:
+    """A UserError unless `numerics` is one of numerics.NUMERICS."""
+    if numerics not in nx.NUMERICS:
+        raise UserError(f"unknown numerics {numerics!r}: expected one of {', '.join(nx.NUMERICS)}")
+
+
+def with_numerics(graph: Graph, numerics: str) -> Graph:
+    """`graph` (freshly loaded) set to follow `numerics`' int8 kernels (numerics.NUMERICS)."""
+    check_numerics(numerics)
+    graph.numerics = numerics
+    return graph

@@ -31,20 +31,29 @@ class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
         x = inputs[0]
         if ctx.is_float:
             return nx.float_activation(x.astype(np.float32), self.activation)
+        offset_in, offset_out, mult, shift, low, high = self.int8_stage(ctx)
+        out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) + offset_in, mult, shift, ROUNDING)
+        return np.clip(out + offset_out, low, high).astype(np.int8)
+
+    def int8_stage(self, ctx: KernelContext) -> tuple[int, ...]:
+        """(input offset, output offset, multiplier, shift, clamp low, clamp high) of the int8 kernel.
+
+        TFLite Micro's RELU6 does not requantise: it clamps the raw input to [input zero point,
+        6.0 in the input's quantisation] and writes it out as it is (whatever the output's
+        quantisation), so under its numerics the stage is the identity (multiplier 2^30, shift 1)."""
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        if self.activation == "relu6" and ctx.numerics == nx.TFLM:
+            six = min(max(nx.quantize_f32(6.0, in_q.scale, in_q.zero_point), nx.INT8_MIN), nx.INT8_MAX)
+            return -in_q.zero_point, in_q.zero_point, 1 << 30, 1, in_q.zero_point, six
         mult, shift = activation_multiplier(in_q, out_q)
-        out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) - in_q.zero_point, mult, shift, ROUNDING)
-        low, high = nx.activation_range(self.activation, out_q)
-        return np.clip(out + out_q.zero_point, low, high).astype(np.int8)
+        return (-in_q.zero_point, out_q.zero_point, mult, shift, *nx.activation_range(self.activation, out_q))
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}
         if ctx.is_float:
             return c_struct({**fields, "activation": C_ACTIVATION[self.activation]})
-        in_q, out_q = ctx.input_quant[0], ctx.output_quant
-        mult, shift = activation_multiplier(in_q, out_q)
-        low, high = nx.activation_range(self.activation, out_q)
-        return c_struct({**fields, "input_offset": -in_q.zero_point, "output_offset": out_q.zero_point,
+        offset_in, offset_out, mult, shift, low, high = self.int8_stage(ctx)
+        return c_struct({**fields, "input_offset": offset_in, "output_offset": offset_out,
                          "mult": mult, "shift": shift, "act_min": low, "act_max": high,
                          "rounding": C_ROUNDING[ROUNDING]})
 

@@ -76,12 +76,15 @@ class KernelContext:
     """What a numpy reference kernel needs besides its input arrays.
 
     `input_quant`/`output_quant` hold ir.Quant (scale, zero_point) per tensor, or None in float32
-    graphs; `consts` are the node's constant tensors ("weights", "bias", "weight_scales").
+    graphs; `consts` are the node's constant tensors ("weights", "bias", "weight_scales");
+    `numerics` is whose int8 kernels to be bit-exact with (numerics.LITERT or numerics.TFLM, the
+    graph's choice).
     """
 
     consts: Mapping[str, np.ndarray] = field(default_factory=dict)
     input_quant: tuple[Any, ...] = ()
     output_quant: Any = None
+    numerics: str = "litert"
 
     @property
     def is_float(self) -> bool:

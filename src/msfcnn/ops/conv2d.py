@@ -12,7 +12,7 @@ from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, 
 from .sliding import pad_hw, windows
 
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
-ROUNDING = nx.RUY
+# TFLite Micro (the reference kernel) rounds as MultiplyByQuantizedMultiplier: nx.gemm_rounding.
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ class Conv2D(Op, pattern=Pattern.WINDOW):
             acc += bias.astype(np.int64)
         mult, shift = self.multipliers(ctx)
         out = nx.requantize_accumulator(acc, mult, shift, out_q.zero_point,
-                                        nx.activation_range(self.activation, out_q), ROUNDING)
+                                        nx.activation_range(self.activation, out_q),
+                                        nx.gemm_rounding(ctx.numerics))
         return out.reshape(ho, wo, self.filters)
 
     def multipliers(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
@@ -68,12 +69,13 @@ class Conv2D(Op, pattern=Pattern.WINDOW):
                                           ctx.output_quant.scale, self.filters)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
-        return weighted_c_consts(ctx, self.multipliers, ROUNDING)
+        return weighted_c_consts(ctx, self.multipliers, nx.gemm_rounding(ctx.numerics))
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": self.filters, **window_fields(self.win)}
-        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, self.c_consts(ctx), names)})
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, nx.gemm_rounding(ctx.numerics),
+                                                       self.c_consts(ctx), names)})
 
 
 def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[str, np.ndarray]:

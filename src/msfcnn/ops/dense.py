@@ -10,8 +10,7 @@ from .. import numerics as nx
 from .base import CCall, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 from .conv2d import weighted_c_fields
 
-# TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D.
-ROUNDING = nx.RUY
+# TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D (nx.gemm_rounding).
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,8 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
             acc = acc + bias.astype(np.int64)
         mult, shift = self.multipliers(ctx)
         return nx.requantize_accumulator(acc, mult, shift, ctx.output_quant.zero_point,
-                                         nx.activation_range(self.activation, ctx.output_quant), ROUNDING)
+                                         nx.activation_range(self.activation, ctx.output_quant),
+                                         nx.gemm_rounding(ctx.numerics))
 
     def multipliers(self, ctx: KernelContext):
         """(multiplier, shift): arrays of `units` values per channel, or two scalars per tensor."""
@@ -96,7 +96,7 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
         fields = {"units": self.units, "in_h": h, "in_w": w, "in_c": c}
         if not ctx.is_float:
             fields["per_channel"] = int(consts["mult"].size > 1)
-        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ROUNDING, consts, names)})
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, nx.gemm_rounding(ctx.numerics), consts, names)})
 
 
 def dense_multipliers(input_scale: float, weight_scales, output_scale: float, units: int):

@@ -68,7 +68,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """The context of channel c alone (multiplier 1): its taps, bias and weight scale."""
         consts = {role: (v[..., c:c + 1] if np.ndim(v) and np.shape(v)[-1] > 1 else v) for role, v in ctx.consts.items()}
-        return KernelContext(consts, ctx.input_quant, ctx.output_quant)
+        return KernelContext(consts, ctx.input_quant, ctx.output_quant, ctx.numerics)
 
     def multipliers(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """Per-output-channel (multiplier, shift) of the int8 requantisation."""

@@ -69,14 +69,18 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         else:
             # TFLite's interpreter runs two different int8 MEAN kernels: a specialised one for
             # 4-D keep_dims means over H and W, the generic one otherwise. Their rescaling differs.
-            mean = _mean_keepdims if self.keepdims else _mean_generic
+            # TFLite Micro and the reference kernels have one (the generic one's arithmetic).
+            mean = _mean_keepdims if self.keepdims and ctx.numerics == nx.LITERT else _mean_generic
             out = mean(acc, count, ctx.input_quant[0], ctx.output_quant)
         return out.reshape(self.output_shape([tuple(in_shape)]))
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         win_h, win_w = self._extent((h, w, c))
-        fields = {"in_h": h, "in_w": w, "channels": c, "count": win_h * win_w, "keepdims": int(self.keepdims),
+        # The C kernel's keepdims selects the arithmetic: the optimised keep_dims kernel's (LiteRT) or
+        # the reference one's (TFLite Micro's numerics, and MEAN without keep_dims).
+        optimised = self.keepdims and ctx.numerics == nx.LITERT
+        fields = {"in_h": h, "in_w": w, "channels": c, "count": win_h * win_w, "keepdims": int(optimised),
                   "win_h": win_h, "win_w": win_w}
         if self.pool:
             fields["pool"] = 1
@@ -88,7 +92,7 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         if ctx.is_float:
             return c_struct(fields)
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
-        if self.keepdims:
+        if optimised:
             mult, shift, bias = _keepdims_params(h * w, in_q, out_q)
             return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
                              "output_offset": bias, "vector_channels": c // VECTOR_BLOCK * VECTOR_BLOCK})

@@ -54,17 +54,17 @@ class ConstOperand(ValueMap, pattern=Pattern.ELEMENTWISE):
         raise NotImplementedError
 
 
-def _mul_int8(a: np.ndarray, b: np.ndarray, qa, qb, out_q, activation: str | None) -> np.ndarray:
+def _mul_int8(a: np.ndarray, b: np.ndarray, qa, qb, out_q, activation: str | None, numerics: str) -> np.ndarray:
     """TFLite's int8 MUL of broadcastable int8 arrays a (the map) and b."""
-    mult, shift = mul_multiplier(qa.scale, qb.scale, out_q.scale)
+    mult, shift = mul_multiplier(qa.scale, qb.scale, out_q.scale, numerics)
     product = (a.astype(np.int64) - qa.zero_point) * (b.astype(np.int64) - qb.zero_point)
     out = nx.multiply_by_quantized_multiplier(product, mult, shift, ROUNDING) + out_q.zero_point
     low, high = nx.activation_range(activation, out_q)
     return np.clip(out, low, high).astype(np.int8)
 
 
-def _mul_fields(qa, qb, out_q) -> dict[str, int]:
-    mult, shift = mul_multiplier(qa.scale, qb.scale, out_q.scale)
+def _mul_fields(qa, qb, out_q, numerics: str) -> dict[str, int]:
+    mult, shift = mul_multiplier(qa.scale, qb.scale, out_q.scale, numerics)
     return {"output_mult": mult, "output_shift": shift, "output_offset": out_q.zero_point,
             "rounding": C_ROUNDING[ROUNDING]}
 
@@ -82,13 +82,14 @@ class MulConst(ConstOperand):
         if ctx.is_float:
             return nx.float_activation(x.astype(np.float32) * self.operand(ctx).astype(np.float32), self.activation)
         operand_q = Quant(self.operand_scale, self.operand_zero_point)
-        return _mul_int8(x, self.operand(ctx), ctx.input_quant[0], operand_q, ctx.output_quant, self.activation)
+        return _mul_int8(x, self.operand(ctx), ctx.input_quant[0], operand_q, ctx.output_quant, self.activation,
+                         ctx.numerics)
 
     def int8_fields(self, ctx: KernelContext, out_shape: Shape) -> dict[str, int]:
         in_q = ctx.input_quant[0]
         operand_q = Quant(self.operand_scale, self.operand_zero_point)
         return {"input_offset": -in_q.zero_point, "operand_offset": -self.operand_zero_point,
-                **_mul_fields(in_q, operand_q, ctx.output_quant)}
+                **_mul_fields(in_q, operand_q, ctx.output_quant, ctx.numerics)}
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
         if ctx.is_float:
             return nx.float_activation(a.astype(np.float32) * b.astype(np.float32), self.activation)
         (qa, qb), out_q = ctx.input_quant, ctx.output_quant
-        return _mul_int8(a, b, qa, qb, out_q, self.activation)
+        return _mul_int8(a, b, qa, qb, out_q, self.activation, ctx.numerics)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2], "broadcast": int(in_shapes[0] != in_shapes[1])}
@@ -114,7 +115,7 @@ class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
         (qa, qb), out_q = ctx.input_quant, ctx.output_quant
         low, high = nx.activation_range(self.activation, out_q)
         return c_struct({**fields, "input1_offset": -qa.zero_point, "input2_offset": -qb.zero_point,
-                         **_mul_fields(qa, qb, out_q), "act_min": low, "act_max": high})
+                         **_mul_fields(qa, qb, out_q, ctx.numerics), "act_min": low, "act_max": high})
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,11 @@ class MulBroadcast(Mul, pattern=Pattern.OPAQUE):
         return inputs[0]
 
 
-def mul_multiplier(scale_a: float, scale_b: float, scale_out: float) -> tuple[int, int]:
+def mul_multiplier(scale_a: float, scale_b: float, scale_out: float, numerics: str = nx.LITERT) -> tuple[int, int]:
     """TFLite's MUL Prepare: `scale1 * scale2 / scale_out` of the float32 scales is evaluated in
-    float32 (a C++ float expression), then widened to double for QuantizeMultiplier."""
+    float32 (a C++ float expression), then widened to double for QuantizeMultiplier. TFLite Micro's
+    widens each scale to double first and computes in double."""
     f32 = np.float32
+    if numerics == nx.TFLM:
+        return nx.quantize_multiplier(float(f32(scale_a)) * float(f32(scale_b)) / float(f32(scale_out)))
     return nx.quantize_multiplier(float(f32(f32(scale_a) * f32(scale_b)) / f32(scale_out)))

@@ -1,0 +1,67 @@
+"""TFLite Micro and LiteRT's reference kernels as test oracles for `--numerics tflm`, run in a
+subprocess (as `litert_oracle`, whose interpreter kernels can abort the process).
+
+Two interpreters run each (model, inputs) job:
+
+- "tflm": TFLite Micro's own interpreter (the `tflite-micro` package, `tflite_micro.runtime`),
+  which runs TFLM's reference kernels, as a microcontroller build without CMSIS-NN does;
+- "ref": LiteRT's interpreter with the `BUILTIN_REF` op resolver (TFLite's reference kernels).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .litert_oracle import OracleError, run_script  # noqa: F401  (OracleError: raised by run_jobs)
+
+ORACLES = ("tflm", "ref")
+
+_SCRIPT = r"""
+import json, sys
+import numpy as np
+
+def tflm(path):
+    from tflite_micro import runtime
+    interpreter = runtime.Interpreter.from_file(path)
+    details = interpreter.get_input_details(0)
+    def run(x):
+        interpreter.set_input(x.reshape(details["shape"]).astype(details["dtype"]), 0)
+        interpreter.invoke()
+        return np.array(interpreter.get_output(0))
+    return run
+
+def ref(path):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    interpreter = Interpreter(model_path=path, num_threads=1,
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    interpreter.allocate_tensors()
+    inp = interpreter.get_input_details()[0]
+    out = interpreter.get_output_details()[0]
+    def run(x):
+        interpreter.set_tensor(inp["index"], x.reshape(inp["shape"]).astype(inp["dtype"]))
+        interpreter.invoke()
+        return interpreter.get_tensor(out["index"])
+    return run
+
+for job in json.load(open(sys.argv[1])):
+    run = {"tflm": tflm, "ref": ref}[job["oracle"]](job["model"])
+    with np.load(job["inputs"]) as inputs:
+        results = {key: run(inputs[key]) for key in inputs.files}
+    np.savez(job["outputs"], **results)
+"""
+
+
+def run_jobs(jobs: list[tuple[Path, list[np.ndarray]]], oracle: str, timeout: float = 600) -> list[list[np.ndarray]]:
+    """Each job's outputs (the model's own output shape) under one oracle, "tflm" or "ref"."""
+    if oracle not in ORACLES:
+        raise ValueError(f"unknown oracle {oracle!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = run_script(_SCRIPT, jobs, Path(tmp), timeout, f"the {oracle} interpreter", oracle=oracle)
+        outputs = []
+        for job, (_, inputs) in zip(manifest, jobs):
+            with np.load(job["outputs"]) as results:
+                outputs.append([results[f"x{i:05d}"] for i in range(len(inputs))])
+        return outputs
