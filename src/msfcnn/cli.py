@@ -207,6 +207,9 @@ def _planner(args, graph=None):
         raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
     with progress.step(f"planning {graph.name}: enumerating fused blocks"):
         planner = pipeline.planner(graph, args.cost_model, args.schemes, args.count_io, model)
+    if model is not None and model.stale:
+        print(f"msfcnn: warning: the kernels changed since the {model.target} latency model was calibrated; "
+              f"predictions may drift (re-run scripts/calibrate_latency.py --target {model.target})", file=sys.stderr)
     if model is not None and planner.uncovered:
         print(f"msfcnn: warning: the {model.target} latency model has no costs for {', '.join(planner.uncovered)} "
               f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
