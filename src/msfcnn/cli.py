@@ -415,6 +415,9 @@ def cmd_fit(args) -> None:
     graph = pipeline.load(args.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
         result = fit(graph, board, reserve, args.input_in_flash)
+    if result.uncovered:
+        print(f"msfcnn: warning: the {board.target} latency model has no costs for {', '.join(result.uncovered)} "
+              f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
     if args.output:
         from .files import write_atomic
         write_atomic(args.output, json.dumps(result.plan.to_dict(), indent=1) + "\n")
@@ -425,7 +428,8 @@ def cmd_fit(args) -> None:
     plan = result.plan
     near = "" if board.exact_core else " (nearest emulated target only)"
     print(plan_table(plan, graph))
-    io = "output only, input in flash" if args.input_in_flash else "input and output"
+    io = ("in the arena" if result.io_in_arena else
+          "output only, input in flash" if args.input_in_flash else "input and output")
     print(f"{graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target {board.target}{near}:")
     for label, value in (("arena", result.arena_bytes), (f"io ({io})", result.io_bytes),
                          ("stack (bound)", result.code.stack_bytes), ("static data", result.code.static_bytes),

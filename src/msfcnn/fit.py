@@ -1,11 +1,13 @@
 """`msfcnn fit`: the fastest plan whose whole RAM fits a board (docs/cli.md).
 
 The RAM counted is the arena, the network's input and output (the caller's buffers; only the
-output with --input-in-flash, the input then being a constant in flash), the stack bound of the
+output with --input-in-flash, the input then being a constant in flash; or, in the plans that
+count them, buffers of the arena itself, which later blocks reuse), the stack bound of the
 generated code (codegen/stack.py) and its static data, plus a reserve for the rest of the program
 (the C library's data, the start-up code, the caller's own frames). "Fastest" is the fewest
 instructions the board's target's latency model predicts, or the fewest MACs where the target has
-no latency model; the candidates are the Pareto front of (peak RAM, that weight), fastest first.
+no latency model; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
+and output outside the arena and (without --input-in-flash) inside it, fastest first.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class Fit:
     code: CodeFootprint
     reserve_bytes: int
     weight: str  # "instructions" (latency model) or "macs"
+    uncovered: tuple[str, ...] = ()  # kernels the latency model has no costs for
+
+    @property
+    def io_in_arena(self) -> bool:
+        return self.plan.io_counted
 
     @property
     def used_bytes(self) -> int:
@@ -52,7 +59,7 @@ class Fit:
     def to_dict(self) -> dict:
         return {"model": self.graph.name, "board": self.board.name, "target": self.board.target,
                 "fits": self.headroom_bytes >= 0, "board_ram_bytes": self.board.ram_bytes,
-                "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "stack_bytes": self.code.stack_bytes,
+                "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "io_in_arena": self.io_in_arena, "stack_bytes": self.code.stack_bytes,
                 "static_bytes": self.code.static_bytes, "reserve_bytes": self.reserve_bytes,
                 "headroom_bytes": self.headroom_bytes, "ranked_by": self.weight,
                 "predicted_instructions": self.plan.predicted_instructions,
@@ -72,25 +79,34 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
     target = get_target(board.target)
     model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
     weight = "instructions" if model is not None else "macs"
-    planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, latency=model)
-    front = sorted(planner.pareto(weight=weight),
-                   key=lambda p: (p.predicted_instructions if model is not None else p.macs, p.peak_ram_bytes))
-    io = io_bytes(graph, input_in_flash)
+
+    def io_of(plan: Plan) -> int:
+        return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
+
+    fronts, uncovered = [], ()
+    for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
+        planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
+        fronts.append(planner.pareto(weight=weight))
+        uncovered = tuple(getattr(planner, "uncovered", ()))
+    candidates = sorted((p for front in fronts for p in front), key=lambda p: (
+        p.predicted_instructions if model is not None else p.macs, p.peak_ram_bytes + io_of(p)))
     budget = board.ram_bytes - reserve
 
     def measured(plan: Plan) -> Fit:
         schedule = pipeline.lower(graph, plan)
-        return Fit(graph, board, plan, schedule.arena_bytes, io, footprint(graph, schedule, plan, target), reserve,
-                   weight)
+        return Fit(graph, board, plan, schedule.arena_bytes, io_of(plan), footprint(graph, schedule, plan, target),
+                   reserve, weight, uncovered)
 
-    for plan in front:
-        if plan.peak_ram_bytes + io > budget:  # cannot fit whatever its stack
+    for plan in candidates:
+        if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
             continue
         result = measured(plan)
         if result.headroom_bytes >= 0:
             return result
-    least = measured(min(front, key=lambda p: p.peak_ram_bytes))
+    least = min((measured(min(front, key=lambda p: p.peak_ram_bytes)) for front in fronts),
+                key=lambda f: f.used_bytes)
+    io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"
     raise UserError(f"{graph.name} does not fit {board.name}: the least RAM reachable is {least.used_bytes} B "
-                    f"(arena {least.arena_bytes} + io {io} + stack {least.code.stack_bytes} + static "
+                    f"(arena {least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "
                     f"{least.code.static_bytes}), {least.used_bytes - budget} B more than the {budget} B available "
                     f"({board.ram_bytes} B less the {reserve} B reserve)")

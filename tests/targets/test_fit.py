@@ -6,9 +6,13 @@ import re
 
 import pytest
 
+from msfcnn import pipeline
 from msfcnn.boards import BOARDS
 from msfcnn.cli import main
+from msfcnn.codegen.stack import footprint
 from msfcnn.frontends import builtin_names
+from msfcnn.tensors import random_input
+from support import cache
 from support.toolchains import require_target
 
 FIT_BOARDS = ("nucleo-f767zi", "nrf52840dk", "esp32-c3-devkit", "hifive1-revb")
@@ -70,3 +74,30 @@ def test_nothing_fits_is_one_line_with_the_least_ram(capsys):
     # The reserve counts: with all but 1 KiB reserved, even a model that otherwise fits does not.
     code, _, err = fit(capsys, "mcunet-vww-res", "--board", "hifive1-revb", "--input-in-flash", "--reserve", "15KiB")
     assert code == 2 and LEAST.match(err.strip())
+
+
+def test_a_plan_with_io_in_the_arena_runs_on_esp32c3_within_its_stack_bound(tmp_path, capsys):
+    """Without --input-in-flash the input and output may live in the arena: for this model on the
+    ESP32-C3 the fastest plan (fewest MACs, then least RAM) is one of those, and it runs."""
+    require_target("esp32c3")
+    plan = tmp_path / "plan.json"
+    code, doc, err = fit(capsys, "mcunet-vww-res", "--board", "esp32-c3-devkit", "-o", str(plan))
+    assert code == 0 and doc["io_in_arena"] and doc["io_bytes"] == 0, err
+    assert main(["verify", "mcunet-vww-res", "--target", "esp32c3", "--plan", str(plan), "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["pass"] and run["arena_bytes"] == doc["arena_bytes"]
+    assert 0 < run["stack_bytes"] <= doc["stack_bytes"]
+
+
+@pytest.mark.parametrize("name", sorted(builtin_names()))
+def test_the_stack_bound_covers_the_measured_stack_on_esp32c3(name):
+    """Every built-in model's least-RAM plan (all fit the ESP32-C3's 400 KiB): the painted-stack
+    measurement of the harness never exceeds the planned bound."""
+    target = require_target("esp32c3")
+    graph = cache.model(name, weights=True)
+    plan = pipeline.planner(graph, "exact").min_ram()
+    schedule = pipeline.lower(graph, plan)
+    bound = footprint(graph, schedule, plan, target)
+    check = pipeline.verify(graph, plan, schedule, random_input(graph, 0), target)
+    assert check.passed and 0 < check.stack_bytes <= bound.stack_bytes
+    assert bound.path[0] == "msfcnn_invoke"

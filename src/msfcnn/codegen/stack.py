@@ -21,6 +21,7 @@ of the caller's frame below that local and the call itself.
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import subprocess
@@ -162,6 +163,7 @@ def _kernels(target: Target) -> tuple[Path, str, int]:
     """The kernels compiled once per target (they do not depend on the network): the folder, their
     call graph text and their static data."""
     folder = Path(tempfile.mkdtemp(prefix=f"msfcnn-stack-{target.name}-"))
+    atexit.register(shutil.rmtree, folder, True)
     (folder / "kernels").mkdir()
     for name, text in kernel_sources().items():
         (folder / "kernels" / name).write_text(text)
