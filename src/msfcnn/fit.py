@@ -21,7 +21,7 @@ from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import Graph
 from .plan import Plan
-from .targets import get_target
+from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
 
@@ -76,7 +76,7 @@ def io_bytes(graph: Graph, input_in_flash: bool) -> int:
 def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False) -> Fit:
     """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`;
     UserError naming the least RAM reachable when none does."""
-    target = get_target(board.target)
+    target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
     model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
     weight = "instructions" if model is not None else "macs"
 

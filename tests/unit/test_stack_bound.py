@@ -68,3 +68,12 @@ def test_bad_board_is_one_line_listing_the_boards(capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "unknown board 'arduino-uno'" in err
     assert all(name in err for name in BOARDS)
+
+
+def test_a_missing_compiler_is_one_clear_error(monkeypatch):
+    from dataclasses import replace
+
+    from msfcnn.codegen.stack import footprint
+    target = replace(TARGETS["fe310"], cc="no-such-gcc-xyz")
+    with pytest.raises(UserError, match="needs no-such-gcc-xyz, which is not installed"):
+        footprint(None, None, None, target)

@@ -177,8 +177,9 @@ def _kernels(target: Target) -> tuple[Path, str, int]:
 
 def footprint(graph: Graph, schedule: Schedule, plan: Plan, target: Target) -> CodeFootprint:
     """The stack bound and static data of the plan's generated C (default prefix) on `target`."""
-    if shutil.which(target.cc) is None:
-        raise UserError(f"bounding the stack on {target.name} needs {target.cc}, which is not installed"
+    missing = [tool for tool in (target.cc, target.nm) if shutil.which(tool) is None]
+    if missing:  # the compiler and nm only: no emulator is needed for a bound
+        raise UserError(f"bounding the stack on {target.name} needs {', '.join(missing)}, which is not installed"
                         + (f" (Debian: apt-get install {' '.join(target.packages)})" if target.packages else ""))
     try:
         kernels, kernel_graph, kernel_static = _kernels(target)
