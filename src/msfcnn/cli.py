@@ -154,6 +154,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also count the instructions msfcnn_invoke executes, exactly (QEMU plugin; callgrind on host)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
+    p = sub.add_parser("fit", help="the fastest plan whose arena, io, stack and static data fit a board's RAM")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("--board", required=True, help=f"the board: {_board_names()}")
+    p.add_argument("--reserve", metavar="SIZE", type=parse_size, default=None,
+                   help="RAM kept for the rest of the program: C library data, start-up, the caller "
+                        "(default 1KiB)")
+    p.add_argument("--input-in-flash", action="store_true",
+                   help="the input is a constant in flash: only the output counts as io in RAM")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
+                                                                "compile and verify)")
+
     p = sub.add_parser("pareto", help="every Pareto-optimal (peak RAM, MACs) plan of a model")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("--axis", choices=["macs", "latency"], default="macs",
@@ -164,6 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
+
+
+def _board_names() -> str:
+    from .boards import BOARDS
+    return ", ".join(BOARDS)
 
 
 def _calibrated() -> str:
@@ -401,6 +418,47 @@ def _verdict(check) -> str:
     return f"FAIL ({diff} > tolerance {check.tolerance:.3g})"
 
 
+def cmd_fit(args) -> None:
+    from . import pipeline
+    from .boards import get_board
+    from .fit import DEFAULT_RESERVE, fit
+    board = get_board(args.board)
+    reserve = DEFAULT_RESERVE if args.reserve is None else args.reserve
+    graph = pipeline.load(args.model, weights=True)
+    with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
+        result = fit(graph, board, reserve, args.input_in_flash)
+    if result.uncovered:
+        print(f"msfcnn: warning: the {board.target} latency model has no costs for {', '.join(result.uncovered)} "
+              f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
+    if args.output:
+        from .files import write_atomic
+        write_atomic(args.output, json.dumps(result.plan.to_dict(), indent=1) + "\n")
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+        return
+    from .report import plan_table
+    plan = result.plan
+    near = "" if board.exact_core else " (nearest emulated target only)"
+    print(plan_table(plan, graph))
+    io = ("in the arena" if result.io_in_arena else
+          "output only, input in flash" if args.input_in_flash else "input and output")
+    print(f"{graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target {board.target}{near}:")
+    for label, value in (("arena", result.arena_bytes), (f"io ({io})", result.io_bytes),
+                         ("stack (bound)", result.code.stack_bytes), ("static data", result.code.static_bytes),
+                         ("reserve", result.reserve_bytes)):
+        print(f"  {label:34s} {value:9d} B")
+    print(f"  {'headroom':34s} {result.headroom_bytes:9d} B")
+    if plan.predicted_instructions is not None:
+        print(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
+              f">= {result.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one instruction "
+              f"per cycle)")
+    else:
+        print(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no latency "
+              f"model (calibrated: {_calibrated()})")
+    if board.note:
+        print(f"note: {board.note}")
+
+
 def cmd_pareto(args) -> None:
     from .report import pareto_table, plot_pareto
     from . import pipeline
@@ -435,7 +493,8 @@ def cmd_pareto(args) -> None:
 
 
 COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run,
-            "compile": cmd_compile, "verify": cmd_verify}
+            "compile": cmd_compile, "verify": cmd_verify,
+            "fit": cmd_fit}
 
 
 def main(argv: list[str] | None = None) -> int:

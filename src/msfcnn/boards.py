@@ -1,0 +1,76 @@
+"""Boards as data, for `msfcnn fit`: what a network's RAM must fit in, and where its code is
+emulated (docs/cli.md). Figures are the chips' datasheet values.
+
+ram_bytes is the data RAM an application can put the arena, the stack and its buffers in, as one
+linker region: on chips whose SRAM is several non-adjacent regions, the largest one (the arena is
+one array), with the others named in the note. `target` is the emulated target (targets.TARGETS)
+whose compiler and instruction counts stand for the board: the same core, or only the nearest
+one, which `note` then says. Instruction counts there are not the board's cycles (caches, flash
+wait states and bus contention are not emulated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import UserError
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    chip: str
+    core: str
+    ram_bytes: int  # data RAM usable by an application (see the module's docstring)
+    flash_bytes: int
+    clock_hz: int  # the core's highest rated clock
+    target: str  # the emulated target that stands for it (targets.TARGETS)
+    exact_core: bool  # the target emulates this core (ISA and FPU), not only a near one
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "chip": self.chip, "core": self.core, "ram_bytes": self.ram_bytes,
+                "flash_bytes": self.flash_bytes, "clock_hz": self.clock_hz, "target": self.target,
+                "exact_core": self.exact_core, "note": self.note}
+
+
+BOARDS = {b.name: b for b in (
+    # STM32F767ZI: 512 KB SRAM = 128 KB DTCM + 368 KB SRAM1 + 16 KB SRAM2, one address range
+    # from 0x20000000.
+    Board("nucleo-f767zi", "STM32F767ZI", "Arm Cortex-M7 (FPv5 double precision)", 512 * KiB, 2 * MiB, 216_000_000,
+          "cortex-m7", True, "512 KB SRAM incl. 128 KB DTCM, contiguous; QEMU's M7 without the caches"),
+    # STM32F746ZG: 320 KB SRAM = 64 KB DTCM + 240 KB SRAM1 + 16 KB SRAM2, contiguous.
+    Board("nucleo-f746zg", "STM32F746ZG", "Arm Cortex-M7 (FPv5 single precision)", 320 * KiB, 1 * MiB, 216_000_000,
+          "cortex-m7", True, "320 KB SRAM incl. 64 KB DTCM, contiguous; QEMU's M7 without the caches"),
+    # STM32F412ZG: 256 KB SRAM in one region.
+    Board("nucleo-f412zg", "STM32F412ZG", "Arm Cortex-M4F", 256 * KiB, 1 * MiB, 100_000_000, "cortex-m4", True),
+    # nRF52840: 256 KB RAM in one region (a SoftDevice, if used, takes some: pass --reserve).
+    Board("nrf52840dk", "nRF52840", "Arm Cortex-M4F", 256 * KiB, 1 * MiB, 64_000_000, "cortex-m4", True,
+          "a Bluetooth SoftDevice, if linked, takes part of the 256 KB: add it to --reserve"),
+    # STM32H743: 1 MB of SRAM in separate regions: 512 KB AXI SRAM (counted: the largest), 128 KB
+    # DTCM, 288 KB SRAM1-3, 64 KB SRAM4, 64 KB ITCM.
+    Board("stm32h743", "STM32H743", "Arm Cortex-M7 (FPv5 double precision)", 512 * KiB, 2 * MiB, 480_000_000,
+          "cortex-m7", True, "counts the 512 KB AXI SRAM only, the largest contiguous region of its 1 MB "
+                             "(DTCM 128 KB, SRAM1-3 288 KB, SRAM4 64 KB are separate)"),
+    # FE310-G002: 16 KB data scratchpad (DTIM); code runs from the 4 MB off-chip QSPI flash.
+    Board("hifive1-revb", "SiFive FE310-G002", "SiFive E31 (RV32IMAC)", 16 * KiB, 4 * MiB, 320_000_000,
+          "fe310", True, "16 KB DTIM; code and weights execute in place from the 4 MB QSPI flash"),
+    # ESP32-C3: 400 KB SRAM, of which 16 KB is the flash cache: 384 KB for data and code in RAM.
+    Board("esp32-c3-devkit", "ESP32-C3", "RV32IMC (no atomics or FPU emulated)", 384 * KiB, 4 * MiB, 160_000_000,
+          "esp32c3", True, "400 KB SRAM less the 16 KB flash cache; ESP-IDF itself uses some: add it to --reserve"),
+    # ESP32-S3: 512 KB SRAM (part can be configured as cache); flash 8 MB on the N8 module.
+    Board("esp32-s3-devkit", "ESP32-S3", "Xtensa LX7 (dual core)", 512 * KiB, 8 * MiB, 240_000_000,
+          "esp32c3", False, "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7 (no windowed "
+                            "registers, MAC16 or SIMD): its stack and instruction figures are those of RISC-V code; "
+                            "ESP-IDF and any cache use of the 512 KB: add them to --reserve"),
+)}
+
+
+def get_board(name: str) -> Board:
+    board = BOARDS.get(name)
+    if board is None:
+        raise UserError(f"unknown board {name!r} (available: {', '.join(BOARDS)})")
+    return board

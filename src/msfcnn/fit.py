@@ -1,0 +1,112 @@
+"""`msfcnn fit`: the fastest plan whose whole RAM fits a board (docs/cli.md).
+
+The RAM counted is the arena, the network's input and output (the caller's buffers; only the
+output with --input-in-flash, the input then being a constant in flash; or, in the plans that
+count them, buffers of the arena itself, which later blocks reuse), the stack bound of the
+generated code (codegen/stack.py) and its static data, plus a reserve for the rest of the program
+(the C library's data, the start-up code, the caller's own frames). "Fastest" is the fewest
+instructions the board's target's latency model predicts, or the fewest MACs where the target has
+no latency model; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
+and output outside the arena and (without --input-in-flash) inside it, fastest first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from . import latency, pipeline
+from .boards import Board
+from .codegen.stack import CodeFootprint, footprint
+from .errors import UserError
+from .ir import Graph
+from .plan import Plan
+from .targets import TARGETS
+
+DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
+
+
+@dataclass(frozen=True)
+class Fit:
+    graph: Graph
+    board: Board
+    plan: Plan
+    arena_bytes: int
+    io_bytes: int
+    code: CodeFootprint
+    reserve_bytes: int
+    weight: str  # "instructions" (latency model) or "macs"
+    uncovered: tuple[str, ...] = ()  # kernels the latency model has no costs for
+
+    @property
+    def io_in_arena(self) -> bool:
+        return self.plan.io_counted
+
+    @property
+    def used_bytes(self) -> int:
+        return self.arena_bytes + self.io_bytes + self.code.stack_bytes + self.code.static_bytes
+
+    @property
+    def headroom_bytes(self) -> int:
+        return self.board.ram_bytes - self.reserve_bytes - self.used_bytes
+
+    @property
+    def predicted_ms(self) -> float | None:
+        """Predicted instructions / clock: a lower bound, at one instruction per cycle."""
+        n = self.plan.predicted_instructions
+        return None if n is None else n / self.board.clock_hz * 1e3
+
+    def to_dict(self) -> dict:
+        return {"model": self.graph.name, "board": self.board.name, "target": self.board.target,
+                "fits": self.headroom_bytes >= 0, "board_ram_bytes": self.board.ram_bytes,
+                "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "io_in_arena": self.io_in_arena, "stack_bytes": self.code.stack_bytes,
+                "static_bytes": self.code.static_bytes, "reserve_bytes": self.reserve_bytes,
+                "headroom_bytes": self.headroom_bytes, "ranked_by": self.weight,
+                "predicted_instructions": self.plan.predicted_instructions,
+                "predicted_ms_lower_bound": self.predicted_ms, "macs": self.plan.macs,
+                "stack_path": list(self.code.path), "plan": self.plan.to_dict()}
+
+
+def io_bytes(graph: Graph, input_in_flash: bool) -> int:
+    """The network's input (unless it is a constant in flash) and output buffers."""
+    size = graph.element.nbytes
+    return size * ((0 if input_in_flash else prod(graph.input_shape)) + prod(graph.nodes[-1].shape))
+
+
+def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False) -> Fit:
+    """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`;
+    UserError naming the least RAM reachable when none does."""
+    target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
+    model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
+    weight = "instructions" if model is not None else "macs"
+
+    def io_of(plan: Plan) -> int:
+        return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
+
+    fronts, uncovered = [], ()
+    for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
+        planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
+        fronts.append(planner.pareto(weight=weight))
+        uncovered = tuple(getattr(planner, "uncovered", ()))
+    candidates = sorted((p for front in fronts for p in front), key=lambda p: (
+        p.predicted_instructions if model is not None else p.macs, p.peak_ram_bytes + io_of(p)))
+    budget = board.ram_bytes - reserve
+
+    def measured(plan: Plan) -> Fit:
+        schedule = pipeline.lower(graph, plan)
+        return Fit(graph, board, plan, schedule.arena_bytes, io_of(plan), footprint(graph, schedule, plan, target),
+                   reserve, weight, uncovered)
+
+    for plan in candidates:
+        if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
+            continue
+        result = measured(plan)
+        if result.headroom_bytes >= 0:
+            return result
+    least = min((measured(min(front, key=lambda p: p.peak_ram_bytes)) for front in fronts),
+                key=lambda f: f.used_bytes)
+    io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"
+    raise UserError(f"{graph.name} does not fit {board.name}: the least RAM reachable is {least.used_bytes} B "
+                    f"(arena {least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "
+                    f"{least.code.static_bytes}), {least.used_bytes - budget} B more than the {budget} B available "
+                    f"({board.ram_bytes} B less the {reserve} B reserve)")
