@@ -19,6 +19,7 @@ from pathlib import Path
 
 from msfcnn import pipeline
 from msfcnn.codegen import build as c_build
+from msfcnn.codegen.build import DoesNotFit
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
 from msfcnn.latency.model import coefficients_path
@@ -30,8 +31,17 @@ DSP_TARGETS = {"cortex-m4", "cortex-m7"}
 MAX_MACS = 20_000_000
 
 
-def plans_of(graph, seed: int):
-    """(name, count_io, plan) for the plans measured on one network."""
+def plans_of(graph, seed: int, kind: str = "all"):
+    """(name, count_io, plan) for the plans measured on one network; kind="inplace": only the
+    unfused plan with every op that can be written over its input whole (the `inplace` scheme's
+    channel-by-channel kernel) written so."""
+    if kind == "inplace":
+        planner = pipeline.planner(graph)
+        swap = {b.first: b for b in planner.dag.blocks if b.scheme == "inplace" and b.first == b.last}
+        if swap:
+            blocks = tuple(swap.get(b.first, b) for b in planner.vanilla().blocks)
+            yield "inplace", False, planner._plan(DagPath(blocks))
+        return
     for count_io in (False, True):
         planner = pipeline.planner(graph, count_io=count_io)
         yield "vanilla", count_io, planner.vanilla()
@@ -42,7 +52,7 @@ def plans_of(graph, seed: int):
             yield f"random{k}", count_io, planner._plan(DagPath(tuple(path)))
 
 
-def measure(target_name: str, seeds, samples_path: Path, dtype: str) -> None:
+def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str = "all") -> None:
     target = get_target(target_name)
     done = set()
     if samples_path.exists():
@@ -58,13 +68,16 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str) -> None:
                 continue  # shapes that do not work out, or too slow to run many plans of
             x = random_input(graph, seed)
             started = time.time()
-            for name, count_io, plan in plans_of(graph, seed):
+            for name, count_io, plan in plans_of(graph, seed, kind):
                 schedule = pipeline.lower(graph, plan)
                 if lib is None:
                     folder = Path(tmp) / "lib"
                     pipeline.write_c(folder, graph, schedule, plan, target)
                     lib = c_build.build_kernel_library(folder, target)
-                result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
+                try:
+                    result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
+                except DoesNotFit:
+                    continue  # a plan larger than the board's RAM
                 if not result.passed:
                     raise SystemExit(f"seed {seed} plan {name}: the C does not match numpy")
                 out.write(json.dumps({"seed": seed, "dtype": dtype, "doc": doc, "plan_name": name, "plan": plan.to_dict(),
@@ -93,6 +106,8 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
+    parser.add_argument("--inplace", action="store_true", help="measure only each network's plan of whole-map "
+                        "in-place depthwise blocks (to --samples, default build/latency/TARGET-inplace.jsonl)")
     parser.add_argument("--float", action="store_true", help="measure float32 versions of the networks "
                         "(to --samples, default build/latency/TARGET-f32.jsonl); every fit reads both files")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
@@ -100,12 +115,13 @@ def main() -> None:
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
     args = parser.parse_args()
     folder = Path("build/latency")
-    files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl"]
-    samples_path = args.samples or files[args.float]
+    files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl",
+             folder / f"{args.target}-inplace.jsonl"]
+    samples_path = args.samples or files[2 if args.inplace else int(args.float)]
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if not args.refit:
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
-                "float32" if args.float else "int8")
+                "float32" if args.float else "int8", "inplace" if args.inplace else "all")
     dsp = args.target in DSP_TARGETS
     samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp)]
     model = calibration.fit(samples, args.target, dsp)

@@ -73,8 +73,9 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--objective", choices=["min-ram", "min-mac", "min-latency"],
                    help="what to minimise (default: min-ram, or min-mac when only --max-ram is given); "
                         "min-latency: fewest instructions predicted on --target")
-    p.add_argument("--max-latency", metavar="N", type=_instructions,
-                   help="time cap: predicted instructions on --target <= N, e.g. 2.5M (instead of --max-overhead)")
+    p.add_argument("--max-latency", metavar="N", type=_latency_cap,
+                   help="time cap: predicted instructions on --target <= N, e.g. 2.5M, or with --board a time "
+                        "such as 300ms at the board's clock (instead of --max-overhead)")
     p.add_argument("--strategy", choices=["optimal", "heuristic", "vanilla"], default="optimal",
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
                                     f"(calibrated: {_calibrated()})")
+    p.add_argument("--board", help="a board (msfcnn fit --help lists them): its target's latency model, and the "
+                                   "time in ms at its clock")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
@@ -188,16 +191,46 @@ def _calibrated() -> str:
     return ", ".join(calibrated_targets()) or "none"
 
 
-def _instructions(text: str) -> int:
-    """An instruction count: an integer, or with a k / M / G suffix (2.5M)."""
-    scale = {"k": 10**3, "m": 10**6, "g": 10**9}.get(text.strip()[-1:].lower(), 1)
+def _latency_cap(text: str) -> tuple[float, str]:
+    """A time cap: an instruction count (2500000, 2.5M, 800k, 1G), or milliseconds (300ms, with
+    --board): (value, "instructions" or "ms")."""
+    word = text.strip()
+    unit = "ms" if word.lower().endswith("ms") else "instructions"
+    number = word[:-2] if unit == "ms" else word
+    scale = 1 if unit == "ms" else {"k": 10**3, "m": 10**6, "g": 10**9}.get(number[-1:].lower(), 1)
     try:
-        value = float(text.strip()[:-1] if scale > 1 else text)
+        value = float(number[:-1] if scale > 1 else number)
     except ValueError:
-        raise UserError(f"bad instruction count {text!r}: expected e.g. 2500000 or 2.5M") from None
+        raise UserError(f"bad time cap {text!r}: expected an instruction count (2500000, 2.5M) or, with "
+                        f"--board, milliseconds (300ms)") from None
     if not value > 0 or value == float("inf"):
-        raise UserError(f"bad instruction count {text!r}: must be positive and finite")
-    return round(value * scale)
+        raise UserError(f"bad time cap {text!r}: must be positive and finite")
+    return value * scale, unit
+
+
+def _board(args):
+    """The --board of `plan`, which names the target and the clock (None without)."""
+    if getattr(args, "board", None) is None:
+        return None
+    from .boards import get_board
+    board = get_board(args.board)
+    if args.target is not None and args.target != board.target:
+        raise UserError(f"--board {board.name} runs on target {board.target}, not --target {args.target}")
+    args.target = board.target
+    return board
+
+
+def _max_latency(args, board) -> int | None:
+    """--max-latency in predicted instructions (milliseconds at the board's clock, one instruction
+    a cycle: the cap is as many instructions as that time holds)."""
+    if getattr(args, "max_latency", None) is None:
+        return None
+    value, unit = args.max_latency
+    if unit == "instructions":
+        return round(value)
+    if board is None:
+        raise UserError("--max-latency in milliseconds needs --board (its clock turns time into instructions)")
+    return int(value * board.clock_hz // 1000)
 
 
 def _latency_model(args):
@@ -206,6 +239,7 @@ def _latency_model(args):
     from . import latency
     target = getattr(args, "target", None)
     timed = getattr(args, "objective", None) == "min-latency" or getattr(args, "max_latency", None) is not None
+    timed = timed or getattr(args, "board", None) is not None
     if args.command in ("plan", "pareto") and (target is not None or timed or getattr(args, "axis", "") == "latency"):
         if target is None:
             raise UserError("a latency objective, cap or axis needs --target (calibrated: " + _calibrated() + ")")
@@ -233,11 +267,11 @@ def _planner(args, graph=None):
     return planner
 
 
-def _solve(args, planner):
+def _solve(args, planner, board=None):
     from . import pipeline
     with progress.step(f"planning {planner.graph.name}: solving ({args.strategy})"):
         return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram,
-                              args.max_latency)
+                              _max_latency(args, board))
 
 
 def cmd_models(args) -> None:
@@ -253,16 +287,29 @@ def cmd_models(args) -> None:
 def cmd_plan(args) -> None:
     from .report import plan_table
     from . import pipeline
+    board = _board(args)
     planner = _planner(args)
-    plan = _solve(args, planner)
-    doc = json.dumps(plan.to_dict(), indent=1)
+    plan = _solve(args, planner, board)
+    fields = plan.to_dict()
+    if board is not None and plan.feasible:
+        # instructions at one a cycle: a lower bound on the board (flash wait states, caches,
+        # multi-cycle instructions only add)
+        fields.update({"board": board.name, "clock_hz": board.clock_hz,
+                       "predicted_ms_lower_bound": round(plan.predicted_instructions / board.clock_hz * 1000, 3)})
+    doc = json.dumps(fields, indent=1)
     if args.timeline:
         from .report import plot_timeline
         plot_timeline(args.timeline, plan, pipeline.lower(planner.graph, plan))
     if args.output:
         from .files import write_atomic
         write_atomic(args.output, doc + "\n")
-    print(doc if args.json else plan_table(plan, planner.graph))
+    if args.json:
+        print(doc)
+        return
+    print(plan_table(plan, planner.graph))
+    if board is not None and plan.feasible:
+        print(f"on {board.name} at {board.clock_hz / 1e6:g} MHz: at least {fields['predicted_ms_lower_bound']:g} ms "
+              f"(one instruction a cycle; {board.target} stands for its core)")
 
 
 def cmd_sweep(args) -> None:

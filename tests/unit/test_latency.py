@@ -49,7 +49,11 @@ def test_dsp_convolution_counts_by_hand():
     assert f["conv_direct:pair_quad1"] == 0 and f["conv_direct:pair_tail"] == 0
     assert f["conv_direct:single_four"] == 4 and f["conv_direct:single_rest"] == 2
     assert f["conv_direct:lane_quad"] == 3 * 2  # every pixel's two quads, extended once (one chunk)
-    assert f["conv_direct:requant_pair"] == 18 and f["conv_direct:output"] == 3 * 18
+    requantised = {name.split(":")[1]: n for name, n in f.items() if ":requant_" in name}
+    assert sorted(requantised.values()) == [18, 18] and f["conv_direct:output"] == 3 * 18
+    assert {name.rsplit("_", 1)[0] if name.endswith("full") else name for name in requantised} <= {
+        "requant_pair_ruy", "requant_single_ruy", "requant_pair_ruy", "requant_single_ruy",
+        "requant_pair_general", "requant_single_general"}
 
 
 def _executor_calls(schedule, monkeypatch) -> list[tuple]:

@@ -87,6 +87,7 @@ class _Op:
             self.profiles = None
             self.kernel = (1, 1)
         self.batched = self.kind in ("depthwise_conv2d", "max_pool2d", "avg_pool2d")  # a run per tap
+        self.stage, self.fast_channels = _output_stage(graph, t)
 
     def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -121,6 +122,8 @@ class _Op:
         f[f"{fam}:pixel"] += pixels
         f[f"{fam}:clipped"] += clipped
         f[f"{fam}:output"] += pixels * channels
+        if self.stage:
+            f[f"{fam}:output_{self.stage}"] += pixels * channels
         _REGION_COUNTS.get(self.kind, _no_more)(self, f, pixels, taps, row_taps * nc, clipped)
         if self.batched:
             self._batches(f, r0, r1, c0, c1)
@@ -145,6 +148,24 @@ class _Op:
                     f[f"{fam}:batched_gather_tap"] += n * blocks * taps
                     f[f"{fam}:batched_call"] += n * blocks * (-(-taps // MAX_RUNS) - 1)
                     f[f"{fam}:tap"] -= n * (taps - MAX_RUNS)  # the first gather stops at a full batch
+
+
+def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
+    """The int8 output stage a conv / depthwise / dense kernel runs (msf_output_stage_mode): the
+    general requantisation, or a fast loop for one rounding, clamping or (full) not; and how many
+    output channels a per-channel kernel (the in-place one) can run fast. ("", 0) for other ops."""
+    node = graph.nodes[t]
+    if node.op.kind not in ("conv2d", "depthwise_conv2d", "dense") or graph.element.nbytes != 1:
+        return "", 0
+    from ..numerics import DOUBLE, SINGLE, activation_range, gemm_rounding
+    ctx = graph.kernel_context(t)
+    rounding = DOUBLE if node.op.kind == "depthwise_conv2d" else gemm_rounding(ctx.numerics)
+    right = node.op.c_consts(ctx).get("right")
+    fast = 0 if right is None or rounding == SINGLE else int(np.count_nonzero(np.asarray(right) >= 1))
+    if right is None or fast < len(right):
+        return "general", fast
+    low, high = activation_range(node.op.activation, ctx.output_quant)
+    return rounding + ("_full" if (low, high) == (-128, 127) else ""), fast
 
 
 def _family(op: _Op, dsp: bool) -> str:
@@ -218,8 +239,8 @@ def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]
         f[f"{fam}:single_rest"] += odd * rest
         f[f"{fam}:single_rest_quad"] += odd * rest * (quads + (tail > 0))
         f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * out_channels(blocks)
-    f[f"{fam}:requant_pair"] += pairs * op.shape[2]
-    f[f"{fam}:requant_single"] += odd * op.shape[2]
+    f[f"{fam}:requant_pair_{op.stage}"] += pairs * op.shape[2]
+    f[f"{fam}:requant_single_{op.stage}"] += odd * op.shape[2]
     if fam.startswith("conv_gather"):
         # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole and
         # the patch one chunk, else kernel row by kernel row with padding filled
@@ -311,6 +332,8 @@ class BlockCounter:
         f[f"{op.family}:mac"] += op.macs
         f[f"{op.family}:input"] += prod(op.in_shape)
         f[f"{op.family}:output"] += prod(op.shape)
+        if op.stage:
+            f[f"{op.family}:output_{op.stage}"] += prod(op.shape)
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int):
@@ -360,18 +383,29 @@ class BlockCounter:
         return total + self.weigh(own)
 
     def _channels(self, t: int) -> Features:
-        """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel."""
+        """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel, row by
+        row; int8 pixels whose window lies inside the input take the unrolled inner loop, the
+        others the border loop over their in-bounds taps; then the plane is copied back."""
         f = Counter()
         op = self.op(t)
-        fam = "depthwise_inplace"
+        fam = "depthwise_inplace" + ("_f32" if op.float else "")
         h, w, c = op.shape
-        row_taps, _ = op.profiles[0].sums(0, h)
+        (kh, kw), win = op.kernel, op.op.win
+        row_taps, whole_rows = op.profiles[0].sums(0, h)
         col_taps, _ = op.profiles[1].sums(0, w)
+        x_lo = -(-win.pads[1] // win.strides[1])
+        x_hi = min((op.in_shape[1] - kw + win.pads[1]) // win.strides[1] + 1, w) if op.in_shape[1] - kw + win.pads[1] >= 0 else 0
+        inner = whole_rows * max(x_hi - min(x_lo, x_hi), 0) if not op.float else 0
         f[f"{fam}:call"] += 1
         f[f"{fam}:channel"] += c
         f[f"{fam}:row_channel"] += h * c
         f[f"{fam}:pixel_channel"] += h * w * c
-        f[f"{fam}:tap_channel"] += row_taps * col_taps * c
+        f[f"{fam}:inner_pixel_channel" + ("_3x3" if (kh, kw) == (3, 3) else "")] += inner * c
+        f[f"{fam}:inner_krow_channel"] += (0 if (kh, kw) == (3, 3) else inner * kh * c)
+        f[f"{fam}:border_pixel_channel"] += (h * w - inner) * c
+        f[f"{fam}:border_tap_channel"] += (row_taps * col_taps - inner * kh * kw) * c
+        if not op.float:  # channels whose shift the fast loop cannot take: msf_requantize_block_s8
+            f[f"{fam}:general_pixel_channel"] += h * w * (c - op.fast_channels)
         return f
 
     def _table(self, first: int, end: int, rows: int, axis: int) -> list[dict]:
