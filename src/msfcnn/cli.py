@@ -103,6 +103,9 @@ def _c_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="msfcnn", description="Fit CNNs into microcontroller RAM with multi-stage fusion.")
     parser.add_argument("--version", action="version", version=f"msfcnn {__version__}")
+    # (its own dest: a subcommand's --quiet default would overwrite this one's value)
+    parser.add_argument("-q", "--quiet", dest="quiet_all", action="store_true",
+                        help="no progress on stderr, for any command (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("models", help="list the built-in models")
@@ -431,7 +434,7 @@ def cmd_verify(args) -> int:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
-        count = "" if check.instructions is None else f"; {check.instructions} instructions in msfcnn_invoke"
+        count = "" if check.instructions is None else f"; {check.instructions} instructions in {args.prefix or 'msfcnn'}_invoke"
         if predicted is not None:
             count += f" ({round(sum(predicted))} predicted" + (
                 f", {sum(predicted) / check.instructions - 1:+.1%})" if check.instructions else ")")
@@ -547,7 +550,7 @@ COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto"
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        progress.configure(getattr(args, "quiet", False), getattr(args, "json", False))
+        progress.configure(getattr(args, "quiet", False) or args.quiet_all, getattr(args, "json", False))
         from .files import check_not_input, guarding_inputs
         read = [getattr(args, name, None) for name in ("model", "input", "plan")] + getattr(args, "models", [])
         with guarding_inputs(read):  # no output replaces a file the command reads

@@ -183,9 +183,6 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     from .codegen import icount
     from .codegen.emit import DEFAULT_PREFIX, check_prefix
     prefix = check_prefix(prefix or DEFAULT_PREFIX)
-    if count_instructions and prefix != DEFAULT_PREFIX:
-        raise UserError(f"counting instructions finds the network by the name {DEFAULT_PREFIX}_invoke: leave out "
-                        f"--prefix (the prefix changes names only, not instructions)")
     if count_instructions and not icount.can_count(target):
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
@@ -201,7 +198,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
                 harness = c_build.run(program, target, graph, internal, kernel_lib, prefix)
             arena = c_build.arena_bytes(folder, target, prefix)
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
-                counted = icount.measure(program, target, n_blocks=len(plan.blocks)) if count_instructions else None
+                counted = icount.measure(program, target, n_blocks=len(plan.blocks), function=f"{prefix}_invoke") if count_instructions else None
             if counted is not None and len(counted.blocks) != len(plan.blocks):
                 raise RuntimeError(f"counted {len(counted.blocks)} block functions for a plan of {len(plan.blocks)} blocks")
         except RuntimeError as err:  # one line; the compiler's full output stays with `keep`

@@ -206,10 +206,3 @@ def test_weights_are_const_in_rodata_unless_their_section_macro_says_otherwise(t
         sections[name] = {row[-1]: row[-3] for row in table if row and row[-1].startswith("beta_op")}
     assert sections["default"] and set(sections["default"].values()) == {".rodata"}
     assert sections["moved"].keys() == sections["default"].keys() and set(sections["moved"].values()) == {".nn_flash"}
-
-
-def test_counting_instructions_under_a_prefix_is_refused_in_one_line(capsys):
-    require_target("host")
-    assert main(["verify", "mcunet-vww5", "--prefix", "vww", "--instructions"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "leave out --prefix" in err

@@ -215,6 +215,18 @@ def test_block_counts_of_a_plan_with_copies_and_moves(capsys):
     assert doc["bit_exact"] and len(blocks) == len(doc["plan"]["blocks"]) and sum(blocks) == doc["instructions"]
 
 
+def test_a_prefix_changes_names_not_instructions(capsys):
+    """verify --prefix counts NAME_invoke: the same instructions, block by block, as msfcnn_invoke."""
+    from msfcnn.cli import main
+    require_target("cortex-m4")
+    counts = []
+    for prefix in (["--prefix", "vww"], []):
+        assert main(["verify", "mcunet-vww5", "--target", "cortex-m4", "--instructions", "--json", *prefix]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        counts.append((doc["instructions"], [b["instructions"] for b in doc["block_instructions"]]))
+    assert counts[0] == counts[1] and counts[0][0] > 0
+
+
 @pytest.mark.slow
 def test_a_block_whose_call_the_compiler_removed_counts_zero(capsys):
     """ResNet-8's Flatten after its global pool only renames bytes: its block function is empty and

@@ -56,3 +56,14 @@ def test_quiet_is_accepted_by_every_command(capsys):
     assert code == 0 and not err
     code, out, err = run(capsys, "models", "-q")
     assert code == 0 and not err
+    code, out, err = run(capsys, "-q", "plan", FIXTURES / "op_gap.tflite")  # before the command too
+    assert code == 0 and not err and "op_gap" in out
+
+
+def test_quiet_before_the_command_silences_progress(monkeypatch):
+    """`msfcnn -q plan ...` configures progress as quiet (what `plan -q` does)."""
+    from msfcnn import progress
+    seen = []
+    monkeypatch.setattr(progress, "configure", lambda quiet, json_output: seen.append(quiet))
+    assert main(["-q", "models"]) == 0 and main(["models"]) == 0 and main(["models", "-q"]) == 0
+    assert seen == [True, False, True]

@@ -40,7 +40,9 @@ from ..targets import Target
 FUNCTION = "msfcnn_invoke"
 _PLUGIN_SOURCE = "msfcnn_icount.c"
 MAX_MARKS = 4096  # the plugin's limit (icount/msfcnn_icount.c)
-_CALL = re.compile(r"^\s*([0-9a-f]+):\s.*?\b([0-9a-f]+) <" + FUNCTION + r">\s*$")
+def _call_of(function: str) -> re.Pattern:
+    """A disassembled call of `function`: (its address, the callee's address)."""
+    return re.compile(r"^\s*([0-9a-f]+):\s.*?\b([0-9a-f]+) <" + re.escape(function) + r">\s*$")
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s")
 # A call (or tail call) of a block function; gcc may name a clone of it block3.constprop.0.
 _BLOCK_CALL = re.compile(r"^\s*([0-9a-f]+):\s.*?\b[0-9a-f]+ <(block(\d+)(?:\.[\w.]+)?)>\s*$")
@@ -113,25 +115,26 @@ def _disassemble(program: Path, target: Target, function: str) -> list[str]:
                           capture_output=True, text=True, check=True).stdout.splitlines()
 
 
-def find_marks(program: Path, target: Target, caller: str = "main") -> Marks:
+def find_marks(program: Path, target: Target, caller: str = "main", function: str = FUNCTION) -> Marks:
     """msfcnn_invoke's entry, the return addresses of its calls in `caller`, and its calls of the
     block functions, from the disassembly. Addresses are the ones QEMU reports for instructions
     (even on Thumb)."""
     listing = _disassemble(program, target, caller)
+    calls = _call_of(function)
     entry, back = None, []
     for n, line in enumerate(listing):
-        call = _CALL.match(line)
+        call = calls.match(line)
         if call is None:
             continue
         entry = int(call.group(2), 16)
         following = next((m for m in map(_LINE.match, listing[n + 1:]) if m), None)
         if following is None:
-            raise RuntimeError(f"the call to {FUNCTION} is the last instruction of {caller} in {program}")
+            raise RuntimeError(f"the call to {function} is the last instruction of {caller} in {program}")
         back.append(int(following.group(1), 16))
     if entry is None:
-        raise RuntimeError(f"no call to {FUNCTION} in {caller} of {program}")
+        raise RuntimeError(f"no call to {function} in {caller} of {program}")
     blocks, names = [], {}
-    for line in _disassemble(program, target, FUNCTION):
+    for line in _disassemble(program, target, function):
         call = _BLOCK_CALL.match(line)
         if call:
             blocks.append((int(call.group(1), 16), int(call.group(3))))
@@ -165,7 +168,7 @@ def count_instructions(program: Path, target: Target, input_path: Path | None = 
 
 
 def measure(program: Path, target: Target, input_path: Path | None = None, output_path: Path | None = None,
-            timeout: float = 1800, n_blocks: int | None = None) -> Count:
+            timeout: float = 1800, n_blocks: int | None = None, function: str = FUNCTION) -> Count:
     """The total of count_instructions and its split over the block functions (see the module):
     `n_blocks` of them (default: up to the last one called); a block never called counts 0."""
     program = Path(program).resolve()
@@ -175,7 +178,7 @@ def measure(program: Path, target: Target, input_path: Path | None = None, outpu
     command = target.run_command(str(program), str(input_path), str(output_path))
     with tempfile.TemporaryDirectory(prefix="msfcnn-icount-") as tmp:
         if _is_qemu(target):
-            marks = find_marks(program, target)
+            marks = find_marks(program, target, function=function)
             addresses = (marks.entry, *marks.back, *(address for address, _ in marks.blocks))
             if len(addresses) > MAX_MARKS:
                 raise RuntimeError(f"{len(addresses)} addresses to mark, more than the counter's {MAX_MARKS}")
@@ -187,11 +190,11 @@ def measure(program: Path, target: Target, input_path: Path | None = None, outpu
             return _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks],
                                       _blocks(marks, n_blocks))
         if command[0] == str(program):  # the host: callgrind
-            marks = find_marks(program, target)
+            marks = find_marks(program, target, function=function)
             names = marks.block_names
             out = Path(tmp) / "callgrind.out"
             done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                   f"--toggle-collect={FUNCTION}", *(f"--dump-before={name}" for name in names.values()),
+                                   f"--toggle-collect={function}", *(f"--dump-before={name}" for name in names.values()),
                                    *command], capture_output=True, text=True, timeout=timeout)
             _check(done, target)
             return _count_from_dumps(sorted(Path(tmp).glob("callgrind.out*")), names, _blocks(marks, n_blocks))
