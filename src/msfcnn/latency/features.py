@@ -238,7 +238,7 @@ def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]
         f[f"{fam}:single_four_quad"] += odd * four * (quads + (tail > 0))
         f[f"{fam}:single_rest"] += odd * rest
         f[f"{fam}:single_rest_quad"] += odd * rest * (quads + (tail > 0))
-        f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * out_channels(blocks)
+        f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * sum(blocks)
     f[f"{fam}:requant_pair_{op.stage}"] += pairs * op.shape[2]
     f[f"{fam}:requant_single_{op.stage}"] += odd * op.shape[2]
     if fam.startswith("conv_gather"):
@@ -251,10 +251,6 @@ def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]
         f[f"{fam}:gather_slow"] += (pixels * passes - fast)
         f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
         f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
-
-
-def out_channels(blocks: list[int]) -> int:
-    return sum(blocks)
 
 
 def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
