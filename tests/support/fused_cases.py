@@ -1,29 +1,15 @@
 """Shared generators for fused-execution tests: random networks (hypothesis) and random plans."""
 
-import random
-
 from hypothesis import strategies as st
 
 from msfcnn.fusion.dag import FusionDAG
+from msfcnn.latency.calibration import random_path
 
 
 def random_plan(dag: FusionDAG, seed: int) -> list:
-    """A uniformly random walk from cut 0 to the last cut: an arbitrary complete plan."""
-    rng = random.Random(seed)
-    outgoing: dict[int, list] = {}
-    for b in dag.blocks:
-        outgoing.setdefault(b.src, []).append(b)
-    # Only walk where the last cut stays reachable.
-    reach = {dag.target}
-    for cut in range(dag.target - 1, -1, -1):
-        if any(b.dst in reach for b in outgoing.get(cut, [])):
-            reach.add(cut)
-    plan, cut = [], 0
-    while cut != dag.target:
-        block = rng.choice([b for b in outgoing[cut] if b.dst in reach])
-        plan.append(block)
-        cut = block.dst
-    return plan
+    """A uniformly random walk from cut 0 to the last cut: an arbitrary complete plan (the same
+    walk the latency calibration measures)."""
+    return random_path(dag, seed)
 
 
 @st.composite
