@@ -143,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     _saved_plan_arg(p)
     _numerics_arg(p)
-    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional "
+    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional; X.npz "
+                                                     "(input0, input1, ...) for a model with several inputs "
                                                      "(default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", metavar="Y.npy", help="write the output tensor here (Y.npz: every output of "
@@ -164,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     _link_board_args(p)
     _c_args(p)
     _numerics_arg(p)
-    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout (default: seeded random)")
+    p.add_argument("--input", metavar="X.npy", help="input in the model's own layout; X.npz (input0, input1, ...) "
+                                                     "for a model with several inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", "--keep", dest="keep", metavar="DIR",
                    help="build in DIR and keep it (default: a temporary folder, deleted afterwards)")
@@ -378,10 +380,11 @@ def cmd_run(args) -> None:
     if args.output:
         save_outputs(args.output, ys, args.model)
     y, caller = ys[0], ys[graph.output_tensors.index(graph.output)]  # caller: the output not in the arena
+    input_bytes = int(sum(a.nbytes for a in (x if isinstance(x, list) else [x])))
     result = {"model": graph.name, "numerics": graph.numerics, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
               "max_abs_diff_vs_vanilla": diff, "measured_peak_ram_bytes": fused.measured_peak_ram_bytes,
               "predicted_peak_ram_bytes": fused.predicted_peak_ram_bytes,
-              "io_bytes": {"input": int(x.nbytes), "output": int(caller.nbytes)}}
+              "io_bytes": {"input": input_bytes, "output": int(caller.nbytes)}}
     if len(ys) > 1:
         result["outputs"] = [{"shape": list(y.shape), "dtype": str(y.dtype)} for y in ys]
     if args.json:
@@ -396,7 +399,7 @@ def cmd_run(args) -> None:
         print("\n".join(lines) + f"; max |fused - unfused| = {diff:g}{' over all outputs' if len(ys) > 1 else ''}")
         extra = f" and output {caller.nbytes} B" + ("; the other outputs are in the arena" if len(ys) > 1 else "")
         print(f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B "
-              f"(plus the caller's input {x.nbytes} B{extra})")
+              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {input_bytes} B{extra})")
 
 
 def _planned_schedule(args):
@@ -490,7 +493,8 @@ def cmd_verify(args) -> int:
         print(json.dumps(result, indent=1))
     else:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
-        count = "" if check.instructions is None else f"; {check.instructions} instructions in {args.prefix or 'msfcnn'}_invoke"
+        entry = pipeline.entry_point(graph, target, args.prefix or "msfcnn")[0]
+        count = "" if check.instructions is None else f"; {check.instructions} instructions in {entry}"
         if predicted is not None:
             count += f" ({round(sum(predicted))} predicted" + (
                 f", {sum(predicted) / check.instructions - 1:+.1%})" if check.instructions else ")")

@@ -7,11 +7,17 @@ Fused plans and generated C are checked against it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Union
+
 import numpy as np
 
 from . import numerics as nx
 from .errors import UserError
-from .ir import NETWORK_INPUT, Graph
+from .ir import Graph, input_tensor
+
+# One input array, or a sequence of them (one per input, in the model's order) for a model with several.
+Inputs = Union[np.ndarray, Sequence[np.ndarray]]
 
 
 def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
@@ -26,16 +32,11 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
     return run_unfused_outputs(graph, x)[0]
 
 
-def run_unfused_outputs(graph: Graph, x: np.ndarray) -> list[np.ndarray]:
-    """Every output of `graph` on one input, in the model's order (`run_unfused`'s form each)."""
-    x = np.asarray(x)
-    batched = x.ndim == len(graph.input_shape) + 1
-    if batched:
-        if x.shape[0] != 1:
-            raise UserError(f"run_unfused takes one input at a time, got a batch of {x.shape[0]}")
-        x = x[0]
-    x = to_internal(graph, x)
-    values = {NETWORK_INPUT: x}
+def run_unfused_outputs(graph: Graph, x: Inputs) -> list[np.ndarray]:
+    """Every output of `graph` on one input, in the model's order (`run_unfused`'s form each). A
+    model with several inputs takes a sequence of arrays, one per input in the model's order."""
+    xs, batched = internal_inputs(graph, x)
+    values = {input_tensor(k): value for k, value in enumerate(xs)}
     last_use = graph.last_use()
     for index, node in enumerate(graph.nodes):
         out = node.op.reference([values[t] for t in node.inputs], graph.kernel_context(index))
@@ -46,6 +47,26 @@ def run_unfused_outputs(graph: Graph, x: np.ndarray) -> list[np.ndarray]:
             if last_use[t] == index:
                 del values[t]
     return [to_model_layout(graph, values[t], batched) for t in graph.output_tensors]
+
+
+def internal_inputs(graph: Graph, x: Inputs) -> tuple[list[np.ndarray], bool]:
+    """The caller's inputs (one array, or one per input of a model with several), each checked and
+    brought to the graph's (H, W, C) and element type; and whether they had a batch dimension."""
+    n = len(graph.input_tensors)
+    if n > 1 and isinstance(x, np.ndarray):
+        raise UserError(f"{graph.name} takes {n} inputs (a sequence of arrays), got one array")
+    xs = [np.asarray(x)] if n == 1 else [np.asarray(a) for a in x]
+    if len(xs) != n:
+        raise UserError(f"{graph.name} takes {n} input{'s' if n > 1 else ''}, got {len(xs)}")
+    batched = xs[0].ndim == len(graph.input_shape) + 1
+    internal = []
+    for k, value in enumerate(xs):
+        if value.ndim == len(graph.input_spec(k).shape) + 1:
+            if value.shape[0] != 1:
+                raise UserError(f"run_unfused takes one input at a time, got a batch of {value.shape[0]}")
+            value = value[0]
+        internal.append(to_internal(graph, value, k))
+    return internal, batched
 
 
 def to_model_layout(graph: Graph, y: np.ndarray, batched: bool) -> np.ndarray:
@@ -70,18 +91,19 @@ def from_int8(y: np.ndarray) -> np.ndarray:
     return (np.asarray(y, np.int8).view(np.uint8) ^ np.uint8(0x80))
 
 
-def to_internal(graph: Graph, x: np.ndarray) -> np.ndarray:
-    """Check the input's shape and type; bring it to the graph's (H, W, C) and element type."""
+def to_internal(graph: Graph, x: np.ndarray, k: int = 0) -> np.ndarray:
+    """Check input k's shape and type; bring it to the graph's (H, W, C) and element type."""
+    spec = graph.input_spec(k)
     if graph.float_input and np.issubdtype(x.dtype, np.floating):
         # Before any transposition: the interpreter's rounding depends on the memory order.
-        x = nx.quantize_float(x, graph.input_quant, graph.numerics, graph.element.numpy)
+        x = nx.quantize_float(x, spec.quant, graph.numerics, graph.element.numpy)
     if graph.uint8_input and x.dtype == np.uint8:
         x = to_int8(x)
     if graph.layout == "NCHW" and x.ndim == 3:
         x = x.transpose(1, 2, 0)
-    if tuple(x.shape) != tuple(graph.input_shape):
-        raise UserError(f"input shape {list(x.shape)} does not match the model's {list(graph.input_shape)}"
-                        f" ({graph.layout})")
+    if tuple(x.shape) != tuple(spec.shape):
+        which = f"input {k} shape" if k else "input shape"
+        raise UserError(f"{which} {list(x.shape)} does not match the model's {list(spec.shape)} ({graph.layout})")
     if graph.dtype == "float32":
         return x.astype(np.float32)
     if x.dtype != graph.element.numpy:

@@ -13,7 +13,6 @@ and output outside the arena and (without --input-in-flash) inside it, fastest f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
 from . import latency, pipeline
 from .boards import Board
@@ -77,9 +76,9 @@ class NoFit(UserError):
 
 
 def io_bytes(graph: Graph, input_in_flash: bool) -> int:
-    """The network's input (unless it is a constant in flash) and output buffers."""
-    size = graph.element.nbytes
-    return size * ((0 if input_in_flash else prod(graph.input_shape)) + prod(graph.nodes[-1].shape))
+    """The network's inputs (unless they are constants in flash) and output buffers."""
+    inputs = 0 if input_in_flash else sum(graph.elements(t) for t in graph.input_tensors)
+    return graph.element.nbytes * (inputs + graph.elements(graph.output))
 
 
 def least_ram(candidates: list[Plan], measured, io_of) -> Fit:

@@ -16,7 +16,7 @@ from math import prod
 import numpy as np
 
 from . import executor
-from .ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
+from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
 from .schedule import LoweredBlock, Schedule
 from .schedule.lowered import Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
@@ -41,7 +41,7 @@ class FusedRun:
         return b"".join(np.ascontiguousarray(y).tobytes() for y in self.outputs)
 
 
-def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
+def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False) -> FusedRun:
     """Run the schedule on one input (the model's own layout, batch optional), measuring the arena.
     raw=True returns the network's outputs as the generated C writes them: (H, W, C) order, no
     dequantisation at a float-edged model's output."""
@@ -59,17 +59,18 @@ def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
     return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]))
 
 
-def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
+def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
          raw: bool = False) -> tuple[list[np.ndarray], _BlockRunner]:
     graph = schedule.graph
-    x = np.asarray(x)
-    batched = x.ndim == len(graph.input_shape) + 1
-    internal = executor.to_internal(graph, x[0] if batched else x)
+    internal, batched = executor.internal_inputs(graph, x)
     dtype = graph.element.numpy
     result = np.zeros(graph.nodes[graph.output].shape, dtype=dtype)  # the caller's output buffer
-    run = _BlockRunner(graph, schedule, arena, internal, result, dtype)
-    if schedule.input_offset is not None:  # the caller writes its input into the arena
-        run.view(schedule.input_offset, internal.shape, dtype)[...] = internal
+    inputs = {input_tensor(k): value for k, value in enumerate(internal)}
+    run = _BlockRunner(graph, schedule, arena, inputs, result, dtype)
+    for k, value in enumerate(internal):
+        offset = schedule.input_offset_of(k)
+        if offset is not None:  # the caller writes its input into the arena
+            run.view(offset, value.shape, dtype)[...] = value
     for index, block in enumerate(schedule.blocks):
         run.offsets = schedule.tensor_offsets[index]
         run.block(block, schedule.scratch_offsets[index])
@@ -85,9 +86,9 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
 
 
 class _BlockRunner:
-    def __init__(self, graph: Graph, schedule: Schedule, arena, x, result, dtype):
+    def __init__(self, graph: Graph, schedule: Schedule, arena, inputs, result, dtype):
         self.graph, self.schedule, self.arena = graph, schedule, arena
-        self.x, self.result, self.dtype = x, result, dtype
+        self.inputs, self.result, self.dtype = inputs, result, dtype  # inputs: tensor -> the caller's array
         self.macs = 0
         self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
 
@@ -107,8 +108,8 @@ class _BlockRunner:
     def tensor(self, t: int) -> np.ndarray:
         if t in self.offsets:
             return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
-        if t == NETWORK_INPUT:
-            return self.x
+        if is_network_input(t):
+            return self.inputs[t]
         if t == self.graph.output:
             return self.result
         raise AssertionError(f"tensor {t} is not live in this block")

@@ -13,7 +13,7 @@ import numpy as np
 from . import jsontext, progress
 from .cost import DEFAULT_COST_MODEL
 from .errors import UserError
-from .executor import run_unfused, run_unfused_outputs, to_internal
+from .executor import internal_inputs, run_unfused, run_unfused_outputs
 from .frontends import load_model
 from .fused_executor import FusedRun, run_fused
 from .ir import Graph
@@ -176,6 +176,17 @@ class Verification:
                            <= self.tolerance))
 
 
+def entry_point(graph: Graph, target: Target, prefix: str) -> tuple[str, str]:
+    """The generated function that calls the blocks (<prefix>_invoke, or <prefix>_invoke_inputs
+    for a model with several inputs) and the harness function that calls it (main, or the file
+    harness's several-output entry point)."""
+    if len(graph.input_tensors) > 1:
+        return f"{prefix}_invoke_inputs", "main"
+    if len(graph.output_tensors) > 1 and not target.embedded_harness:
+        return f"{prefix}_invoke", f"{prefix}_invoke_outputs"
+    return f"{prefix}_invoke", "main"
+
+
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
            keep: str | Path | None = None, kernel_lib: Path | None = None,
            count_instructions: bool = False, prefix: str | None = None) -> Verification:
@@ -194,7 +205,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     if count_instructions and not icount.can_count(target):
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
-    internal = to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)
+    internal, _ = internal_inputs(graph, x)
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
         with progress.step(f"verify {graph.name}: writing the C"):
@@ -207,10 +218,8 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
-                # the file harness of a several-output model calls invoke through invoke_outputs
-                caller = (f"{prefix}_invoke_outputs" if len(graph.output_tensors) > 1 and not target.embedded_harness
-                          else "main")
-                counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=f"{prefix}_invoke",
+                function, caller = entry_point(graph, target, prefix)
+                counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=function,
                                           caller=caller) if count_instructions else None)
             if counted is not None and len(counted.blocks) != len(plan.blocks):
                 raise RuntimeError(f"counted {len(counted.blocks)} block functions for a plan of {len(plan.blocks)} blocks")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tokenize
+import zipfile
 from math import prod
 
 import numpy as np
@@ -14,15 +15,21 @@ from .ir import Graph
 from .numerics import quantize_float
 
 
-def model_input_shape(graph: Graph) -> tuple[int, ...]:
-    """The input shape in the model's own layout, with a batch of 1."""
-    h, w, c = graph.input_shape
+def model_input_shape(graph: Graph, k: int = 0) -> tuple[int, ...]:
+    """Input k's shape in the model's own layout, with a batch of 1."""
+    h, w, c = graph.input_spec(k).shape
     return (1, c, h, w) if graph.layout == "NCHW" else (1, h, w, c)
 
 
-def random_input(graph: Graph, seed: int = 0) -> np.ndarray:
+def random_input(graph: Graph, seed: int = 0):
+    """A seeded random input in the model's layout; a list of them, one per input, for a model
+    with several (the executors' `Inputs`)."""
     rng = np.random.default_rng(seed)
-    shape = model_input_shape(graph)
+    xs = [_random_array(graph, rng, model_input_shape(graph, k)) for k in range(len(graph.input_tensors))]
+    return xs[0] if len(xs) == 1 else xs
+
+
+def _random_array(graph: Graph, rng: np.random.Generator, shape) -> np.ndarray:
     if graph.uint8_input:
         return rng.integers(0, 256, size=shape, dtype=np.uint8)
     if graph.dtype in ("int8", "int16"):
@@ -31,68 +38,95 @@ def random_input(graph: Graph, seed: int = 0) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def load_input(path: str, graph: Graph) -> np.ndarray:
+def load_input(path: str, graph: Graph):
     """Read an .npy input; the batch dimension may be left out. Float data for an int8 model is
-    quantised with the model's input scale and zero point."""
-    expected = model_input_shape(graph)
+    quantised with the model's input scale and zero point. A model with several inputs reads an
+    .npz file holding input0, input1, ... (one array per input, in the model's order) and returns
+    their list."""
+    n = len(graph.input_tensors)
+    if n == 1 and not path.endswith(".npz"):
+        return _load_array(lambda: open(path, "rb"), path, graph, 0)
+    if not path.endswith(".npz"):
+        raise UserError(f"{path}: {graph.name} has {n} inputs: give an .npz file with arrays "
+                        f"{', '.join(f'input{k}' for k in range(n))}")
     try:
-        shape = _npy_shape(path)
-        declared = graph.declared_input_shape or ()
-        if shape is not None and shape not in (tuple(expected), tuple(expected[1:]), declared, declared[1:]):
-            # checked before loading: a header may claim terabytes
-            raise _shape_error(path, shape, expected, graph)
-        array = np.load(path, allow_pickle=False)
+        with zipfile.ZipFile(path) as archive:
+            names = {name.removesuffix(".npy") for name in archive.namelist()}
+            expected = {f"input{k}" for k in range(n)}
+            if names != expected:
+                raise UserError(f"{path}: expected arrays {', '.join(sorted(expected))}, found "
+                                f"{', '.join(sorted(names)) or 'none'}")
+            xs = [_load_array(lambda k=k: archive.open(f"input{k}.npy"), f"{path}:input{k}", graph, k)
+                  for k in range(n)]
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except (OSError, zipfile.BadZipFile, KeyError) as err:
+        raise UserError(f"{path}: not a readable .npz archive ({type(err).__name__}: {err})") from None
+    return xs
+
+
+def _load_array(open_npy, name: str, graph: Graph, k: int) -> np.ndarray:
+    """Input k from the .npy data `open_npy()` opens (a binary file; `name` in messages), checked
+    and shaped."""
+    expected = model_input_shape(graph, k)
+    declared = graph.input_spec(k).declared_shape or ()
+    quant = graph.input_spec(k).quant
+    try:
+        with open_npy() as f:
+            shape = _npy_shape(f)
+        if shape is not None and shape not in (tuple(expected), tuple(expected[1:]), declared, declared[1:]):
+            # checked before loading: a header may claim terabytes
+            raise _shape_error(name, shape, expected, graph, declared)
+        with open_npy() as f:
+            array = np.lib.format.read_array(f, allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"{name}: no such file") from None
     except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError) as err:  # the last two: a bad header
-        raise UserError(f"{path}: not a readable .npy array ({type(err).__name__}: {err})") from None
+        raise UserError(f"{name}: not a readable .npy array ({type(err).__name__}: {err})") from None
     if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
-        raise UserError(f"{path}: expected an array of real numbers, got {array.dtype}")
+        raise UserError(f"{name}: expected an array of real numbers, got {array.dtype}")
     with np.errstate(over="ignore"):  # float64 beyond float32's range becomes an infinity, caught below
         finite = np.isfinite(array.astype(np.float32))
     if not finite.all():  # NaN and infinities have no quantised value, and poison a float network
         bad = array.size - int(np.count_nonzero(finite))
-        raise UserError(f"{path}: the input has {bad} NaN, infinite or beyond-float32 value{'s' if bad > 1 else ''} "
+        raise UserError(f"{name}: the input has {bad} NaN, infinite or beyond-float32 value{'s' if bad > 1 else ''} "
                         f"(the first at index {[int(i) for i in np.argwhere(~finite)[0]]}); expected finite numbers")
-    declared = graph.declared_input_shape
     if declared and array.shape in (declared, declared[1:]) and array.size == prod(expected):
         array = array.reshape(expected)  # the model file's own shape: the same values in the same order
     if array.shape == expected[1:]:
         array = array[np.newaxis]
     if array.shape != expected:
-        raise _shape_error(path, array.shape, expected, graph)
+        raise _shape_error(name, array.shape, expected, graph, declared)
     if graph.uint8_input and array.dtype == np.uint8:
         pass  # the executor shifts it to int8
     elif graph.dtype in ("int8", "int16") and (array.dtype != graph.element.numpy or graph.uint8_input):
         if not np.issubdtype(array.dtype, np.floating):
             kind = "uint8" if graph.uint8_input else graph.dtype
-            raise UserError(f"{path}: expected {kind} (or float to quantise) data, got {array.dtype}")
+            raise UserError(f"{name}: expected {kind} (or float to quantise) data, got {array.dtype}")
         array = array.astype(np.float32)
         if not graph.float_input:  # a float-edged graph quantises inside the executor, as TFLite does
-            array = quantize_float(array, graph.input_quant, graph.numerics, graph.element.numpy)
+            array = quantize_float(array, quant, graph.numerics, graph.element.numpy)
     elif graph.dtype == "float32":
         array = array.astype(np.float32)
     return array
 
 
-def _shape_error(path: str, shape, expected, graph: Graph) -> UserError:
-    declared = graph.declared_input_shape
+def _shape_error(path: str, shape, expected, graph: Graph, declared) -> UserError:
     also = f" or the model file's {list(declared)}" if declared and tuple(declared) != tuple(expected) else ""
     return UserError(f"{path}: input shape {list(shape)} does not match the model's {list(expected)}{also} "
                      f"({graph.layout}, batch optional)")
 
 
-def _npy_shape(path: str) -> tuple | None:
-    """The shape an .npy file's header declares, or None if the header is not one np.load reads
-    (np.load then says why)."""
+def _npy_shape(f) -> tuple | None:
+    """The shape the header of the .npy data in binary file `f` declares, or None if the header is
+    not one numpy reads (reading the array then says why)."""
     fmt = np.lib.format
-    with open(path, "rb") as f:
-        try:
-            version = fmt.read_magic(f)
-            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-            shape, _, _ = read(f)
-        except Exception:  # noqa: BLE001 - np.load reads it again and says what is wrong
-            return None
+    try:
+        version = fmt.read_magic(f)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, _ = read(f)
+    except Exception:  # noqa: BLE001 - reading the array again says what is wrong
+        return None
     return tuple(int(d) for d in shape)
 
 

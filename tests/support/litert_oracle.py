@@ -29,15 +29,18 @@ for job in json.load(open(sys.argv[1])):
                               experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
                               experimental_preserve_all_tensors=job["layers"])
     interpreter.allocate_tensors()
-    inp = interpreter.get_input_details()[0]
+    ins = interpreter.get_input_details()
     outs = interpreter.get_output_details()
     out = outs[0]
     ops = interpreter._get_ops_details() if job["layers"] else []
     results = {}
     with np.load(job["inputs"]) as inputs:
-        for key in inputs.files:
+        for key in [k for k in inputs.files if "@" not in k]:
             # Any shape holding the input's elements: a batch of 1 is added, (1, 1, N) flattened.
-            interpreter.set_tensor(inp["index"], inputs[key].reshape(inp["shape"]).astype(inp["dtype"]))
+            # A model's input k > 0 is under "key@k".
+            for k, inp in enumerate(ins):
+                x = inputs[key + (f"@{k}" if k else "")]
+                interpreter.set_tensor(inp["index"], x.reshape(inp["shape"]).astype(inp["dtype"]))
             interpreter.invoke()
             results[key] = interpreter.get_tensor(out["index"])
             for k, other in enumerate(outs[1:], 1):  # a model with several outputs: the others too
@@ -75,13 +78,18 @@ def run_jobs(jobs: list[tuple[Path, list[np.ndarray]]], layers: bool = False, ti
 
 def run_script(script: str, jobs: list[tuple[Path, list[np.ndarray]]], tmp: Path, timeout: float, what: str,
                **fields) -> list[dict]:
-    """Save each job's inputs in `tmp` (keys x00000, x00001, ...) and run `script` on the list of
+    """Save each job's inputs in `tmp` (keys x00000, x00001, ...; an input that is a list of arrays,
+    for a model with several inputs, saves array k > 0 under x00000@k) and run `script` on the list of
     jobs ({"model", "inputs", "outputs"} and `fields`) in a subprocess; returns that list, whose
     "outputs" are the .npz files the script wrote."""
     manifest = []
     for n, (model, inputs) in enumerate(jobs):
         inputs_path = tmp / f"in{n}.npz"
-        np.savez(inputs_path, **{f"x{i:05d}": x for i, x in enumerate(inputs)})
+        arrays = {}
+        for i, x in enumerate(inputs):
+            for k, array in enumerate(x if isinstance(x, (list, tuple)) else [x]):
+                arrays[f"x{i:05d}" + (f"@{k}" if k else "")] = array
+        np.savez(inputs_path, **arrays)
         manifest.append({"model": str(model), "inputs": str(inputs_path), "outputs": str(tmp / f"out{n}.npz"),
                          **fields})
     manifest_path = tmp / "jobs.json"

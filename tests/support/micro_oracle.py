@@ -27,10 +27,12 @@ def tflm(path):
     from tflite_micro import runtime
     from ai_edge_litert.interpreter import Interpreter
     n_outputs = len(Interpreter(model_path=path).get_output_details())  # only to count them
+    n_inputs = len(Interpreter(model_path=path).get_input_details())
     interpreter = runtime.Interpreter.from_file(path)
-    details = interpreter.get_input_details(0)
-    def run(x):
-        interpreter.set_input(x.reshape(details["shape"]).astype(details["dtype"]), 0)
+    details = [interpreter.get_input_details(k) for k in range(n_inputs)]
+    def run(xs):
+        for k, (x, d) in enumerate(zip(xs, details)):
+            interpreter.set_input(x.reshape(d["shape"]).astype(d["dtype"]), k)
         interpreter.invoke()
         return [np.array(interpreter.get_output(k)) for k in range(n_outputs)]
     return run
@@ -40,10 +42,11 @@ def ref(path):
     interpreter = Interpreter(model_path=path, num_threads=1,
                               experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     interpreter.allocate_tensors()
-    inp = interpreter.get_input_details()[0]
+    ins = interpreter.get_input_details()
     outs = interpreter.get_output_details()
-    def run(x):
-        interpreter.set_tensor(inp["index"], x.reshape(inp["shape"]).astype(inp["dtype"]))
+    def run(xs):
+        for x, inp in zip(xs, ins):
+            interpreter.set_tensor(inp["index"], x.reshape(inp["shape"]).astype(inp["dtype"]))
         interpreter.invoke()
         return [interpreter.get_tensor(out["index"]) for out in outs]
     return run
@@ -52,7 +55,11 @@ for job in json.load(open(sys.argv[1])):
     run = {"tflm": tflm, "ref": ref}[job["oracle"]](job["model"])
     with np.load(job["inputs"]) as inputs:
         # every output: the first under the input's key, output k under "key#k"
-        results = {key + (f"#{k}" if k else ""): y for key in inputs.files for k, y in enumerate(run(inputs[key]))}
+        # a model's input k > 0 is under "key@k"
+        keys = [key for key in inputs.files if "@" not in key]
+        xs = {key: [inputs[key]] + [inputs[f"{key}@{k}"] for k in range(1, 1 + sum(f.startswith(key + "@") for f in inputs.files))]
+              for key in keys}
+        results = {key + (f"#{k}" if k else ""): y for key in keys for k, y in enumerate(run(xs[key]))}
     np.savez(job["outputs"], **results)
 """
 

@@ -147,10 +147,11 @@ def run_both(path: Path, seed: int = 0):
     from msfcnn import executor
     graph = load_onnx(path)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    h, w, c = graph.input_shape
-    x = np.random.default_rng(seed).standard_normal((1, c, h, w)).astype(np.float32)
-    want = session.run(None, {session.get_inputs()[0].name: x})[0]
-    got = executor.run_unfused(graph, x)
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal((1, c, h, w)).astype(np.float32)
+          for h, w, c in (graph.shape_of(t) for t in graph.input_tensors)]
+    want = session.run(None, {info.name: x for info, x in zip(session.get_inputs(), xs)})[0]
+    got = executor.run_unfused(graph, xs[0] if len(xs) == 1 else xs)
     return got, want
 
 

@@ -21,7 +21,7 @@ from msfcnn.cli import main
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends.tflite import graph_from_tflite, load_tflite
-from msfcnn.ir import NETWORK_INPUT, Graph, Quant
+from msfcnn.ir import NETWORK_INPUT, Graph, Quant, input_tensor
 
 from ai_edge_litert import schema_py_generated as schema  # to edit fixtures; the oracle package
 import flatbuffers
@@ -34,7 +34,7 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
-        "CONCATENATION": "concat"}  # (concatenations of two inputs)
+        "CONCATENATION": "concat", "LOGISTIC": "logistic"}  # (concatenations of two inputs)
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
 
 
@@ -44,13 +44,17 @@ def kind_of(op: dict, tensors) -> str:
     one_pixel = tuple(tensors[op["outputs"][0]]["shape"][1:3]) == (1, 1)
     if op["name"] == "AVERAGE_POOL_2D" and one_pixel and tensors[op["inputs"][0]]["dtype"] == "int8":
         return "global_avg_pool"  # (the uint8 pool, which rounds differently, stays a window op)
+    if op["name"] == "MUL":  # of two activations: equal shapes, or a map by a vector per channel
+        shapes = {tuple(tensors[t]["shape"]) for t in op["inputs"]}
+        return "mul" if len(shapes) == 1 else "mul_broadcast"
     return KIND[op["name"]]
 
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
            "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head",
-           "i16_chain"}  # float32 edges (tests/integration/test_int16.py)
+           "i16_chain",  # float32 edges (tests/integration/test_int16.py)
+           "mi_float_io"}  # float32 edges (tests/integration/test_multi_input.py)
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -123,14 +127,17 @@ def test_graph_matches_interpreter(path, oracle):
     interpreter's shapes, quantisation, weights, biases and per-channel weight scales."""
     info, graph = oracle[str(path)], load_tflite(path)
     tensors = info["tensors"]
-    (inp,), outs = info["inputs"], info["outputs"]
-    assert graph.input_shape == (1,) * (4 - len(tensors[inp]["shape"])) + _fmap(tensors[inp]["shape"])
-    assert graph.input_quant == _quant(tensors[inp])
+    ins, outs = info["inputs"], info["outputs"]
+    for k, inp in enumerate(ins):  # every model input, in the model's order
+        spec = graph.input_spec(k)
+        assert spec.shape == (1,) * (4 - len(tensors[inp]["shape"])) + _fmap(tensors[inp]["shape"])
+        assert spec.quant == _quant(tensors[inp])
+    assert len(graph.input_tensors) == len(ins)
     assert not graph.float_input and not graph.float_output
 
     ops = [op for op in info["ops"] if op["name"] not in FOLDED]
     assert [node.op.kind for node in graph.nodes] == [kind_of(op, tensors) for op in ops]
-    node_of = {inp: NETWORK_INPUT}
+    node_of = {inp: input_tensor(k) for k, inp in enumerate(ins)}
     for index, (op, node) in enumerate(zip(ops, graph.nodes)):
         result = tensors[op["outputs"][0]]
         assert node.shape == _fmap(result["shape"]), (index, op["name"])
@@ -285,7 +292,6 @@ UNSUPPORTED = {
     "unsupported_tanh": r"unsupported_tanh.tflite: unsupported operator TANH at operator index 1 "
                         r"\(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
-    "unsupported_two_inputs": "2 inputs and 1 outputs; only single-input models",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",

@@ -16,7 +16,7 @@ from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
 from ..targets import TARGETS, Target
-from .emit import DEFAULT_PREFIX, generate, harness_input, kernel_sources
+from .emit import DEFAULT_PREFIX, generate, harness_input, harness_values, kernel_sources
 
 
 def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
@@ -135,9 +135,10 @@ class HarnessRun:
     frames_bytes: int | None = None  # the start-up code's and main's frames above that point (embedded)
 
 
-def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: Path | None = None,
+def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None = None,
         prefix: str = DEFAULT_PREFIX) -> HarnessRun:
-    """Run the harness on one input tensor of `graph` (H, W, C order); `kernel_lib` as for `build`,
+    """Run the harness on one input tensor of `graph` (H, W, C order; a list of them, one per input,
+    for a model with several); `kernel_lib` as for `build`,
     `prefix` the one the project was written with."""
     folder = program.parent.resolve()
     dtype = graph.element.numpy
@@ -145,7 +146,7 @@ def run(program: Path, target: Target, graph: Graph, x: np.ndarray, kernel_lib: 
         write_atomic(folder / "input.c", harness_input(graph, x, prefix))
         build(folder, target, kernel_lib)
     else:
-        (folder / "input.bin").write_bytes(np.ascontiguousarray(x, dtype=dtype).tobytes())
+        (folder / "input.bin").write_bytes(harness_values(graph, x).tobytes())
     (folder / "output.bin").unlink(missing_ok=True)
     command = target.run_command(str(folder / program.name), str(folder / "input.bin"), str(folder / "output.bin"))
     try:

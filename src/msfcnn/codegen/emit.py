@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import UserError
-from ..ir import NETWORK_INPUT, Graph
+from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule
@@ -108,6 +108,8 @@ class _Emitter:
             return f"ARENA({offsets[t]})"
         if t == NETWORK_INPUT:
             return "(void *)input"
+        if is_network_input(t):  # input k of several: the pointer the caller gave invoke_inputs
+            return f"(void *)other_inputs[{NETWORK_INPUT - t - 1}]"
         assert t == self.graph.output, f"tensor {t} is not live here"
         return "(void *)output"
 
@@ -328,14 +330,15 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
         "target": target, "kernel_files": sorted(f"kernels/{n}" for n in kernel_sources() if n.endswith(".c")),
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
-        "outputs": _outputs(graph, schedule),
+        "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
     }
     files = {name: env.get_template(f"{name}.j2").render(**values) for name in PROJECT_FILES}
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
     if target.embedded_harness:
-        files["input.c"] = harness_input(graph, np.zeros(prod(graph.input_shape), _element_type(graph)), prefix)
+        zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
+        files["input.c"] = harness_input(graph, zeros, prefix)
     return files
 
 
@@ -348,12 +351,32 @@ def _outputs(graph: Graph, schedule: Schedule) -> list[dict]:
             for k, t in enumerate(graph.output_tensors)]
 
 
-def harness_input(graph: Graph, x: np.ndarray, prefix: str = DEFAULT_PREFIX) -> str:
-    """input.c: the harness's input tensor (H, W, C order) as a constant, for targets whose RAM
-    cannot hold it."""
-    values = np.ascontiguousarray(x, dtype=_element_type(graph)).reshape(-1)
-    return _templates().get_template("input.c.j2").render(name=graph.name, input_body=_c_body(values),
-                                                          prefix=prefix, PREFIX=prefix.upper())
+def _inputs(graph: Graph, schedule: Schedule) -> list[dict]:
+    """Each model input in the model's order, for the several-input API: its shape, size,
+    quantisation, arena offset (None: the caller's buffer) and where it starts in the harness's
+    input (every input one after the other)."""
+    starts = np.cumsum([0] + [graph.elements(t) for t in graph.input_tensors]).tolist()
+    return [{"k": k, "shape": _hwc(graph.shape_of(t)), "size": graph.elements(t), "bytes": graph.nbytes(t),
+             "quant": graph.quant_of(t), "offset": schedule.input_offset_of(k), "start": starts[k]}
+            for k, t in enumerate(graph.input_tensors)]
+
+
+def harness_values(graph: Graph, x) -> np.ndarray:
+    """The harness's input: one internal (H, W, C) array, or one per input of a model with several,
+    flattened one after the other in the model's order."""
+    parts = x if isinstance(x, (list, tuple)) else [x]
+    return np.concatenate([np.ascontiguousarray(a, dtype=_element_type(graph)).reshape(-1) for a in parts])
+
+
+def harness_input(graph: Graph, x, prefix: str = DEFAULT_PREFIX) -> str:
+    """input.c: the harness's input tensors (H, W, C order, one after the other) as a constant, for
+    targets whose RAM cannot hold them."""
+    values = harness_values(graph, x)
+    several = len(graph.input_tensors) > 1
+    return _templates().get_template("input.c.j2").render(
+        name=graph.name, input_body=_c_body(values), prefix=prefix, PREFIX=prefix.upper(),
+        size=values.size if several else f"{prefix.upper()}_INPUT_SIZE",
+        several=" (its inputs one after the other, in the model's order)" if several else "")
 
 
 def _element_type(graph: Graph):

@@ -204,7 +204,9 @@ def footprint(graph: Graph, schedule: Schedule, plan: Plan, target: Target) -> C
             calls.add(kernel_graph, kernels=True)
             for ci in ("model.ci", "weights.ci"):
                 calls.add((folder / ci).read_text())
-            stack, path = calls.heaviest(f"{DEFAULT_PREFIX}_invoke",
+            # a harness gives a model with several inputs to invoke_inputs, which calls invoke
+            entry = "invoke_inputs" if len(graph.input_tensors) > 1 else "invoke"
+            stack, path = calls.heaviest(f"{DEFAULT_PREFIX}_{entry}",
                                           {k: b.last - b.first + 1 for k, b in enumerate(plan.blocks)})
             arena = (f"{DEFAULT_PREFIX}_arena", f"{DEFAULT_PREFIX}_arena_words")
             static = kernel_static + _static_bytes(folder, target, ["model.o", "weights.o"], arena)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import UserError
 from ..fusion.dag import Block, FusionDAG
-from ..ir import NETWORK_INPUT, Graph
+from ..ir import Graph, is_network_input
 from ..schedule.schemes import PAPER_SCHEME, SINGLE
 
 NAME = "paper"
@@ -129,7 +129,7 @@ class _Liveness:
                    if self.last_use.get(t, -1) > last)
 
     def single_ram(self, i: int, count_output: bool) -> int:
-        reads = {t for t in self.graph.nodes[i].inputs if t != NETWORK_INPUT}
+        reads = {t for t in self.graph.nodes[i].inputs if not is_network_input(t)}
         ram = sum(self.graph.elements(t) for t in reads)
         if i < len(self.graph) - 1 or count_output:
             ram += self.graph.elements(i)

@@ -55,10 +55,11 @@ def _check_sizes(graph: Graph, model: str) -> None:
     layer by layer): a model file may declare any dimension."""
     from ..ir import NETWORK_INPUT
     from ..jsontext import INT_LIMIT
-    for tensor in range(NETWORK_INPUT, len(graph.nodes)):
+    for tensor in (*graph.input_tensors, *range(len(graph.nodes))):
         elements = graph.elements(tensor)
         if elements > INT_LIMIT:
-            what = "the input" if tensor == NETWORK_INPUT else f"the output of op {tensor}"
+            what = f"input {NETWORK_INPUT - tensor}" if tensor < 0 else f"the output of op {tensor}"
+            what = "the input" if tensor == NETWORK_INPUT and not graph.extra_inputs else what
             raise UserError(f"{model}: {what} {list(graph.shape_of(tensor))} is too large ({elements} elements; "
                             f"at most {INT_LIMIT})")
 

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import UserError
-from ..ir import NETWORK_INPUT, Graph, Node
+from ..ir import Graph, GraphInput, Node, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
 from ..ops.activation import Activation
 from ..ops.add import Add
@@ -119,9 +119,12 @@ class _Importer:
     def run(self) -> Graph:
         for tensor in self.proto.initializer:
             self.consts[tensor.name] = self._to_array(tensor)
-        input_name, input_shape = self._input()
-        self.graph = Graph(self.name, input_shape, layout="NCHW", dtype="float32")
-        self.bind(input_name, _Value(NETWORK_INPUT))
+        inputs = self._inputs()
+        (input_name, input_shape), extra = inputs[0], inputs[1:]
+        self.graph = Graph(self.name, input_shape, layout="NCHW", dtype="float32",
+                           extra_inputs=tuple(GraphInput(shape) for _, shape in extra))
+        for k, (name, _) in enumerate(inputs):
+            self.bind(name, _Value(input_tensor(k)))
         outputs = [o.name for o in self.proto.output]
         if not outputs or len(set(outputs)) != len(outputs):
             raise UserError(f"the model has outputs {outputs}: expected one or more, each once")
@@ -134,11 +137,14 @@ class _Importer:
             self._convert(i, self.proto.node[i])
         return self._finish(outputs)
 
-    def _input(self) -> tuple[str, tuple[int, int, int]]:
+    def _inputs(self) -> list[tuple[str, tuple[int, int, int]]]:
+        """Each model input's name and (H, W, C) shape, in the model's order."""
         inputs = [i for i in self.proto.input if i.name not in self.consts]
-        if len(inputs) != 1:
-            raise UserError(f"the model has {len(inputs)} inputs; only single-input models are supported")
-        info = inputs[0]
+        if not inputs:
+            raise UserError("the model has no input")
+        return [self._input(info) for info in inputs]
+
+    def _input(self, info) -> tuple[str, tuple[int, int, int]]:
         tensor_type = info.type.tensor_type
         if not info.type.HasField("tensor_type") or tensor_type.elem_type != FLOAT:
             raise UserError(f"input {info.name!r} is not a float32 tensor (quantised ONNX inputs are not supported yet)")
@@ -220,12 +226,16 @@ class _Importer:
             indices.append(value.index)
         if not graph.nodes:
             raise UserError("the model has no layers")
-        if NETWORK_INPUT in indices or len(set(indices)) != len(indices):
+        if any(is_network_input(i) for i in indices) or len(set(indices)) != len(indices):
             raise UserError("a model output is its input, or two outputs are one tensor")
         if len(graph.nodes) - 1 not in indices:
             raise UserError("the model's output is not its last layer")
         if len(indices) > 1:
             graph.outputs = tuple(indices)
+        read = {t for node in graph.nodes for t in node.inputs}
+        unread = [k for k, t in enumerate(graph.input_tensors) if t not in read]
+        if unread:
+            raise UserError(f"the model's input {unread[0]} is read by no layer")
         return graph
 
     # ---- helpers for converters ----
@@ -305,7 +315,7 @@ class _Importer:
         return value, shape[0]
 
     def producer(self, value: _Value) -> Node | None:
-        return self.graph.nodes[value.index] if value.index != NETWORK_INPUT else None
+        return None if is_network_input(value.index) else self.graph.nodes[value.index]
 
     def sole_use(self, value: _Value) -> bool:
         """True when the node being converted is the only reader of the IR tensor, so that the

@@ -29,7 +29,7 @@ import tflite as schema
 
 from ..errors import UserError
 from .. import numerics as nx
-from ..ir import NETWORK_INPUT, Graph, Quant, with_numerics
+from ..ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor, is_network_input, with_numerics
 from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
                    Softmax, Window)
 from ..ops.activation import Activation
@@ -122,7 +122,7 @@ class _Importer:
         self.graph = Graph(name, ())
         self.ir_tensor: dict[int, int] = {}  # TFLite tensor -> IR tensor (node index or NETWORK_INPUT)
         self.folded: dict[int, np.ndarray] = {}  # TFLite tensor -> value of folded shape arithmetic
-        self.float_input_tensor: int | None = None  # a float32 model input awaiting its QUANTIZE
+        self.float_inputs: dict[int, int] = {}  # float32 model input tensor -> its k, awaiting its QUANTIZE
         # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
         # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
         self.layout: dict[int, tuple[int, ...]] = {}
@@ -139,14 +139,17 @@ class _Importer:
     def run(self) -> Graph:
         sub = self.subgraph
         inputs, outputs = _ints(sub, "Inputs"), _ints(sub, "Outputs")
-        if len(inputs) != 1 or not outputs:
-            raise UserError(f"the model has {len(inputs)} inputs and {len(outputs)} outputs; only "
-                            "single-input models with at least one output are supported")
+        if not inputs or not outputs:
+            raise UserError(f"the model has {len(inputs)} inputs and {len(outputs)} outputs; at least one of each "
+                            "is needed")
+        if len(set(inputs)) != len(inputs):
+            raise UserError(f"the model lists an input tensor twice ({list(inputs)})")
         if len(set(outputs)) != len(outputs):
             raise UserError(f"the model lists an output tensor twice ({list(outputs)})")
         self.input_tensor, self.output_tensors = inputs[0], outputs
         self.output_tensor = outputs[0] if len(outputs) == 1 else None  # the one a DEQUANTIZE may make
-        self._bind_input(self.input_tensor)
+        for k, tensor in enumerate(inputs):
+            self._bind_input(tensor, k)
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
         self.readers = self._count_readers(operators, outputs)
         for op in operators:
@@ -165,21 +168,40 @@ class _Importer:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
         return self._finish(self.output_tensors)
 
-    def _bind_input(self, tensor: int) -> None:
+    def _bind_input(self, tensor: int, k: int) -> None:
+        """Model input k: the graph's input (k = 0) or one of its extra inputs."""
         shape = self.fmap_shape(tensor)
+        which = f"input {k} shape" if k else "input shape"
         if len(shape) > 3:
-            raise UserError(f"input shape {_dims(self.shape(tensor))} has more than 3 dimensions besides the batch")
+            raise UserError(f"{which} {_dims(self.shape(tensor))} has more than 3 dimensions besides the batch")
         # Feature maps are (H, W, C): a vector input (N,) becomes (1, 1, N) and (A, B) becomes
         # (1, A, B), which is the same bytes in the same order.
-        self.graph.input_shape = (1,) * (3 - len(shape)) + shape
-        self.graph.declared_input_shape = tuple(int(d) for d in self.shape(tensor))
-        if self.type_of(tensor) == schema.TensorType.FLOAT32:
-            self.float_input_tensor = tensor  # usable once a QUANTIZE turns it into int8
+        fmap, declared = (1,) * (3 - len(shape)) + shape, tuple(int(d) for d in self.shape(tensor))
+        graph, kind = self.graph, self.type_of(tensor)
+        if k == 0:
+            graph.input_shape, graph.declared_input_shape = fmap, declared
+        else:
+            graph.extra_inputs += (GraphInput(fmap, None, declared),)
+            first = self.type_of(self.input_tensor)
+            if (kind == schema.TensorType.FLOAT32) != (first == schema.TensorType.FLOAT32) or \
+                    (kind == schema.TensorType.UINT8) != (first == schema.TensorType.UINT8):
+                raise UserError(f"input {k} is {_TYPE_NAMES.get(kind, kind)} and input 0 "
+                                f"{_TYPE_NAMES.get(first, first)}: a model's inputs must all have one type")
+        if kind == schema.TensorType.FLOAT32:
+            self.float_inputs[tensor] = k  # usable once a QUANTIZE turns it into int8
             return
         self._set_activation_type(tensor)
-        self.graph.input_quant = self.quant(tensor)
-        self.graph.uint8_input = self.type_of(tensor) == schema.TensorType.UINT8
-        self.ir_tensor[tensor] = NETWORK_INPUT
+        self._set_input_quant(k, self.quant(tensor))
+        graph.uint8_input = kind == schema.TensorType.UINT8
+        self.ir_tensor[tensor] = input_tensor(k)
+
+    def _set_input_quant(self, k: int, quant: Quant) -> None:
+        if k == 0:
+            self.graph.input_quant = quant
+        else:
+            extra = list(self.graph.extra_inputs)
+            extra[k - 1] = replace(extra[k - 1], quant=quant)
+            self.graph.extra_inputs = tuple(extra)
 
     def _operator(self, index: int) -> Operator:
         raw = self.subgraph.Operators(index)
@@ -216,13 +238,20 @@ class _Importer:
         for output in outputs:
             if output in self.layout:
                 self._materialise(output)
-        if graph.input_quant is None:
-            raise UserError("the float32 model input is never quantised: only int8 models are supported")
+        unquantised = [k for k, t in enumerate(graph.input_tensors) if graph.quant_of(t) is None]
+        if unquantised:
+            which = f"input {unquantised[0]}" if unquantised[0] else "input"
+            raise UserError(f"the float32 model {which} is never quantised: only int8 models are supported")
         nodes = tuple(self.ir_tensor.get(output) for output in outputs)
-        if not graph.nodes or nodes == (NETWORK_INPUT,):
+        if not graph.nodes or all(n is not None and is_network_input(n) for n in nodes):
             raise UserError("the model has no operators to plan")
-        if NETWORK_INPUT in nodes:
-            raise UserError(f"output tensor {outputs[nodes.index(NETWORK_INPUT)]} is the model's input")
+        inputs = [n is not None and is_network_input(n) for n in nodes]
+        if any(inputs):
+            raise UserError(f"output tensor {outputs[inputs.index(True)]} is the model's input")
+        read = {t for node in graph.nodes for t in node.inputs}
+        unread = [k for k, t in enumerate(graph.input_tensors) if t not in read]
+        if unread:
+            raise UserError(f"model input {unread[0]} is read by no operator")
         if None in nodes:
             raise UserError(f"output tensor {outputs[nodes.index(None)]} is computed by no operator")
         if len(graph.nodes) - 1 not in nodes:
@@ -308,7 +337,7 @@ class _Importer:
             self._materialise(index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
-        if index == self.float_input_tensor or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
+        if index in self.float_inputs or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
             raise UserError(f"reads float32 tensor {index}: only int8 models are supported")
         if index in self.folded or self.is_const(index):
             raise UserError(f"reads constant tensor {index} where an activation is expected")
@@ -418,7 +447,7 @@ class _Importer:
     def bind(self, tensor: int, ir_tensor: int) -> int:
         """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
         declared, inferred = self.fmap_shape(tensor), self.graph.shape_of(ir_tensor)
-        if ir_tensor == NETWORK_INPUT:  # the graph input may have gained leading 1s (see _bind_input)
+        if is_network_input(ir_tensor):  # a graph input may have gained leading 1s (see _bind_input)
             declared = (1,) * (len(inferred) - len(declared)) + declared
         if declared != inferred:
             raise UserError(f"output tensor {tensor} is declared {_dims(declared)} but computes to {_dims(inferred)}")
@@ -790,12 +819,13 @@ def _pad(imp: _Importer, op: Operator) -> None:
 
 def _quantize(imp: _Importer, op: Operator) -> None:
     index, out = imp.input(op, 0), op.outputs[0]
-    if index == imp.float_input_tensor and imp.graph.input_quant is None:
-        # The float32 model input becomes int8 (or int16): the caller of the graph quantises it.
+    k = imp.float_inputs.get(index)
+    if k is not None and imp.graph.quant_of(input_tensor(k)) is None:
+        # A float32 model input becomes int8 (or int16): the caller of the graph quantises it.
         imp._set_activation_type(out)
-        imp.graph.input_quant = imp.quant(out)
+        imp._set_input_quant(k, imp.quant(out))
         imp.graph.float_input = True
-        imp.bind(out, NETWORK_INPUT)
+        imp.bind(out, input_tensor(k))
         return
     src, quant = imp.source(index), imp.quant(out)
     if imp.graph.quant_of(src) == quant:  # a no-op requantisation
@@ -828,7 +858,7 @@ def _fold_activation(imp: _Importer, src: int, quant: Quant, activation: str) ->
     """Fuse a standalone RELU/RELU6 into the op producing its input, when that is bit-exact: the
     producer has a fused activation slot, nothing else reads its output, and both tensors share one
     quantisation (TFLite's RELU then only clamps, exactly as a fused activation does)."""
-    if src == NETWORK_INPUT:
+    if is_network_input(src):
         return False
     node = imp.graph.nodes[src]
     fusable = hasattr(node.op, "activation") and not isinstance(node.op, Activation)

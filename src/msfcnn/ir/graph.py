@@ -1,7 +1,8 @@
 """The graph IR: ops in topological order, each producing one tensor.
 
 Tensors are named by the index of the node that produces them; `NETWORK_INPUT` (-1) is the
-network input. A node's first input is its main path; an add's second input is the residual
+network input, and a model with several inputs names its input k (k >= 1) -1 - k
+(`Graph.input_tensor`, `Graph.extra_inputs`): every negative tensor is a network input. A node's first input is its main path; an add's second input is the residual
 (skip) tensor. Cut `c` is the point between node c-1 and node c (cut 0 is before the first op,
 cut N after the last); the fusion DAG's nodes are these cuts.
 """
@@ -30,6 +31,26 @@ class Quant:
     zero_point: int
 
 
+@dataclass(frozen=True)
+class GraphInput:
+    """One more input of a model with several (input 0 is the Graph's own input_* fields): an
+    (H, W, C) map of the graph's element type, like input 0 in everything but its shape and
+    quantisation. `declared_shape` is the shape the model file gives it, batch included."""
+
+    shape: Shape
+    quant: Quant | None = None
+    declared_shape: tuple[int, ...] | None = None
+
+
+def input_tensor(k: int) -> int:
+    """The tensor of the model's input k (0: NETWORK_INPUT)."""
+    return NETWORK_INPUT - k
+
+
+def is_network_input(tensor: int) -> bool:
+    return tensor < 0
+
+
 @dataclass(frozen=True, eq=False)
 class Node:
     op: Op
@@ -42,7 +63,8 @@ class Node:
 
 @dataclass
 class Graph:
-    """A single-input network; the last node's tensor is the output (one of them, see `outputs`).
+    """A network; the last node's tensor is the output (one of them, see `outputs`), the input
+    `input_shape` (one of them, see `extra_inputs`).
 
     `dtype` is the activations' type: "int8" (TFLite, layer lists, built-ins) or "float32" (ONNX).
     `input_quant` is None for float32 graphs, and for int8 graphs that have no weights yet (a
@@ -79,6 +101,21 @@ class Graph:
     # The last node's tensor is `output`, the one the caller's buffer receives; the others stay
     # in the arena until the network ends (see docs/c-api.md).
     outputs: tuple[int, ...] = ()
+    # The model's inputs after the first, in the model's order: input k is tensor -1 - k. They
+    # are the caller's buffers, like input 0 (arena buffers under --count-io), and follow input
+    # 0's edge conversions (float_input, uint8_input, layout). Empty: a single-input model.
+    extra_inputs: tuple[GraphInput, ...] = ()
+
+    @property
+    def input_tensors(self) -> tuple[int, ...]:
+        """Every input's tensor, in the model's order (NETWORK_INPUT first)."""
+        return tuple(input_tensor(k) for k in range(1 + len(self.extra_inputs)))
+
+    def input_spec(self, k: int) -> GraphInput:
+        """Input k's shape, quantisation and declared shape."""
+        if k == 0:
+            return GraphInput(self.input_shape, self.input_quant, self.declared_input_shape)
+        return self.extra_inputs[k - 1]
 
     @property
     def output_quant(self) -> Quant | None:
@@ -95,13 +132,13 @@ class Graph:
         return tuple(t for t in self.output_tensors if t != self.output)
 
     def quant_of(self, tensor: int) -> Quant | None:
-        return self.input_quant if tensor == NETWORK_INPUT else self.nodes[tensor].quant
+        return self.input_spec(NETWORK_INPUT - tensor).quant if tensor < 0 else self.nodes[tensor].quant
 
     def __len__(self) -> int:
         return len(self.nodes)
 
     def shape_of(self, tensor: int) -> Shape:
-        return self.input_shape if tensor == NETWORK_INPUT else self.nodes[tensor].shape
+        return self.input_spec(NETWORK_INPUT - tensor).shape if tensor < 0 else self.nodes[tensor].shape
 
     @property
     def element(self) -> ElementType:
@@ -150,7 +187,7 @@ class Graph:
         """Add a node reading `inputs`; infer its shape. Returns the new tensor's index."""
         index = len(self.nodes)
         for t in inputs:
-            if not NETWORK_INPUT <= t < index:
+            if not -len(self.input_tensors) <= t < index:
                 raise UserError(f"layer {index} ({op.kind}) reads tensor {t}, which is not an earlier layer")
         try:
             shape = op.output_shape([self.shape_of(t) for t in inputs])

@@ -33,6 +33,15 @@ class Schedule:
     # Where each of the other outputs of a model with several (`Graph.extra_outputs`) is in the
     # arena once the network has run (always arena buffers, live from their block to the end).
     extra_output_offsets: tuple[tuple[int, int], ...] = ()
+    # Where each of the other inputs of a model with several (`Graph.extra_inputs`) is before the
+    # first block, when the arena holds them (--count-io); empty: they are the caller's.
+    extra_input_offsets: tuple[int, ...] = ()
+
+    def input_offset_of(self, k: int) -> int | None:
+        """The arena offset of input k before the run; None: the caller's buffer."""
+        if k == 0:
+            return self.input_offset
+        return self.extra_input_offsets[k - 1] if self.extra_input_offsets else None
 
     def output_offset_of(self, tensor: int) -> int | None:
         """The arena offset of an output tensor after the run; None: the caller's buffer."""
@@ -65,7 +74,9 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None =
     ram = tuple(live.block_ram(block) for block in blocks)
     io = (tensor_offsets[0].get(NETWORK_INPUT), tensor_offsets[-1].get(graph.output)) if blocks else (None, None)
     extra = tuple((t, _after_moves(tensor_offsets[-1][t], moves[-1])) for t in graph.extra_outputs) if blocks else ()
-    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra)
+    extra_inputs = tuple(tensor_offsets[0][t] for t in graph.input_tensors[1:]) if blocks and live.count_io else ()
+    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
+                    extra_inputs)
 
 
 def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
@@ -78,17 +89,18 @@ def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
 
 def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
     """The arena's buffers and what each holds (a tensor, or a scratch name). A block's output
-    lives from its block to the last block reading it; the network input, when the arena holds
-    it, from the start. Otherwise it is the caller's, and a block reading it writes low."""
+    lives from its block to the last block reading it; the network inputs, when the arena holds
+    them, from the start. Otherwise they are the caller's, and a block reading one writes low."""
     last_read = {t: step for step, block in enumerate(blocks) for t in block.reads}  # later steps win
     last_read.update(dict.fromkeys(graph.extra_outputs, len(blocks) - 1))  # read by the caller at the end
     buffer_of: dict[int, int] = {}  # arena tensor -> its buffer
     buffers: list[Buffer] = []
     keys: list[int | str] = []
-    if live.in_arena(NETWORK_INPUT) and blocks:
-        buffer_of[NETWORK_INPUT] = 0
-        buffers.append(Buffer(live.nbytes(NETWORK_INPUT), 0, last_read[NETWORK_INPUT]))
-        keys.append(NETWORK_INPUT)
+    for t in graph.input_tensors:
+        if live.in_arena(t) and blocks:
+            buffer_of[t] = len(buffers)
+            buffers.append(Buffer(live.nbytes(t), 0, last_read[t]))
+            keys.append(t)
     for step, block in enumerate(blocks):
         out = block.output
         if live.in_arena(out):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
 
-from ..ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
+from ..ir import ELEMENT_TYPES, Graph, is_network_input
 from ..ops import AxisWindow
 from . import streaming
 
@@ -255,7 +255,7 @@ class LoweredBlock:
 
 class Liveness:
     """Last reader of every tensor, the bytes each tensor takes, and which tensors the arena holds:
-    all but the network input and output, which are the caller's buffers unless `count_io` puts
+    all but the network inputs and output, which are the caller's buffers unless `count_io` puts
     them in the arena too (live from the start to their last reader, and from their producer)."""
 
     def __init__(self, graph: Graph, count_io: bool = False):
@@ -264,7 +264,7 @@ class Liveness:
         self.last_use = graph.last_use()
         self._nbytes: dict[int, int] = {}  # like last_use, taken from the graph as it is now
         # Only a tensor read at least two ops after it is made can wait across a block.
-        self._may_wait = [t for t in range(NETWORK_INPUT, len(graph)) if self.last_use.get(t, -1) >= t + 2]
+        self._may_wait = [t for t in range(-len(graph.input_tensors), len(graph)) if self.last_use.get(t, -1) >= t + 2]
 
     def nbytes(self, tensor: int) -> int:
         size = self._nbytes.get(tensor)
@@ -273,10 +273,10 @@ class Liveness:
         return size
 
     def in_arena(self, tensor: int) -> bool:
-        return self.count_io or (tensor != NETWORK_INPUT and tensor != self.graph.output)
+        return self.count_io or (not is_network_input(tensor) and tensor != self.graph.output)
 
     def waiting(self, first: int, last: int, reads) -> list[int]:
-        """Tensors made before `first` (the network input included), not read by ops first..last,
+        """Tensors made before `first` (the network inputs included), not read by ops first..last,
         still read after `last`."""
         # t < first <= last < last_use[t] means last_use[t] >= t + 2: only those are looked at.
         return [t for t in self._may_wait if t < first and t not in reads and self.last_use[t] > last]

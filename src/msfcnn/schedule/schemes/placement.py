@@ -24,10 +24,11 @@ from ..lowered import Liveness, LoweredBlock, Patches, Stream
 
 
 def on_top(graph: Graph, source: int) -> bool:
-    """The tensor is certainly pushed on top of its end when made: the network input, or the
-    output of an op that never writes over its input."""
+    """The tensor is certainly pushed on top of its end when made: the network input (of a
+    single-input model: several share the arena's ends from the start), or the output of an op
+    that never writes over its input."""
     if source == NETWORK_INPUT:
-        return True
+        return len(graph.input_tensors) == 1
     op = graph.nodes[source].op
     return op.pattern is not Pattern.ELEMENTWISE and not op.is_view
 
