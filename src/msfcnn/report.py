@@ -59,8 +59,9 @@ def plan_table(plan: Plan, graph: Graph) -> str:
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     if plan.target:
         head += f"\npredicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
-    io = graph.nbytes(-1) + graph.nbytes(graph.output)
-    head += (f"\nnetwork input + output = {io} B: "
+    io = sum(graph.nbytes(t) for t in graph.input_tensors) + graph.nbytes(graph.output)
+    inputs = f"{len(graph.input_tensors)} inputs" if graph.extra_inputs else "input"
+    head += (f"\nnetwork {inputs} + output = {io} B: "
              + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
                 else "the caller's buffers, not counted (count them with --count-io)"))
     if graph.extra_outputs:
@@ -168,7 +169,7 @@ def plot_timeline(path: str, plan: Plan, schedule) -> None:
     scratch = [block.scratch_bytes for block in schedule.blocks]
     # The network input and output, where the arena holds them (--count-io), while they are live;
     # a block writing its output over the input it consumes shares bytes, so the rest is the rest.
-    io = [min(sum(graph.nbytes(t) for t in (-1, graph.output) if t in offsets), ram - extra)
+    io = [min(sum(graph.nbytes(t) for t in (*graph.input_tensors, graph.output) if t in offsets), ram - extra)
           for offsets, ram, extra in zip(schedule.tensor_offsets, schedule.block_ram, scratch)]
     tensors = [ram - extra - net for ram, extra, net in zip(schedule.block_ram, scratch, io)]
     labels = [f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}" for b in schedule.blocks]
