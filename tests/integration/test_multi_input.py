@@ -84,6 +84,8 @@ def test_c_is_bit_exact(path):
     dag = cache.dag(graph)
     check_c(graph, solvers.min_peak_ram(dag).blocks, seed=1)
     check_c(graph, random_plan(exact.build_dag(graph, count_io=True), 2), seed=2, count_io=True)
+    tflm = with_numerics(load_model(str(path)), "tflm")  # TFLite Micro's arithmetic in C too
+    check_c(tflm, solvers.min_peak_ram(exact.build_dag(tflm)).blocks, seed=4)
 
 
 def test_onnx_model_with_two_inputs_matches_onnxruntime():
