@@ -208,6 +208,16 @@ def test_auto_pad(tmp_path, auto_pad, stride, pads):
     assert_close(*run_both(path))
 
 
+def test_global_max_pool_is_a_whole_map_max_pool(tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalMaxPool", ["c"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 7, 5], None, [("w", rand(4, 3, 3, 3))])
+    graph = load_onnx(path)
+    assert graph.nodes[1].op.win == Window((7, 5)) and graph.nodes[1].shape == (1, 1, 4)
+    for seed in (0, 1):
+        assert_close(*run_both(path, seed))
+
+
 def test_clip_as_attributes_in_opset_10(tmp_path):
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("Clip", ["c"], ["y"], min=0.0, max=6.0)]

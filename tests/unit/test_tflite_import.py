@@ -52,7 +52,7 @@ def kind_of(op: dict, tensors) -> str:
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
-           "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head",
+           "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head", "op14_reduce_max",
            "i16_chain",  # float32 edges (tests/integration/test_int16.py)
            "mi_float_io"}  # float32 edges (tests/integration/test_multi_input.py)
 

@@ -650,6 +650,12 @@ def _global_average_pool(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], imp.emit(GlobalAvgPool(keepdims=True), (x.index,)))
 
 
+def _global_max_pool(imp: _Importer, node, attrs) -> None:
+    """A max pool whose window is the whole map (max is exact: the same values either way)."""
+    x, (h, w, _) = imp.feature_map(node.input[0])
+    imp.bind(node.output[0], imp.emit(MaxPool2D(Window((h, w))), (x.index,)))
+
+
 def _reduce_mean(imp: _Importer, node, attrs) -> None:
     x, _ = imp.feature_map(node.input[0])
     if imp.opset >= 18:
@@ -899,6 +905,7 @@ CONVERTERS: dict[str, Converter] = {
     "MaxPool": _pool(MaxPool2D),
     "AveragePool": _pool(AvgPool2D),
     "GlobalAveragePool": _global_average_pool,
+    "GlobalMaxPool": _global_max_pool,
     "ReduceMean": _reduce_mean,
     "Gemm": _gemm,
     "MatMul": _matmul,

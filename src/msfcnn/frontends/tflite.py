@@ -721,6 +721,26 @@ def _mean(imp: _Importer, op: Operator) -> None:
     imp.bind_moved(op.outputs[0], node, kept)
 
 
+def _reduce_max(imp: _Importer, op: Operator) -> None:
+    """REDUCE_MAX over H and W (Keras's GlobalMaxPooling2D): a max pool whose window is the whole
+    map, which fuses like any window op. The interpreter requires the output to be quantised as
+    the input (it refuses other scales when it runs), so no value is rescaled."""
+    options = imp.options(op, schema.ReducerOptions)
+    src, (h, w, c) = imp.feature_map(op)
+    out = op.outputs[0]
+    rank = len(imp.shape(imp.input(op, 0)))
+    axes = imp.const(imp.input(op, 1), "axes").reshape(-1).tolist()
+    if not all(-rank <= a < rank for a in axes) or sorted({a % rank for a in axes}) != [1, 2]:
+        raise UserError(f"REDUCE_MAX over axes {axes}: only the max over H and W (a global max pool) is supported")
+    if imp.quant(out) != imp.graph.quant_of(src):
+        raise UserError("the output is quantised differently from the input, which the interpreter refuses too")
+    pooled = imp.graph.append(MaxPool2D(Window((h, w))), (src,), quant=imp.quant(out))
+    if options.KeepDims():
+        imp.bind(out, pooled)
+    else:  # (1, C): the same bytes
+        imp.emit(op, Reshape((c,)), (pooled,))
+
+
 def _resize_nearest(imp: _Importer, op: Operator) -> None:
     """To the constant size operand (out_h, out_w); values are copied, so int8 in and out must
     share one quantisation (the interpreter's int8 kernel copies them without requantising)."""
@@ -926,6 +946,7 @@ CONVERTERS: dict[str, Converter] = {
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,
+    "REDUCE_MAX": _reduce_max,
     "SOFTMAX": _softmax,
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
