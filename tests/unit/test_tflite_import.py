@@ -32,7 +32,7 @@ SUPPORTED = sorted(p for p in MODELS.glob("*.tflite") if not p.name.startswith("
 # The IR node kind each builtin operator becomes when it is not folded away.
 KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CONNECTED": "dense",
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
-        "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "RELU": "activation", "RELU6": "activation",
+        "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "PADV2": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
         "CONCATENATION": "concat", "LOGISTIC": "logistic"}  # (concatenations of two inputs)
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import

@@ -826,7 +826,7 @@ def _folds_into_input(imp: _Importer, src: int, out: int, shape: tuple[int, ...]
             and imp.readers_of(NETWORK_INPUT) == 1 and imp.quant(out) == imp.graph.input_quant)
 
 
-def _pad(imp: _Importer, op: Operator) -> None:
+def _pad(imp: _Importer, op: Operator, value: int | None = None) -> None:
     src, _ = imp.feature_map(op)
     pads = imp.const(imp.input(op, 1), "paddings")
     if pads.shape != (4, 2) or pads.dtype == np.int8:
@@ -834,7 +834,22 @@ def _pad(imp: _Importer, op: Operator) -> None:
     (n0, n1), (top, bottom), (left, right), (c0, c1) = pads.tolist()
     if (n0, n1, c0, c1) != (0, 0, 0, 0) or min(top, bottom, left, right) < 0:
         raise UserError(f"only non-negative padding of H and W is supported, got {pads.tolist()}")
-    imp.emit(op, Pad((top, left, bottom, right)), (src,))
+    imp.emit(op, Pad((top, left, bottom, right), value), (src,))
+
+
+def _padv2(imp: _Importer, op: Operator) -> None:
+    """PAD with a constant value: a quantised scalar in the output's quantisation (the interpreter
+    refuses any other), written as it is; without one, PAD's zero point."""
+    index = imp.input(op, 2, optional=True)
+    if index < 0:
+        _pad(imp, op)
+        return
+    constant = imp.const(index, "constant value")
+    if constant.size != 1 or constant.dtype != imp.graph.element.numpy:
+        raise UserError(f"expected one {imp.graph.dtype} constant value, got {constant.dtype} {_dims(constant.shape)}")
+    if imp.graph.dtype != "float32" and imp.quant(index) != imp.quant(op.outputs[0]):
+        raise UserError("the constant value is quantised differently from the output, which the interpreter refuses too")
+    _pad(imp, op, int(constant.reshape(-1)[0]))
 
 
 def _quantize(imp: _Importer, op: Operator) -> None:
@@ -952,6 +967,7 @@ CONVERTERS: dict[str, Converter] = {
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
     "RESHAPE": _reshape,
     "PAD": _pad,
+    "PADV2": _padv2,
     "RELU": _relu("relu"),
     "RELU6": _relu("relu6"),
     "QUANTIZE": _quantize,

@@ -1,4 +1,5 @@
-"""PAD / ONNX Pad on the spatial axes of a feature map (zero, i.e. the zero point, padding)."""
+"""PAD / PADV2 / ONNX Pad on the spatial axes of a feature map: zero (the zero point) padding, or
+PADV2's constant (a quantised value)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class Pad(Op, pattern=Pattern.WINDOW):
     kind = "pad"
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
+    value: int | None = None  # the quantised fill (PADV2's constant); None: a real 0.0
 
     def axis_window(self, axis: int) -> AxisWindow:
         """Output position i copies input position i - pad (the pad before the input on that axis)."""
@@ -32,11 +34,16 @@ class Pad(Op, pattern=Pattern.WINDOW):
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         top, left, bottom, right = self.pads
-        # A real 0.0 is the zero point in int8 (TFLite pads with the output zero point).
-        fill = 0 if ctx.is_float else ctx.output_quant.zero_point
-        return np.pad(inputs[0], ((top, bottom), (left, right), (0, 0)), constant_values=fill)
+        return np.pad(inputs[0], ((top, bottom), (left, right), (0, 0)), constant_values=self.fill(ctx))
+
+    def fill(self, ctx: KernelContext) -> int:
+        """The padding value: PADV2's constant, or a real 0.0, which is the zero point in int8
+        (TFLite pads with the output zero point)."""
+        if self.value is not None:
+            return self.value
+        return 0 if ctx.is_float else ctx.output_quant.zero_point
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         return c_struct({"in_h": h, "in_w": w, "channels": c, "pad_top": self.pads[0], "pad_left": self.pads[1],
-                         "fill": 0 if ctx.is_float else ctx.output_quant.zero_point})
+                         "fill": self.fill(ctx)})

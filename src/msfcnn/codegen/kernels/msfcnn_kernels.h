@@ -942,7 +942,7 @@ typedef struct {
 typedef struct {
     int32_t in_h, in_w, channels;
     int32_t pad_top, pad_left;
-    int32_t fill;                   /* int8 graphs: the output zero point */
+    int32_t fill;                   /* int8 graphs: the output zero point, or PADV2's constant */
 } msf_pad_params;
 
 /* MEAN over H and W (global average pool). Two int8 kernels, as the interpreter has:
