@@ -39,7 +39,11 @@ from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
+from ..ops.elu import Elu
+from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
+from ..ops.prelu import Prelu
+from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.requantize import Requantize
@@ -607,19 +611,61 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
 
 
 def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
-    """LOGISTIC / HARD_SWISH: a function of each int8 value, as a table (ops/lookup.py)."""
+    """LOGISTIC / HARD_SWISH / ELU: a function of each int8 value, as a table (ops/lookup.py)."""
     def convert(imp: _Importer, op: Operator) -> None:
-        src = imp.source(imp.input(op, 0))
-        in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
-        ir_op = cls()
-        if cls is HardSwish and hard_swish_params(in_q, out_q)[1] > 0:
-            raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
-        try:
-            ir_op.table(in_q, out_q)  # made now, so that scales it cannot work with are reported here
-        except (OverflowError, ValueError):
-            raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
-        imp.emit(op, ir_op, (src,))
+        _emit_table(imp, op, cls())
     return convert
+
+
+def _emit_table(imp: _Importer, op: Operator, ir_op: Op) -> None:
+    src = imp.source(imp.input(op, 0))
+    in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
+    if isinstance(ir_op, HardSwish) and hard_swish_params(in_q, out_q)[1] > 0:
+        raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
+    try:
+        for numerics in nx.NUMERICS:  # made now, so that scales a table cannot work with are reported here
+            ir_op.numerics_table(in_q, out_q, numerics)
+    except (OverflowError, ValueError):
+        raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
+    imp.emit(op, ir_op, (src,))
+
+
+def _leaky_relu(imp: _Importer, op: Operator) -> None:
+    alpha = imp.options(op, schema.LeakyReluOptions).Alpha()
+    if not (isfinite(alpha) and alpha >= 0):
+        raise UserError(f"alpha {alpha}: only a finite alpha >= 0 is supported")
+    _emit_table(imp, op, LeakyRelu(float(np.float32(alpha))))
+
+
+def _tanh(imp: _Importer, op: Operator) -> None:
+    out_q = imp.quant(op.outputs[0])
+    if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
+        raise UserError(f"output scale {out_q.scale} and zero point {out_q.zero_point}: an int8 TANH's output "
+                        "has scale 1/128 and zero point 0 (TFLite's quantisation spec, which TFLite Micro's "
+                        "kernel assumes)")
+    _emit_table(imp, op, Tanh())
+
+
+def _clamp(activation: str) -> Callable[[_Importer, Operator], None]:
+    """RELU_N1_TO_1 / RELU_0_TO_1: LiteRT's RELU arithmetic with other bounds (ops/activation.py)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        imp.emit(op, Activation(activation), (imp.source(imp.input(op, 0)),))
+    return convert
+
+
+def _prelu(imp: _Importer, op: Operator) -> None:
+    """PRELU with a constant alpha holding one value per channel (Keras' PReLU shared over H and W)
+    or a single value."""
+    src = imp.source(imp.input(op, 0))
+    channels = imp.graph.shape_of(src)[-1]
+    index = imp.input(op, 1)
+    alpha = imp.const(index, "alpha")
+    if alpha.dtype != np.int8 or alpha.size not in (1, channels) or any(d != 1 for d in alpha.shape[:-1]):
+        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only an int8 constant with one value per "
+                        f"channel ({channels}) or a single value is supported")
+    quant = imp.quant(index)
+    values = np.broadcast_to(alpha.reshape(-1), (channels,)).copy()
+    imp.emit(op, Prelu(alpha_scale=quant.scale, alpha_zero_point=quant.zero_point), (src,), {"alpha": values})
 
 
 def _concatenation(imp: _Importer, op: Operator) -> None:
@@ -893,6 +939,12 @@ CONVERTERS: dict[str, Converter] = {
     "MUL": _mul,
     "LOGISTIC": _lookup(Logistic),
     "HARD_SWISH": _lookup(HardSwish),
+    "LEAKY_RELU": _leaky_relu,
+    "TANH": _tanh,
+    "ELU": _lookup(Elu),
+    "PRELU": _prelu,
+    "RELU_N1_TO_1": _clamp("relu_n1_to_1"),
+    "RELU_0_TO_1": _clamp("relu_0_to_1"),
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,
