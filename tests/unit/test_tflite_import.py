@@ -34,7 +34,9 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
-        "CONCATENATION": "concat"}  # (concatenations of two inputs)
+        "CONCATENATION": "concat",  # (concatenations of two inputs)
+        "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",
+        "RELU_0_TO_1": "activation"}
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
 
 
@@ -282,8 +284,8 @@ def test_transpose_folds_into_the_means_after_it():
 
 
 UNSUPPORTED = {
-    "unsupported_tanh": r"unsupported_tanh.tflite: unsupported operator TANH at operator index 1 "
-                        r"\(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
+    "unsupported_log_softmax": r"unsupported_log_softmax.tflite: unsupported operator LOG_SOFTMAX at operator "
+                               r"index 1 \(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
     "unsupported_two_inputs": "2 inputs and 1 outputs; only single-input models",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
@@ -299,10 +301,10 @@ def test_unsupported_models_are_rejected_clearly(name):
 
 
 def test_cli_reports_unsupported_model(capsys):
-    code = main(["plan", str(MODELS / "unsupported_tanh.tflite")])
+    code = main(["plan", str(MODELS / "unsupported_log_softmax.tflite")])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.startswith("msfcnn: error: ") and "unsupported operator TANH" in err and err.count("\n") == 1
+    assert err.startswith("msfcnn: error: ") and "unsupported operator LOG_SOFTMAX" in err and err.count("\n") == 1
 
 
 def test_not_tflite_and_truncated_files(tmp_path):
