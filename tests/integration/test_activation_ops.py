@@ -3,7 +3,8 @@ fixtures (`fixtures/make_activation_models.py`):
 
 - every int8 value through each op (the `act_sweep_*` models, several quantisations each),
   bit-exact with the LiteRT interpreter under the default numerics and with TFLite Micro's under
-  `tflm`; on the `*_ties` sweeps the two runtimes differ, and each numerics follows its own;
+  `tflm`; on the `*_ties` sweeps the two runtimes differ, and each numerics follows its own; every
+  uint8 value through the ops LiteRT has uint8 kernels of (`u8_act_sweep_*`);
 - the conv -> op -> conv models on random inputs: the numpy executor unfused and under the
   least-RAM fused plan bit-exact with both interpreters, and the generated C on the host
   bit-exact with numpy under both numerics.
@@ -29,9 +30,9 @@ from msfcnn.fused_executor import run_fused
 from msfcnn.schedule import schedule_plan
 
 MODELS = FIXTURES / "models"
-SWEEPS = sorted(MODELS.glob("act_sweep_*.tflite"))
+SWEEPS = sorted(MODELS.glob("act_sweep_*.tflite")) + sorted(MODELS.glob("u8_act_sweep_*.tflite"))
 SANDWICHES = sorted(p for p in MODELS.glob("act_*.tflite") if not p.stem.startswith("act_sweep_"))
-NOT_IN_TFLM = ("relu_n1_to_1", "relu_0_to_1")  # TFLite Micro has no kernel for these
+NOT_IN_TFLM = ("relu_n1_to_1", "relu_0_to_1", "u8_")  # TFLite Micro has no kernel for these, nor uint8 ones
 # The sweeps on which LiteRT and TFLite Micro give different bytes (found by search, see the script).
 SPLIT = {"act_sweep_tanh_ties", "act_sweep_elu_ties", "act_sweep_prelu_ties"}
 
@@ -40,10 +41,10 @@ def in_tflm(path) -> bool:
     return not any(name in path.stem for name in NOT_IN_TFLM)
 
 
-def every_value(shape) -> list[np.ndarray]:
-    """Inputs that put every int8 value in every channel: a (1, W, 1)-like map gets all 256 values
-    in two orders; an (H, W, C) map gets, in each channel, all 256 values over its positions."""
-    values = np.arange(-128, 128, dtype=np.int8)
+def every_value(shape, uint8: bool) -> list[np.ndarray]:
+    """Inputs that put every int8 (uint8) value in every channel: a (1, W, 1)-like map gets all 256
+    values in two orders; an (H, W, C) map gets, in each channel, all 256 values over its positions."""
+    values = np.arange(256, dtype=np.uint8) if uint8 else np.arange(-128, 128, dtype=np.int8)
     h, w, c = shape
     if c == 1:
         return [np.roll(values, k).reshape(shape) for k in (0, 101)]
@@ -54,7 +55,8 @@ def every_value(shape) -> list[np.ndarray]:
 @pytest.fixture(scope="module")
 def sweeps():
     """{path: (inputs, LiteRT outputs, TFLite Micro outputs or None)}."""
-    inputs = {p: every_value(pipeline.load(str(p)).input_shape) for p in SWEEPS}
+    graphs = {p: pipeline.load(str(p)) for p in SWEEPS}
+    inputs = {p: every_value(graphs[p].input_shape, graphs[p].uint8_input) for p in SWEEPS}
     jobs = [(p, inputs[p]) for p in SWEEPS]
     litert = [run.outputs for run in litert_jobs(jobs)]
     micro = dict(zip([p for p in SWEEPS if in_tflm(p)], micro_jobs([j for j in jobs if in_tflm(j[0])], "tflm")))
@@ -72,7 +74,7 @@ def test_every_int8_value_matches_both_runtimes(path, sweeps):
     inputs, litert, micro = sweeps[path]
     _assert_runs(pipeline.load(str(path)), inputs, litert, "LiteRT")
     if micro is None:
-        with pytest.raises(UserError, match="TFLite Micro has no RELU_"):
+        with pytest.raises(UserError, match="TFLite Micro"):
             pipeline.load(str(path), numerics="tflm")
         return
     _assert_runs(pipeline.load(str(path), numerics="tflm"), inputs, micro, "TFLite Micro")
@@ -83,6 +85,7 @@ def test_every_int8_value_matches_both_runtimes(path, sweeps):
 def test_sweeps_exist():
     ops = {"leaky_relu", "tanh", "elu", "prelu", "relu_n1_to_1", "relu_0_to_1"}
     assert {op for op in ops for p in SWEEPS if p.stem.startswith(f"act_sweep_{op}_")} == ops
+    assert {op for op in ops for p in SWEEPS if p.stem == f"u8_act_sweep_{op}"} == ops - {"elu", "prelu"}
     assert {p.stem for p in SWEEPS} >= SPLIT
     assert {p.stem for p in SANDWICHES} >= {f"act_{op}" for op in ops}
 

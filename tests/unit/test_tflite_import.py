@@ -407,6 +407,44 @@ def test_invalid_models_are_rejected_clearly(edit):
     assert "\n" not in str(err.value)
 
 
+def _op_of(model, sub, name: str):
+    code = getattr(schema.BuiltinOperator, name)
+    return next(op for op in sub.operators if model.operatorCodes[op.opcodeIndex].builtinCode == code)
+
+
+def _tanh_output_scale(model, sub):
+    sub.tensors[_op_of(model, sub, "TANH").outputs[0]].quantization.scale = [1 / 64]
+
+
+def _leaky_relu_negative_alpha(model, sub):
+    _op_of(model, sub, "LEAKY_RELU").builtinOptions.alpha = -0.5
+
+
+def _prelu_alpha_per_row(model, sub):
+    alpha = sub.tensors[_op_of(model, sub, "PRELU").inputs[1]]
+    model.buffers[alpha.buffer].data = list(model.buffers[alpha.buffer].data)[:7]
+    alpha.shape = [7, 1]
+
+
+ACTIVATION_EDITS = {
+    ("act_tanh.tflite", _tanh_output_scale): r"operator 1 \(TANH\): output scale 0.015625 and zero point 0: an int8 "
+                                             r"TANH's output has scale 1/128",
+    ("act_leaky_relu.tflite", _leaky_relu_negative_alpha): r"operator 1 \(LEAKY_RELU\): alpha -0.5: only a finite "
+                                                          r"alpha >= 0",
+    ("act_prelu.tflite", _prelu_alpha_per_row): r"operator 1 \(PRELU\): alpha is int8 7x1: only an int8 constant "
+                                                r"with one value per channel \(8\)",
+}
+
+
+@pytest.mark.parametrize("case", ACTIVATION_EDITS, ids=lambda case: case[1].__name__)
+def test_activation_operators_refuse_what_they_cannot_run(case):
+    name, edit = case
+    graph_from_tflite(_edited(name, lambda model, sub: None))  # the fixture itself imports
+    with pytest.raises(UserError, match=ACTIVATION_EDITS[case]) as err:
+        graph_from_tflite(_edited(name, edit))
+    assert "\n" not in str(err.value)
+
+
 def test_unedited_roundtrip_still_imports():
     data = _edited("op_conv_k3_s1_same_relu6.tflite", lambda model, sub: None)
     assert _kinds(graph_from_tflite(data)) == [("conv2d", "relu6")]
