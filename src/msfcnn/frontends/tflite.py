@@ -38,16 +38,16 @@ from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
-from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.elu import Elu
+from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
-from ..ops.prelu import Prelu
-from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
+from ..ops.prelu import Prelu
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 
