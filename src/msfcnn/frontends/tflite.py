@@ -660,11 +660,14 @@ def _prelu(imp: _Importer, op: Operator) -> None:
     channels = imp.graph.shape_of(src)[-1]
     index = imp.input(op, 1)
     alpha = imp.const(index, "alpha")
-    if alpha.dtype != np.int8 or alpha.size not in (1, channels) or any(d != 1 for d in alpha.shape[:-1]):
-        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only an int8 constant with one value per "
-                        f"channel ({channels}) or a single value is supported")
-    quant = imp.quant(index)
-    values = np.broadcast_to(alpha.reshape(-1), (channels,)).copy()
+    uint8 = imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8
+    if alpha.dtype != (np.uint8 if uint8 else np.int8) or alpha.size not in (1, channels) or \
+            any(d != 1 for d in alpha.shape[:-1]):
+        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only a constant of the input's type with one "
+                        f"value per channel ({channels}) or a single value is supported")
+    quant = imp.quant(index)  # a uint8 alpha as the int8 one holding the same real values (_UINT8_SHIFT)
+    values = np.broadcast_to(alpha.reshape(-1).astype(np.int16) - (_UINT8_SHIFT if uint8 else 0), (channels,))
+    values = values.astype(np.int8)
     imp.emit(op, Prelu(alpha_scale=quant.scale, alpha_zero_point=quant.zero_point), (src,), {"alpha": values})
 
 
@@ -967,7 +970,7 @@ CONVERTERS: dict[str, Converter] = {
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                   "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1"}
+                  "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:
