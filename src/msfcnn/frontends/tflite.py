@@ -40,7 +40,7 @@ from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish, hard_swish_params
-from ..ops.leaky_relu import LeakyRelu
+from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.logistic import Logistic
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
@@ -446,6 +446,16 @@ class _Importer:
             return {**self._uint8_weights(index, weights), "bias": self._bias(op, channels), "weight_scales": scales}
         return {"weights": weights, "bias": self._bias(op, channels), "weight_scales": scales}
 
+    def weight_quant(self, index: int) -> Quant:
+        """The per-tensor quantisation of an int8 constant operand of a 16x8 graph (PRELU's alpha)."""
+        q = self.tensor(index).Quantization()
+        scales = () if q is None or q.ScaleIsNone() else tuple(float(v) for v in q.ScaleAsNumpy())
+        zeros = () if q is None else _ints(q, "ZeroPoint")
+        if len(scales) != 1 or len(zeros) != 1 or not (isfinite(scales[0]) and scales[0] > 0) \
+                or not -128 <= zeros[0] <= 127:
+            raise UserError(f"tensor {index} needs one finite positive scale and one int8 zero point")
+        return Quant(scales[0], zeros[0])
+
     def _uint8_weights(self, index: int, weights: np.ndarray) -> dict[str, np.ndarray]:
         """uint8 weights with their (per-tensor) zero point z: the exact values w - z (int16, within
         +-255), and z - 128, which the weight-offset kernels need to store them as int8."""
@@ -634,6 +644,11 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
     alpha = imp.options(op, schema.LeakyReluOptions).Alpha()
     if not (isfinite(alpha) and alpha >= 0):
         raise UserError(f"alpha {alpha}: only a finite alpha >= 0 is supported")
+    if imp.graph.dtype == "int16":  # no table of 65536 entries: PRELU's kernel, every alpha 1
+        src = imp.source(imp.input(op, 0))
+        ones = np.ones(imp.graph.shape_of(src)[-1], np.int8)
+        imp.emit(op, WideLeakyRelu(slope=float(np.float32(alpha))), (src,), {"alpha": ones})
+        return
     _emit_table(imp, op, LeakyRelu(float(np.float32(alpha))))
 
 
@@ -663,9 +678,11 @@ def _prelu(imp: _Importer, op: Operator) -> None:
     uint8 = imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8
     if alpha.dtype != (np.uint8 if uint8 else np.int8) or alpha.size not in (1, channels) or \
             any(d != 1 for d in alpha.shape[:-1]):
-        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only a constant of the input's type with one "
-                        f"value per channel ({channels}) or a single value is supported")
-    quant = imp.quant(index)  # a uint8 alpha as the int8 one holding the same real values (_UINT8_SHIFT)
+        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only a constant of the input's type (int8 "
+                        f"with int16 activations) with one value per channel ({channels}) or a single value is "
+                        "supported")
+    # a uint8 alpha as the int8 one holding the same real values (_UINT8_SHIFT); int8 in 16x8 graphs
+    quant = imp.quant(index) if imp.graph.dtype != "int16" else imp.weight_quant(index)
     values = np.broadcast_to(alpha.reshape(-1).astype(np.int16) - (_UINT8_SHIFT if uint8 else 0), (channels,))
     values = values.astype(np.int8)
     imp.emit(op, Prelu(alpha_scale=quant.scale, alpha_zero_point=quant.zero_point), (src,), {"alpha": values})
@@ -930,7 +947,7 @@ def _pack(imp: _Importer, op: Operator) -> None:
 FOLDED_OPERATORS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE",
-                             "DEQUANTIZE"}) | FOLDED_OPERATORS
+                             "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {

@@ -75,6 +75,7 @@ class _Op:
         self.shape = graph.shape_of(t)
         self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
         self.float = graph.element.nbytes == 4
+        self.int8 = graph.element.nbytes == 1
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
@@ -195,7 +196,7 @@ def _family(op: _Op, dsp: bool) -> str:
         return "depthwise" if op.op.depth_multiplier == 1 else "depthwise_multiplier"
     if kind == "global_avg_pool":
         return "mean"
-    if not op.float and kind in LIKE_CALIBRATED:
+    if op.int8 and kind in LIKE_CALIBRATED:
         return LIKE_CALIBRATED[kind]
     return kind
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
+from .base import KernelContext
 from .lookup import LookupOp
+from .prelu import Prelu
 
 
 def leaky_relu_multipliers(in_q, out_q, alpha: float) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -40,6 +42,22 @@ class LeakyRelu(LookupOp):
 
     def float_function(self, x: np.ndarray) -> np.ndarray:
         return leaky_relu_f32(x, self.alpha)
+
+
+@dataclass(frozen=True)
+class WideLeakyRelu(Prelu):
+    """LEAKY_RELU in 16x8 graphs, where a table would have 65536 entries: PRELU's kernel with every
+    alpha 1 (`consts["alpha"]`, int8 ones) and LEAKY_RELU's two factors, which both runtimes run
+    with the same scalar arithmetic on int16 values (checked on LiteRT's x86 build)."""
+
+    kind = "leaky_relu"
+    slope: float = 0.2
+
+    def describe(self) -> str:
+        return f"leaky_relu({self.slope:g})"
+
+    def multipliers(self, ctx: KernelContext) -> tuple[tuple[int, int], tuple[int, int]]:
+        return leaky_relu_multipliers(ctx.input_quant[0], ctx.output_quant, self.slope)
 
 
 def leaky_relu_f32(x: np.ndarray, alpha: float) -> np.ndarray:

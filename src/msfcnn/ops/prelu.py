@@ -6,7 +6,7 @@ input zero point; v >= 0 is rescaled by input scale / output scale, v < 0 times 
 point) by input scale x alpha scale / output scale, double rounding, plus the output zero point,
 clamped. The two runtimes form those factors differently: LiteRT's Prepare in float32
 (`input->params.scale / output->params.scale`), TFLite Micro's in double from the float32 scales.
-Per channel, so not a table: C in kernels/prelu.c."""
+Per channel, so not a table: C in kernels/prelu.c. 16x8 graphs: the same on int16 values."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ class Prelu(ValueMap, pattern=Pattern.ELEMENTWISE):
         negative = v * (self.alpha(ctx) - self.alpha_zero_point)
         out = np.where(v >= 0, nx.multiply_by_quantized_multiplier(v, mult_pos, shift_pos, ROUNDING),
                        nx.multiply_by_quantized_multiplier(negative, mult_neg, shift_neg, ROUNDING))
-        return np.clip(out + ctx.output_quant.zero_point, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
+        info = np.iinfo(ctx.qtype)  # int8, or int16 in 16x8 graphs (int8 alphas either way)
+        return np.clip(out + ctx.output_quant.zero_point, info.min, info.max).astype(ctx.qtype)
 
     def multipliers(self, ctx: KernelContext) -> tuple[tuple[int, int], tuple[int, int]]:
         return prelu_multipliers(ctx.input_quant[0].scale, self.alpha_scale, ctx.output_quant.scale, ctx.numerics)

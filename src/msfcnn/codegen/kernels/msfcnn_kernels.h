@@ -925,6 +925,7 @@ typedef struct {
     const int8_t *alpha;            /* int8: [channels] */
     const float *alpha_f32;         /* float: [channels] */
 } msf_prelu_params;
+typedef msf_prelu_params msf_prelu_s16_params;  /* 16x8 graphs: int16 values, int8 alphas */
 
 /* ONNX LeakyRelu / Tanh / Elu in float32 graphs (int8 graphs use tables: msf_lookup). */
 enum { MSF_UNARY_LEAKY_RELU = 0, MSF_UNARY_TANH = 1, MSF_UNARY_ELU = 2 };
@@ -1147,6 +1148,8 @@ void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *ou
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_prelu_s8(const msf_prelu_params *p, const msf_view *in, msf_view *out,
                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_prelu_s16(const msf_prelu_s16_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_prelu_f32(const msf_prelu_params *p, const msf_view *in, msf_view *out,
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_float_unary_f32(const msf_float_unary_params *p, const msf_view *in, msf_view *out,
