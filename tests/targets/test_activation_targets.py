@@ -1,7 +1,8 @@
 """The activation operators on an emulated microcontroller: the C of the conv -> op -> conv
 fixtures (`fixtures/make_activation_models.py`), built for Cortex-M4 and run under QEMU, gives the
 LiteRT interpreter's bytes under the default numerics and TFLite Micro's under `tflm` (PRELU's
-kernel, kernels/prelu.c; the table ops through kernels/lookup.c); the float32 ONNX model with
+kernel, kernels/prelu.c, also in its 16x8 form for LEAKY_RELU; the table ops through
+kernels/lookup.c); the float32 ONNX model with
 LeakyRelu, Tanh, PRelu and Elu (kernels/float_unary.c, prelu.c) stays within the float tolerance
 of numpy."""
 
@@ -25,7 +26,7 @@ MODELS = FIXTURES / "models"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
-@pytest.mark.parametrize("name", ["act_prelu_scales", "act_tanh", "act_leaky_relu_yolo"])
+@pytest.mark.parametrize("name", ["act_prelu_scales", "act_tanh", "act_leaky_relu_yolo", "i16_leaky_relu"])
 def test_c_on_cortex_m4_gives_the_runtimes_output(name, numerics):
     target = require_target("cortex-m4")
     path = MODELS / f"{name}.tflite"
