@@ -432,7 +432,8 @@ ACTIVATION_EDITS = {
     ("act_leaky_relu.tflite", _leaky_relu_negative_alpha): r"operator 1 \(LEAKY_RELU\): alpha -0.5: only a finite "
                                                           r"alpha >= 0",
     ("act_prelu.tflite", _prelu_alpha_per_row): r"operator 1 \(PRELU\): alpha is int8 7x1: only a constant of the "
-                                                r"input's type with one value per channel \(8\)",
+                                                r"input's type \(int8 with int16 activations\) with one "
+                                                r"value per channel \(8\)",
 }
 
 
