@@ -20,7 +20,7 @@ import tflite_micro  # noqa: F401  (the oracle; a test dependency, never skipped
 from support import cache
 from support.c_build import check_c
 from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
+from support.micro_oracle import OracleError, run_jobs as micro_jobs
 from support.paths import FIXTURES
 from msfcnn import pipeline
 from msfcnn.errors import UserError
@@ -80,6 +80,15 @@ def test_every_int8_value_matches_both_runtimes(path, sweeps):
     _assert_runs(pipeline.load(str(path), numerics="tflm"), inputs, micro, "TFLite Micro")
     split = sum(int((np.asarray(a) != np.asarray(b)).sum()) for a, b in zip(litert, micro))
     assert (split > 0) == (path.stem in SPLIT), f"{path.stem}: LiteRT and TFLite Micro differ on {split} values"
+
+
+@pytest.mark.parametrize("name", ["act_relu_n1_to_1", "act_relu_0_to_1"])
+def test_tflite_micro_has_no_kernel_for_the_clamps(name):
+    """Why msfcnn refuses these under tflm: TFLite Micro's interpreter cannot allocate the model."""
+    path = MODELS / f"{name}.tflite"
+    x = np.zeros(pipeline.load(str(path)).input_shape, np.int8)
+    with pytest.raises(OracleError, match="TFLM failed to allocate tensors"):
+        micro_jobs([(path, [x])], "tflm")
 
 
 def test_sweeps_exist():
