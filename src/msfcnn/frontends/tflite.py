@@ -987,7 +987,7 @@ CONVERTERS: dict[str, Converter] = {
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                   "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
+                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:
