@@ -184,27 +184,31 @@ def quantize_f32(value: float, scale: float, zero_point: int) -> int:
     return int(zero_point) + tflite_round(float(np.float32(value) / np.float32(scale)))
 
 
+# The clamp of each activation in real values, (low, high); None: unbounded above. RELU_N1_TO_1
+# and RELU_0_TO_1 exist only as standalone TFLite operators (ops/activation.py), never fused.
+ACTIVATION_BOUNDS = {"relu": (0.0, None), "relu6": (0.0, 6.0), "relu_n1_to_1": (-1.0, 1.0), "relu_0_to_1": (0.0, 1.0)}
+
+
 def activation_range(activation: str | None, quant, qmin: int = INT8_MIN, qmax: int = INT8_MAX) -> tuple[int, int]:
-    """The int8 clamp of a fused activation (TFLite's CalculateActivationRangeQuantized)."""
+    """The int8 clamp of an activation (TFLite's CalculateActivationRangeQuantized; QuantizedReluX
+    for the standalone ones: the same float32 division and rounding)."""
     if activation is None:
         return qmin, qmax
-    low = max(qmin, quantize_f32(0.0, quant.scale, quant.zero_point))
-    if activation == "relu":
-        return low, qmax
-    if activation == "relu6":
-        return low, min(qmax, quantize_f32(6.0, quant.scale, quant.zero_point))
-    raise ValueError(f"unknown activation {activation!r}")
+    if activation not in ACTIVATION_BOUNDS:
+        raise ValueError(f"unknown activation {activation!r}")
+    low, high = ACTIVATION_BOUNDS[activation]
+    low_q = max(qmin, quantize_f32(low, quant.scale, quant.zero_point))
+    return low_q, qmax if high is None else min(qmax, quantize_f32(high, quant.scale, quant.zero_point))
 
 
 def float_activation(x: np.ndarray, activation: str | None) -> np.ndarray:
-    """Fused activations in float graphs."""
+    """Activations in float graphs."""
     if activation is None:
         return x
-    if activation == "relu":
-        return np.maximum(x, np.float32(0))
-    if activation == "relu6":
-        return np.clip(x, np.float32(0), np.float32(6))
-    raise ValueError(f"unknown activation {activation!r}")
+    if activation not in ACTIVATION_BOUNDS:
+        raise ValueError(f"unknown activation {activation!r}")
+    low, high = ACTIVATION_BOUNDS[activation]
+    return np.clip(x, np.float32(low), None if high is None else np.float32(high))
 
 
 def requantize_accumulator(acc: np.ndarray, multiplier, shift, zero_point: int, clamp: tuple[int, int],

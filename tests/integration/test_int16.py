@@ -56,7 +56,7 @@ def test_fixtures_cover_the_16x8_operators():
     for run in litert_oracle.run_jobs([(p, inputs_for(pipeline.load(str(p)), 1)) for p in MODELS], layers=True):
         ops.update(run.ops)
     assert ops == {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-                   "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE", "DEQUANTIZE"}
+                   "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)

@@ -61,7 +61,9 @@ def networks(draw, residual=True, tail=True):
 
 ELEMENTWISE_LAYERS = [{"op": "relu"}, {"op": "relu6"}, {"op": "logistic"}, {"op": "hard_swish"},
                       {"op": "mul", "const": "channel"}, {"op": "mul", "const": "scalar", "act": "relu"},
-                      {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar", "act": "relu6"}]
+                      {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar", "act": "relu6"},
+                      {"op": "leaky_relu", "alpha": 0.1}, {"op": "tanh"}, {"op": "elu"}, {"op": "prelu"},
+                      {"op": "relu_n1_to_1"}, {"op": "relu_0_to_1"}]
 HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "softmax"}],
          [{"op": "mean", "axes": [1]}, {"op": "transpose", "perm": [2, 0, 1]}, {"op": "mean", "axes": [1]}],
          [{"op": "mean", "axes": [0]}, {"op": "logistic"}], [{"op": "transpose", "perm": [1, 0, 2]}]]
@@ -70,7 +72,8 @@ HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "so
 @st.composite
 def op_networks(draw):
     """Layer lists mixing convolutions with the other operators: element-wise maps (RELU,
-    LOGISTIC, HARD_SWISH, MUL and ADD of a constant), MUL and CONCATENATION of two maps, PAD,
+    LOGISTIC, HARD_SWISH, MUL and ADD of a constant, LEAKY_RELU, TANH, ELU, PRELU, RELU_N1_TO_1,
+    RELU_0_TO_1), MUL and CONCATENATION of two maps, PAD,
     squeeze-and-excite (a map times the LOGISTIC of a dense layer on its mean), and heads with a
     MEAN over one axis or a TRANSPOSE."""
     from msfcnn.frontends.layer_list import graph_from_layer_list

@@ -51,11 +51,13 @@ PROBE(fdiv, fr = fx / fy)
 PROBE(fcmplt, ir = fx < fy)
 PROBE(fcmpgt, ir = fx > fy)
 PROBE(fcmpne, ir = fx != fy)
+PROBE(fcmpge, ir = fx >= fy)
 PROBE(f2i, ir = (int)fx)
 PROBE(i2f, fr = (float)ix)
 PROBE(floor, dr = floor(dx))
 PROBE(roundf, fr = roundf(fx))
 PROBE(expf, fr = expf(fx))
+PROBE(tanhf, fr = tanhf(fx))
 PROBE(fmod, dr = fmod(dx, dy))
 PROBE(d2l, lr = (int64_t)dx)
 PROBE(i2d, dr = (double)ix)
@@ -72,8 +74,9 @@ static const struct {
     {"dcmpeq", probe_dcmpeq}, {"dcmpne", probe_dcmpne}, {"dcmplt", probe_dcmplt}, {"dcmpgt", probe_dcmpgt},
     {"dcmpge", probe_dcmpge}, {"d2i", probe_d2i}, {"f2d", probe_f2d}, {"fadd", probe_fadd},
     {"fsub", probe_fsub}, {"fmul", probe_fmul}, {"fdiv", probe_fdiv}, {"fcmplt", probe_fcmplt},
-    {"fcmpgt", probe_fcmpgt}, {"fcmpne", probe_fcmpne}, {"f2i", probe_f2i}, {"i2f", probe_i2f},
-    {"floor", probe_floor}, {"roundf", probe_roundf}, {"expf", probe_expf}, {"fmod", probe_fmod},
+    {"fcmpgt", probe_fcmpgt}, {"fcmpne", probe_fcmpne}, {"fcmpge", probe_fcmpge}, {"f2i", probe_f2i},
+    {"i2f", probe_i2f}, {"floor", probe_floor}, {"roundf", probe_roundf}, {"expf", probe_expf},
+    {"tanhf", probe_tanhf}, {"fmod", probe_fmod},
     {"d2l", probe_d2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod}, {"memcpy", probe_memcpy},
     {"memmove", probe_memmove},
 };

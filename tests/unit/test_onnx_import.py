@@ -52,6 +52,8 @@ EXPECTED_OPS = {
                        GAP, DENSE],
     "onnx_mbv2_tiny": [CR6, CR6, DW6, C, ADD, CR6, DW6, C, CR6, DW6, C, ADD, CR6, DW6, C, CR6, DW6, C, ADD,
                        CR6, GAP, DENSE],
+    "onnx_activations": [C, ("float_unary", None), C, ("float_unary", None), C, ("prelu", None), C,
+                         ("float_unary", None), C, ("prelu", None)],
 }
 
 
@@ -89,7 +91,7 @@ def test_fixture_structure(path):
     for node in graph.nodes:
         assert node.quant is None
         for role, array in node.consts.items():
-            assert role in ("weights", "bias", "operand") and array.dtype == np.float32
+            assert role in ("weights", "bias", "operand", "alpha") and array.dtype == np.float32
         if node.op.kind == "conv2d":
             assert node.consts["weights"].shape == (node.op.filters, *node.op.win.kernel, graph.shape_of(node.inputs[0])[2])
         if node.op.kind == "depthwise_conv2d":
@@ -310,8 +312,10 @@ def test_dynamic_batch_is_taken_as_one(tmp_path):
 
 
 BAD = {
-    "tanh": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Tanh", ["c"], ["y"])],
-             "node 1 (Tanh): unsupported ONNX op 'Tanh'"),
+    "softsign": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Softsign", ["c"], ["y"])],
+                 "node 1 (Softsign): unsupported ONNX op 'Softsign'"),
+    "prelu by a row": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("PRelu", ["c", "row"], ["y"])],
+                       "a constant of shape [1, 1, 5, 1] is not one slope or one per channel of"),
     "concat along H": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Concat", ["c", "c"], ["y"], axis=2)],
                        "Concat along axis 2 is not supported"),
     "mul by a row": ([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Mul", ["c", "row"], ["y"])],
@@ -353,11 +357,11 @@ def test_every_unsupported_op_is_named_before_converting(tmp_path):
              helper.make_node("Flatten", ["c"], ["f"]),
              helper.make_node("Unsqueeze", ["f", "axes"], ["s"]),
              helper.make_node("LSTM", ["s", "W", "R"], ["h"], hidden_size=4),
-             helper.make_node("Tanh", ["h"], ["y"])]
+             helper.make_node("Softsign", ["h"], ["y"])]
     path = make_model(tmp_path, nodes, [1, 3, 1, 1], None,
                       [("w", rand(8, 3, 1, 1)), ("axes", np.array([0], np.int64)),
                        ("W", rand(1, 16, 8)), ("R", rand(1, 16, 4))])
-    with pytest.raises(UserError, match=r"node 3 \(LSTM\): unsupported ONNX op 'LSTM'; also 'Tanh' \(node 4\)"):
+    with pytest.raises(UserError, match=r"node 3 \(LSTM\): unsupported ONNX op 'LSTM'; also 'Softsign' \(node 4\)"):
         load_onnx(path)
     nodes[3:] = [helper.make_node("Relu", ["s"], ["y"])]
     path = make_model(tmp_path, nodes, [1, 3, 1, 1], None, [("w", rand(8, 3, 1, 1)), ("axes", np.array([0], np.int64))])

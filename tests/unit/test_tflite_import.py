@@ -34,7 +34,9 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "PADV2": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
-        "CONCATENATION": "concat", "LOGISTIC": "logistic"}  # (concatenations of two inputs)
+        "CONCATENATION": "concat", "LOGISTIC": "logistic",  # (concatenations of two inputs)
+        "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",
+        "RELU_0_TO_1": "activation"}
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
 
 
@@ -289,8 +291,8 @@ def test_transpose_folds_into_the_means_after_it():
 
 
 UNSUPPORTED = {
-    "unsupported_tanh": r"unsupported_tanh.tflite: unsupported operator TANH at operator index 1 "
-                        r"\(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
+    "unsupported_log_softmax": r"unsupported_log_softmax.tflite: unsupported operator LOG_SOFTMAX at operator "
+                               r"index 1 \(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
@@ -305,10 +307,10 @@ def test_unsupported_models_are_rejected_clearly(name):
 
 
 def test_cli_reports_unsupported_model(capsys):
-    code = main(["plan", str(MODELS / "unsupported_tanh.tflite")])
+    code = main(["plan", str(MODELS / "unsupported_log_softmax.tflite")])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.startswith("msfcnn: error: ") and "unsupported operator TANH" in err and err.count("\n") == 1
+    assert err.startswith("msfcnn: error: ") and "unsupported operator LOG_SOFTMAX" in err and err.count("\n") == 1
 
 
 def test_not_tflite_and_truncated_files(tmp_path):
@@ -408,6 +410,45 @@ EDITS = {
 def test_invalid_models_are_rejected_clearly(edit):
     with pytest.raises(UserError, match=EDITS[edit]) as err:
         graph_from_tflite(_edited("op_conv_k3_s1_same_relu6.tflite", edit))
+    assert "\n" not in str(err.value)
+
+
+def _op_of(model, sub, name: str):
+    code = getattr(schema.BuiltinOperator, name)
+    return next(op for op in sub.operators if model.operatorCodes[op.opcodeIndex].builtinCode == code)
+
+
+def _tanh_output_scale(model, sub):
+    sub.tensors[_op_of(model, sub, "TANH").outputs[0]].quantization.scale = [1 / 64]
+
+
+def _leaky_relu_negative_alpha(model, sub):
+    _op_of(model, sub, "LEAKY_RELU").builtinOptions.alpha = -0.5
+
+
+def _prelu_alpha_per_row(model, sub):
+    alpha = sub.tensors[_op_of(model, sub, "PRELU").inputs[1]]
+    model.buffers[alpha.buffer].data = list(model.buffers[alpha.buffer].data)[:7]
+    alpha.shape = [7, 1]
+
+
+ACTIVATION_EDITS = {
+    ("act_tanh.tflite", _tanh_output_scale): r"operator 1 \(TANH\): output scale 0.015625 and zero point 0: an int8 "
+                                             r"TANH's output has scale 1/128",
+    ("act_leaky_relu.tflite", _leaky_relu_negative_alpha): r"operator 1 \(LEAKY_RELU\): alpha -0.5: only a finite "
+                                                          r"alpha >= 0",
+    ("act_prelu.tflite", _prelu_alpha_per_row): r"operator 1 \(PRELU\): alpha is int8 7x1: only a constant of the "
+                                                r"input's type \(int8 with int16 activations\) with one "
+                                                r"value per channel \(8\)",
+}
+
+
+@pytest.mark.parametrize("case", ACTIVATION_EDITS, ids=lambda case: case[1].__name__)
+def test_activation_operators_refuse_what_they_cannot_run(case):
+    name, edit = case
+    graph_from_tflite(_edited(name, lambda model, sub: None))  # the fixture itself imports
+    with pytest.raises(UserError, match=ACTIVATION_EDITS[case]) as err:
+        graph_from_tflite(_edited(name, edit))
     assert "\n" not in str(err.value)
 
 

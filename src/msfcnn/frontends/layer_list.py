@@ -20,8 +20,12 @@ from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import require_feature_map
 from ..ops.concat import Concat
+from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish
+from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
+from ..ops.prelu import Prelu
+from ..ops.tanh import Tanh
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.transpose import Transpose
 
@@ -137,6 +141,18 @@ def _dense(layer, graph, index):
     return Dense(_positive_int(layer, "units"), _activation(layer)), (index - 1,)
 
 
+def _leaky_relu(layer, graph, index):
+    alpha = layer.get("alpha", 0.2)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1024:
+        raise UserError(f"'alpha' must be a number in 0..1024, got {alpha!r}")
+    return LeakyRelu(float(np.float32(alpha))), (index - 1,)
+
+
+def _prelu(layer, graph, index):
+    """One alpha per channel: placeholders; the values come with the weights (random_weights.py)."""
+    return Prelu(), (index - 1,), {"alpha": np.zeros(graph.shape_of(index - 1)[-1], np.int8)}
+
+
 def _unary(op: Op) -> Converter:
     return lambda layer, graph, index: (op, (index - 1,))
 
@@ -162,6 +178,12 @@ CONVERTERS: dict[str, Converter] = {
     "relu6": _unary(Activation("relu6")),
     "logistic": _unary(Logistic()),
     "hard_swish": _unary(HardSwish()),
+    "leaky_relu": _leaky_relu,
+    "tanh": _unary(Tanh()),
+    "elu": _unary(Elu()),
+    "prelu": _prelu,
+    "relu_n1_to_1": _unary(Activation("relu_n1_to_1")),
+    "relu_0_to_1": _unary(Activation("relu_0_to_1")),
 }
 
 

@@ -33,7 +33,9 @@ from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
 from ..ops.concat import Concat
+from ..ops.float_unary import FloatUnary
 from ..ops.hard_sigmoid import HardSigmoid
+from ..ops.prelu import Prelu
 from ..ops.hard_swish import HardSwish
 from ..ops.logistic import Logistic
 from ..ops.mul import Mul, MulBroadcast, MulConst
@@ -621,6 +623,30 @@ def _hard_sigmoid(imp: _Importer, node, attrs) -> None:
     _elementwise(HardSigmoid(alpha, beta))(imp, node, attrs)
 
 
+def _float_unary(function: str, default_alpha: float = 0.0) -> Converter:
+    """LeakyRelu (alpha 0.01), Tanh, Elu (alpha 1.0): float32 functions (ops/float_unary.py)."""
+    def convert(imp: _Importer, node, attrs) -> None:
+        alpha = _float(attrs, "alpha", default_alpha)
+        if not math.isfinite(alpha):
+            raise UserError(f"alpha {alpha} is not finite")
+        _elementwise(FloatUnary(function, alpha))(imp, node, attrs)
+    return convert
+
+
+def _prelu(imp: _Importer, node, attrs) -> None:
+    """PRelu with a constant slope of one value or one per channel."""
+    value = imp.value(node.input[0])
+    slope = imp.const(node, 1, "slope")
+    if not np.issubdtype(slope.dtype, np.floating) or not np.isfinite(slope).all():
+        raise UserError("the slope must be finite floating point values")
+    alpha = np.repeat(slope.reshape(1), imp.shape(value)[-1]) if slope.size == 1 else \
+        _per_channel(imp, value, slope, "one slope or one per channel of")
+    if slope.size > 1 and value.flat_from is not None:
+        raise UserError("a per-channel slope on a flattened feature map is not supported")
+    out = imp.emit(Prelu(), (value.index,), _float32(alpha=alpha))
+    imp.bind(node.output[0], _Value(out.index, value.flat_from))
+
+
 def _pool(op_class):
     def convert(imp: _Importer, node, attrs) -> None:
         x, (h, w, c) = imp.feature_map(node.input[0])
@@ -918,6 +944,10 @@ CONVERTERS: dict[str, Converter] = {
     "Sigmoid": _elementwise(Logistic()),
     "HardSigmoid": _hard_sigmoid,
     "HardSwish": _elementwise(HardSwish()),
+    "LeakyRelu": _float_unary("leaky_relu", 0.01),
+    "Tanh": _float_unary("tanh"),
+    "Elu": _float_unary("elu", 1.0),
+    "PRelu": _prelu,
     "Identity": _identity,
     "Resize": _resize,
     "Dropout": _identity,

@@ -19,17 +19,24 @@ from ..ir import NETWORK_INPUT, Graph, Quant
 from ..ops import Add, Conv2D, Dense, DepthwiseConv2D, Softmax
 from ..ops.activation import Activation
 from ..ops.concat import Concat
+from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish
+from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
+from ..ops.prelu import Prelu
+from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.mul import ConstOperand, Mul, MulConst
 
 INPUT_QUANT = Quant(1 / 128, 0)  # real input in [-1, 1)
 SOFTMAX_QUANT = Quant(1 / 256, -128)  # what TFLite requires of an int8 softmax output
 OPERAND_QUANT = Quant(1 / 64, 0)  # of a constant operand (MUL or ADD by a constant)
+ALPHA_QUANT = Quant(1 / 256, 0)  # of a PRELU's alphas
 _UNIFORM_INT8_STD = 127 / math.sqrt(3)
 
 
 def _output_quant(std: float, activation: str | None) -> Quant:
+    if activation in ("relu_n1_to_1", "relu_0_to_1"):  # the clamp's whole range
+        return Quant(2 / 255, 0) if activation == "relu_n1_to_1" else Quant(1 / 255, -128)
     if activation in ("relu", "relu6"):
         top = 3 * std if activation == "relu" else min(6.0, 3 * std)
         return Quant(top / 255, -128)
@@ -99,8 +106,14 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
         return op, {"operand": operand}, s, _output_quant(s, op.activation)
     if isinstance(op, Activation):
         return op, {}, in_std, _output_quant(in_std, op.activation)
-    if isinstance(op, HardSwish):
+    if isinstance(op, (HardSwish, LeakyRelu, Elu)):
         return op, {}, in_std, _output_quant(in_std, None)
+    if isinstance(op, Tanh):
+        return op, {}, 0.5, Quant(*TANH_OUTPUT_QUANT)
+    if isinstance(op, Prelu):  # alpha ~ uniform int8 at scale 1/256 (about +-0.5)
+        alpha = rng.integers(-128, 128, size=node.consts["alpha"].shape, dtype=np.int8)
+        op = replace(op, alpha_scale=ALPHA_QUANT.scale, alpha_zero_point=ALPHA_QUANT.zero_point)
+        return op, {"alpha": alpha}, in_std, _output_quant(in_std, None)
     if isinstance(op, Softmax):
         return op, {}, 0.25, SOFTMAX_QUANT
     if isinstance(op, Logistic):
@@ -110,8 +123,9 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
 
 
 # Ops whose output quantisation TFLite fixes, and ops that choose their own.
-_FIXED_QUANT = (Softmax, Logistic)
-_OWN_QUANT = (Conv2D, DepthwiseConv2D, Dense, Add, Mul, ConstOperand, Activation, HardSwish, *_FIXED_QUANT)
+_FIXED_QUANT = (Softmax, Logistic, Tanh)
+_OWN_QUANT = (Conv2D, DepthwiseConv2D, Dense, Add, Mul, ConstOperand, Activation, HardSwish, LeakyRelu, Elu, Prelu,
+              *_FIXED_QUANT)
 
 
 def _shared_quant(graph: Graph) -> list[int]:

@@ -38,12 +38,16 @@ from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
+from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish, hard_swish_params
+from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.logistic import Logistic
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
+from ..ops.prelu import Prelu
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 
@@ -471,6 +475,16 @@ class _Importer:
             return {**self._uint8_weights(index, weights), "bias": self._bias(op, channels), "weight_scales": scales}
         return {"weights": weights, "bias": self._bias(op, channels), "weight_scales": scales}
 
+    def weight_quant(self, index: int) -> Quant:
+        """The per-tensor quantisation of an int8 constant operand of a 16x8 graph (PRELU's alpha)."""
+        q = self.tensor(index).Quantization()
+        scales = () if q is None or q.ScaleIsNone() else tuple(float(v) for v in q.ScaleAsNumpy())
+        zeros = () if q is None else _ints(q, "ZeroPoint")
+        if len(scales) != 1 or len(zeros) != 1 or not (isfinite(scales[0]) and scales[0] > 0) \
+                or not -128 <= zeros[0] <= 127:
+            raise UserError(f"tensor {index} needs one finite positive scale and one int8 zero point")
+        return Quant(scales[0], zeros[0])
+
     def _uint8_weights(self, index: int, weights: np.ndarray) -> dict[str, np.ndarray]:
         """uint8 weights with their (per-tensor) zero point z: the exact values w - z (int16, within
         +-255), and z - 128, which the weight-offset kernels need to store them as int8."""
@@ -636,19 +650,71 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
 
 
 def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
-    """LOGISTIC / HARD_SWISH: a function of each int8 value, as a table (ops/lookup.py)."""
+    """LOGISTIC / HARD_SWISH / ELU: a function of each int8 value, as a table (ops/lookup.py)."""
     def convert(imp: _Importer, op: Operator) -> None:
-        src = imp.source(imp.input(op, 0))
-        in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
-        ir_op = cls()
-        if cls is HardSwish and hard_swish_params(in_q, out_q)[1] > 0:
-            raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
-        try:
-            ir_op.table(in_q, out_q)  # made now, so that scales it cannot work with are reported here
-        except (OverflowError, ValueError):
-            raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
-        imp.emit(op, ir_op, (src,))
+        _emit_table(imp, op, cls())
     return convert
+
+
+def _emit_table(imp: _Importer, op: Operator, ir_op: Op) -> None:
+    src = imp.source(imp.input(op, 0))
+    in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
+    if isinstance(ir_op, HardSwish) and hard_swish_params(in_q, out_q)[1] > 0:
+        raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
+    try:
+        for numerics in nx.NUMERICS:  # made now, so that scales a table cannot work with are reported here
+            ir_op.numerics_table(in_q, out_q, numerics)
+    except (OverflowError, ValueError):
+        raise UserError(f"no int8 table for input scale {in_q.scale} and output scale {out_q.scale}") from None
+    imp.emit(op, ir_op, (src,))
+
+
+def _leaky_relu(imp: _Importer, op: Operator) -> None:
+    alpha = imp.options(op, schema.LeakyReluOptions).Alpha()
+    if not (isfinite(alpha) and alpha >= 0):
+        raise UserError(f"alpha {alpha}: only a finite alpha >= 0 is supported")
+    if imp.graph.dtype == "int16":  # no table of 65536 entries: PRELU's kernel, every alpha 1
+        src = imp.source(imp.input(op, 0))
+        ones = np.ones(imp.graph.shape_of(src)[-1], np.int8)
+        imp.emit(op, WideLeakyRelu(slope=float(np.float32(alpha))), (src,), {"alpha": ones})
+        return
+    _emit_table(imp, op, LeakyRelu(float(np.float32(alpha))))
+
+
+def _tanh(imp: _Importer, op: Operator) -> None:
+    out_q = imp.quant(op.outputs[0])
+    if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
+        raise UserError(f"output scale {out_q.scale} and zero point {out_q.zero_point}: an int8 TANH's output "
+                        "has scale 1/128 and zero point 0 (TFLite's quantisation spec, which TFLite Micro's "
+                        "kernel assumes)")
+    _emit_table(imp, op, Tanh())
+
+
+def _clamp(activation: str) -> Callable[[_Importer, Operator], None]:
+    """RELU_N1_TO_1 / RELU_0_TO_1: LiteRT's RELU arithmetic with other bounds (ops/activation.py)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        imp.emit(op, Activation(activation), (imp.source(imp.input(op, 0)),))
+    return convert
+
+
+def _prelu(imp: _Importer, op: Operator) -> None:
+    """PRELU with a constant alpha holding one value per channel (Keras' PReLU shared over H and W)
+    or a single value."""
+    src = imp.source(imp.input(op, 0))
+    channels = imp.graph.shape_of(src)[-1]
+    index = imp.input(op, 1)
+    alpha = imp.const(index, "alpha")
+    uint8 = imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8
+    if alpha.dtype != (np.uint8 if uint8 else np.int8) or alpha.size not in (1, channels) or \
+            any(d != 1 for d in alpha.shape[:-1]):
+        raise UserError(f"alpha is {alpha.dtype} {_dims(alpha.shape)}: only a constant of the input's type (int8 "
+                        f"with int16 activations) with one value per channel ({channels}) or a single value is "
+                        "supported")
+    # a uint8 alpha as the int8 one holding the same real values (_UINT8_SHIFT); int8 in 16x8 graphs
+    quant = imp.quant(index) if imp.graph.dtype != "int16" else imp.weight_quant(index)
+    values = np.broadcast_to(alpha.reshape(-1).astype(np.int16) - (_UINT8_SHIFT if uint8 else 0), (channels,))
+    values = values.astype(np.int8)
+    imp.emit(op, Prelu(alpha_scale=quant.scale, alpha_zero_point=quant.zero_point), (src,), {"alpha": values})
 
 
 def _concatenation(imp: _Importer, op: Operator) -> None:
@@ -946,7 +1012,7 @@ def _pack(imp: _Importer, op: Operator) -> None:
 FOLDED_OPERATORS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE",
-                             "DEQUANTIZE"}) | FOLDED_OPERATORS
+                             "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -958,6 +1024,12 @@ CONVERTERS: dict[str, Converter] = {
     "MUL": _mul,
     "LOGISTIC": _lookup(Logistic),
     "HARD_SWISH": _lookup(HardSwish),
+    "LEAKY_RELU": _leaky_relu,
+    "TANH": _tanh,
+    "ELU": _lookup(Elu),
+    "PRELU": _prelu,
+    "RELU_N1_TO_1": _clamp("relu_n1_to_1"),
+    "RELU_0_TO_1": _clamp("relu_0_to_1"),
     "MAX_POOL_2D": _pool(MaxPool2D),
     "AVERAGE_POOL_2D": _pool(AvgPool2D),
     "MEAN": _mean,
@@ -981,7 +1053,8 @@ CONVERTERS: dict[str, Converter] = {
 # uint8 models: the operators whose uint8 kernels in LiteRT were checked bit-exact with ours
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
-                  "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK"}
+                  "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
+                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:

@@ -212,5 +212,10 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
         # TFLite Micro has no uint8 kernels: it refuses such models when it allocates them.
         raise UserError(f"{graph.name} is a uint8 model, which TFLite Micro does not run: it has no tflm "
                         "numerics to follow (use the default, litert)")
+    for index, node in enumerate(graph.nodes):
+        reason = node.op.refused_under(numerics)
+        if reason:
+            raise UserError(f"{graph.name}: op {index} ({node.op.describe()}): {reason}: it has no {numerics} "
+                            "numerics to follow (use the default, litert)")
     graph.numerics = numerics
     return graph

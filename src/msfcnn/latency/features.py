@@ -75,6 +75,7 @@ class _Op:
         self.shape = graph.shape_of(t)
         self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
         self.float = graph.element.nbytes == 4
+        self.int8 = graph.element.nbytes == 1
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
@@ -195,7 +196,16 @@ def _family(op: _Op, dsp: bool) -> str:
         return "depthwise" if op.op.depth_multiplier == 1 else "depthwise_multiplier"
     if kind == "global_avg_pool":
         return "mean"
+    if op.int8 and kind in LIKE_CALIBRATED:
+        return LIKE_CALIBRATED[kind]
     return kind
+
+
+# int8 ops without calibrated coefficients of their own, counted as the calibrated kernel whose
+# loops they run: the table ops run msf_lookup_s8 (kernels/lookup.c) as LOGISTIC does; PRELU's
+# kernel (kernels/prelu.c) is RELU's per-value requantisation and clamp with one more multiply
+# on negative values (an estimate: not calibrated).
+LIKE_CALIBRATED = {"leaky_relu": "logistic", "tanh": "logistic", "elu": "logistic", "prelu": "activation"}
 
 
 def _no_more(op, f, pixels, taps, krows, clipped) -> None:

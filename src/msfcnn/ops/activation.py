@@ -1,4 +1,6 @@
-"""A standalone RELU / RELU6 (TFLite ops of those names) that could not be fused into its producer.
+"""A standalone RELU / RELU6 (TFLite ops of those names) that could not be fused into its producer,
+and the TFLite operators RELU_N1_TO_1 and RELU_0_TO_1 (clamps to [-1, 1] and [0, 1], never fused;
+LiteRT runs them as RELU, with those bounds; TFLite Micro has no kernel for them).
 
 In int8 it requantises from the input's to the output's (scale, zero point), then clamps, as
 TFLite's kernel does; frontends fold it into the producer's `activation` whenever both tensors
@@ -12,8 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
+from ..errors import UserError
 from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 
+# Standalone-only activations (TFLite operators that have no fused form).
+UNFUSED_ONLY = ("relu_n1_to_1", "relu_0_to_1")
 # TFLite's RELU kernels requantise with its MultiplyByQuantizedMultiplier: two roundings.
 ROUNDING = nx.DOUBLE
 
@@ -22,10 +27,15 @@ ROUNDING = nx.DOUBLE
 class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
     kind = "activation"
     c_kernel = "msf_activation"
-    activation: str  # "relu" or "relu6", the same names as the fused `activation` of other ops
+    activation: str  # "relu" or "relu6" (the names of fused activations), "relu_n1_to_1", "relu_0_to_1"
 
     def describe(self) -> str:
         return self.activation
+
+    def refused_under(self, numerics: str) -> str | None:
+        if numerics == nx.TFLM and self.activation in UNFUSED_ONLY:
+            return f"TFLite Micro has no {self.activation.upper()} kernel"
+        return None
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -51,6 +61,8 @@ class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}
         if ctx.is_float:
+            if self.activation not in C_ACTIVATION:
+                raise UserError(f"{self.activation} has no float32 C kernel")
             return c_struct({**fields, "activation": C_ACTIVATION[self.activation]})
         offset_in, offset_out, mult, shift, low, high = self.int8_stage(ctx)
         return c_struct({**fields, "input_offset": offset_in, "output_offset": offset_out,

@@ -222,6 +222,11 @@ class Op:
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""
         return False
 
+    def refused_under(self, numerics: str) -> str | None:
+        """Why the runtime whose numerics are `numerics` has no kernel for this op (None: it has
+        one); the graph then cannot follow those numerics (ir.with_numerics)."""
+        return None
+
     def output_shape(self, inputs: list[Shape]) -> Shape:
         raise NotImplementedError
 

@@ -16,23 +16,28 @@ from .. import numerics as nx
 from .lookup import LookupOp
 
 
-@lru_cache(maxsize=1)
-def _libm_expf():
-    """The C library's expf, which the interpreter calls (numpy's float32 exp may differ in the
-    last place); None when there is no loadable libm."""
-    name = ctypes.util.find_library("m")
+@lru_cache(maxsize=None)
+def _libm(name: str):
+    """The C library's float function `name` (expf, tanhf, expm1f), which the interpreters call
+    (numpy's float32 versions may differ in the last place); None when there is no loadable libm."""
+    library = ctypes.util.find_library("m")
     try:
-        expf = ctypes.CDLL(name).expf if name else None
-    except OSError:
+        fn = getattr(ctypes.CDLL(library), name) if library else None
+    except (OSError, AttributeError):
         return None
-    if expf is not None:
-        expf.restype, expf.argtypes = ctypes.c_float, [ctypes.c_float]
-    return expf
+    if fn is not None:
+        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    return fn
+
+
+def libm_f32(name: str, x: np.float32, fallback) -> np.float32:
+    """libm's `name` of a float32, or numpy's `fallback` where there is no libm."""
+    fn = _libm(name)
+    return np.float32(fn(float(x))) if fn is not None else np.float32(fallback(np.float32(x)))
 
 
 def expf(x: np.float32) -> np.float32:
-    fn = _libm_expf()
-    return np.float32(fn(float(x))) if fn is not None else np.exp(np.float32(x))
+    return libm_f32("expf", x, np.exp)
 
 
 def float32_table(in_q, out_q, transform) -> np.ndarray:

@@ -915,6 +915,26 @@ typedef struct {
     const int8_t *table;            /* int8: [256] */
 } msf_lookup_params;
 
+/* PRELU: one alpha per channel. int8: v = in - input zero point, rescaled by (pos_mult, pos_shift)
+   if v >= 0, else v * (alpha + alpha_offset) by (neg_mult, neg_shift); plus output_offset. */
+typedef struct {
+    int32_t channels;
+    int32_t input_offset, alpha_offset, output_offset;
+    int32_t pos_mult, pos_shift;
+    int32_t neg_mult, neg_shift;
+    const int8_t *alpha;            /* int8: [channels] */
+    const float *alpha_f32;         /* float: [channels] */
+} msf_prelu_params;
+typedef msf_prelu_params msf_prelu_s16_params;  /* 16x8 graphs: int16 values, int8 alphas */
+
+/* ONNX LeakyRelu / Tanh / Elu in float32 graphs (int8 graphs use tables: msf_lookup). */
+enum { MSF_UNARY_LEAKY_RELU = 0, MSF_UNARY_TANH = 1, MSF_UNARY_ELU = 2 };
+typedef struct {
+    int32_t channels;
+    int32_t function;               /* MSF_UNARY_* */
+    float alpha;                    /* LeakyRelu's slope, Elu's scale */
+} msf_float_unary_params;
+
 /* CONCATENATION along the channels: channels1 of the first input, then channels2 of the second. */
 typedef struct {
     int32_t channels1, channels2;
@@ -1126,6 +1146,14 @@ void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *out,
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_prelu_s8(const msf_prelu_params *p, const msf_view *in, msf_view *out,
+                  int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_prelu_s16(const msf_prelu_s16_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_prelu_f32(const msf_prelu_params *p, const msf_view *in, msf_view *out,
+                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_float_unary_f32(const msf_float_unary_params *p, const msf_view *in, msf_view *out,
+                         int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_s8(const msf_activation_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_activation_f32(const msf_activation_params *p, const msf_view *in, msf_view *out,

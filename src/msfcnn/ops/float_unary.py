@@ -1,0 +1,38 @@
+"""ONNX's LeakyRelu, Tanh and Elu in float32 graphs: one function of each value, computed in
+float32 (C: kernels/float_unary.c). int8 graphs (TFLite, layer lists) run these functions as
+256-entry tables instead (leaky_relu.py, tanh.py, elu.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UserError
+from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
+from .elu import elu_f32
+from .leaky_relu import leaky_relu_f32
+
+FUNCTIONS = {"leaky_relu": ("MSF_UNARY_LEAKY_RELU", leaky_relu_f32),
+             "tanh": ("MSF_UNARY_TANH", lambda x, alpha: np.tanh(x).astype(np.float32)),
+             "elu": ("MSF_UNARY_ELU", elu_f32)}
+
+
+@dataclass(frozen=True)
+class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE):
+    kind = "float_unary"
+    c_kernel = "msf_float_unary"
+    function: str  # a key of FUNCTIONS
+    alpha: float = 0.0  # LeakyRelu's slope below 0, Elu's scale
+
+    def describe(self) -> str:
+        return self.function if self.function == "tanh" else f"{self.function}({self.alpha:g})"
+
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        if not ctx.is_float:
+            raise UserError(f"the float {self.function} runs in float32 graphs only")
+        return FUNCTIONS[self.function][1](inputs[0].astype(np.float32), self.alpha)
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        return c_struct({"channels": as_feature_map(out_shape)[2], "function": FUNCTIONS[self.function][0],
+                         "alpha": float(self.alpha)})
