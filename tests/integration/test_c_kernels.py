@@ -193,7 +193,9 @@ def add_config(rng, is_float):
     shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
     if rng.random() < 0.2:
         shape = (int(rng.integers(1, 30)),)  # a vector
-    op = Add(rand_activation(rng))
+    # int8: TFLite Micro's ADD, or LiteRT's (vector code on blocks of 16, the scalar code on the rest)
+    numerics = nx.NUMERICS[int(rng.integers(0, len(nx.NUMERICS)))]
+    op = Add(rand_activation(rng)).for_numerics(numerics, "float32" if is_float else "int8", shape)
     ties = wants_ties(rng, is_float)
     qs = (None, None, None) if is_float else (rand_quant(rng, ties=ties), rand_quant(rng, ties=ties),
                                               rand_quant(rng, 0.01, 0.1, ties=ties))
@@ -573,10 +575,10 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1,
     """Every node with a C kernel, on the numpy executor's own input to it; returns the node count."""
     graph = load_model(str(path), numerics=numerics)
     rng = np.random.default_rng(seed)
-    x = (rng.standard_normal(graph.input_shape).astype(np.float32) if graph.dtype == "float32"
-         else rng.integers(-128, 128, graph.input_shape, dtype=np.int8))
+    xs = [rng.standard_normal(graph.shape_of(t)).astype(np.float32) if graph.dtype == "float32"
+          else rng.integers(-128, 128, graph.shape_of(t), dtype=np.int8) for t in graph.input_tensors]
     count = 0
-    for index, node, ctx, inputs in node_inputs(graph, x):
+    for index, node, ctx, inputs in node_inputs(graph, xs):
         op, label = node.op, f"{path.stem} node {index} {node.op}"
         if op.c_kernel is None:
             continue

@@ -9,7 +9,7 @@ cut N after the last); the fusion DAG's nodes are these cuts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 from typing import Mapping
 
@@ -213,4 +213,5 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
         raise UserError(f"{graph.name} is a uint8 model, which TFLite Micro does not run: it has no tflm "
                         "numerics to follow (use the default, litert)")
     graph.numerics = numerics
+    graph.nodes = [replace(node, op=node.op.for_numerics(numerics, graph.dtype, node.shape)) for node in graph.nodes]
     return graph

@@ -217,6 +217,12 @@ class Op:
         win = self.window
         return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
+    def for_numerics(self, numerics: str, dtype: str, shape: Shape) -> "Op":
+        """The op that computes this one as `numerics`' kernels do (Graph.numerics, set once a
+        graph is loaded) in a `dtype` graph, for an output of `shape`: the op itself, unless that
+        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py)."""
+        return self
+
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
         """True when output channel c reads only input channel c, so the op can run channel by
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""
