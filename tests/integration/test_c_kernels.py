@@ -195,11 +195,12 @@ def add_config(rng, is_float):
         shape = (int(rng.integers(1, 30)),)  # a vector
     # int8: TFLite Micro's ADD, or LiteRT's (vector code on blocks of 16, the scalar code on the rest)
     numerics = nx.NUMERICS[int(rng.integers(0, len(nx.NUMERICS)))]
-    op = Add(rand_activation(rng)).for_numerics(numerics, "float32" if is_float else "int8", shape)
     ties = wants_ties(rng, is_float)
     qs = (None, None, None) if is_float else (rand_quant(rng, ties=ties), rand_quant(rng, ties=ties),
                                               rand_quant(rng, 0.01, 0.1, ties=ties))
-    return op, KernelContext({}, qs[:2], qs[2]), [rand_map(rng, shape, is_float), rand_map(rng, shape, is_float)]
+    ctx = KernelContext({}, qs[:2], qs[2], numerics, "float32" if is_float else "int8")
+    op = Add(rand_activation(rng)).for_numerics(ctx, shape)
+    return op, ctx, [rand_map(rng, shape, is_float), rand_map(rng, shape, is_float)]
 
 
 def activation_config(rng, is_float):

@@ -213,5 +213,6 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
         raise UserError(f"{graph.name} is a uint8 model, which TFLite Micro does not run: it has no tflm "
                         "numerics to follow (use the default, litert)")
     graph.numerics = numerics
-    graph.nodes = [replace(node, op=node.op.for_numerics(numerics, graph.dtype, node.shape)) for node in graph.nodes]
+    graph.nodes = [replace(node, op=node.op.for_numerics(graph.kernel_context(i), node.shape))
+                   for i, node in enumerate(graph.nodes)]
     return graph

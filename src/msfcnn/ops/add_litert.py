@@ -12,9 +12,11 @@ saturated to int8 and clamped. The two codes differ by one on a few value pairs 
 them for scales 0.05 and 0.06 into 0.08), and by more where the output scale is so fine that
 the int16 wraps.
 
-A tensor of a multiple of 16 values is all vector code: its ADD is element-wise (AddLitert) and
-fuses like any other. Any other size ends in scalar values whose place in the whole tensor
-matters: AddLitertTail is never cut into regions (Pattern.OPAQUE), as ops/add_uint8.py.
+For most scale sets the two codes agree on all 65536 pairs of int8 inputs, and the ADD stays
+ops/add.py's (its calibrated C kernel; element-wise). Otherwise: a tensor of a multiple of 16
+values is all vector code, so its ADD is element-wise too (AddLitert) and fuses like any other;
+any other size ends in scalar values whose place in the whole tensor matters: AddLitertTail is
+never cut into regions (Pattern.OPAQUE), as ops/add_uint8.py.
 """
 
 from __future__ import annotations
@@ -31,9 +33,22 @@ from .base import KernelContext, Pattern, as_feature_map
 VECTOR_BLOCK = 16  # int8 values per iteration of the interpreter's vector loop
 
 
-def litert_add(activation: str | None, shape) -> "AddLitert":
-    """The ADD whose output has `shape`, as LiteRT's int8 kernel computes it."""
+def litert_add(activation: str | None, ctx: KernelContext, shape) -> Add:
+    """The ADD in `ctx` whose output has `shape`, as LiteRT's int8 kernel computes it: TFLite's
+    own (ops/add.py, element-wise) when the vector code gives its values on every pair of int8
+    inputs, as it does for most scale sets (the two roundings part only near ties); else AddLitert
+    or AddLitertTail. Without quantisation (a layer list planned without weights), by size alone."""
+    if ctx.output_quant is not None and codes_agree(activation, ctx):
+        return Add(activation)
     return (AddLitert if prod(shape) % VECTOR_BLOCK == 0 else AddLitertTail)(activation)
+
+
+def codes_agree(activation: str | None, ctx: KernelContext) -> bool:
+    """True when the vector and the scalar code give the same output for all 65536 input pairs."""
+    values = np.arange(-128, 128, dtype=np.int8)
+    a, b = np.repeat(values, values.size), np.tile(values, values.size)
+    scalar = Add(activation).reference([a, b], ctx)
+    return bool(np.array_equal(vector_add(a, b, ctx, ctx.activation_range(activation)), scalar))
 
 
 def vector_end(size: int) -> int:

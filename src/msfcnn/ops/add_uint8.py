@@ -34,7 +34,7 @@ class AddUint8(Add, pattern=Pattern.OPAQUE):
         out[:vector] = _vector_add(a, b, ctx, nx.activation_range(self.activation, ctx.output_quant))
         return out.reshape(inputs[0].shape)
 
-    def for_numerics(self, numerics: str, dtype: str, shape) -> "AddUint8":
+    def for_numerics(self, ctx: KernelContext, shape) -> "AddUint8":
         return self  # uint8 models follow LiteRT alone (ir.with_numerics refuses tflm)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:

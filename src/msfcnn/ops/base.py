@@ -217,9 +217,9 @@ class Op:
         win = self.window
         return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
-    def for_numerics(self, numerics: str, dtype: str, shape: Shape) -> "Op":
-        """The op that computes this one as `numerics`' kernels do (Graph.numerics, set once a
-        graph is loaded) in a `dtype` graph, for an output of `shape`: the op itself, unless that
+    def for_numerics(self, ctx: "KernelContext", shape: Shape) -> "Op":
+        """The op that computes this one as the kernels of `ctx.numerics` do (Graph.numerics, set
+        once a graph is loaded), given its context and output shape: the op itself, unless that
         runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py)."""
         return self
 
