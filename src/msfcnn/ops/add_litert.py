@@ -80,6 +80,8 @@ class AddLitertTail(AddLitert, pattern=Pattern.OPAQUE):
     """LiteRT's int8 ADD of a tensor whose size is not a multiple of 16: its last size % 16
     values are the scalar code's."""
 
+    writes_over_input = True  # value by value (codegen/kernels/add_litert.c)
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         out = Add.reference(self, inputs, ctx).reshape(-1)  # the scalar code's values
         end = vector_end(out.size)

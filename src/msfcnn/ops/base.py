@@ -217,6 +217,13 @@ class Op:
         win = self.window
         return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
+    @property
+    def writes_over_input(self) -> bool:
+        """Whether output value i reads only value i of each input, so that the op may write its
+        output over a dying input of its size: element-wise ops and views (and the ADDs whose
+        values depend on their place in the whole tensor, which fusion may not cut)."""
+        return self.pattern is Pattern.ELEMENTWISE or self.is_view
+
     def for_numerics(self, ctx: "KernelContext", shape: Shape) -> "Op":
         """The op that computes this one as the kernels of `ctx.numerics` do (Graph.numerics, set
         once a graph is loaded), given its context and output shape: the op itself, unless that
