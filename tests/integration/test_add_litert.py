@@ -23,19 +23,25 @@ from msfcnn import numerics as nx
 from msfcnn.executor import run_unfused
 from msfcnn.frontends import load_model
 from msfcnn.ops.add import Add
+from msfcnn.ops.add_const import AddConst
+from msfcnn.ops.add_const_litert import AddConstLitert, AddConstLitertTail
 from msfcnn.ops.add_litert import VECTOR_BLOCK, AddLitert, AddLitertTail, codes_agree
 
 N_CASES = 48
 ACTIVATIONS = {0: None, 1: "relu", 3: "relu6"}  # TFLite's fused activation codes
 
 
-def single_add_model(shape, qa, qb, qo, activation: int) -> bytes:
-    """A model of one ADD of its two int8 inputs, of one shape (batch 1)."""
+def fixture_writer():
     sys.path.insert(0, str(ROOT / "fixtures"))
     from make_op_models import Model
+    return Model
+
+
+def single_add_model(shape, qa, qb, qo, activation: int) -> bytes:
+    """A model of one ADD of its two int8 inputs, of one shape (batch 1)."""
     from ai_edge_litert import schema_py_generated as schema
 
-    m = Model("single_add")
+    m = fixture_writer()("single_add")
     a, b, out = m.act((1, *shape), *qa), m.act((1, *shape), *qb), m.act((1, *shape), *qo)
     options = schema.AddOptionsT()
     options.fusedActivationFunction = activation
@@ -128,3 +134,52 @@ def test_tflm_numerics_follow_tflite_micro_on_every_value(cases):
         for x, want in zip(inputs, expected):
             np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), np.asarray(want).reshape(-1),
                                           err_msg=f"{path.name}")
+
+
+# ---- ADD of a constant (one value, or one per channel) -------------------------------------------
+
+ROUND_SCALES = (0.02, 0.025, 0.03, 0.04, 0.05, 0.06, 0.08)  # often part LiteRT's two codes
+
+
+def const_add_model(shape, qx, operand: np.ndarray, qc, qo, activation: int) -> bytes:
+    m = fixture_writer()("const_add")
+    x = m.act((1, *shape), *qx)
+    y = m.binary_const("ADD", x, (1, *shape), operand, qc[0], qc[1], qo[0], qo[1], activation=activation)
+    return m.build([x], [y])
+
+
+@pytest.fixture(scope="module")
+def const_cases(tmp_path_factory):
+    """(path, inputs, LiteRT's outputs, TFLite Micro's outputs) per case: 80 ADDs of a constant."""
+    rng = np.random.default_rng(7)
+    folder = tmp_path_factory.mktemp("const_add")
+    jobs = []
+    for n in range(80):
+        shape = tuple(int(d) for d in rng.integers(1, 10, 2)) + (int(rng.integers(1, 41)),)
+        operand = rng.integers(-128, 128, shape[2] if n % 2 else 1)
+        qx, qc, qo = ((float(rng.choice(ROUND_SCALES)), int(rng.integers(-20, 21))) for _ in range(3))
+        if n % 8 == 0:  # one value, to a map whose size is not a multiple of 8, scales that part the codes
+            shape, operand, (qx, qc, qo) = (5, 7, 9), operand[:1], ((0.05, 4), (0.06, -9), (0.08, 2))
+        path = folder / f"add_const{n}.tflite"
+        path.write_bytes(const_add_model(shape, qx, operand, qc, qo, int(rng.choice(list(ACTIVATIONS)))))
+        jobs.append((path, [rng.integers(-128, 128, (1, *shape), dtype=np.int8) for _ in range(3)]))
+    litert = run_jobs(jobs)
+    micro = micro_oracle.run_jobs(jobs, "tflm", arena_size=1 << 20)
+    return [(path, inputs, run.outputs, tflm) for (path, inputs), run, tflm in zip(jobs, litert, micro)]
+
+
+def test_add_of_a_constant_follows_each_interpreter(const_cases, record_property):
+    kinds, checked, scalar_differs = set(), 0, 0
+    for path, inputs, litert, micro in const_cases:
+        graph, graph_tflm = load_model(str(path)), load_model(str(path), numerics=nx.TFLM)
+        kinds.add(type(graph.nodes[0].op))
+        assert type(graph_tflm.nodes[0].op) is AddConst
+        for x, want, want_tflm in zip(inputs, litert, micro):
+            np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want.reshape(-1), err_msg=path.name)
+            ours_tflm = run_unfused(graph_tflm, x).reshape(-1)
+            np.testing.assert_array_equal(ours_tflm, np.asarray(want_tflm).reshape(-1), err_msg=path.name)
+            scalar_differs += int(np.count_nonzero(ours_tflm != want.reshape(-1)))
+            checked += want.size
+    record_property("values_checked", checked)
+    record_property("values_where_the_scalar_code_differs", scalar_differs)
+    assert kinds == {AddConst, AddConstLitert, AddConstLitertTail} and scalar_differs > 0

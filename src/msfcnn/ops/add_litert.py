@@ -105,7 +105,13 @@ def vector_add(a: np.ndarray, b: np.ndarray, ctx: KernelContext, clamp: tuple[in
     qa, qb = ctx.input_quant
     sa = nx.high_mul_half_up(_shift_left(a.astype(np.int64) - qa.zero_point, LEFT_SHIFT + s1), m1)
     sb = nx.high_mul_half_up(_shift_left(b.astype(np.int64) - qb.zero_point, LEFT_SHIFT + s2), m2)
-    total = nx.rounding_divide_by_pot(nx.high_mul_half_up(sa + sb, mo), -so)
+    return vector_output(sa + sb, mo, so, ctx.output_quant.zero_point, clamp)
+
+
+def vector_output(total: np.ndarray, multiplier: int, shift: int, zero_point: int,
+                  clamp: tuple[int, int]) -> np.ndarray:
+    """The interpreter's vector code from the sum of the rescaled inputs to the int8 output."""
+    total = nx.rounding_divide_by_pot(nx.high_mul_half_up(total, multiplier), -shift)
     # narrowed to int16, the output zero point added in int16 (both wrap), saturated to int8
-    wide = (total.astype(np.int16).astype(np.int64) + ctx.output_quant.zero_point).astype(np.int16)
+    wide = (total.astype(np.int16).astype(np.int64) + zero_point).astype(np.int16)
     return np.clip(np.clip(wide, nx.INT8_MIN, nx.INT8_MAX), *clamp).astype(np.int8)

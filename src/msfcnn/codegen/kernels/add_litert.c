@@ -38,11 +38,16 @@ static int32_t shift_left(int32_t x, int32_t bits)
     return bits >= 0 ? x * ((int32_t)1 << bits) : (int32_t)asr64(x, -bits);
 }
 
-static int8_t vector_value(const msf_add_params *p, int32_t a, int32_t b)
+int8_t msf_add_litert_value(const msf_add_params *p, int32_t a, int32_t b)
 {
     const int32_t sa = msf_high_mul_half_up(shift_left(a, p->left_shift + p->input1_shift), p->input1_mult);
     const int32_t sb = msf_high_mul_half_up(shift_left(b, p->left_shift + p->input2_shift), p->input2_mult);
-    const int32_t total = msf_rounding_divide_by_pot(msf_high_mul_half_up(sa + sb, p->output_mult), -p->output_shift);
+    return msf_add_litert_output(p, sa + sb);
+}
+
+int8_t msf_add_litert_output(const msf_add_params *p, int32_t sum)
+{
+    const int32_t total = msf_rounding_divide_by_pot(msf_high_mul_half_up(sum, p->output_mult), -p->output_shift);
     const int32_t wide = msf_wrap_int16(msf_wrap_int16(total) + p->output_offset);
     return msf_clamp_s8(wide, 0, p->act_min, p->act_max);  /* the saturation to int8 within the clamp */
 }
@@ -75,5 +80,5 @@ void msf_add_blocks_s8(const msf_add_blocks_params *q, msf_add_value_fn vector, 
 void msf_add_litert_s8(const msf_add_litert_params *q, const msf_view *in1, const msf_view *in2, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
-    msf_add_blocks_s8(q, vector_value, in1, in2, out, r0, r1, c0, c1);
+    msf_add_blocks_s8(q, msf_add_litert_value, in1, in2, out, r0, r1, c0, c1);
 }

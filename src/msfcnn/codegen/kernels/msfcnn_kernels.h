@@ -1048,6 +1048,21 @@ void msf_add_blocks_s8(const msf_add_blocks_params *q, msf_add_value_fn vector, 
                        const msf_view *in2, msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_litert_s8(const msf_add_litert_params *q, const msf_view *in1, const msf_view *in2, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+int8_t msf_add_litert_value(const msf_add_params *p, int32_t a, int32_t b);  /* the vector code's value */
+int8_t msf_add_litert_output(const msf_add_params *p, int32_t sum);  /* its output from the rescaled sum */
+
+/* LiteRT's int8 ADD of a constant (add_const_litert.c): the ADD of two maps (the constant as
+   input 2), the constant (1 value, or per_channel), the output's width, and where its vector code
+   runs: flat positions below vector_end (one value), channels below vector_channels (per channel). */
+typedef struct {
+    msf_add_params add;
+    const int8_t *operand;
+    int32_t per_channel;
+    int32_t width, vector_end, vector_channels;
+} msf_add_const_litert_params;
+
+void msf_add_const_litert_s8(const msf_add_const_litert_params *q, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_uint8_s8(const msf_add_uint8_params *q, const msf_view *in1, const msf_view *in2, msf_view *out,
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
