@@ -41,15 +41,17 @@ def vector_channels(channels: int) -> int:
 
 
 def litert_add_const(op: AddConst, ctx: KernelContext, shape) -> AddConst:
-    """`op` in `ctx`, with output `shape`, as LiteRT's int8 kernel computes it."""
-    if ctx.output_quant is None or _codes_agree(op, ctx):
-        return op
+    """`op` in `ctx`, with output `shape`, as LiteRT's int8 kernel computes it. Without
+    quantisation (a layer list planned without weights), one that fusion may cut only where
+    LiteRT's would be cut whatever the weights."""
     fields = {"operand_scale": op.operand_scale, "operand_zero_point": op.operand_zero_point,
               "activation": op.activation}
-    per_channel = np.size(ctx.consts["operand"]) > 1
-    if per_channel or prod(shape) % SCALAR_VECTOR_BLOCK == 0:
-        return AddConstLitert(**fields)
-    return AddConstLitertTail(**fields)
+    position_free = np.size(ctx.consts["operand"]) > 1 or prod(shape) % SCALAR_VECTOR_BLOCK == 0
+    if ctx.output_quant is None:
+        return op if position_free else AddConstLitertTail(**fields)
+    if _codes_agree(op, ctx):
+        return op
+    return (AddConstLitert if position_free else AddConstLitertTail)(**fields)
 
 
 def _pair_context(op: AddConst, ctx: KernelContext) -> KernelContext:
