@@ -128,6 +128,12 @@ def saturating_rounding_doubling_high_mul(a: np.ndarray, b) -> np.ndarray:
     return np.where((a == INT32_MIN) & (b == INT32_MIN), INT32_MAX, result)
 
 
+def high_mul_half_up(x: np.ndarray, multiplier: int) -> np.ndarray:
+    """NEON's vqrdmulh (as the interpreter's x86 build runs it, through SSE): the doubling high
+    multiply of int32 values, rounded half up; it never saturates for a positive multiplier."""
+    return (np.asarray(x, dtype=np.int64) * np.int64(multiplier) + (np.int64(1) << 30)) >> 31
+
+
 def rounding_divide_by_pot(x: np.ndarray, exponent) -> np.ndarray:
     """gemmlowp's RoundingDivideByPOT: arithmetic shift right, rounding halves away from zero."""
     x = np.asarray(x, dtype=np.int64)

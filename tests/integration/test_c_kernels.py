@@ -29,6 +29,7 @@ from msfcnn.frontends import load_model  # noqa: E402
 from msfcnn.ir import Quant  # noqa: E402
 from msfcnn.ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, KernelContext,  # noqa: E402
                         MaxPool2D, Pad, Requantize, Softmax, Window)
+from msfcnn.ops.add_const import AddConst  # noqa: E402
 from msfcnn.ops.activation import Activation  # noqa: E402
 from msfcnn.ops.base import C_ROUNDING, c_float  # noqa: E402
 from msfcnn.ops.conv2d import output_stage_consts  # noqa: E402
@@ -193,11 +194,38 @@ def add_config(rng, is_float):
     shape = (int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 9)))
     if rng.random() < 0.2:
         shape = (int(rng.integers(1, 30)),)  # a vector
-    op = Add(rand_activation(rng))
+    # int8: TFLite Micro's ADD, or LiteRT's (vector code on blocks of 16, the scalar code on the rest)
+    numerics = nx.NUMERICS[int(rng.integers(0, len(nx.NUMERICS)))]
     ties = wants_ties(rng, is_float)
     qs = (None, None, None) if is_float else (rand_quant(rng, ties=ties), rand_quant(rng, ties=ties),
                                               rand_quant(rng, 0.01, 0.1, ties=ties))
-    return op, KernelContext({}, qs[:2], qs[2]), [rand_map(rng, shape, is_float), rand_map(rng, shape, is_float)]
+    ctx = KernelContext({}, qs[:2], qs[2], numerics, "float32" if is_float else "int8")
+    op = Add(rand_activation(rng)).for_numerics(ctx, shape)
+    return op, ctx, [rand_map(rng, shape, is_float), rand_map(rng, shape, is_float)]
+
+
+ROUND_SCALES = (0.02, 0.025, 0.03, 0.04, 0.05, 0.06, 0.08)
+
+
+def add_const_config(rng, is_float):
+    """ADD of a constant (one value or one per channel), under either numerics; the scales are
+    often round decimals, for which LiteRT's vector code rounds unlike its scalar code."""
+    shape = (int(rng.integers(1, 8)), int(rng.integers(1, 8)), int(rng.integers(1, 41)))
+    per_channel = rng.random() < 0.5
+    operand = rng.integers(-128, 128, shape[2] if per_channel else 1).astype(np.int8)
+
+    def scale():
+        return float(rng.choice(ROUND_SCALES)) if rng.random() < 0.9 else f32(rng.uniform(0.004, 0.08))
+    numerics = nx.NUMERICS[int(rng.integers(0, len(nx.NUMERICS)))]
+    for _ in range(30):  # under litert, mostly scales for which its two codes differ (its own kernels)
+        in_q, out_q = (None, None) if is_float else (Quant(scale(), int(rng.integers(-20, 21))),
+                                                     Quant(scale(), int(rng.integers(-20, 21))))
+        ctx = KernelContext({"operand": operand.astype(np.float32) if is_float else operand}, (in_q,), out_q,
+                            numerics, "float32" if is_float else "int8")
+        op = AddConst(scale(), int(rng.integers(-20, 21)), rand_activation(rng)).for_numerics(ctx, shape)
+        if numerics == nx.TFLM or is_float or type(op) is not AddConst or rng.random() < 0.1:
+            break
+    return op, ctx, [rand_map(rng, shape, is_float)]
 
 
 def activation_config(rng, is_float):
@@ -225,7 +253,8 @@ def pad_config(rng, is_float):
 
 
 SPATIAL = {"conv2d": conv_config, "depthwise_conv2d": depthwise_config, "max_pool2d": pool_config(MaxPool2D),
-           "avg_pool2d": pool_config(AvgPool2D), "add": add_config, "activation": activation_config,
+           "avg_pool2d": pool_config(AvgPool2D), "add": add_config, "add_const": add_const_config,
+           "activation": activation_config,
            "requantize": requantize_config, "pad": pad_config}
 
 
@@ -575,10 +604,10 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1,
     """Every node with a C kernel, on the numpy executor's own input to it; returns the node count."""
     graph = load_model(str(path), numerics=numerics)
     rng = np.random.default_rng(seed)
-    x = (rng.standard_normal(graph.input_shape).astype(np.float32) if graph.dtype == "float32"
-         else rng.integers(-128, 128, graph.input_shape, dtype=np.int8))
+    xs = [rng.standard_normal(graph.shape_of(t)).astype(np.float32) if graph.dtype == "float32"
+          else rng.integers(-128, 128, graph.shape_of(t), dtype=np.int8) for t in graph.input_tensors]
     count = 0
-    for index, node, ctx, inputs in node_inputs(graph, x):
+    for index, node, ctx, inputs in node_inputs(graph, xs):
         op, label = node.op, f"{path.stem} node {index} {node.op}"
         if op.c_kernel is None:
             continue

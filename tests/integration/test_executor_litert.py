@@ -36,16 +36,26 @@ def n_inputs(path) -> int:
     return 4 if path.stem in NETWORKS else 32  # small models: more inputs, so rounding ties occur
 
 
-def random_inputs(graph, n: int, seed: int) -> list[np.ndarray]:
+def random_inputs(graph, n: int, seed: int) -> list:
+    """n seeded random inputs: arrays, or lists of arrays (one per input) for a model with several."""
     rng = np.random.default_rng(seed)
+    inputs = [[random_array(graph, k, rng) for k in range(len(graph.input_tensors))] for _ in range(n)]
+    return [x[0] if len(x) == 1 else x for x in inputs]
+
+
+def random_array(graph, k: int, rng) -> np.ndarray:
+    shape, q = graph.input_spec(k).shape, graph.input_spec(k).quant
     if graph.float_input:  # float32 model input: values across the int8 range and beyond (int16: near 0)
-        q = graph.input_quant
-        return [((rng.uniform(-140, 140, graph.input_shape) - q.zero_point) * q.scale).astype(np.float32)
-                for _ in range(n)]
+        return ((rng.uniform(-140, 140, shape) - q.zero_point) * q.scale).astype(np.float32)
     if graph.uint8_input:  # a uint8 model (fixtures/make_uint8_models.py)
-        return [rng.integers(0, 256, size=graph.input_shape, dtype=np.uint8) for _ in range(n)]
+        return rng.integers(0, 256, size=shape, dtype=np.uint8)
     info = np.iinfo(graph.element.numpy)  # int8, or int16 (16x8 models)
-    return [rng.integers(info.min, info.max + 1, size=graph.input_shape, dtype=graph.element.numpy) for _ in range(n)]
+    return rng.integers(info.min, info.max + 1, size=shape, dtype=graph.element.numpy)
+
+
+def batched(x):
+    """An input with a batch of 1 (each of them, for a model with several inputs)."""
+    return [a[None] for a in x] if isinstance(x, list) else x[None]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +78,7 @@ def agreement(ours: list[np.ndarray], theirs: list[np.ndarray]) -> tuple[float, 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
 def test_matches_interpreter(path, end_to_end, record_property):
     graph, inputs, expected = end_to_end[path]
-    ours = [run_unfused(graph, x[None]) for x in inputs]
+    ours = [run_unfused(graph, batched(x)) for x in inputs]
     for y, r in zip(ours, expected):
         assert y.dtype == r.dtype and y.size == r.size
     exact, max_diff = agreement(ours, expected)

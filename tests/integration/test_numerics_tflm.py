@@ -45,10 +45,17 @@ def inputs_for(graph, path) -> list[np.ndarray]:
         return [random_input(graph, seed) for seed in range(n)]
     rng = np.random.default_rng(0)
 
-    def one(spec):
+    def spread(spec):
         return ((rng.uniform(-140, 140, spec.shape) - spec.quant.zero_point) * spec.quant.scale).astype(np.float32)
-    specs = [graph.input_spec(k) for k in range(len(graph.input_tensors))]
-    return [one(specs[0]) if len(specs) == 1 else [one(s) for s in specs] for _ in range(n)]
+    inputs = [[spread(graph.input_spec(k)) for k in range(len(graph.input_tensors))] for _ in range(n)]
+    return [x[0] if len(x) == 1 else x for x in inputs]
+
+
+def with_batch(graph, x):
+    """An input (each of them, for a model with several) with its batch of 1."""
+    if isinstance(x, list):
+        return [with_batch(graph, a) for a in x]
+    return x if x.ndim == len(graph.input_shape) + 1 else x[None]
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +75,7 @@ def test_numpy_matches_tflite_micro_and_reference_kernels(path, oracles, record_
     assert graph.numerics == "tflm"
     split = 0
     for n, x in enumerate(inputs):
-        batched = isinstance(x, list) or x.ndim == len(graph.input_shape) + 1  # (a list: one array per input)
-        ours = np.asarray(run_unfused(graph, x if batched else x[None])).reshape(-1)
+        ours = np.asarray(run_unfused(graph, with_batch(graph, x))).reshape(-1)
         micro, ref = (np.asarray(expected[o][n]).reshape(-1) for o in ("tflm", "ref"))
         np.testing.assert_array_equal(ours, micro, err_msg=f"{path.stem}: differs from TFLite Micro on input {n}")
         agree = micro == ref

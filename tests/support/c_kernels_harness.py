@@ -446,11 +446,10 @@ class Cases:
         return [check(outputs) for check in self.checks]
 
 
-def node_inputs(graph, x: np.ndarray):
-    """Yield (index, node, ctx, inputs) for every node of a graph run by the numpy executor on x
-    (already in the graph's internal (H, W, C) layout and type)."""
-    from msfcnn.ir import NETWORK_INPUT
-    values = {NETWORK_INPUT: x}
+def node_inputs(graph, xs: list[np.ndarray]):
+    """Yield (index, node, ctx, inputs) for every node of a graph run by the numpy executor on xs,
+    one array per model input (already in the graph's internal (H, W, C) layout and type)."""
+    values = dict(zip(graph.input_tensors, xs))
     for index, node in enumerate(graph.nodes):
         ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant)
         inputs = [values[t] for t in node.inputs]

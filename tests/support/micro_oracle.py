@@ -23,12 +23,12 @@ _SCRIPT = r"""
 import json, sys
 import numpy as np
 
-def tflm(path):
+def tflm(path, arena_size):
     from tflite_micro import runtime
     from ai_edge_litert.interpreter import Interpreter
     n_outputs = len(Interpreter(model_path=path).get_output_details())  # only to count them
     n_inputs = len(Interpreter(model_path=path).get_input_details())
-    interpreter = runtime.Interpreter.from_file(path)
+    interpreter = runtime.Interpreter.from_file(path, arena_size=arena_size)
     details = [interpreter.get_input_details(k) for k in range(n_inputs)]
     def run(xs):
         for k, (x, d) in enumerate(zip(xs, details)):
@@ -37,7 +37,7 @@ def tflm(path):
         return [np.array(interpreter.get_output(k)) for k in range(n_outputs)]
     return run
 
-def ref(path):
+def ref(path, arena_size):
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
     interpreter = Interpreter(model_path=path, num_threads=1,
                               experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
@@ -52,7 +52,7 @@ def ref(path):
     return run
 
 for job in json.load(open(sys.argv[1])):
-    run = {"tflm": tflm, "ref": ref}[job["oracle"]](job["model"])
+    run = {"tflm": tflm, "ref": ref}[job["oracle"]](job["model"], job["arena_size"])
     with np.load(job["inputs"]) as inputs:
         # every output: the first under the input's key, output k under "key#k"
         # a model's input k > 0 is under "key@k"
@@ -65,13 +65,16 @@ for job in json.load(open(sys.argv[1])):
 
 
 def run_jobs(jobs: list[tuple[Path, list[np.ndarray]]], oracle: str, timeout: float = 600,
-             all_outputs: bool = False) -> list[list]:
+             all_outputs: bool = False, arena_size: int | None = None) -> list[list]:
     """Each job's outputs (the model's own output shape; its first output) under one oracle, "tflm"
-    or "ref"; with `all_outputs`, the list of every output (in the model's order) per input."""
+    or "ref"; with `all_outputs`, the list of every output (in the model's order) per input.
+    `arena_size`: TFLite Micro's arena in bytes (its default follows the model file's size, too
+    small for a model of large tensors and no weights)."""
     if oracle not in ORACLES:
         raise ValueError(f"unknown oracle {oracle!r}")
     with tempfile.TemporaryDirectory() as tmp:
-        manifest = run_script(_SCRIPT, jobs, Path(tmp), timeout, f"the {oracle} interpreter", oracle=oracle)
+        manifest = run_script(_SCRIPT, jobs, Path(tmp), timeout, f"the {oracle} interpreter", oracle=oracle,
+                              arena_size=arena_size)
         outputs = []
         for job, (_, inputs) in zip(manifest, jobs):
             with np.load(job["outputs"]) as results:

@@ -9,7 +9,7 @@ cut N after the last); the fusion DAG's nodes are these cuts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 from typing import Mapping
 
@@ -218,4 +218,6 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
             raise UserError(f"{graph.name}: op {index} ({node.op.describe()}): {reason}: it has no {numerics} "
                             "numerics to follow (use the default, litert)")
     graph.numerics = numerics
+    graph.nodes = [replace(node, op=node.op.for_numerics(graph.kernel_context(i), node.shape))
+                   for i, node in enumerate(graph.nodes)]
     return graph

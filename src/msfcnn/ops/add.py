@@ -37,6 +37,15 @@ class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
         low, high = ctx.activation_range(self.activation)
         return np.clip(out, low, high).astype(ctx.qtype)
 
+    def for_numerics(self, ctx: KernelContext, shape) -> "Add":
+        """LiteRT's int8 ADD rounds as its vector code does where that differs from this op's
+        (ops/add_litert.py); TFLite Micro's, the int16 and the float ADD are this op's."""
+        from .add_litert import litert_add  # add_litert's ops are subclasses of this one
+
+        if ctx.numerics == nx.LITERT and ctx.dtype == "int8":
+            return litert_add(self.activation, ctx, shape)
+        return Add(self.activation)
+
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}
         if ctx.is_float:

@@ -36,6 +36,15 @@ class AddConst(ConstOperand):
         low, high = nx.activation_range(self.activation, out_q)
         return np.clip(out, low, high).astype(np.int8)
 
+    def for_numerics(self, ctx: KernelContext, shape) -> "AddConst":
+        """LiteRT's int8 ADD of a constant rounds as its vector code does where that differs from
+        this op's (ops/add_const_litert.py); TFLite Micro's and the float one are this op's."""
+        from .add_const_litert import litert_add_const  # its ops are subclasses of this one
+
+        if ctx.numerics == nx.LITERT and ctx.dtype == "int8":
+            return litert_add_const(self, ctx, shape)
+        return AddConst(self.operand_scale, self.operand_zero_point, self.activation)
+
     def int8_fields(self, ctx: KernelContext, out_shape) -> dict[str, int]:
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
         (m1, s1), (m2, s2), (mo, so) = add_params(in_q.scale, self.operand_scale, out_q.scale)

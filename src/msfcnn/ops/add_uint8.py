@@ -26,6 +26,7 @@ from .base import KernelContext, Pattern, as_feature_map
 @dataclass(frozen=True)
 class AddUint8(Add, pattern=Pattern.OPAQUE):
     c_kernel = "msf_add_uint8"
+    writes_over_input = True  # value by value (codegen/kernels/add_uint8.c)
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         out = super().reference(inputs, ctx).reshape(-1)  # the scalar code's values
@@ -33,6 +34,9 @@ class AddUint8(Add, pattern=Pattern.OPAQUE):
         a, b = (x.reshape(-1)[:vector] for x in inputs)
         out[:vector] = _vector_add(a, b, ctx, nx.activation_range(self.activation, ctx.output_quant))
         return out.reshape(inputs[0].shape)
+
+    def for_numerics(self, ctx: KernelContext, shape) -> "AddUint8":
+        return self  # uint8 models follow LiteRT alone (ir.with_numerics refuses tflm)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         _, width, channels = as_feature_map(out_shape)
@@ -45,18 +49,13 @@ def vector_end(size: int) -> int:
     return size // nx.EDGE_VECTOR_BLOCK * nx.EDGE_VECTOR_BLOCK
 
 
-def _high_mul_half_up(x: np.ndarray, multiplier: int) -> np.ndarray:
-    """vqrdmulh: the doubling high multiply, rounded half up (never saturates here: multiplier > 0)."""
-    return (x * np.int64(multiplier) + (np.int64(1) << 30)) >> 31
-
-
 def _vector_add(a: np.ndarray, b: np.ndarray, ctx: KernelContext, clamp: tuple[int, int]) -> np.ndarray:
     (m1, s1), (m2, s2), (mo, so) = add_params(ctx.input_quant[0].scale, ctx.input_quant[1].scale,
                                               ctx.output_quant.scale)
     qa, qb = ctx.input_quant
-    sa = _high_mul_half_up((a.astype(np.int64) - qa.zero_point) << LEFT_SHIFT, m1) >> -s1
-    sb = _high_mul_half_up((b.astype(np.int64) - qb.zero_point) << LEFT_SHIFT, m2) >> -s2
-    total = nx.rounding_divide_by_pot(_high_mul_half_up(sa + sb, mo), -so)
+    sa = nx.high_mul_half_up((a.astype(np.int64) - qa.zero_point) << LEFT_SHIFT, m1) >> -s1
+    sb = nx.high_mul_half_up((b.astype(np.int64) - qb.zero_point) << LEFT_SHIFT, m2) >> -s2
+    total = nx.rounding_divide_by_pot(nx.high_mul_half_up(sa + sb, mo), -so)
     # int16 narrowing, the uint8 output zero point added in int16, saturation to uint8
     wide = total.astype(np.int16).astype(np.int64) + ctx.output_quant.zero_point + 128
     uint8 = np.clip(wide.astype(np.int16), 0, 255).astype(np.int64) - 128

@@ -217,6 +217,19 @@ class Op:
         win = self.window
         return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
 
+    @property
+    def writes_over_input(self) -> bool:
+        """Whether output value i reads only value i of each input, so that the op may write its
+        output over a dying input of its size: element-wise ops and views (and the ADDs whose
+        values depend on their place in the whole tensor, which fusion may not cut)."""
+        return self.pattern is Pattern.ELEMENTWISE or self.is_view
+
+    def for_numerics(self, ctx: "KernelContext", shape: Shape) -> "Op":
+        """The op that computes this one as the kernels of `ctx.numerics` do (Graph.numerics, set
+        once a graph is loaded), given its context and output shape: the op itself, unless that
+        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py)."""
+        return self
+
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
         """True when output channel c reads only input channel c, so the op can run channel by
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""

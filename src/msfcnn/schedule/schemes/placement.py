@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...ir import NETWORK_INPUT, Graph
-from ...ops import Pattern
 from .. import streaming
 from ..lowered import Liveness, LoweredBlock, Patches, Stream
 
@@ -30,7 +29,7 @@ def on_top(graph: Graph, source: int) -> bool:
     if source == NETWORK_INPUT:
         return len(graph.input_tensors) == 1
     op = graph.nodes[source].op
-    return op.pattern is not Pattern.ELEMENTWISE and not op.is_view
+    return not op.writes_over_input
 
 
 def may_place(graph: Graph, live: Liveness, first: int, last: int) -> bool:

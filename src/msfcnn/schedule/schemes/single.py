@@ -6,7 +6,6 @@ it, as TFLite Micro does, so its output costs nothing.
 
 from __future__ import annotations
 
-from ...ops import Pattern
 from ..lowered import LoweredBlock, Whole, block_reads
 from .base import Scheme
 
@@ -19,7 +18,7 @@ class Single(Scheme, name="single", template="single", order=0, fused=False):
             return None
         op = graph.nodes[first].op
         alias = None
-        if (op.pattern is Pattern.ELEMENTWISE or op.is_view) and live.in_arena(first):
+        if op.writes_over_input and live.in_arena(first):
             # Prefer the skip (second) input: writing over it ends its wait in the arena.
             for t in reversed(graph.nodes[first].inputs):
                 if live.in_arena(t) and live.last_use[t] == first and live.nbytes(t) == live.nbytes(first):
