@@ -65,11 +65,11 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
     x = np.asarray(x)
     batched = x.ndim == len(graph.input_shape) + 1
     internal = executor.to_internal(graph, x[0] if batched else x)
-    dtype = graph.element.numpy
-    result = np.zeros(graph.nodes[graph.output].shape, dtype=dtype)  # the caller's output buffer
-    run = _BlockRunner(graph, schedule, arena, internal, result, dtype)
+    # the caller's output buffer
+    result = np.zeros(graph.nodes[graph.output].shape, dtype=graph.element_of(graph.output).numpy)
+    run = _BlockRunner(graph, schedule, arena, internal, result)
     if schedule.input_offset is not None:  # the caller writes its input into the arena
-        run.view(schedule.input_offset, internal.shape, dtype)[...] = internal
+        run.view(schedule.input_offset, internal.shape, graph.element.numpy)[...] = internal
     for index, block in enumerate(schedule.blocks):
         run.offsets = schedule.tensor_offsets[index]
         run.block(block, schedule.scratch_offsets[index])
@@ -78,16 +78,16 @@ def _run(schedule: Schedule, x: np.ndarray, arena: np.ndarray,
     outputs = []
     for t in graph.output_tensors:  # the caller reads the arena's outputs at the end (copies)
         offset = schedule.output_offset_of(t)
-        outputs.append(result if offset is None else run.view(offset, graph.shape_of(t), dtype).copy())
+        outputs.append(result if offset is None else run.view(offset, graph.shape_of(t), run.dtype(t)).copy())
     if raw:
         return outputs, run
     return [executor.to_model_layout(graph, y, batched) for y in outputs], run
 
 
 class _BlockRunner:
-    def __init__(self, graph: Graph, schedule: Schedule, arena, x, result, dtype):
+    def __init__(self, graph: Graph, schedule: Schedule, arena, x, result):
         self.graph, self.schedule, self.arena = graph, schedule, arena
-        self.x, self.result, self.dtype = x, result, dtype
+        self.x, self.result = x, result
         self.macs = 0
         self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
 
@@ -98,15 +98,22 @@ class _BlockRunner:
         self.positions[t] += region.shape[0] * region.shape[1]
 
     # ---- buffers ---------------------------------------------------------------------------
+    def dtype(self, t: int) -> type:
+        """Tensor t's numpy element type."""
+        return self.graph.element_of(t).numpy
+
     def view(self, offset: int, shape, dtype) -> np.ndarray:
-        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        itemsize = np.dtype(dtype).itemsize
+        size = int(np.prod(shape)) * itemsize
         if offset < 0 or offset + size > self.arena.size:
             raise AssertionError(f"buffer [{offset}, {offset + size}) outside the {self.arena.size}-byte arena")
+        if offset % itemsize:  # the C reads it as its element type: it must be aligned for it
+            raise AssertionError(f"{np.dtype(dtype).name} buffer at offset {offset}, not a multiple of {itemsize}")
         return self.arena[offset:offset + size].view(dtype).reshape(shape)
 
     def tensor(self, t: int) -> np.ndarray:
         if t in self.offsets:
-            return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
+            return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype(t))
         if t == NETWORK_INPUT:
             return self.x
         if t == self.graph.output:
@@ -131,7 +138,7 @@ class _BlockRunner:
         t = block.first
         node = self.graph.nodes[t]
         x, out = self.tensor(node.inputs[0]), self.tensor(t)
-        plane = self.view(scratch[block.loops.plane.name], block.loops.plane.shape, self.dtype)
+        plane = self.view(scratch[block.loops.plane.name], block.loops.plane.shape, self.dtype(t))
         ctx = self.graph.kernel_context(t)
         for c in range(node.shape[2]):
             plane[...] = node.op.reference([x[..., c:c + 1]], node.op.channel(ctx, c))[..., 0]
@@ -224,14 +231,14 @@ class _Stream:
         node = self.graph.nodes[t]
         if rows[1] <= rows[0] or cols[1] <= cols[0]:
             # A band that reads only padding of this tensor (a pad's border rows) needs none of it.
-            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype)
+            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype(t))
         inputs, border = [], (0, 0, 0, 0)
         for u in node.inputs:  # each input's positions the region reads, and the padding beyond them
             r0, r1, top, bottom = needed_range(self.graph, t, u, *rows, axis=0)
             c0, c1, left, right = needed_range(self.graph, t, u, *cols, axis=1)
             inputs.append(self.fetch(u, (r0, r1), (c0, c1)))
             border = (top, left, bottom, right)
-        out = node.op.on_region(border).reference(inputs, self.graph.kernel_context(t))
+        out = node.op.on_region(border).in_region(rows, cols).reference(inputs, self.graph.kernel_context(t))
         self.r.count(t, out)
         return out
 
