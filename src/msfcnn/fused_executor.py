@@ -17,6 +17,7 @@ import numpy as np
 
 from . import executor
 from .ir import ELEMENT_TYPES, NETWORK_INPUT, Graph
+from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule
 from .schedule.lowered import Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
@@ -55,6 +56,9 @@ def run_fused(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
     # Bit for bit: an overflowing float model's NaN outputs are equal too when nothing reads the arena early.
     if [(y.shape, y.tobytes()) for y in runs[0]] != [(y.shape, y.tobytes()) for y in runs[1]]:
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
+    # A mixed graph's buffers are rounded up to its alignment (Graph.alignment): the padding after
+    # the last written byte is still part of the buffer.
+    high_water = aligned(high_water, schedule.graph.alignment) if high_water else 0
     recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
     return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]))
 

@@ -631,7 +631,10 @@ def test_tflite_fixture_nodes_bit_exact(path, tflite_results, record_property):
         return
     results = tflite_results[path.stem]
     assert results, f"{path.stem}: no node ran"
-    assert_bit_exact(results, record_property)
+    # a float island's (or a float32 model's) float32 nodes: within rounding, as ONNX's; the rest bit-exact
+    floats = [r for r in results if np.asarray(r.expected).dtype == np.float32]
+    assert_bit_exact([r for r in results if np.asarray(r.expected).dtype != np.float32], record_property)
+    assert_close(floats)
 
 
 @pytest.fixture(scope="module")

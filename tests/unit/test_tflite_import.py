@@ -34,7 +34,8 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
-        "CONCATENATION": "concat"}  # (concatenations of two inputs)
+        "CONCATENATION": "concat", "DEQUANTIZE": "dequantize", "LOGISTIC": "logistic",
+        "HARD_SWISH": "hard_swish"}  # (concatenations of two inputs)
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
 
 
@@ -44,13 +45,16 @@ def kind_of(op: dict, tensors) -> str:
     one_pixel = tuple(tensors[op["outputs"][0]]["shape"][1:3]) == (1, 1)
     if op["name"] == "AVERAGE_POOL_2D" and one_pixel and tensors[op["inputs"][0]]["dtype"] == "int8":
         return "global_avg_pool"  # (the uint8 pool, which rounds differently, stays a window op)
+    if op["name"] == "QUANTIZE" and tensors[op["inputs"][0]]["dtype"] == "float32":
+        return "quantize"  # where a float island ends (int8 -> int8 is a requantisation)
     return KIND[op["name"]]
 
 
 # Fixtures whose import deliberately differs from one node per operator (tested one by one below).
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
            "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head",
-           "i16_chain"}  # float32 edges (tests/integration/test_int16.py)
+           "i16_chain",  # float32 edges (tests/integration/test_int16.py)
+           "fi_float_io"}  # float32 edges around float islands (tests/integration/test_float_islands.py)
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -96,7 +100,9 @@ def oracle() -> dict[str, dict]:
     return {str(p): described[str(p)] for p in SUPPORTED}
 
 
-def _quant(tensor: dict) -> Quant:
+def _quant(tensor: dict) -> Quant | None:
+    if tensor["dtype"] == "float32":  # a float island's tensor, or a float32 model's
+        return None
     assert tensor["dtype"] in ("int8", "uint8", "int16") and len(tensor["scales"]) == 1, tensor  # int16: 16x8
     shift = 128 if tensor["dtype"] == "uint8" else 0  # uint8 tensors are held as int8 (q - 128)
     return Quant(tensor["scales"][0], tensor["zero_points"][0] - shift)
@@ -156,8 +162,11 @@ def _check_consts(node, op, tensors):
         assert node.op.weight_zero_point == zero_point - 128
         assert _sha((node.consts["weights"] + zero_point).astype(np.uint8)) == weights["sha"]
     else:
-        assert node.consts["weights"].dtype == np.int8 and _sha(node.consts["weights"]) == weights["sha"]
+        assert node.consts["weights"].dtype.name == weights["dtype"] and _sha(node.consts["weights"]) == weights["sha"]
     assert node.consts["bias"].dtype.name == bias["dtype"] and _sha(node.consts["bias"]) == bias["sha"]
+    if weights["dtype"] == "float32":  # a float32 operator: no quantisation
+        assert "weight_scales" not in node.consts
+        return
     channel_axis = 3 if op["name"] == "DEPTHWISE_CONV_2D" else 0
     assert weights["axis"] == channel_axis or len(weights["scales"]) == 1
     scales = np.broadcast_to(np.float32(weights["scales"]), (weights["shape"][channel_axis],))
@@ -284,7 +293,8 @@ def test_transpose_folds_into_the_means_after_it():
 UNSUPPORTED = {
     "unsupported_tanh": r"unsupported_tanh.tflite: unsupported operator TANH at operator index 1 "
                         r"\(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
-    "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
+    "unsupported_fi_hybrid_dense": "operator 0 \\(FULLY_CONNECTED\\): a float32 input needs rank-2 float32 weights, "
+                                   "got int8 4x12 \\(hybrid",
     "unsupported_two_inputs": "2 inputs and 1 outputs; only single-input models",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
