@@ -111,7 +111,9 @@ class _BlockRunner:
         size = int(np.prod(shape)) * itemsize
         if offset < 0 or offset + size > self.arena.size:
             raise AssertionError(f"buffer [{offset}, {offset + size}) outside the {self.arena.size}-byte arena")
-        if offset % itemsize:  # the C reads it as its element type: it must be aligned for it
+        # The C reads a buffer as its element type: a mixed graph's buffers lie at multiples of its
+        # alignment (Graph.alignment), which is each tensor's element size or more.
+        if offset % min(itemsize, self.graph.alignment):
             raise AssertionError(f"{np.dtype(dtype).name} buffer at offset {offset}, not a multiple of {itemsize}")
         return self.arena[offset:offset + size].view(dtype).reshape(shape)
 
