@@ -13,13 +13,12 @@ and output outside the arena and (without --input-in-flash) inside it, fastest f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
 from . import latency, pipeline
 from .boards import Board
 from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
-from .ir import Graph
+from .ir import NETWORK_INPUT, Graph
 from .plan import Plan
 from .targets import TARGETS
 
@@ -78,8 +77,7 @@ class NoFit(UserError):
 
 def io_bytes(graph: Graph, input_in_flash: bool) -> int:
     """The network's input (unless it is a constant in flash) and output buffers."""
-    size = graph.element.nbytes
-    return size * ((0 if input_in_flash else prod(graph.input_shape)) + prod(graph.nodes[-1].shape))
+    return (0 if input_in_flash else graph.nbytes(NETWORK_INPUT)) + graph.nbytes(graph.output)
 
 
 def least_ram(candidates: list[Plan], measured, io_of) -> Fit:

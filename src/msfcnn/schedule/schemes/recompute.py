@@ -8,7 +8,6 @@ earlier rows of patches consumed (`placement`).
 
 from __future__ import annotations
 
-from math import prod
 
 from .. import streaming
 from ..lowered import LoweredBlock, Patches, Scratch, block_reads

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ir import ELEMENT_TYPES, Graph
+from ...ir import Graph
 from ..lowered import Scratch, Tail
 from ..streaming import tail_consumer
 
