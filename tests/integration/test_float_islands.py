@@ -6,8 +6,9 @@ DEQUANTIZE and QUANTIZE nodes are bit-exact with the LiteRT interpreter layer by
 scalar code included); end to end, the int8 values after a float island equal the interpreter's
 (LiteRT's, and TFLite Micro's under `--numerics tflm`) except where a float32 value lies on a
 rounding boundary, which float kernels summing in another order may put on the other side: the
-tolerance is 1 LSB on at most 1% of the values (measured: none on these inputs, docs/numerics.md).
-float32 outputs agree within a few float32 roundings. Fused plans (the least RAM one, which fuses
+tolerance is 1 LSB on at most 1% of the values (measured with benchmarks/float_islands.py: 2 of 315,000
+QUANTIZE values off LiteRT's, 1 of 87,500 int8 outputs off TFLite Micro's; docs/numerics.md). float32 outputs agree within a few float32 roundings, except after such an
+int8 value, where they may move by about one step of it. Fused plans (the least RAM one, which fuses
 across the conversions, and random ones) give the unfused executor's int8 bytes and their arena
 is the predicted one, as in C on the host."""
 
@@ -58,8 +59,10 @@ def assert_agrees(graph, ours: list[np.ndarray], theirs: list[np.ndarray], recor
     b = np.concatenate([np.asarray(y).reshape(-1) for y in theirs])
     assert a.dtype == b.dtype and a.shape == b.shape
     if np.issubdtype(a.dtype, np.floating):
-        # a dequantised int8 output may be one output scale step off, as an int8 one
-        step = graph.output_quant.scale if graph.float_output else 0.0
+        # an int8 value 1 LSB off before a DEQUANTIZE (or a float-edged output) moves the float32
+        # values after it by up to about one step of that int8 tensor (LOGISTIC and SOFTMAX shrink it)
+        step = max([graph.output_quant.scale] if graph.float_output else [0.0])
+        step = max([step] + [graph.quant_of(n.inputs[0]).scale for n in graph.nodes if n.op.kind == "dequantize"])
         np.testing.assert_allclose(a, b, rtol=FLOAT_RTOL, atol=FLOAT_ATOL + step)
         off = np.abs(a.astype(np.float64) - b) > FLOAT_ATOL + FLOAT_RTOL * np.abs(b)
     else:
