@@ -190,3 +190,56 @@ def test_quantize_rounds_by_position_in_the_whole_tensor():
     np.testing.assert_array_equal(np.concatenate(rows), whole)
     micro = op.reference([x], KernelContext({}, (None,), quant, nx.TFLM, "float32"))
     assert micro.reshape(-1).tolist() == [1] * 18
+
+
+def _edited_island(edit) -> bytes:
+    """fi_conv_island changed through the flatbuffer object API: `edit(model, subgraph, op)`
+    with op(name) the first operator of that builtin name."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromPackedBuf((FIXTURES / "models" / "fi_conv_island.tflite").read_bytes(), 0)
+    sub = model.subgraphs[0]
+
+    def op(name):
+        code = getattr(schema.BuiltinOperator, name)
+        return next(o for o in sub.operators if model.operatorCodes[o.opcodeIndex].builtinCode == code)
+    edit(schema, model, sub, op)
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def _quantize_to_int16(schema, model, sub, op):
+    tensor = sub.tensors[op("QUANTIZE").outputs[0]]
+    tensor.type, tensor.quantization.zeroPoint = schema.TensorType.INT16, [0]
+
+
+def _float_op_declared_int8(schema, model, sub, op):
+    tensor = sub.tensors[op("LOGISTIC").outputs[0]]
+    tensor.type = schema.TensorType.INT8
+    tensor.quantization = schema.QuantizationParametersT()
+    tensor.quantization.scale, tensor.quantization.zeroPoint = [1 / 256], [-128]
+
+
+def _float_op_without_kernel(schema, model, sub, op):
+    code = model.operatorCodes[op("LOGISTIC").opcodeIndex]
+    code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR
+
+
+REFUSED = {
+    _quantize_to_int16: r"operator 5 \(QUANTIZE\): QUANTIZE of float32 to int16 inside the model: only to int8",
+    _float_op_declared_int8: r"operator 4 \(LOGISTIC\): output tensor \d+ is int8 but the operator computes float32",
+    _float_op_without_kernel: r"operator 4 \(RESIZE_NEAREST_NEIGHBOR\) reads float32 activations: float32 operators "
+                              r"may be ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, ",
+}
+
+
+@pytest.mark.parametrize("edit", list(REFUSED), ids=lambda f: f.__name__.strip("_"))
+def test_refused_forms_say_why_in_one_line(edit):
+    from msfcnn.errors import UserError
+    from msfcnn.frontends.tflite import graph_from_tflite
+
+    with pytest.raises(UserError, match=REFUSED[edit]) as err:
+        graph_from_tflite(_edited_island(edit))
+    assert "\n" not in str(err.value)

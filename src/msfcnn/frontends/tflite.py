@@ -845,13 +845,14 @@ def _quantize(imp: _Importer, op: Operator) -> None:
         imp.graph.float_input = True
         imp.bind(out, NETWORK_INPUT)
         return
-    src, quant = imp.source(index), imp.quant(out)
+    src = imp.source(index)
     if imp.graph.element_of(src).is_float:  # where a float island ends
         if imp.type_of(out) != schema.TensorType.INT8:
             raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
                             "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
         imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
         return
+    quant = imp.quant(out)
     if imp.graph.quant_of(src) == quant:  # a no-op requantisation
         imp.bind(out, src)
     elif imp.graph.dtype == "int16":
