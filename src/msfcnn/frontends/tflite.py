@@ -637,7 +637,7 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     shape = imp.graph.shape_of(src)
     values = imp.const(const, "constant operand")
     channels = shape[-1]
-    if imp.reads_float32(op) or imp.type_of(data) == _FLOAT32:
+    if imp.type_of(data) == _FLOAT32:
         if values.dtype != np.float32 or values.size not in (1, channels) or not np.isfinite(values).all():
             raise UserError(f"the constant operand is {values.dtype} {_dims(values.shape)}: a float32 operator takes "
                             f"a finite float32 scalar or one value per channel ({channels})")

@@ -202,6 +202,10 @@ class Graph:
             raise UserError(f"layer {index} ({op.kind}): {err}") from None
         if min(shape, default=1) <= 0:
             raise UserError(f"layer {index} ({op.kind}) has an empty output {list(shape)}")
+        kinds = {self.dtype_of(t) for t in inputs}
+        if len(kinds) > 1:
+            raise UserError(f"layer {index} ({op.kind}) reads tensors of different element types "
+                            f"({', '.join(sorted(kinds))})")
         dtype = op.output_element(self.dtype_of(inputs[0]) if inputs else self.dtype)
         self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape), dict(consts or {}), quant,
                                None if dtype == self.dtype else dtype))
