@@ -51,8 +51,10 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
             for t in range(end - len(sums), first - 1, -1):
                 sums.append(sums[-1] + aligned(profile[t][1] * rings[t] * graph.shape_of(t)[2]
                                                * graph.element_of(t).nbytes, graph.alignment))
-        column = aligned(profile[end][1] * graph.shape_of(end)[2] * graph.element_of(end).nbytes, graph.alignment)
-        return streaming.table_macs(graph, table, first, end, last), sums[end - first] + (column if end < last else 0)
+        scratch = sums[end - first]
+        if end < last:  # and one column of the stream end
+            scratch += aligned(profile[end][1] * graph.shape_of(end)[2] * graph.element_of(end).nbytes, graph.alignment)
+        return streaming.table_macs(graph, table, first, end, last), scratch
 
     def lower(self, graph, live, first, last, rows, cache):
         layout = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)
