@@ -541,10 +541,10 @@ def test_edge_quantize_dequantize_match_numerics(lib, c_dir):
         dst = d.zeros("dy", np.float32, n)
         d.body.append(f"    msf_dequantize_s8({src}, {dst}, {n}, {c_float(scale)}, {zp});")
         checks.append((d.dump(dst, np.float32, n), nx.dequantize(qs, q)))
-        # --numerics tflm: the scalar rule on every value, msf_*_one(..., 0)
+        # --numerics tflm: the scalar rule on every value, msf_*_one(..., 0), on the quotient in float32
         src, dst = d.const(f"tx{i}", x), d.zeros("ty", np.int8, n)
         d.body.append(f"    {{ int32_t k; for (k = 0; k < {n}; ++k) "
-                      f"{dst}[k] = msf_quantize_f32_one({src}[k], {c_float(scale)}, {zp}, 0); }}")
+                      f"{dst}[k] = msf_quantize_f32_one({src}[k] / {c_float(scale)}, 1.0f, {zp}, 0); }}")
         checks.append((d.dump(dst, np.int8, n), nx.quantize_float(x, q, nx.TFLM)))
         src, dst = d.const(f"tq{i}", qs), d.zeros("tz", np.float32, n)
         d.body.append(f"    {{ int32_t k; for (k = 0; k < {n}; ++k) "

@@ -39,7 +39,7 @@ from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
 MODELS = sorted((FIXTURES / "models").glob("fi_*.tflite"))
-MIXED = [p for p in MODELS if p.stem != "fi_float32_model"]
+MIXED = [p for p in MODELS if p.stem != "fi_float32_model" and "ties" not in p.stem]  # islands among other ops
 FLOAT_RTOL, FLOAT_ATOL = 1e-5, 1e-6  # float32 outputs: a few roundings of values up to about 1
 # int8 values after a float island: at most this fraction may be 1 LSB off the interpreter's.
 INT8_FLIP_FRACTION = 0.01
@@ -244,6 +244,38 @@ def test_random_islands_under_random_plans(graph, seed):
 @given(island_networks(), st.integers(0, 10_000))
 def test_random_islands_in_c(graph, seed):
     check_c(graph, random_plan(exact.build_dag(graph), seed), seed=seed)
+
+
+TIES = [FIXTURES / "models" / f"{name}.tflite" for name in ("fi_quantize_ties", "fi_quantize_ties_edge")]
+
+
+def tie_inputs(n: int = 12) -> list[np.ndarray]:
+    """float32 x whose x / 0.1 is a tie (k + 0.5) in float32 but not in double, and random ones."""
+    rng = np.random.default_rng(9)
+    scale = np.float32(0.1)
+    ties = ((rng.integers(-1300, 1300, (n, 1, 2, 5, 3)) + 0.5) * scale).astype(np.float32)
+    random = rng.uniform(-14, 14, (n, 1, 2, 5, 3)).astype(np.float32)
+    return list(np.where(rng.random((n, 1, 2, 5, 3)) < 0.7, ties, random))
+
+
+@pytest.mark.parametrize("numerics", nx.NUMERICS)
+@pytest.mark.parametrize("path", TIES, ids=lambda p: p.stem)
+def test_quantize_ties_are_each_interpreters_own(path, numerics):
+    """QUANTIZE's ties: LiteRT's vector code rounds half to even, its scalar code divides in
+    double and rounds half away; TFLite Micro divides in float32 and rounds half away. Inside the
+    graph (a quantize node, unfused, fused and in C) and at a float32 input (the caller's
+    conversion), msfcnn gives each interpreter's bytes."""
+    graph = pipeline.load(str(path), numerics=numerics)
+    inputs = tie_inputs()
+    expected = oracle(path, inputs, numerics)
+    schedule = schedule_plan(graph, list(solvers.min_peak_ram(exact.build_dag(graph)).blocks))
+    for x, want in zip(inputs, expected):
+        np.testing.assert_array_equal(pipeline.run_reference(graph, x).reshape(-1), want.reshape(-1))
+        np.testing.assert_array_equal(pipeline.run(schedule, x).output.reshape(-1), want.reshape(-1))
+    litert, micro = (oracle(path, inputs, n) for n in nx.NUMERICS)
+    assert any(not np.array_equal(a, b) for a, b in zip(litert, micro)), "no tie tells the interpreters apart"
+    if path.stem == "fi_quantize_ties":  # the caller converts an edge: only the node is in the C
+        check_c(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks, seed=0)
 
 
 def test_quantize_rounds_by_position_in_the_whole_tensor():

@@ -54,7 +54,8 @@ def kind_of(op: dict, tensors) -> str:
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
            "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head",
            "i16_chain",  # float32 edges (tests/integration/test_int16.py)
-           "fi_float_io"}  # float32 edges around float islands (tests/integration/test_float_islands.py)
+           "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
+           "fi_quantize_ties"}  # an ADD of a constant
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.

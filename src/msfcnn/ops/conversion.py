@@ -23,19 +23,20 @@ from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 @dataclass(frozen=True)
 class Conversion(ValueMap, pattern=Pattern.ELEMENTWISE):
     """A subclass names its output type and its value conversion (numerics' quantize_values or
-    dequantize_values: values, which of them the vector code converts, the int8 side's Quant)."""
+    dequantize_values: values, which of them the vector code converts, the int8 side's Quant, the
+    numerics)."""
 
     shape: tuple[int, ...]  # the whole tensor's (a vector's too): a value's flat position in it
     origin: tuple[int, int] = (0, 0)  # the first row and column of the region computed
     output_type: ClassVar[str]
-    convert: ClassVar[Callable[[np.ndarray, np.ndarray, Any], np.ndarray]]
+    convert: ClassVar[Callable[[np.ndarray, np.ndarray, Any, str], np.ndarray]]
 
     def output_element(self, input_element: str) -> str:
         return self.output_type
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
-        return type(self).convert(x, self.vector(x.shape, ctx.numerics), self.quant(ctx))
+        return type(self).convert(x, self.vector(x.shape, ctx.numerics), self.quant(ctx), ctx.numerics)
 
     def in_region(self, rows: tuple[int, int], cols: tuple[int, int]) -> "Conversion":
         return replace(self, origin=(rows[0], cols[0]))
@@ -57,5 +58,6 @@ class Conversion(ValueMap, pattern=Pattern.ELEMENTWISE):
         _, width, channels = as_feature_map(self.shape)
         quant = self.quant(ctx)
         return c_struct({"width": width, "channels": channels,
-                         "vector_end": nx.vector_part(prod(self.shape), ctx.numerics), "scale": float(quant.scale),
+                         "vector_end": nx.vector_part(prod(self.shape), ctx.numerics),
+                         "float_division": int(ctx.numerics == nx.TFLM), "scale": float(quant.scale),
                          "zero_point": quant.zero_point})

@@ -39,7 +39,10 @@ void msf_quantize_region_f32(const msf_quantize_region_params *p, const msf_view
             int8_t *dst = msf_at_s8(out, r, c, 0);
             const int32_t at = position(p, r, c);
             for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = msf_quantize_f32_one(src[ch], p->scale, p->zero_point, at + ch < p->vector_end);
+                /* TFLite Micro: the quotient in float32, then the scalar code's rounding of it */
+                dst[ch] = p->float_division ? msf_quantize_f32_one(src[ch] / p->scale, 1.0f, p->zero_point, 0)
+                                            : msf_quantize_f32_one(src[ch], p->scale, p->zero_point,
+                                                                   at + ch < p->vector_end);
             }
         }
     }
