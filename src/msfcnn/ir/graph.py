@@ -160,10 +160,9 @@ class Graph:
         """Bytes of a tensor's values (elements x its element's size)."""
         return self.elements(tensor) * self.element_of(tensor).nbytes
 
-    def arena_bytes(self, tensor: int, alignment: int | None = None) -> int:
-        """Bytes a tensor takes in the arena: `nbytes` rounded up to the graph's `alignment`
-        (given when the caller knows it, since working it out walks the graph)."""
-        return aligned(self.nbytes(tensor), self.alignment if alignment is None else alignment)
+    def arena_bytes(self, tensor: int) -> int:
+        """Bytes a tensor takes in the arena: `nbytes` rounded up to the graph's `alignment`."""
+        return aligned(self.nbytes(tensor), self.alignment)
 
     def last_use(self) -> dict[int, int]:
         """The index of each tensor's last reader; the network outputs outlive every op (len(self))."""
