@@ -334,7 +334,13 @@ def _float_op_without_kernel(schema, model, sub, op):
     code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR
 
 
+def _dequantize_a_constant(schema, model, sub, op):
+    conv = op("CONV_2D")
+    op("DEQUANTIZE").inputs = [conv.inputs[1]]  # the first conv's int8 weights
+
+
 REFUSED = {
+    _dequantize_a_constant: r"operator 1 \(DEQUANTIZE\): DEQUANTIZE of a constant \(the float16 or int8 weights",
     _quantize_to_int16: r"operator 5 \(QUANTIZE\): QUANTIZE of float32 to int16 inside the model: only to int8",
     _float_op_declared_int8: r"operator 4 \(LOGISTIC\): output tensor \d+ is int8 but the operator computes float32",
     _float_op_without_kernel: r"operator 4 \(RESIZE_NEAREST_NEIGHBOR\) reads float32 activations: float32 operators "

@@ -863,6 +863,9 @@ def _quantize(imp: _Importer, op: Operator) -> None:
 
 def _dequantize(imp: _Importer, op: Operator) -> None:
     out = op.outputs[0]
+    if imp.is_const(imp.input(op, 0)):
+        raise UserError("DEQUANTIZE of a constant (the float16 or int8 weights of a float16 or dynamic-range "
+                        "quantised model) is not supported")
     src = imp.source(imp.input(op, 0))
     if imp.type_of(out) != _FLOAT32:
         raise UserError(f"DEQUANTIZE to {_TYPE_NAMES.get(imp.type_of(out), 'an unknown type')}: expected float32")
