@@ -109,7 +109,7 @@ def to_internal(graph: Graph, x: np.ndarray, k: int = 0) -> np.ndarray:
     if x.dtype != graph.element.numpy:
         kind = "uint8" if graph.uint8_input else graph.dtype
         raise UserError(f"an {kind} model takes an {kind} input, got {x.dtype}")
-    missing = [i for i, node in enumerate(graph.nodes) if node.quant is None]
+    missing = [i for i, node in enumerate(graph.nodes) if node.quant is None and not graph.element_of(i).is_float]
     if missing:
         raise UserError(f"layer {missing[0]} ({graph.nodes[missing[0]].op.kind}) of an {graph.dtype} model has no "
                         "output quantisation")

@@ -18,7 +18,7 @@ from . import latency, pipeline
 from .boards import Board
 from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
-from .ir import Graph
+from .ir import NETWORK_INPUT, Graph
 from .plan import Plan
 from .targets import TARGETS
 
@@ -77,8 +77,8 @@ class NoFit(UserError):
 
 def io_bytes(graph: Graph, input_in_flash: bool) -> int:
     """The network's inputs (unless they are constants in flash) and output buffers."""
-    inputs = 0 if input_in_flash else sum(graph.elements(t) for t in graph.input_tensors)
-    return graph.element.nbytes * (inputs + graph.elements(graph.output))
+    inputs = 0 if input_in_flash else sum(graph.nbytes(t) for t in graph.input_tensors)
+    return inputs + graph.nbytes(graph.output)
 
 
 def least_ram(candidates: list[Plan], measured, io_of) -> Fit:

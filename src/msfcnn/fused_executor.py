@@ -17,6 +17,7 @@ import numpy as np
 
 from . import executor
 from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
+from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule
 from .schedule.lowered import Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
@@ -55,6 +56,9 @@ def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False) -> Fuse
     # Bit for bit: an overflowing float model's NaN outputs are equal too when nothing reads the arena early.
     if [(y.shape, y.tobytes()) for y in runs[0]] != [(y.shape, y.tobytes()) for y in runs[1]]:
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
+    # A mixed graph's buffers are rounded up to its alignment (Graph.alignment): the padding after
+    # the last written byte is still part of the buffer.
+    high_water = aligned(high_water, schedule.graph.alignment) if high_water else 0
     recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
     return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]))
 
@@ -63,14 +67,14 @@ def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
          raw: bool = False) -> tuple[list[np.ndarray], _BlockRunner]:
     graph = schedule.graph
     internal, batched = executor.internal_inputs(graph, x)
-    dtype = graph.element.numpy
-    result = np.zeros(graph.nodes[graph.output].shape, dtype=dtype)  # the caller's output buffer
+    # the caller's output buffer
+    result = np.zeros(graph.nodes[graph.output].shape, dtype=graph.element_of(graph.output).numpy)
     inputs = {input_tensor(k): value for k, value in enumerate(internal)}
-    run = _BlockRunner(graph, schedule, arena, inputs, result, dtype)
+    run = _BlockRunner(graph, schedule, arena, inputs, result)
     for k, value in enumerate(internal):
         offset = schedule.input_offset_of(k)
         if offset is not None:  # the caller writes its input into the arena
-            run.view(offset, value.shape, dtype)[...] = value
+            run.view(offset, value.shape, graph.element_of(input_tensor(k)).numpy)[...] = value
     for index, block in enumerate(schedule.blocks):
         run.offsets = schedule.tensor_offsets[index]
         run.block(block, schedule.scratch_offsets[index])
@@ -79,16 +83,16 @@ def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
     outputs = []
     for t in graph.output_tensors:  # the caller reads the arena's outputs at the end (copies)
         offset = schedule.output_offset_of(t)
-        outputs.append(result if offset is None else run.view(offset, graph.shape_of(t), dtype).copy())
+        outputs.append(result if offset is None else run.view(offset, graph.shape_of(t), run.dtype(t)).copy())
     if raw:
         return outputs, run
     return [executor.to_model_layout(graph, y, batched) for y in outputs], run
 
 
 class _BlockRunner:
-    def __init__(self, graph: Graph, schedule: Schedule, arena, inputs, result, dtype):
+    def __init__(self, graph: Graph, schedule: Schedule, arena, inputs, result):
         self.graph, self.schedule, self.arena = graph, schedule, arena
-        self.inputs, self.result, self.dtype = inputs, result, dtype  # inputs: tensor -> the caller's array
+        self.inputs, self.result = inputs, result  # inputs: tensor -> the caller's array
         self.macs = 0
         self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
 
@@ -99,15 +103,24 @@ class _BlockRunner:
         self.positions[t] += region.shape[0] * region.shape[1]
 
     # ---- buffers ---------------------------------------------------------------------------
+    def dtype(self, t: int) -> type:
+        """Tensor t's numpy element type."""
+        return self.graph.element_of(t).numpy
+
     def view(self, offset: int, shape, dtype) -> np.ndarray:
-        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        itemsize = np.dtype(dtype).itemsize
+        size = int(np.prod(shape)) * itemsize
         if offset < 0 or offset + size > self.arena.size:
             raise AssertionError(f"buffer [{offset}, {offset + size}) outside the {self.arena.size}-byte arena")
+        # The C reads a buffer as its element type: a mixed graph's buffers lie at multiples of its
+        # alignment (Graph.alignment), which is each tensor's element size or more.
+        if offset % min(itemsize, self.graph.alignment):
+            raise AssertionError(f"{np.dtype(dtype).name} buffer at offset {offset}, not a multiple of {itemsize}")
         return self.arena[offset:offset + size].view(dtype).reshape(shape)
 
     def tensor(self, t: int) -> np.ndarray:
         if t in self.offsets:
-            return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype)
+            return self.view(self.offsets[t], self.graph.shape_of(t), self.dtype(t))
         if is_network_input(t):
             return self.inputs[t]
         if t == self.graph.output:
@@ -132,7 +145,7 @@ class _BlockRunner:
         t = block.first
         node = self.graph.nodes[t]
         x, out = self.tensor(node.inputs[0]), self.tensor(t)
-        plane = self.view(scratch[block.loops.plane.name], block.loops.plane.shape, self.dtype)
+        plane = self.view(scratch[block.loops.plane.name], block.loops.plane.shape, self.dtype(t))
         ctx = self.graph.kernel_context(t)
         for c in range(node.shape[2]):
             plane[...] = node.op.reference([x[..., c:c + 1]], node.op.channel(ctx, c))[..., 0]
@@ -225,14 +238,14 @@ class _Stream:
         node = self.graph.nodes[t]
         if rows[1] <= rows[0] or cols[1] <= cols[0]:
             # A band that reads only padding of this tensor (a pad's border rows) needs none of it.
-            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype)
+            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype(t))
         inputs, border = [], (0, 0, 0, 0)
         for u in node.inputs:  # each input's positions the region reads, and the padding beyond them
             r0, r1, top, bottom = needed_range(self.graph, t, u, *rows, axis=0)
             c0, c1, left, right = needed_range(self.graph, t, u, *cols, axis=1)
             inputs.append(self.fetch(u, (r0, r1), (c0, c1)))
             border = (top, left, bottom, right)
-        out = node.op.on_region(border).reference(inputs, self.graph.kernel_context(t))
+        out = node.op.on_region(border).in_region(rows, cols).reference(inputs, self.graph.kernel_context(t))
         self.r.count(t, out)
         return out
 

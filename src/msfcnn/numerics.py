@@ -245,28 +245,51 @@ def exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 EDGE_VECTOR_BLOCK = 8
 
 
-def _edge_vector_part(size: int, numerics: str) -> int:
+def vector_part(size: int, numerics: str) -> int:
     """How many leading values of a `size`-value edge tensor the interpreter converts with vector code."""
     return 0 if numerics == TFLM else size // EDGE_VECTOR_BLOCK * EDGE_VECTOR_BLOCK
+
+
+def vector_mask(positions: np.ndarray, size: int, numerics: str) -> np.ndarray:
+    """Which of the values at flat `positions` (memory order) of a `size`-value tensor the
+    interpreter's QUANTIZE / DEQUANTIZE convert with vector code."""
+    return np.asarray(positions) < vector_part(size, numerics)
+
+
+def quantize_values(x: np.ndarray, vector: np.ndarray, quant, numerics: str = LITERT,
+                    dtype: type = np.int8) -> np.ndarray:
+    """float32 -> int8 (or int16) value by value, by the vector code where `vector` is True and
+    the scalar code elsewhere (see EDGE_VECTOR_BLOCK). TFLite Micro's scalar code divides in
+    float32 (`val / static_cast<float>(scale)`), LiteRT's in double; both round half away."""
+    x = np.asarray(x, dtype=np.float32)
+    scale = np.float32(quant.scale)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # NaN, inf: INT64_MIN, as C on x86
+        by_vector = np.rint(x * (np.float32(1.0) / scale)).astype(np.int64)
+        quotient = (x / scale).astype(np.float64) if numerics == TFLM else x.astype(np.float64) / float(scale)
+        by_scalar = round_half_away(quotient)
+    q = np.where(vector, by_vector, by_scalar) + quant.zero_point
+    info = np.iinfo(dtype)
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def dequantize_values(q: np.ndarray, vector: np.ndarray, quant, numerics: str = LITERT) -> np.ndarray:
+    """int8 -> float32 value by value, by the vector code where `vector` is True (three float32
+    roundings) and the scalar code elsewhere (one; TFLite Micro's product in double rounds to the
+    same float32, since it is exact in double)."""
+    value = np.asarray(q).astype(np.float32)
+    scale, zero = np.float32(quant.scale), np.float32(quant.zero_point)
+    return np.where(vector, value * scale - zero * scale, (value - zero) * scale).astype(np.float32)
 
 
 def quantize_float(x: np.ndarray, quant, numerics: str = LITERT, dtype: type = np.int8) -> np.ndarray:
     """float32 -> int8 (or int16) exactly as the interpreter's QUANTIZE, over the array in memory order."""
     flat = np.asarray(x, dtype=np.float32).reshape(-1)
-    vector = _edge_vector_part(flat.size, numerics)
-    scale = np.float32(quant.scale)
-    head = np.rint(flat[:vector] * (np.float32(1.0) / scale)).astype(np.int64)
-    tail = round_half_away(flat[vector:].astype(np.float64) / float(scale))
-    q = np.concatenate([head, tail]) + quant.zero_point
-    info = np.iinfo(dtype)
-    return np.clip(q, info.min, info.max).astype(dtype).reshape(np.shape(x))
+    vector = vector_mask(np.arange(flat.size), flat.size, numerics)
+    return quantize_values(flat, vector, quant, numerics, dtype).reshape(np.shape(x))
 
 
 def dequantize(q: np.ndarray, quant, numerics: str = LITERT) -> np.ndarray:
     """int8 -> float32 exactly as the interpreter's DEQUANTIZE, over the array in memory order."""
-    flat = np.asarray(q).reshape(-1).astype(np.float32)
-    vector = _edge_vector_part(flat.size, numerics)
-    scale, zero = np.float32(quant.scale), np.float32(quant.zero_point)
-    head = flat[:vector] * scale - zero * scale
-    tail = (flat[vector:] - zero) * scale
-    return np.concatenate([head, tail]).astype(np.float32).reshape(np.shape(q))
+    flat = np.asarray(q).reshape(-1)
+    vector = vector_mask(np.arange(flat.size), flat.size, numerics)
+    return dequantize_values(flat, vector, quant, numerics).reshape(np.shape(q))

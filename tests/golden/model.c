@@ -145,7 +145,7 @@ MSF_BLOCK block3(const msfcnn_value *input, msfcnn_value *output)
 }
 
 /* ---- the network ---------------------------------------------------------------------------- */
-int msfcnn_invoke(const msfcnn_value *input, msfcnn_value *output)
+int msfcnn_invoke(const msfcnn_value *input, msfcnn_output_value *output)
 {
     block0(input, output);
     block1(input, output);

@@ -36,7 +36,7 @@ extern "C" {
 #define MSFCNN_OUTPUT_C 3
 #define MSFCNN_OUTPUT_SIZE 3
 #define MSFCNN_OUTPUT_BYTES 3
-/* Quantisation of the caller's buffers: real = scale * (q - zero_point). */
+/* Quantisation of the caller's (integer) buffers: real = scale * (q - zero_point). */
 #define MSFCNN_INPUT_SCALE 0.0078125f
 #define MSFCNN_INPUT_ZERO_POINT 0
 #define MSFCNN_OUTPUT_SCALE 0.00390625f
@@ -46,10 +46,13 @@ extern "C" {
 #define MSFCNN_OK 0
 
 typedef int8_t msfcnn_value;
+/* The outputs' values: msfcnn_value too, unless the model ends in another type (a float32
+   tail after a DEQUANTIZE, or an int8 one after a QUANTIZE). */
+typedef int8_t msfcnn_output_value;
 
 /* Runs the network on `input` (MSFCNN_INPUT_SIZE values) into `output` (MSFCNN_OUTPUT_SIZE).
    Returns MSFCNN_OK. */
-int msfcnn_invoke(const msfcnn_value *input, msfcnn_value *output);
+int msfcnn_invoke(const msfcnn_value *input, msfcnn_output_value *output);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@ def check_plan(graph, blocks, seed=0):
     schedule = schedule_plan(graph, blocks)
     run = cache.fused_run(graph, blocks, seed)
     expected = cache.unfused_output(graph, seed)
-    if graph.dtype == "int8":
+    if not graph.element_of(graph.output).is_float:  # int8 (after a float island too: see docs/numerics.md)
         assert np.array_equal(run.output, expected), "fused result differs from the unfused network"
     else:
         np.testing.assert_allclose(run.output, expected, rtol=1e-4, atol=1e-5)

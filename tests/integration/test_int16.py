@@ -234,8 +234,8 @@ def test_c_edge_conversions_match_numerics(tmp_path):
         for numerics, quantize, dequantize in (
                 (nx.LITERT, "msf_quantize_f32_s16({src}, {dst}, %d, %s, 0);" % (n, c_float(scale)),
                  "msf_dequantize_s16({src}, {dst}, %d, %s, 0);" % (n, c_float(scale))),
-                (nx.TFLM, "{{ int32_t k; for (k = 0; k < %d; ++k) {dst}[k] = msf_quantize_f32_s16_one({src}[k], %s, 0, "
-                          "0); }}" % (n, c_float(scale)),
+                (nx.TFLM, "{{ int32_t k; for (k = 0; k < %d; ++k) {dst}[k] = msf_quantize_f32_s16_one({src}[k] / %s, "
+                          "1.0f, 0, 0); }}" % (n, c_float(scale)),
                  "{{ int32_t k; for (k = 0; k < %d; ++k) {dst}[k] = msf_dequantize_s16_one({src}[k], %s, 0, 0); }}"
                  % (n, c_float(scale)))):
             src, dst = d.const(f"x{i}{numerics}", x), d.zeros("y", np.int16, n)

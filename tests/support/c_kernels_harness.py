@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from msfcnn.ops import KernelContext, Op, Pattern
+from msfcnn.ops.conversion import Conversion
 from msfcnn.targets import Target
 
 from support.paths import ROOT
@@ -324,7 +325,9 @@ class Cases:
         params = f"{tag}_p"
         d.decls.append(f"static const {op.c_kernel}_params {params} = "
                        f"{op.c_params(ctx, [tuple(s) for s in in_shapes], tuple(out_shape), names)};")
-        return params, "_f32" if ctx.is_float else "_s8"
+        # a conversion's kernel is its input's (DEQUANTIZE: int8), any other op's its output's
+        float_kernel = ctx.dtype == "float32" if isinstance(op, Conversion) else ctx.is_float
+        return params, "_f32" if float_kernel else "_s8"
 
     def spatial(self, op: Op, ctx: KernelContext, inputs: list[np.ndarray], label: str,
                 runs: list[tuple[tuple, tuple, list[str], str]] | None = None, n_layout_runs: int = 0) -> None:
@@ -451,7 +454,9 @@ def node_inputs(graph, xs: list[np.ndarray]):
     one array per model input (already in the graph's internal (H, W, C) layout and type)."""
     values = dict(zip(graph.input_tensors, xs))
     for index, node in enumerate(graph.nodes):
-        ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant)
+        # the kernel's element type: float32 or int8 (16x8 nodes run the int8 kernels' arithmetic here)
+        dtype = "float32" if graph.kernel_element(index).is_float else "int8"
+        ctx = KernelContext(node.consts, tuple(graph.quant_of(t) for t in node.inputs), node.quant, dtype=dtype)
         inputs = [values[t] for t in node.inputs]
         yield index, node, ctx, inputs
         values[index] = node.op.reference(inputs, ctx)

@@ -34,7 +34,8 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "PADV2": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest",
-        "CONCATENATION": "concat", "LOGISTIC": "logistic",  # (concatenations of two inputs)
+        "CONCATENATION": "concat", "DEQUANTIZE": "dequantize", "LOGISTIC": "logistic",
+        "HARD_SWISH": "hard_swish",  # (concatenations of two inputs)
         "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",
         "RELU_0_TO_1": "activation"}
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
@@ -49,6 +50,8 @@ def kind_of(op: dict, tensors) -> str:
     if op["name"] == "MUL":  # of two activations: equal shapes, or a map by a vector per channel
         shapes = {tuple(tensors[t]["shape"]) for t in op["inputs"]}
         return "mul" if len(shapes) == 1 else "mul_broadcast"
+    if op["name"] == "QUANTIZE" and tensors[op["inputs"][0]]["dtype"] == "float32":
+        return "quantize"  # where a float island ends (int8 -> int8 is a requantisation)
     return KIND[op["name"]]
 
 
@@ -56,7 +59,9 @@ def kind_of(op: dict, tensors) -> str:
 SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_dense_keepdims",
            "op14_transpose_mean", "op14_mean_one_axis", "op14_concat", "op14_mcunet_head", "op14_reduce_max",
            "i16_chain",  # float32 edges (tests/integration/test_int16.py)
-           "mi_float_io"}  # float32 edges (tests/integration/test_multi_input.py)
+           "mi_float_io",  # float32 edges (tests/integration/test_multi_input.py)
+           "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
+           "fi_quantize_ties"}  # an ADD of a constant
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -102,7 +107,9 @@ def oracle() -> dict[str, dict]:
     return {str(p): described[str(p)] for p in SUPPORTED}
 
 
-def _quant(tensor: dict) -> Quant:
+def _quant(tensor: dict) -> Quant | None:
+    if tensor["dtype"] == "float32":  # a float island's tensor, or a float32 model's
+        return None
     assert tensor["dtype"] in ("int8", "uint8", "int16") and len(tensor["scales"]) == 1, tensor  # int16: 16x8
     shift = 128 if tensor["dtype"] == "uint8" else 0  # uint8 tensors are held as int8 (q - 128)
     return Quant(tensor["scales"][0], tensor["zero_points"][0] - shift)
@@ -165,8 +172,11 @@ def _check_consts(node, op, tensors):
         assert node.op.weight_zero_point == zero_point - 128
         assert _sha((node.consts["weights"] + zero_point).astype(np.uint8)) == weights["sha"]
     else:
-        assert node.consts["weights"].dtype == np.int8 and _sha(node.consts["weights"]) == weights["sha"]
+        assert node.consts["weights"].dtype.name == weights["dtype"] and _sha(node.consts["weights"]) == weights["sha"]
     assert node.consts["bias"].dtype.name == bias["dtype"] and _sha(node.consts["bias"]) == bias["sha"]
+    if weights["dtype"] == "float32":  # a float32 operator: no quantisation
+        assert "weight_scales" not in node.consts
+        return
     channel_axis = 3 if op["name"] == "DEPTHWISE_CONV_2D" else 0
     assert weights["axis"] == channel_axis or len(weights["scales"]) == 1
     scales = np.broadcast_to(np.float32(weights["scales"]), (weights["shape"][channel_axis],))
@@ -293,7 +303,8 @@ def test_transpose_folds_into_the_means_after_it():
 UNSUPPORTED = {
     "unsupported_log_softmax": r"unsupported_log_softmax.tflite: unsupported operator LOG_SOFTMAX at operator "
                                r"index 1 \(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
-    "unsupported_float32": "operator 0 \\(CONV_2D\\): reads float32 tensor 0: only int8 models are supported",
+    "unsupported_fi_hybrid_dense": "operator 0 \\(FULLY_CONNECTED\\): a float32 input needs rank-2 float32 weights, "
+                                   "got int8 4x12 \\(hybrid",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",

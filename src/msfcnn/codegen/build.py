@@ -16,7 +16,7 @@ from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
 from ..targets import TARGETS, Target
-from .emit import DEFAULT_PREFIX, generate, harness_input, harness_values, kernel_sources
+from .emit import DEFAULT_PREFIX, generate, harness_input, harness_values, kernel_sources, output_element
 
 
 def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
@@ -164,7 +164,7 @@ def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None 
                          f"into the static data (it used {stack.group(1)} B)", STACK_HEADROOM)
     raw = bytes.fromhex(printed.group(1)) if target.embedded_harness else (folder / "output.bin").read_bytes()
     # every output, one after the other in the model's order
-    output = np.frombuffer(raw, dtype=dtype)[:sum(graph.elements(t) for t in graph.output_tensors)]
+    output = np.frombuffer(raw, dtype=output_element(graph).numpy)[:sum(graph.elements(t) for t in graph.output_tensors)]
     return HarnessRun(output, int(stack.group(1)) if stack else None, int(frames.group(1)) if frames else None)
 
 

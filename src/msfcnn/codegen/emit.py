@@ -71,12 +71,12 @@ class _Emitter:
     arrays: list[_Array] = field(default_factory=list)
     params: list[dict] = field(default_factory=list)
 
-    @property
-    def sfx(self) -> str:
-        return self.graph.element.kernel_suffix
+    def sfx(self, t: int) -> str:
+        """Node t's kernels' suffix: its input's element type's (Graph.kernel_element)."""
+        return self.graph.kernel_element(t).kernel_suffix
 
     def kernel(self, t: int) -> str:
-        return f"{self.graph.nodes[t].op.c_kernel}{self.sfx}"
+        return f"{self.graph.nodes[t].op.c_kernel}{self.sfx(t)}"
 
     # ---- constants and params --------------------------------------------------------------
     def declare_params(self) -> None:
@@ -99,7 +99,7 @@ class _Emitter:
                                           f"op {t} ({op.describe()}): {role} {list(np.shape(values))}"))
                 names[role] = name
             init = op.c_params(ctx, in_shapes, node.shape, names)
-            self.params.append({"struct": f"{op.c_kernel}{self.graph.element.params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
+            self.params.append({"struct": f"{op.c_kernel}{self.graph.kernel_element(t).params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
                                 "describe": op.describe()})
 
     # ---- views -------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ class _Emitter:
         out_h, out_w, _ = self.graph.shape_of(t)
         plane = f"ARENA({scratch[block.loops.plane.name]})"
         views = [{"name": "in0", "init": self.full_view(source, offsets)}, {"name": "out", "init": self.full_view(t, offsets)}]
-        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx}(&p{t}, &in0, &out, {plane}, {out_h}, {out_w});"
+        call = f"{self.graph.nodes[t].op.c_kernel}_inplace{self.sfx(t)}(&p{t}, &in0, &out, {plane}, {out_h}, {out_w});"
         return {"title": self.title(block), "views": views, "body": [call]}
 
     def externals(self, block: LoweredBlock, offsets) -> list[dict]:
@@ -189,10 +189,10 @@ class _Emitter:
         kind = self.graph.nodes[consumer].op.c_kernel
         acc = f"ARENA({scratch[tail.acc.name]})"
         prologue = [f"memset({acc}, 0, {tail.acc.nbytes}); /* the {kind[4:]} accumulator */"]
-        accumulate = f"{kind}_accumulate{self.sfx}(&p{consumer}, {end_view}, {acc}, {{r0}}, {{r1}}, {{c0}}, {{c1}});"
+        accumulate = f"{kind}_accumulate{self.sfx(consumer)}(&p{consumer}, {end_view}, {acc}, {{r0}}, {{r1}}, {{c0}}, {{c1}});"
         target = {t: f"ARENA({scratch[s.name]})" for t, s in tail.vectors.items()}
         target[tail.last] = self.pointer(tail.last, offsets)
-        epilogue = [f"{kind}_finish{self.sfx}(&p{consumer}, {acc}, {target[consumer]});"]
+        epilogue = [f"{kind}_finish{self.sfx(consumer)}(&p{consumer}, {acc}, {target[consumer]});"]
         epilogue += [self.vector_call(t, target[t - 1], target[t]) for t in range(consumer + 1, tail.last + 1)]
         return prologue, epilogue, accumulate
 
@@ -211,7 +211,7 @@ class _Emitter:
                 views.append(f"{{ {base}, {slot}, {c}, {-shift}, 0, {block.rings[host]}, 0 }}")
             elif t in block.gaps:  # its ring's slots start with a gap of pixels (see schemes/inplace.py)
                 gap = block.gaps[t]
-                base = f"ARENA({scratch[f'ring{t}'] + gap * c * graph.element.nbytes})"
+                base = f"ARENA({scratch[f'ring{t}'] + gap * c * graph.element_of(t).nbytes})"
                 views.append(f"{{ {base}, {(w + gap) * c}, {c}, 0, 0, {block.rings[t]}, 0 }}")
             elif t in block.rings:
                 ring = block.rings[t]
@@ -321,6 +321,8 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     values = {
         "prefix": prefix, "PREFIX": prefix.upper(), "default_prefix": DEFAULT_PREFIX, "api_version": API_VERSION,
         "element_bytes": graph.element.nbytes, "output_shape": _hwc(graph.nodes[-1].shape),
+        "output_element_bytes": output_element(graph).nbytes, "output_ctype": output_element(graph).ctype,
+        "arena_word": max((graph.element_of(t) for t in range(NETWORK_INPUT, len(graph))), key=lambda e: e.nbytes).name,
         "name": graph.name, "version": __version__, "numerics": graph.numerics, "plan": plan, "arena_bytes": schedule.arena_bytes,
         "dtype": graph.dtype, "ctype": graph.element.ctype, "input_shape": _hwc(graph.input_shape),
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
@@ -340,6 +342,15 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
         files["input.c"] = harness_input(graph, zeros, prefix)
     return files
+
+
+def output_element(graph: Graph):
+    """The element type of the model's outputs (`<prefix>_output_value`), which must share one."""
+    elements = {graph.element_of(t) for t in graph.output_tensors}
+    if len(elements) > 1:
+        raise UserError(f"the model's outputs are of {len(elements)} element types "
+                        f"({', '.join(sorted(e.name for e in elements))}): the C API gives them one")
+    return elements.pop()
 
 
 def _outputs(graph: Graph, schedule: Schedule) -> list[dict]:

@@ -194,7 +194,7 @@ class _Bounds:
             if t in profile:
                 sides[axis] = max(sides[axis], profile[t][2])
         graph = self.graph
-        return sides[0] * sides[1] * graph.shape_of(t)[2] * graph.element.nbytes
+        return sides[0] * sides[1] * graph.shape_of(t)[2] * graph.element_of(t).nbytes
 
     def reads(self, first: int) -> int:
         """Bytes of the arena tensors op `first` reads: any block from it holds them."""
@@ -365,7 +365,7 @@ def _ring_floor(graph: Graph, t: int, readers: tuple[int, ...], kind: str) -> in
     first op reads the stream end a position at a time); none if it is not a feature map, is a
     view, or may live in its input's ring (`homes`: `inplace` homes a depthwise row there)."""
     sides = _ring_sides(graph, t, readers, kind)
-    return 0 if sides is None else sides[0] * sides[1] * graph.shape_of(t)[2] * graph.element.nbytes
+    return 0 if sides is None else sides[0] * sides[1] * graph.shape_of(t)[2] * graph.element_of(t).nbytes
 
 
 def _ring_sides(graph: Graph, t: int, readers: tuple[int, ...], kind: str) -> tuple[int, int] | None:

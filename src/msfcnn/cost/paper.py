@@ -181,9 +181,9 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False) -> FusionDA
     unknown = set(schemes) - set(SCHEMES)
     if unknown:
         raise UserError(f"the paper cost model has only the hcache scheme (got {', '.join(sorted(unknown))})")
-    if graph.dtype == "int16":  # its formulas count one byte a value
+    if graph.dtype == "int16" or graph.mixed:  # its formulas count one byte a value
         raise UserError("the paper cost model counts one byte a value: use the exact cost model for int16 "
-                        "(16x8) models")
+                        "(16x8) models and models with float32 islands")
     live = _Liveness(graph)
     layers = [layer_of(graph, i) for i in range(len(graph))]
     blocks = [single_block(graph, live, i) for i in range(len(graph))]

@@ -39,12 +39,14 @@ from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.elu import Elu
+from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.logistic import Logistic
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
+from ..ops.quantize import Quantize
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
@@ -55,7 +57,8 @@ IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
 _TYPE_NAMES = {code: name.lower() for name, code in vars(schema.TensorType).items() if not name.startswith("_")}
 _DTYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.INT64: np.int64,
-           schema.TensorType.UINT8: np.uint8}
+           schema.TensorType.UINT8: np.uint8, schema.TensorType.FLOAT32: np.float32}
+_FLOAT32 = schema.TensorType.FLOAT32
 _UINT8_SHIFT = 128  # a uint8 value q with zero point z is the int8 value q - 128 with zero point z - 128
 _INTEGER_ACTIVATIONS = (schema.TensorType.INT8, schema.TensorType.UINT8, schema.TensorType.INT16)
 _ACTIVATIONS = {schema.ActivationFunctionType.NONE: None, schema.ActivationFunctionType.RELU: "relu",
@@ -152,15 +155,18 @@ class _Importer:
             raise UserError(f"the model lists an output tensor twice ({list(outputs)})")
         self.input_tensor, self.output_tensors = inputs[0], outputs
         self.output_tensor = outputs[0] if len(outputs) == 1 else None  # the one a DEQUANTIZE may make
-        for k, tensor in enumerate(inputs):
-            self._bind_input(tensor, k)
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
         self.readers = self._count_readers(operators, outputs)
+        for k, tensor in enumerate(inputs):
+            self._bind_input(tensor, k, operators)
         for op in operators:
             converter = CONVERTERS.get(op.name)
             if converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS:
                 raise UserError(f"operator {op.index} ({op.name}) has int16 activations: 16x8 models support only "
                                 f"{', '.join(sorted(INT16_OPERATORS - FOLDED_OPERATORS))}")
+            if converter is not None and op.name not in FLOAT32_OPERATORS and self.reads_float32(op):
+                raise UserError(f"operator {op.index} ({op.name}) reads float32 activations: float32 operators may "
+                                f"be {', '.join(sorted(FLOAT32_OPERATORS - FOLDED_OPERATORS))}")
             if converter is None:
                 raise UserError(f"unsupported operator {op.name} at operator index {op.index} "
                                 f"(supported: {', '.join(sorted(CONVERTERS))})")
@@ -172,7 +178,7 @@ class _Importer:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
         return self._finish(self.output_tensors)
 
-    def _bind_input(self, tensor: int, k: int) -> None:
+    def _bind_input(self, tensor: int, k: int, operators: list[Operator]) -> None:
         """Model input k: the graph's input (k = 0) or one of its extra inputs."""
         shape = self.fmap_shape(tensor)
         which = f"input {k} shape" if k else "input shape"
@@ -182,17 +188,25 @@ class _Importer:
         # (1, A, B), which is the same bytes in the same order.
         fmap, declared = (1,) * (3 - len(shape)) + shape, tuple(int(d) for d in self.shape(tensor))
         graph, kind = self.graph, self.type_of(tensor)
+        readers = [op.name for op in operators if tensor in op.inputs]
+        edge = kind == _FLOAT32 and readers == ["QUANTIZE"] and self.readers.get(tensor) == 1
         if k == 0:
             graph.input_shape, graph.declared_input_shape = fmap, declared
+            self.float_edge = edge
         else:
             graph.extra_inputs += (GraphInput(fmap, None, declared),)
             first = self.type_of(self.input_tensor)
-            if (kind == schema.TensorType.FLOAT32) != (first == schema.TensorType.FLOAT32) or \
-                    (kind == schema.TensorType.UINT8) != (first == schema.TensorType.UINT8):
-                raise UserError(f"input {k} is {_TYPE_NAMES.get(kind, kind)} and input 0 "
-                                f"{_TYPE_NAMES.get(first, first)}: a model's inputs must all have one type")
-        if kind == schema.TensorType.FLOAT32:
-            self.float_inputs[tensor] = k  # usable once a QUANTIZE turns it into int8
+            if kind != first or edge != self.float_edge:
+                what = {True: "a float32 edge", False: _TYPE_NAMES.get(kind, kind)}
+                raise UserError(f"input {k} is {what[edge] if kind == _FLOAT32 else what[False]} and input 0 "
+                                f"{what[self.float_edge] if first == _FLOAT32 else _TYPE_NAMES.get(first, first)}: "
+                                "a model's inputs must all have one type")
+        if edge:
+            self.float_inputs[tensor] = k  # usable once its QUANTIZE turns it into int8
+            return
+        if kind == _FLOAT32:  # float32 operators read it: a float32 graph (maybe with int8 islands)
+            graph.dtype = "float32"
+            self.ir_tensor[tensor] = input_tensor(k)
             return
         self._set_activation_type(tensor)
         self._set_input_quant(k, self.quant(tensor))
@@ -243,9 +257,9 @@ class _Importer:
             if output in self.layout:
                 self._materialise(output)
         unquantised = [k for k, t in enumerate(graph.input_tensors) if graph.quant_of(t) is None]
-        if unquantised:
+        if unquantised and graph.dtype != "float32":
             which = f"input {unquantised[0]}" if unquantised[0] else "input"
-            raise UserError(f"the float32 model {which} is never quantised: only int8 models are supported")
+            raise UserError(f"the float32 model {which} is never quantised")
         nodes = tuple(self.ir_tensor.get(output) for output in outputs)
         if not graph.nodes or all(n is not None and is_network_input(n) for n in nodes):
             raise UserError("the model has no operators to plan")
@@ -306,18 +320,26 @@ class _Importer:
         if self.type_of(tensor) == schema.TensorType.INT16:
             self.graph.dtype = "int16"
 
-    def quant(self, index: int) -> Quant:
+    def reads_float32(self, op: Operator) -> bool:
+        """Whether the operator's first input is a float32 activation (its converter then makes a
+        float32 node; the tensor types decide, as the interpreter's kernels do)."""
+        return bool(op.inputs) and op.inputs[0] >= 0 and self.type_of(op.inputs[0]) == _FLOAT32 \
+            and not self.is_const(op.inputs[0])
+
+    def quant(self, index: int) -> Quant | None:
         """Per-tensor quantisation of an activation tensor: int8 (a uint8 one as the int8 tensor
-        holding the same real values, see _UINT8_SHIFT), or int16 (zero point 0) in 16x8 graphs."""
+        holding the same real values, see _UINT8_SHIFT), or int16 (zero point 0) in 16x8 graphs;
+        None for a float32 tensor (a float island's, or a float32 model's)."""
         tensor = self.tensor(index)
+        if tensor.Type() == _FLOAT32:
+            return None
         int16, uint8 = tensor.Type() == schema.TensorType.INT16, tensor.Type() == schema.TensorType.UINT8
         if (self.graph.dtype == "int16") != int16 and tensor.Type() in _INTEGER_ACTIVATIONS:
             raise UserError(f"tensor {index} is {_TYPE_NAMES[tensor.Type()]} in a model whose input is "
                             f"{self.graph.dtype}: activations of mixed types are not supported")
         if tensor.Type() not in _INTEGER_ACTIVATIONS:
-            raise UserError(f"tensor {index} is {_TYPE_NAMES.get(tensor.Type(), 'of unknown type')}: only int8 "
-                            "and uint8 activations (or int16 ones with int8 weights) are supported (full-integer "
-                            "quantised models)")
+            raise UserError(f"tensor {index} is {_TYPE_NAMES.get(tensor.Type(), 'of unknown type')}: only int8, "
+                            "uint8 and float32 activations (or int16 ones with int8 weights) are supported")
         shift = _UINT8_SHIFT if uint8 else 0
         q = tensor.Quantization()
         scales = () if q is None or q.ScaleIsNone() else tuple(float(s) for s in q.ScaleAsNumpy())
@@ -341,8 +363,8 @@ class _Importer:
             self._materialise(index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
-        if index in self.float_inputs or (index >= 0 and self.type_of(index) == schema.TensorType.FLOAT32):
-            raise UserError(f"reads float32 tensor {index}: only int8 models are supported")
+        if index in self.float_inputs:
+            raise UserError(f"reads the float32 model input (tensor {index}) besides its QUANTIZE")
         if index in self.folded or self.is_const(index):
             raise UserError(f"reads constant tensor {index} where an activation is expected")
         raise UserError(f"reads tensor {index} before any operator produces it")
@@ -446,7 +468,12 @@ class _Importer:
     def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
         """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
         out = op.outputs[0]
-        return self.bind(out, self.graph.append(ir_op, inputs, consts, self.quant(out)))
+        node = self.graph.append(ir_op, inputs, consts, self.quant(out))
+        if self.graph.element_of(node).is_float != (self.type_of(out) == _FLOAT32):
+            raise UserError(f"output tensor {out} is {_TYPE_NAMES.get(self.type_of(out), 'of unknown type')} but the "
+                            f"operator computes {self.graph.dtype_of(node)} from its input (only DEQUANTIZE and "
+                            "QUANTIZE change the type)")
+        return self.bind(out, node)
 
     def bind(self, tensor: int, ir_tensor: int) -> int:
         """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
@@ -463,6 +490,8 @@ class _Importer:
         depthwise / dense."""
         index = self.input(op, 1)
         weights = self.const(index, "weights")
+        if self.reads_float32(op):
+            return self._float_weighted(op, weights, weights_rank, channel_axis)
         if weights.ndim != weights_rank or weights.dtype not in (np.int8, np.uint8):
             raise UserError(f"expected rank-{weights_rank} int8 weights, got {weights.dtype} {_dims(weights.shape)}")
         in_type = self.type_of(self.input(op, 0))
@@ -484,6 +513,19 @@ class _Importer:
                 or not -128 <= zeros[0] <= 127:
             raise UserError(f"tensor {index} needs one finite positive scale and one int8 zero point")
         return Quant(scales[0], zeros[0])
+
+    def _float_weighted(self, op: Operator, weights: np.ndarray, rank: int, channel_axis: int) -> dict[str, np.ndarray]:
+        """float32 weights and bias of a float32 conv / depthwise / dense (same layouts as int8)."""
+        if weights.ndim != rank or weights.dtype != np.float32:
+            # int8 weights on a float32 input: a hybrid (dynamic-range quantised) operator
+            raise UserError(f"a float32 input needs rank-{rank} float32 weights, got {weights.dtype} "
+                            f"{_dims(weights.shape)} (hybrid, dynamic-range quantised, operators are not supported)")
+        channels = weights.shape[channel_axis]
+        bias_index = self.input(op, 2, optional=True)
+        bias = self.const(bias_index, "bias") if bias_index >= 0 else np.zeros(channels, np.float32)
+        if bias.dtype != np.float32 or bias.shape != (channels,):
+            raise UserError(f"expected a float32 bias of {channels}, got {bias.dtype} {_dims(bias.shape)}")
+        return {"weights": weights, "bias": bias}
 
     def _uint8_weights(self, index: int, weights: np.ndarray) -> dict[str, np.ndarray]:
         """uint8 weights with their (per-tensor) zero point z: the exact values w - z (int16, within
@@ -640,8 +682,14 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     src = imp.source(data)
     shape = imp.graph.shape_of(src)
     values = imp.const(const, "constant operand")
-    quant = imp.quant(const)
     channels = shape[-1]
+    if imp.type_of(data) == _FLOAT32:
+        if values.dtype != np.float32 or values.size not in (1, channels) or not np.isfinite(values).all():
+            raise UserError(f"the constant operand is {values.dtype} {_dims(values.shape)}: a float32 operator takes "
+                            f"a finite float32 scalar or one value per channel ({channels})")
+        imp.emit(op, cls(activation=activation), (src,), {"operand": values.reshape(-1).copy()})
+        return
+    quant = imp.quant(const)
     if values.dtype != np.int8 or values.size not in (1, channels) or any(d != 1 for d in values.shape[:-1]):
         raise UserError(f"the constant operand is {values.dtype} {_dims(values.shape)}: only an int8 scalar or "
                         f"one value per channel ({channels}) is supported")
@@ -658,6 +706,9 @@ def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
 
 def _emit_table(imp: _Importer, op: Operator, ir_op: Op) -> None:
     src = imp.source(imp.input(op, 0))
+    if imp.graph.element_of(src).is_float:  # a float32 operator: computed, no table
+        imp.emit(op, ir_op, (src,))
+        return
     in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
     if isinstance(ir_op, HardSwish) and hard_swish_params(in_q, out_q)[1] > 0:
         raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
@@ -928,7 +979,14 @@ def _quantize(imp: _Importer, op: Operator) -> None:
         imp.graph.float_input = True
         imp.bind(out, input_tensor(k))
         return
-    src, quant = imp.source(index), imp.quant(out)
+    src = imp.source(index)
+    if imp.graph.element_of(src).is_float:  # where a float island ends
+        if imp.type_of(out) != schema.TensorType.INT8:
+            raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
+                            "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
+        imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
+        return
+    quant = imp.quant(out)
     if imp.graph.quant_of(src) == quant:  # a no-op requantisation
         imp.bind(out, src)
     elif imp.graph.dtype == "int16":
@@ -939,10 +997,20 @@ def _quantize(imp: _Importer, op: Operator) -> None:
 
 def _dequantize(imp: _Importer, op: Operator) -> None:
     out = op.outputs[0]
-    if imp.type_of(out) != schema.TensorType.FLOAT32 or out != imp.output_tensor:
-        raise UserError("DEQUANTIZE is supported only as the float32 output of an int8 model with one output")
-    imp.graph.float_output = True  # int8 -> float32 at the output: done by the caller of the graph
-    imp.bind(out, imp.source(imp.input(op, 0)))
+    if imp.is_const(imp.input(op, 0)):
+        raise UserError("DEQUANTIZE of a constant (the float16 or int8 weights of a float16 or dynamic-range "
+                        "quantised model) is not supported")
+    src = imp.source(imp.input(op, 0))
+    if imp.type_of(out) != _FLOAT32:
+        raise UserError(f"DEQUANTIZE to {_TYPE_NAMES.get(imp.type_of(out), 'an unknown type')}: expected float32")
+    if out == imp.output_tensor and imp.readers[out] == 1 and not is_network_input(src):
+        imp.graph.float_output = True  # int8 -> float32 at the output: done by the caller of the graph
+        imp.bind(out, src)
+        return
+    if imp.graph.element_of(src).name != "int8" or imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8:
+        raise UserError("a DEQUANTIZE inside the model (a float island) must read an int8 tensor "
+                        "(16x8 and uint8 models may dequantise only their output)")
+    imp.emit(op, Dequantize(imp.graph.shape_of(src)), (src,))
 
 
 def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
@@ -1010,6 +1078,11 @@ def _pack(imp: _Importer, op: Operator) -> None:
 # What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
 # msfcnn has, and the shape arithmetic folded at import.
 FOLDED_OPERATORS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
+# The operators whose float32 kernels msfcnn has (the ONNX importer's): a float island's or a float32
+# model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
+FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
+                               "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
+                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}) | FOLDED_OPERATORS
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE",
                              "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS

@@ -1,7 +1,8 @@
 """Element types of activation tensors: everything the tools need to know about one, in one record.
 
-A graph's activations are all of one type (`Graph.element`). The numpy executors, the arena
-layout, the cost model and the C generator ask this record instead of comparing type names.
+Each tensor of a graph has one (`Graph.element_of`): the network input's (`Graph.element`), except
+after a DEQUANTIZE or QUANTIZE node (a float island in an int8 graph). The numpy executors, the
+arena layout, the cost model and the C generator ask this record instead of comparing type names.
 """
 
 from __future__ import annotations

@@ -58,7 +58,10 @@ class Node:
     shape: Shape
     # Constant tensors the op reads, by role: "weights", "bias", "weight_scales" (per output channel).
     consts: Mapping[str, np.ndarray] = field(default_factory=dict)
-    quant: Quant | None = None  # the output's quantisation; None in float32 graphs
+    quant: Quant | None = None  # the output's quantisation; None for float32 tensors
+    # The output's element type when it differs from the graph's (Graph.dtype): the tensors of a
+    # float island in an int8 graph (after a DEQUANTIZE, up to its QUANTIZE). None: Graph.dtype.
+    dtype: str | None = None
 
 
 @dataclass
@@ -66,7 +69,10 @@ class Graph:
     """A network; the last node's tensor is the output (one of them, see `outputs`), the input
     `input_shape` (one of them, see `extra_inputs`).
 
-    `dtype` is the activations' type: "int8" (TFLite, layer lists, built-ins) or "float32" (ONNX).
+    `dtype` is the network input's element type and that of every tensor whose node does not name
+    another (`Node.dtype`): "int8" (TFLite, layer lists, built-ins), "int16" (16x8 TFLite) or
+    "float32" (ONNX, float32 TFLite). A DEQUANTIZE or QUANTIZE node changes the type of the tensors
+    after it (ops' `output_element`), so int8 and float32 tensors may share one graph.
     `input_quant` is None for float32 graphs, and for int8 graphs that have no weights yet (a
     layer list planned without running it). `layout` is the layout of the model's own input and
     output ("NHWC" for TFLite and layer lists, "NCHW" for ONNX); inside the graph every feature
@@ -117,6 +123,9 @@ class Graph:
             return GraphInput(self.input_shape, self.input_quant, self.declared_input_shape)
         return self.extra_inputs[k - 1]
 
+    # (number of nodes, alignment) when `alignment` was last worked out: nodes are only appended.
+    _alignment: tuple[int, int] = field(default=(-1, 1), init=False, repr=False, compare=False)
+
     @property
     def output_quant(self) -> Quant | None:
         return self.nodes[-1].quant
@@ -142,8 +151,39 @@ class Graph:
 
     @property
     def element(self) -> ElementType:
-        """The activations' element type (numpy type, bytes, C type, kernel suffix)."""
+        """The network input's element type (numpy type, bytes, C type, kernel suffix), which is
+        every tensor's unless the graph mixes types (see `element_of`)."""
         return ELEMENT_TYPES[self.dtype]
+
+    def dtype_of(self, tensor: int) -> str:
+        """The element type's name of a tensor (the network input's is `dtype`)."""
+        return self.dtype if is_network_input(tensor) else self.nodes[tensor].dtype or self.dtype
+
+    def element_of(self, tensor: int) -> ElementType:
+        return ELEMENT_TYPES[self.dtype_of(tensor)]
+
+    def kernel_element(self, index: int) -> ElementType:
+        """The element type whose kernel runs node `index` (its C suffix): its first input's, which
+        is its output's except for a type conversion (DEQUANTIZE runs an int8 kernel)."""
+        node = self.nodes[index]
+        return self.element_of(node.inputs[0]) if node.inputs else self.element_of(index)
+
+    @property
+    def mixed(self) -> bool:
+        """True when tensors of more than one element type share the graph (a float island)."""
+        return any(node.dtype is not None for node in self.nodes)
+
+    @property
+    def alignment(self) -> int:
+        """Bytes every arena buffer is a multiple of, so that each lies at an offset its element
+        type may be read from: the widest element's size. A no-op for a graph of one type, whose
+        sizes are multiples of its element's already; a mixed graph's int8 tensors are rounded up."""
+        known, alignment = self._alignment
+        if known != len(self.nodes):
+            alignment = max(self.element_of(t).nbytes for t in range(NETWORK_INPUT, len(self.nodes))) \
+                if self.mixed else 1
+            self._alignment = (len(self.nodes), alignment)
+        return alignment
 
     @property
     def output(self) -> int:
@@ -155,8 +195,12 @@ class Graph:
         return prod(self.shape_of(tensor))
 
     def nbytes(self, tensor: int) -> int:
-        """Bytes of a tensor (elements x the activations' element size)."""
-        return self.elements(tensor) * self.element.nbytes
+        """Bytes of a tensor's values (elements x its element's size)."""
+        return self.elements(tensor) * self.element_of(tensor).nbytes
+
+    def arena_bytes(self, tensor: int) -> int:
+        """Bytes a tensor takes in the arena: `nbytes` rounded up to the graph's `alignment`."""
+        return aligned(self.nbytes(tensor), self.alignment)
 
     def last_use(self) -> dict[int, int]:
         """The index of each tensor's last reader; the network outputs outlive every op (len(self))."""
@@ -169,7 +213,7 @@ class Graph:
         """What node `index`'s kernels need besides their inputs: constants and quantisation."""
         node = self.nodes[index]
         return KernelContext(node.consts, tuple(self.quant_of(t) for t in node.inputs), node.quant, self.numerics,
-                             self.dtype)
+                             self.kernel_element(index).name)
 
     def input_shapes(self, index: int) -> list[Shape]:
         return [self.shape_of(t) for t in self.nodes[index].inputs]
@@ -195,8 +239,19 @@ class Graph:
             raise UserError(f"layer {index} ({op.kind}): {err}") from None
         if min(shape, default=1) <= 0:
             raise UserError(f"layer {index} ({op.kind}) has an empty output {list(shape)}")
-        self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape), dict(consts or {}), quant))
+        kinds = {self.dtype_of(t) for t in inputs}
+        if len(kinds) > 1:
+            raise UserError(f"layer {index} ({op.kind}) reads tensors of different element types "
+                            f"({', '.join(sorted(kinds))})")
+        dtype = op.output_element(self.dtype_of(inputs[0]) if inputs else self.dtype)
+        self.nodes.append(Node(op, tuple(inputs), tuple(int(d) for d in shape), dict(consts or {}), quant,
+                               None if dtype == self.dtype else dtype))
         return index
+
+
+def aligned(size: int, alignment: int) -> int:
+    """`size` rounded up to a multiple of `alignment`."""
+    return -(-size // alignment) * alignment
 
 
 def check_numerics(numerics: str) -> None:

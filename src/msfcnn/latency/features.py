@@ -74,8 +74,8 @@ class _Op:
         self.op = node.op
         self.shape = graph.shape_of(t)
         self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
-        self.float = graph.element.nbytes == 4
-        self.int8 = graph.element.nbytes == 1
+        self.float = graph.kernel_element(t).is_float
+        self.int8 = graph.kernel_element(t).nbytes == 1
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
@@ -171,7 +171,7 @@ def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
     general requantisation, or a fast loop for one rounding, clamping or (full) not; and how many
     output channels a per-channel kernel (the in-place one) can run fast. ("", 0) for other ops."""
     node = graph.nodes[t]
-    if node.op.kind not in ("conv2d", "depthwise_conv2d", "dense") or graph.element.nbytes != 1:
+    if node.op.kind not in ("conv2d", "depthwise_conv2d", "dense") or graph.kernel_element(t).nbytes != 1:
         return "", 0
     from ..numerics import DOUBLE, SINGLE, activation_range, gemm_rounding
     ctx = graph.kernel_context(t)

@@ -86,7 +86,7 @@ class KernelContext:
     input_quant: tuple[Any, ...] = ()
     output_quant: Any = None
     numerics: str = "litert"
-    dtype: str = "int8"  # the activations' element type (Graph.dtype)
+    dtype: str = "int8"  # the element type of the node's kernel: its first input's (Graph.kernel_element)
 
     @property
     def is_float(self) -> bool:
@@ -239,6 +239,17 @@ class Op:
         """Why the runtime whose numerics are `numerics` has no kernel for this op (None: it has
         one); the graph then cannot follow those numerics (ir.with_numerics)."""
         return None
+
+    def output_element(self, input_element: str) -> str:
+        """The element type's name of the output, given the first input's: the same, except for the
+        ops that convert (DEQUANTIZE, QUANTIZE)."""
+        return input_element
+
+    def in_region(self, rows: tuple[int, int], cols: tuple[int, int]) -> "Op":
+        """The op that computes the output region rows x cols (as on_region, which it follows):
+        itself, except for an op whose arithmetic depends on where a value lies in the whole
+        tensor (the interpreter's QUANTIZE / DEQUANTIZE, whose vector code rounds differently)."""
+        return self
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         raise NotImplementedError

@@ -24,6 +24,7 @@ from functools import cached_property
 from math import prod
 
 from ..ir import ELEMENT_TYPES, Graph, is_network_input
+from ..ir.graph import aligned
 from ..ops import AxisWindow
 from . import streaming
 
@@ -32,15 +33,22 @@ Span = tuple[int, int]
 
 @dataclass(frozen=True)
 class Scratch:
-    """A buffer that lives only while its block runs."""
+    """A buffer that lives only while its block runs; its bytes are rounded up to `alignment` (the
+    graph's: see Graph.alignment)."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
+    alignment: int = 1
+
+    @staticmethod
+    def of(graph: Graph, name: str, shape: tuple[int, ...], tensor: int) -> "Scratch":
+        """A buffer holding values of `tensor` (its element type), in `graph`'s arena."""
+        return Scratch(name, shape, graph.dtype_of(tensor), graph.alignment)
 
     @cached_property
     def nbytes(self) -> int:
-        return prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes
+        return aligned(prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes, self.alignment)
 
 
 @dataclass(frozen=True)
@@ -269,7 +277,7 @@ class Liveness:
     def nbytes(self, tensor: int) -> int:
         size = self._nbytes.get(tensor)
         if size is None:
-            size = self._nbytes[tensor] = self.graph.nbytes(tensor)
+            size = self._nbytes[tensor] = self.graph.arena_bytes(tensor)
         return size
 
     def in_arena(self, tensor: int) -> bool:

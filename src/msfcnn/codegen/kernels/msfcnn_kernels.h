@@ -958,6 +958,20 @@ typedef struct {
     int32_t rounding;
 } msf_requantize_params;
 
+/* DEQUANTIZE (int8 -> float32) and QUANTIZE (float32 -> int8) inside a graph, at a float island's
+   edges (kernels/conversion.c). The interpreter's vector code converts the tensor's first
+   vector_end values (in memory order: ((r * width) + c) * channels + ch), its scalar code the
+   rest (msf_quantize_f32_one); vector_end is 0 under TFLite Micro's numerics, whose QUANTIZE
+   divides by the scale in float32 (float_division 1), where LiteRT's scalar code divides in double. */
+typedef struct {
+    int32_t width, channels;        /* of the whole tensor */
+    int32_t vector_end;
+    int32_t float_division;
+    float scale;                    /* of the int8 side */
+    int32_t zero_point;
+} msf_quantize_region_params;
+typedef msf_quantize_region_params msf_dequantize_region_params;
+
 /* PAD of the spatial axes with the zero point (0.0 in float graphs). */
 typedef struct {
     int32_t in_h, in_w, channels;
@@ -1189,6 +1203,10 @@ void msf_activation_f32(const msf_activation_params *p, const msf_view *in, msf_
                         int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_requantize_s8(const msf_requantize_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_dequantize_region_s8(const msf_dequantize_region_params *p, const msf_view *in, msf_view *out,
+                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_quantize_region_f32(const msf_quantize_region_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_requantize_f32(const msf_requantize_params *p, const msf_view *in, msf_view *out,
                         int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 

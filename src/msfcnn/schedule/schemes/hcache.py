@@ -10,6 +10,7 @@ never are. Where it lowers RAM, the output is written over the input rows earlie
 from __future__ import annotations
 
 from .. import streaming
+from ...ir.graph import aligned
 from ..lowered import LoweredBlock, Scratch, Stream, block_reads
 from .base import Scheme
 from .overlap import placed_words
@@ -48,9 +49,12 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         if end - len(sums) >= first:
             rings = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)[1]
             for t in range(end - len(sums), first - 1, -1):
-                sums.append(sums[-1] + profile[t][1] * rings[t] * graph.shape_of(t)[2])
-        elements = sums[end - first] + (profile[end][1] * graph.shape_of(end)[2] if end < last else 0)  # 1 column
-        return streaming.table_macs(graph, table, first, end, last), elements * graph.element.nbytes
+                sums.append(sums[-1] + aligned(profile[t][1] * rings[t] * graph.shape_of(t)[2]
+                                               * graph.element_of(t).nbytes, graph.alignment))
+        scratch = sums[end - first]
+        if end < last:  # and one column of the stream end
+            scratch += aligned(profile[end][1] * graph.shape_of(end)[2] * graph.element_of(end).nbytes, graph.alignment)
+        return streaming.table_macs(graph, table, first, end, last), scratch
 
     def lower(self, graph, live, first, last, rows, cache):
         layout = streaming.stream_layout(graph, live.last_use, first, last, 1, cache)
@@ -67,7 +71,7 @@ class HCache(Scheme, name="hcache", template="stream", order=20):
         for t, cols in rings.items():
             ring = made.get((t, cols))
             if ring is None:
-                ring = made[(t, cols)] = Scratch(f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), graph.dtype)
+                ring = made[(t, cols)] = Scratch.of(graph, f"ring{t}", (profile[t][1], cols, graph.shape_of(t)[2]), t)
             scratch.append(ring)
         scratch += tail_scratch(tail)
         loops = Stream(graph, first, end, 1, rows, tail)

@@ -72,7 +72,7 @@ def row_gap(window) -> int:
 def _with_gap(ring: Scratch, gap: int) -> Scratch:
     """A ring of (rows, width, channels) whose slots start with `gap` more pixels."""
     rows, width, channels = ring.shape
-    return Scratch(ring.name, (rows, width + gap, channels), ring.dtype)
+    return Scratch(ring.name, (rows, width + gap, channels), ring.dtype, ring.alignment)
 
 
 def _whole_map(graph, live, t: int) -> LoweredBlock | None:
@@ -86,7 +86,7 @@ def _whole_map(graph, live, t: int) -> LoweredBlock | None:
     (h, w, _), (out_h, out_w, _) = graph.shape_of(source), node.shape
     if out_h * out_w > h * w:
         return None  # a padded map larger than its input would run past it
-    plane = Scratch("plane", (out_h, out_w), graph.dtype)
+    plane = Scratch.of(graph, "plane", (out_h, out_w), t)
     return LoweredBlock(t, t, InPlace.name, 1, block_reads(graph, t, t), None, (plane,), graph.macs(t),
                         Channels(plane), recompute=(1.0,), placed_on=(source, 0))
 

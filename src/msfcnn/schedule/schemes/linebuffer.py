@@ -47,7 +47,7 @@ def _lower_rows(graph, live, first: int, last: int, cache: dict) -> LoweredBlock
     if layout is None:
         return None
     end, rings = layout
-    scratch = [Scratch(f"ring{t}", (n, graph.shape_of(t)[1], graph.shape_of(t)[2]), graph.dtype)
+    scratch = [Scratch.of(graph, f"ring{t}", (n, graph.shape_of(t)[1], graph.shape_of(t)[2]), t)
                for t, n in rings.items()]
     tail = tail_of(graph, end, last)
     scratch += tail_scratch(tail)

@@ -69,9 +69,9 @@ def consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: di
 
 def _consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: dict) -> int:
     height, width, channels = graph.shape_of(source)
-    row_in = width * channels * graph.element.nbytes
+    row_in = width * channels * graph.element_of(source).nbytes
     _, out_width, out_channels = graph.shape_of(loops.end)
-    row_out = out_width * out_channels * graph.element.nbytes
+    row_out = out_width * out_channels * graph.element_of(loops.end).nbytes
     steps = _row_steps(graph, loops, source) if isinstance(loops, Stream) and loops.axis == 0 \
         else _band_steps(graph, loops, source, cache)
     lowest = height  # the lowest input row read from this step on (suffix minimum)
@@ -81,7 +81,9 @@ def _consumed_delta(graph: Graph, loops: Stream | Patches, source: int, cache: d
         if rows_written:
             bound = lowest * row_in - rows_written * row_out
             delta = bound if delta is None else min(delta, bound)
-    return delta
+    # Rounded down (an earlier start is as safe) to keep the output, and what goes on top of the
+    # union, at offsets its element type may be read from (a no-op unless the graph mixes types).
+    return delta // graph.alignment * graph.alignment
 
 
 def _row_steps(graph: Graph, loops: Stream, source: int) -> list[tuple[int, int]]:

@@ -8,7 +8,6 @@ earlier rows of patches consumed (`placement`).
 
 from __future__ import annotations
 
-from math import prod
 
 from .. import streaming
 from ..lowered import LoweredBlock, Patches, Scratch, block_reads
@@ -82,11 +81,10 @@ class _PatchTables:
         # Regions are products of a row band and a column band, so totals and maxima separate.
         self.work = streaming.work_table(graph, end, ("patches", tile), lambda t: row_profile[t][0]
                                          * col_profile[t][0] if t in row_profile else None, cache, first)
-        nbytes = graph.element.nbytes
         for t in range(end - len(self.shapes), first - 1, -1):
             shape = (row_profile[t][1], col_profile[t][1], graph.shape_of(t)[2]) if t in row_profile else None
             self.shapes.append(shape)
-            self.sums.append(self.sums[-1] + (0 if shape is None else prod(shape) * nbytes))
+            self.sums.append(self.sums[-1] + (0 if shape is None else Scratch.of(graph, "", shape, t).nbytes))
 
     def scratch_bytes(self, first: int, stop: int) -> int:
         """Bytes of the tile buffers of tensors first..stop-1."""
@@ -98,7 +96,7 @@ class _PatchTables:
         for t in range(first, stop):
             if t not in made:
                 shape = self.shapes[self.end - t]
-                made[t] = None if shape is None else Scratch(f"tile{t}", shape, graph.dtype)
+                made[t] = None if shape is None else Scratch.of(graph, f"tile{t}", shape, t)
         return [made[t] for t in range(first, stop)]
 
 

@@ -21,7 +21,8 @@ class Single(Scheme, name="single", template="single", order=0, fused=False):
         if op.writes_over_input and live.in_arena(first):
             # Prefer the skip (second) input: writing over it ends its wait in the arena.
             for t in reversed(graph.nodes[first].inputs):
-                if live.in_arena(t) and live.last_use[t] == first and live.nbytes(t) == live.nbytes(first):
+                if (live.in_arena(t) and live.last_use[t] == first and live.nbytes(t) == live.nbytes(first)
+                        and graph.dtype_of(t) == graph.dtype_of(first)):
                     alias = t
                     break
         return LoweredBlock(first, first, self.name, 1, block_reads(graph, first, first), alias, (),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ir import ELEMENT_TYPES, Graph
+from ...ir import Graph
 from ..lowered import Scratch, Tail
 from ..streaming import tail_consumer
 
@@ -13,9 +13,9 @@ def tail_of(graph: Graph, end: int, last: int) -> Tail | None:
     if end == last:
         return None
     consumer = tail_consumer(graph, end)
-    accumulator = ELEMENT_TYPES[graph.dtype].accumulator
-    acc = Scratch(f"acc{consumer}", (graph.shape_of(consumer)[-1],), accumulator)
-    vectors = {t: Scratch(f"vec{t}", graph.shape_of(t), graph.dtype) for t in range(consumer, last)}
+    accumulator = graph.kernel_element(consumer).accumulator
+    acc = Scratch(f"acc{consumer}", (graph.shape_of(consumer)[-1],), accumulator, graph.alignment)
+    vectors = {t: Scratch.of(graph, f"vec{t}", graph.shape_of(t), t) for t in range(consumer, last)}
     return Tail(consumer, last, acc, vectors)
 
 
