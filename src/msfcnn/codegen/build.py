@@ -141,7 +141,6 @@ def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None 
     for a model with several); `kernel_lib` as for `build`,
     `prefix` the one the project was written with."""
     folder = program.parent.resolve()
-    dtype = graph.element.numpy
     if target.embedded_harness:  # the input is compiled in: write it, and build again
         write_atomic(folder / "input.c", harness_input(graph, x, prefix))
         build(folder, target, kernel_lib)
