@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, replace
+from functools import partial
 from math import isfinite, prod
 from pathlib import Path
 from typing import Callable
@@ -40,10 +41,12 @@ from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.logistic import Logistic
+from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.sub import Sub, SubConst
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 
@@ -126,6 +129,7 @@ class _Importer:
         # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
         # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
         self.layout: dict[int, tuple[int, ...]] = {}
+        self.swapped_read: int | None = None  # the operator reading a 1-D map with H and W swapped (feature_map)
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -402,9 +406,19 @@ class _Importer:
             return -1
         raise UserError(f"input {position} is missing")
 
-    def feature_map(self, op: Operator) -> tuple[int, tuple[int, int, int]]:
-        """The operator's first input as an IR tensor that is an (H, W, C) feature map."""
-        src = self.source(self.input(op, 0))
+    def feature_map(self, op: Operator, transposable: bool = False) -> tuple[int, tuple[int, int, int]]:
+        """The operator's first input as an IR tensor that is an (H, W, C) feature map.
+
+        With `transposable` (a window op: emit can swap its window's axes), a map of one row or
+        one column whose TFLite tensor has H and W swapped against its IR tensor (Keras' Conv1D and
+        Pooling1D expand a sequence at different axes, see _unit_axes) is read as it is, with no
+        copy: the shape returned is the TFLite tensor's, and emit transposes the op."""
+        index = self.input(op, 0)
+        if transposable and self.layout.get(index) == (1, 0, 2) and 1 in self.graph.shape_of(self.ir_tensor[index])[:2]:
+            self.swapped_read = op.index
+            h, w, c = self.graph.shape_of(self.ir_tensor[index])
+            return self.ir_tensor[index], (w, h, c)
+        src = self.source(index)
         shape = self.graph.shape_of(src)
         if len(shape) != 3:
             raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
@@ -413,6 +427,10 @@ class _Importer:
     def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
         """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
         out = op.outputs[0]
+        if self.swapped_read == op.index:  # see feature_map: the op on the IR map, its output swapped too
+            node = self.graph.append(_transposed(ir_op), inputs, _transposed_weights(consts), self.quant(out))
+            self.bind_moved(out, node, (1, 0, 2))
+            return node
         return self.bind(out, self.graph.append(ir_op, inputs, consts, self.quant(out)))
 
     def bind(self, tensor: int, ir_tensor: int) -> int:
@@ -507,7 +525,7 @@ def _no_dilation(options) -> None:
 def _conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.Conv2DOptions)
     _no_dilation(options)
-    src, (h, w, c_in) = imp.feature_map(op)
+    src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=0)
     c_out, kh, kw, filter_c_in = consts["weights"].shape
     if filter_c_in != c_in:  # TFLite's grouped convolution
@@ -520,7 +538,7 @@ def _conv2d(imp: _Importer, op: Operator) -> None:
 def _depthwise_conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.DepthwiseConv2DOptions)
     _no_dilation(options)
-    src, (h, w, c_in) = imp.feature_map(op)
+    src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=3)
     one, kh, kw, c_out = consts["weights"].shape
     if one != 1 or c_out % c_in:
@@ -534,7 +552,7 @@ def _fully_connected(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.FullyConnectedOptions)
     if options.WeightsFormat() != schema.FullyConnectedOptionsWeightsFormat.DEFAULT:
         raise UserError("shuffled weights are not supported")
-    src = imp.source(imp.input(op, 0))
+    src = _bytes_of(imp, imp.input(op, 0))
     consts = imp.weighted(op, weights_rank=2, channel_axis=0)
     units, n_in = consts["weights"].shape
     size = prod(imp.graph.shape_of(src))
@@ -564,6 +582,37 @@ def _add(imp: _Importer, op: Operator) -> None:
     a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
     uint8 = imp.type_of(op.outputs[0]) == schema.TensorType.UINT8  # its own vector rounding
     imp.emit(op, (AddUint8 if uint8 else Add)(_activation(options)), (a, b))
+
+
+def _sub(imp: _Importer, op: Operator) -> None:
+    """Of two maps of one shape, or of a map and a constant (either side): ops/sub.py."""
+    options = imp.options(op, schema.SubOptions)
+    if len(op.inputs) != 2:
+        raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+    first, second = imp.input(op, 0), imp.input(op, 1)
+    if imp.is_const(first) or imp.is_const(second):
+        _const_operand(imp, op, partial(SubConst, reversed=imp.is_const(first)), _activation(options))
+        return
+    a, b = imp.source(first), imp.source(second)
+    # the main path (the later-produced tensor) first, as for ADD; `reversed` keeps the order of the minus
+    imp.emit(op, Sub(_activation(options), reversed=a < b), (max(a, b), min(a, b)))
+
+
+def _min_max(cls: type, const_cls: type) -> Converter:
+    """MAXIMUM / MINIMUM of two maps of one shape, or of a map and a constant (either side)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        if len(op.inputs) != 2:
+            raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+        if len({imp.quant(t) for t in (*op.inputs, op.outputs[0])}) != 1:
+            raise UserError("inputs and output quantised differently: TFLite's int8 kernel compares the raw "
+                            "values, so they must share one quantisation")
+        first, second = imp.input(op, 0), imp.input(op, 1)
+        if imp.is_const(first) or imp.is_const(second):
+            _const_operand(imp, op, const_cls, None)
+            return
+        a, b = imp.source(first), imp.source(second)
+        imp.emit(op, cls(), (max(a, b), min(a, b)))  # the operands commute: the main path first
+    return convert
 
 
 def _mul(imp: _Importer, op: Operator) -> None:
@@ -647,7 +696,7 @@ def _concatenation(imp: _Importer, op: Operator) -> None:
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
     def convert(imp: _Importer, op: Operator) -> None:
         options = imp.options(op, schema.Pool2DOptions)
-        src, (h, w, _) = imp.feature_map(op)
+        src, (h, w, _) = imp.feature_map(op, transposable=True)
         win = _window(options, (options.FilterHeight(), options.FilterWidth()), (h, w))
         if cls is AvgPool2D and imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8:
             imp.emit(op, AvgPool2DHalfUp(win, _activation(options)), (src,))  # its own rounding
@@ -735,7 +784,6 @@ def _softmax(imp: _Importer, op: Operator) -> None:
 
 
 def _reshape(imp: _Importer, op: Operator) -> None:
-    src = imp.source(imp.input(op, 0))
     target = _reshape_target(imp, op)
     if any(d == 0 or d < -1 for d in target) or target.count(-1) > 1:
         raise UserError(f"bad target shape {list(target)}")
@@ -745,6 +793,11 @@ def _reshape(imp: _Importer, op: Operator) -> None:
     if not shape or shape[0] != 1:
         raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
     out = op.outputs[0]
+    in_shape = imp.shape(imp.input(op, 0))
+    if _is_unit_axes_reshape(imp, op, in_shape, shape):
+        _unit_axes(imp, op, shape)
+        return
+    src = _bytes_of(imp, imp.input(op, 0))
     if _folds_into_input(imp, src, out, shape[1:]):
         # A flat model input reshaped straight away (e.g. 490 -> 49x10x1): the reshaped form becomes
         # the graph's input, so the first layer sees a feature map and no copy is planned.
@@ -752,6 +805,102 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.bind(out, NETWORK_INPUT)
         return
     imp.emit(op, Reshape(shape[1:]), (src,))
+
+
+def _is_unit_axes_reshape(imp: _Importer, op: Operator, in_shape: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """A RESHAPE between a sequence and a map (ranks 3 and 4, batch included) that only adds or
+    removes axes of size 1: the EXPAND_DIMS / SQUEEZE of a Conv1D as the TFLite converter may write
+    it. (A head's flattening to rank 2 keeps its reshape node, and the model input its own rule.)"""
+    same_bytes = [d for d in in_shape if d != 1] == [d for d in shape if d != 1]
+    return same_bytes and min(len(in_shape), len(shape)) >= 3 and imp.input(op, 0) != imp.input_tensor
+
+
+def _squeeze(imp: _Importer, op: Operator) -> None:
+    in_shape = imp.shape(imp.input(op, 0))
+    table = op.raw.BuiltinOptions()
+    dims = _ints(imp.options(op, schema.SqueezeOptions), "SqueezeDims") if table is not None else ()
+    if not all(-len(in_shape) <= d < len(in_shape) for d in dims):
+        raise UserError(f"squeeze dimensions {list(dims)} of a rank-{len(in_shape)} tensor")
+    dims = {d % len(in_shape) for d in dims} or {i for i, d in enumerate(in_shape) if d == 1}
+    if 0 in dims or any(in_shape[d] != 1 for d in dims):
+        raise UserError(f"squeeze dimensions {sorted(dims)} of {_dims(in_shape)}: only axes of size 1 other "
+                        "than the batch can be removed")
+    _unit_axes(imp, op, tuple(d for i, d in enumerate(in_shape) if i not in dims))
+
+
+def _expand_dims(imp: _Importer, op: Operator) -> None:
+    in_shape = imp.shape(imp.input(op, 0))
+    axis = imp.const(imp.input(op, 1), "axis").reshape(-1)
+    if axis.size != 1 or axis.dtype == np.int8 or not -len(in_shape) - 1 <= int(axis[0]) <= len(in_shape):
+        raise UserError(f"expected one int32 axis of a rank-{len(in_shape)} tensor, got {axis.tolist()}")
+    at = int(axis[0]) % (len(in_shape) + 1)
+    if at == 0:
+        raise UserError("EXPAND_DIMS before the batch dimension is not supported")
+    _unit_axes(imp, op, in_shape[:at] + (1,) + in_shape[at:])
+
+
+def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
+    """SQUEEZE / EXPAND_DIMS to `shape` (batch included): the same bytes with axes of size 1 removed
+    or added, folded at import like a TRANSPOSE (the output is the input's IR tensor with its axes
+    named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
+    a map with one row, which fuses with its neighbours; a reader other than a window op (see
+    feature_map) or a MEAN then gets a reshape."""
+    index, out = imp.input(op, 0), op.outputs[0]
+    if imp.shape(out) != shape:
+        raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
+    if imp.quant(out) != (imp.graph.quant_of(imp.ir_tensor[index]) if index in imp.layout
+                          else imp.graph.quant_of(imp.source(index))):
+        raise UserError("the output's quantisation differs from the input's")
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    ir_shape, target = imp.graph.shape_of(src), shape[1:]
+    layout = _unit_layout(ir_shape, target)
+    if layout is None:  # more axes than the IR tensor has: a reshape
+        imp.emit(op, Reshape(target), (imp.source(index),))
+    else:
+        imp.bind_moved(out, src, layout)
+
+
+def _unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The IR axis of each axis of `target`, a shape with the IR shape's axes larger than 1 in their
+    order and axes of size 1 anywhere: those larger than 1 in order, those of size 1 onto the IR's
+    unused axes of size 1 in order. None if the IR tensor has too few axes."""
+    large = [a for a, d in enumerate(ir_shape) if d != 1]
+    units = [a for a, d in enumerate(ir_shape) if d == 1]
+    if [ir_shape[a] for a in large] != [d for d in target if d != 1]:
+        raise UserError(f"cannot view {_dims(ir_shape)} as {_dims(target)}")
+    if len(target) > len(ir_shape):
+        return None
+    large_iter, unit_iter = iter(large), iter(units)
+    return tuple(next(large_iter) if d != 1 else next(unit_iter) for d in target)
+
+
+def _bytes_of(imp: _Importer, index: int) -> int:
+    """The IR tensor holding a TFLite tensor's bytes in their order, for readers that see only the
+    bytes (RESHAPE, FULLY_CONNECTED): a tensor with axes of size 1 moved (_unit_axes) needs no
+    reshape of its own first."""
+    if index in imp.layout:
+        ir = imp.ir_tensor[index]
+        moved = [a for a in imp.layout[index] if imp.graph.shape_of(ir)[a] > 1]
+        if moved == sorted(moved):
+            return ir
+    return imp.source(index)
+
+
+def _transposed(ir_op: Op) -> Op:
+    """A window op (conv, depthwise, pool, a one-window average pool) with H and W swapped."""
+    if hasattr(ir_op, "win"):
+        (kh, kw), (sh, sw), (top, left, bottom, right) = ir_op.win.kernel, ir_op.win.strides, ir_op.win.pads
+        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom)))
+    if getattr(ir_op, "extent", None) is not None:
+        return replace(ir_op, extent=ir_op.extent[::-1])
+    return ir_op
+
+
+def _transposed_weights(consts: dict | None) -> dict | None:
+    """Conv (C_out, kh, kw, C_in) and depthwise (1, kh, kw, C) weights with kh and kw swapped."""
+    if not consts or "weights" not in consts:
+        return consts
+    return {**consts, "weights": np.ascontiguousarray(np.swapaxes(consts["weights"], 1, 2))}
 
 
 def _reshape_target(imp: _Importer, op: Operator) -> tuple[int, ...]:
@@ -891,6 +1040,9 @@ CONVERTERS: dict[str, Converter] = {
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
     "MUL": _mul,
+    "SUB": _sub,
+    "MAXIMUM": _min_max(Maximum, MaximumConst),
+    "MINIMUM": _min_max(Minimum, MinimumConst),
     "LOGISTIC": _lookup(Logistic),
     "HARD_SWISH": _lookup(HardSwish),
     "MAX_POOL_2D": _pool(MaxPool2D),
@@ -900,6 +1052,8 @@ CONVERTERS: dict[str, Converter] = {
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
     "RESHAPE": _reshape,
+    "SQUEEZE": _squeeze,
+    "EXPAND_DIMS": _expand_dims,
     "PAD": _pad,
     "RELU": _relu("relu"),
     "RELU6": _relu("relu6"),
