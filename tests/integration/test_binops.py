@@ -67,3 +67,42 @@ def test_conv1d_stack_fuses_into_one_block():
     assert all(graph.shape_of(t)[0] == 1 for t in range(5))
     blocks = solvers.min_peak_ram(cache.dag(graph)).blocks
     assert blocks[0].first == 0 and blocks[0].last >= 4
+
+
+def test_onnx_sub_max_min_in_c():
+    """The float32 kernels (the ONNX fixture's numpy run is checked against onnxruntime in
+    tests/unit/test_onnx_import.py): C within tolerance of numpy under two plans."""
+    graph = pipeline.load(str(FIXTURES / "models" / "onnx_sub_max_min.onnx"))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks)
+    check_c(graph, random_plan(dag, 2), seed=2)
+
+
+LAYER_LIST = {"name": "binops", "input": [9, 7, 4], "layers": [
+    {"op": "conv2d", "filters": 6, "kernel": 3, "padding": "same"},
+    {"op": "conv2d", "filters": 6, "kernel": 1},
+    {"op": "sub", "from": 0, "act": "relu"},
+    {"op": "maximum", "from": 1},
+    {"op": "sub", "const": "channel", "reversed": True},
+    {"op": "minimum", "const": "scalar"},
+    {"op": "depthwise_conv2d", "kernel": 3, "stride": 2, "padding": "same"},
+    {"op": "sub", "const": "scalar", "act": "relu6"},
+    {"op": "maximum", "const": "channel"},
+    {"op": "global_avg_pool"}, {"op": "dense", "units": 4}]}
+
+
+def test_layer_list_forms_fused_and_in_c():
+    """Every layer-list form (docs/models.md) with random weights: the fused executor equal to the
+    unfused one under the least-RAM plan, and the C bit-exact under it and a random plan."""
+    from msfcnn.frontends.layer_list import graph_from_layer_list
+    from msfcnn.frontends.random_weights import with_random_weights
+
+    graph = with_random_weights(graph_from_layer_list(LAYER_LIST))
+    assert [n.op.kind for n in graph.nodes][2:9] == ["sub", "maximum", "sub_const", "minimum_const",
+                                                     "depthwise_conv2d", "sub_const", "maximum_const"]
+    dag = cache.dag(graph)
+    blocks = solvers.min_peak_ram(dag).blocks
+    x = random_input(graph, 0)
+    np.testing.assert_array_equal(run_fused(schedule_plan(graph, list(blocks)), x).output, run_unfused(graph, x))
+    check_c(graph, blocks)
+    check_c(graph, random_plan(dag, 3), seed=3)

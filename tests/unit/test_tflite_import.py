@@ -290,6 +290,8 @@ UNSUPPORTED = {
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
+    "unsupported_max_scales": "operator 1 \\(MAXIMUM\\): inputs and output quantised differently",
+    "unsupported_squeeze_channels": "operator 0 \\(SQUEEZE\\): squeeze dimensions \\[3\\] of 1x1x4x3: only axes of size 1",
 }
 
 
