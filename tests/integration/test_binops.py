@@ -1,5 +1,5 @@
 """SQUEEZE / EXPAND_DIMS (Keras' Conv1D) and the element-wise binary operators (SUB, MAXIMUM,
-MINIMUM) on their fixtures (`fixtures/make_binop_models.py`): the numpy executor, unfused and under
+MINIMUM, SQUARED_DIFFERENCE) on their fixtures (`fixtures/make_binop_models.py`): the numpy executor, unfused and under
 the least-RAM plan, bit-exact with the LiteRT interpreter (default numerics) and with TFLite Micro
 (`--numerics tflm`) on random inputs; the generated C, under that plan and a random one, bit-exact
 with numpy on the same inputs (so with the interpreters too)."""
@@ -88,6 +88,8 @@ LAYER_LIST = {"name": "binops", "input": [9, 7, 4], "layers": [
     {"op": "depthwise_conv2d", "kernel": 3, "stride": 2, "padding": "same"},
     {"op": "sub", "const": "scalar", "act": "relu6"},
     {"op": "maximum", "const": "channel"},
+    {"op": "squared_difference", "from": 7},
+    {"op": "squared_difference", "const": "scalar"},
     {"op": "global_avg_pool"}, {"op": "dense", "units": 4}]}
 
 
@@ -98,8 +100,9 @@ def test_layer_list_forms_fused_and_in_c():
     from msfcnn.frontends.random_weights import with_random_weights
 
     graph = with_random_weights(graph_from_layer_list(LAYER_LIST))
-    assert [n.op.kind for n in graph.nodes][2:9] == ["sub", "maximum", "sub_const", "minimum_const",
-                                                     "depthwise_conv2d", "sub_const", "maximum_const"]
+    assert [n.op.kind for n in graph.nodes][2:11] == ["sub", "maximum", "sub_const", "minimum_const",
+                                                      "depthwise_conv2d", "sub_const", "maximum_const",
+                                                      "squared_difference", "squared_difference_const"]
     dag = cache.dag(graph)
     blocks = solvers.min_peak_ram(dag).blocks
     x = random_input(graph, 0)

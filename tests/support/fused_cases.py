@@ -63,8 +63,9 @@ ELEMENTWISE_LAYERS = [{"op": "relu"}, {"op": "relu6"}, {"op": "logistic"}, {"op"
                       {"op": "mul", "const": "channel"}, {"op": "mul", "const": "scalar", "act": "relu"},
                       {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar", "act": "relu6"},
                       {"op": "sub", "const": "channel"}, {"op": "sub", "const": "scalar", "reversed": True, "act": "relu"},
-                      {"op": "maximum", "const": "scalar"}, {"op": "minimum", "const": "channel"}]
-BINARY_LAYERS = ("mul", "sub", "maximum", "minimum")  # of two maps of one shape
+                      {"op": "maximum", "const": "scalar"}, {"op": "minimum", "const": "channel"},
+                      {"op": "squared_difference", "const": "channel"}]
+BINARY_LAYERS = ("mul", "sub", "maximum", "minimum", "squared_difference")  # of two maps of one shape
 HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "softmax"}],
          [{"op": "mean", "axes": [1]}, {"op": "transpose", "perm": [2, 0, 1]}, {"op": "mean", "axes": [1]}],
          [{"op": "mean", "axes": [0]}, {"op": "logistic"}], [{"op": "transpose", "perm": [1, 0, 2]}]]
@@ -73,8 +74,8 @@ HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "so
 @st.composite
 def op_networks(draw):
     """Layer lists mixing convolutions with the other operators: element-wise maps (RELU,
-    LOGISTIC, HARD_SWISH, MUL, ADD, SUB, MAXIMUM and MINIMUM of a constant), MUL, SUB, MAXIMUM,
-    MINIMUM and CONCATENATION of two maps, PAD,
+    LOGISTIC, HARD_SWISH, MUL, ADD, SUB, MAXIMUM, MINIMUM and SQUARED_DIFFERENCE of a constant), MUL,
+    SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE and CONCATENATION of two maps, PAD,
     squeeze-and-excite (a map times the LOGISTIC of a dense layer on its mean), and heads with a
     MEAN over one axis or a TRANSPOSE."""
     from msfcnn.frontends.layer_list import graph_from_layer_list

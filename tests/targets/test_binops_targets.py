@@ -1,4 +1,4 @@
-"""The SUB, MAXIMUM / MINIMUM and Conv1D (SQUEEZE / EXPAND_DIMS) fixtures
+"""The SUB, MAXIMUM / MINIMUM, SQUARED_DIFFERENCE and Conv1D (SQUEEZE / EXPAND_DIMS) fixtures
 (`fixtures/make_binop_models.py`) on an emulated microcontroller: their C, built for Cortex-M4
 (its DSP extension on) and run under QEMU, gives the LiteRT interpreter's output, and under
 `--numerics tflm` TFLite Micro's."""
@@ -15,7 +15,7 @@ from support.toolchains import require_target
 from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
-NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_conv1d"]
+NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d"]
 
 
 @pytest.mark.slow

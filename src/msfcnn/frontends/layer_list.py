@@ -24,7 +24,7 @@ from ..ops.hard_swish import HardSwish
 from ..ops.logistic import Logistic
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
-from ..ops.sub import Sub, SubConst
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 
 ACTIVATIONS = (None, "relu", "relu6")
@@ -108,6 +108,12 @@ def _sub(layer, graph, index):
     return Sub(_activation(layer), reversed=_reversed(layer)), (index - 1, _source(layer, index))
 
 
+def _squared_difference(layer, graph, index):
+    if "const" in layer:
+        return SquaredDifferenceConst(), (index - 1,), _constant(layer, graph, index)
+    return SquaredDifference(), (index - 1, _source(layer, index))
+
+
 def _min_max(op: type, const_op: type) -> Converter:
     def convert(layer, graph, index):
         if "const" in layer:
@@ -176,6 +182,7 @@ CONVERTERS: dict[str, Converter] = {
     "add": _add,
     "mul": _mul,
     "sub": _sub,
+    "squared_difference": _squared_difference,
     "maximum": _min_max(Maximum, MaximumConst),
     "minimum": _min_max(Minimum, MinimumConst),
     "concat": _concat,

@@ -23,7 +23,7 @@ from ..ops.hard_swish import HardSwish
 from ..ops.logistic import Logistic
 from ..ops.min_max import Maximum, MaximumConst
 from ..ops.mul import ConstOperand, Mul, MulConst
-from ..ops.sub import Sub
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub
 
 INPUT_QUANT = Quant(1 / 128, 0)  # real input in [-1, 1)
 SOFTMAX_QUANT = Quant(1 / 256, -128)  # what TFLite requires of an int8 softmax output
@@ -89,6 +89,9 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
         fan_in = math.prod(graph.shape_of(src))
         consts, s = _weighted(rng, node, in_quant, in_std, fan_in, (op.units, fan_in), op.units)
         return op, consts, s, _output_quant(s, op.activation)
+    if isinstance(op, SquaredDifference):  # (a - b)^2 >= 0: the output quantised from 0 up
+        s = math.hypot(in_std, std[node.inputs[1]]) ** 2
+        return op, {}, s, _output_quant(s, "relu")
     if isinstance(op, (Add, Sub, Mul)):  # Mul covers the per-channel vector form too
         other = std[node.inputs[1]]
         s = in_std * other if isinstance(op, Mul) else math.hypot(in_std, other)
@@ -102,6 +105,8 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
         op = replace(op, operand_scale=OPERAND_QUANT.scale, operand_zero_point=OPERAND_QUANT.zero_point)
         spread = OPERAND_QUANT.scale * _UNIFORM_INT8_STD
         s = in_std * spread if isinstance(op, MulConst) else math.hypot(in_std, spread)
+        if isinstance(op, SquaredDifferenceConst):
+            return op, {"operand": operand}, s * s, _output_quant(s * s, "relu")
         return op, {"operand": operand}, s, _output_quant(s, op.activation)
     if isinstance(op, Activation):
         return op, {}, in_std, _output_quant(in_std, op.activation)

@@ -46,7 +46,7 @@ from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
-from ..ops.sub import Sub, SubConst
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 
@@ -584,18 +584,21 @@ def _add(imp: _Importer, op: Operator) -> None:
     imp.emit(op, (AddUint8 if uint8 else Add)(_activation(options)), (a, b))
 
 
-def _sub(imp: _Importer, op: Operator) -> None:
-    """Of two maps of one shape, or of a map and a constant (either side): ops/sub.py."""
-    options = imp.options(op, schema.SubOptions)
-    if len(op.inputs) != 2:
-        raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
-    first, second = imp.input(op, 0), imp.input(op, 1)
-    if imp.is_const(first) or imp.is_const(second):
-        _const_operand(imp, op, partial(SubConst, reversed=imp.is_const(first)), _activation(options))
-        return
-    a, b = imp.source(first), imp.source(second)
-    # the main path (the later-produced tensor) first, as for ADD; `reversed` keeps the order of the minus
-    imp.emit(op, Sub(_activation(options), reversed=a < b), (max(a, b), min(a, b)))
+def _sub(cls: type, const_cls: type) -> Converter:
+    """SUB / SQUARED_DIFFERENCE of two maps of one shape, or of a map and a constant (either
+    side): ops/sub.py."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        activation = _activation(imp.options(op, schema.SubOptions)) if cls is Sub else None
+        if len(op.inputs) != 2:
+            raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+        first, second = imp.input(op, 0), imp.input(op, 1)
+        if imp.is_const(first) or imp.is_const(second):
+            _const_operand(imp, op, partial(const_cls, reversed=imp.is_const(first)), activation)
+            return
+        a, b = imp.source(first), imp.source(second)
+        # the main path (the later-produced tensor) first, as for ADD; `reversed` keeps the order of the minus
+        imp.emit(op, cls(activation, reversed=a < b), (max(a, b), min(a, b)))
+    return convert
 
 
 def _min_max(cls: type, const_cls: type) -> Converter:
@@ -1040,7 +1043,8 @@ CONVERTERS: dict[str, Converter] = {
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
     "MUL": _mul,
-    "SUB": _sub,
+    "SUB": _sub(Sub, SubConst),
+    "SQUARED_DIFFERENCE": _sub(SquaredDifference, SquaredDifferenceConst),
     "MAXIMUM": _min_max(Maximum, MaximumConst),
     "MINIMUM": _min_max(Minimum, MinimumConst),
     "LOGISTIC": _lookup(Logistic),

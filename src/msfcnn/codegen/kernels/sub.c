@@ -1,5 +1,6 @@
 /*
- * SUB over a region (src/msfcnn/ops/sub.py): of two maps, or of a map and a constant.
+ * SUB and SQUARED_DIFFERENCE over a region (src/msfcnn/ops/sub.py): of two maps, or of a map and a
+ * constant.
  *
  * TFLite's int8 SUB is ADD's arithmetic (add.c) with the subtrahend's term subtracted: each input,
  * plus its offset (minus its zero point), times 2^left_shift, rescaled with its own multiplier
@@ -7,7 +8,8 @@
  * the output; then the output zero point and the activation clamp. The subtrahend's sign is -1
  * (LiteRT and TFLite Micro subtract its rescaled value; a negated multiplier with sign +1, as older
  * interpreters had it, differs on rounding ties). A constant's term is the same at every position:
- * the Python side computes it (p->operand).
+ * the Python side computes it (p->operand). SQUARED_DIFFERENCE: the inputs shifted left by 7, the
+ * sum of the two terms squared before the output rescale, no activation.
  */
 #include "msfcnn_kernels.h"
 
@@ -36,7 +38,9 @@ void msf_sub_s8(const msf_sub_params *p, const msf_view *in1, const msf_view *in
                 const int32_t tb = b != NULL ? msf_sub_term(b[ch], p->input2_offset, p->input2_mult, p->input2_shift,
                                                             p->input2_sign, p)
                                              : p->operand[ch * step];
-                const int32_t v = msf_mul_by_quantized_mult(ta + tb, p->output_mult, p->output_shift, p->rounding);
+                const int32_t d = ta + tb;  /* squared: at most (255 * 2^7)^2 < 2^31 */
+                const int32_t v = msf_mul_by_quantized_mult(p->square ? d * d : d, p->output_mult, p->output_shift,
+                                                            p->rounding);
                 dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
             }
         }
@@ -56,7 +60,8 @@ void msf_sub_f32(const msf_sub_params *p, const msf_view *in1, const msf_view *i
             float *dst = msf_at_f32(out, r, c, 0);
             for (ch = 0; ch < p->channels; ++ch) {
                 const float u = a[ch], v = b[ch * step];
-                dst[ch] = msf_apply_activation_f32(p->reversed ? v - u : u - v, p->activation);
+                const float d = p->reversed ? v - u : u - v;
+                dst[ch] = msf_apply_activation_f32(p->square ? d * d : d, p->activation);
             }
         }
     }
