@@ -851,10 +851,9 @@ def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     index, out = imp.input(op, 0), op.outputs[0]
     if imp.shape(out) != shape:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
-    if imp.quant(out) != (imp.graph.quant_of(imp.ir_tensor[index]) if index in imp.layout
-                          else imp.graph.quant_of(imp.source(index))):
-        raise UserError("the output's quantisation differs from the input's")
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if imp.quant(out) != imp.graph.quant_of(src):
+        raise UserError("the output's quantisation differs from the input's")
     ir_shape, target = imp.graph.shape_of(src), shape[1:]
     layout = _unit_layout(ir_shape, target)
     if layout is None:  # more axes than the IR tensor has: a reshape
