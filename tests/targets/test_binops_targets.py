@@ -15,7 +15,7 @@ from support.toolchains import require_target
 from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
-NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d"]
+NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d", "bin_conv1d_residual"]
 
 
 @pytest.mark.slow

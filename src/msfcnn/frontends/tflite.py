@@ -129,7 +129,9 @@ class _Importer:
         # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
         # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
         self.layout: dict[int, tuple[int, ...]] = {}
-        self.swapped_read: int | None = None  # the operator reading a 1-D map with H and W swapped (feature_map)
+        # Operators that read unit-axes views (see _unit_axes) as their IR tensors, by index: the
+        # layout their output gets (feature_map, activation_sources).
+        self.moved_read: dict[int, tuple[int, ...]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -415,7 +417,7 @@ class _Importer:
         copy: the shape returned is the TFLite tensor's, and emit transposes the op."""
         index = self.input(op, 0)
         if transposable and self.layout.get(index) == (1, 0, 2) and 1 in self.graph.shape_of(self.ir_tensor[index])[:2]:
-            self.swapped_read = op.index
+            self.moved_read[op.index] = (1, 0, 2)
             h, w, c = self.graph.shape_of(self.ir_tensor[index])
             return self.ir_tensor[index], (w, h, c)
         src = self.source(index)
@@ -424,12 +426,30 @@ class _Importer:
             raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
         return src, shape  # type: ignore[return-value]
 
+    def activation_sources(self, op: Operator) -> list[int]:
+        """The IR tensors of an element-wise operator's activation (not constant) inputs. When they
+        are all unit-axes views of IR tensors of one shape in one layout, channels last (two Conv1D
+        outputs, squeezed), the operator runs on those tensors and emit gives its output the same
+        layout, so a residual Conv1D block stays a map of one row."""
+        inputs = [t for t in op.inputs if t >= 0 and not self.is_const(t)]
+        layouts = {self.layout.get(t) for t in inputs}
+        if len(layouts) == 1 and None not in layouts:
+            layout = layouts.pop()
+            shapes = {self.graph.shape_of(self.ir_tensor[t]) for t in inputs}
+            if len(shapes) == 1 and layout[-1] == len(shapes.pop()) - 1:
+                self.moved_read[op.index] = layout
+                return [self.ir_tensor[t] for t in inputs]
+        return [self.source(t) for t in inputs]
+
     def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
         """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
         out = op.outputs[0]
-        if self.swapped_read == op.index:  # see feature_map: the op on the IR map, its output swapped too
-            node = self.graph.append(_transposed(ir_op), inputs, _transposed_weights(consts), self.quant(out))
-            self.bind_moved(out, node, (1, 0, 2))
+        layout = self.moved_read.get(op.index)
+        if layout == (1, 0, 2):  # see feature_map: the op on the IR map, its output swapped too
+            ir_op, consts = _transposed(ir_op), _transposed_weights(consts)
+        if layout is not None:
+            node = self.graph.append(ir_op, inputs, consts, self.quant(out))
+            self.bind_moved(out, node, layout)
             return node
         return self.bind(out, self.graph.append(ir_op, inputs, consts, self.quant(out)))
 
@@ -579,7 +599,7 @@ def _add(imp: _Importer, op: Operator) -> None:
         return
     # The IR wants the main path first and the skip tensor second: the later-produced tensor is the
     # main path. Swapping is exact: TFLite's int8 ADD rescales each input on its own, then sums.
-    a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
+    a, b = sorted(imp.activation_sources(op), reverse=True)
     uint8 = imp.type_of(op.outputs[0]) == schema.TensorType.UINT8  # its own vector rounding
     imp.emit(op, (AddUint8 if uint8 else Add)(_activation(options)), (a, b))
 
@@ -595,7 +615,7 @@ def _sub(cls: type, const_cls: type) -> Converter:
         if imp.is_const(first) or imp.is_const(second):
             _const_operand(imp, op, partial(const_cls, reversed=imp.is_const(first)), activation)
             return
-        a, b = imp.source(first), imp.source(second)
+        a, b = imp.activation_sources(op)
         # the main path (the later-produced tensor) first, as for ADD; `reversed` keeps the order of the minus
         imp.emit(op, cls(activation, reversed=a < b), (max(a, b), min(a, b)))
     return convert
@@ -613,7 +633,7 @@ def _min_max(cls: type, const_cls: type) -> Converter:
         if imp.is_const(first) or imp.is_const(second):
             _const_operand(imp, op, const_cls, None)
             return
-        a, b = imp.source(first), imp.source(second)
+        a, b = imp.activation_sources(op)
         imp.emit(op, cls(), (max(a, b), min(a, b)))  # the operands commute: the main path first
     return convert
 
@@ -646,7 +666,7 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     const, data = (first, second) if imp.is_const(first) else (second, first)
     if imp.is_const(data):
         raise UserError("both inputs are constants")
-    src = imp.source(data)
+    (src,) = imp.activation_sources(op)
     shape = imp.graph.shape_of(src)
     values = imp.const(const, "constant operand")
     quant = imp.quant(const)
