@@ -416,10 +416,35 @@ def test_unedited_roundtrip_still_imports():
 # ---- fuzzing ----------------------------------------------------------------------------------
 
 
+def _expand_axis(value):
+    """Edit bin_conv1d's first EXPAND_DIMS (operator 0) to expand at `value` (an int32 vector)."""
+    def edit(model, sub):
+        axis = sub.tensors[sub.operators[0].inputs[1]]
+        axis.shape = [len(value)]
+        model.buffers[axis.buffer].data = list(np.array(value, "<i4").tobytes())
+    return edit
+
+
+def _squeeze_the_batch(model, sub):
+    sub.operators[2].builtinOptions.squeezeDims = [0, 1]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_expand_axis([0]), "operator 0 \\(EXPAND_DIMS\\): EXPAND_DIMS before the batch dimension is not supported"),
+    (_expand_axis([1, 2]), "operator 0 \\(EXPAND_DIMS\\): expected one int32 axis of a rank-3 tensor, got \\[1, 2\\]"),
+    (_expand_axis([5]), "expected one int32 axis of a rank-3 tensor, got \\[5\\]"),
+    (_expand_axis([2]), "operator 0 \\(EXPAND_DIMS\\): output tensor \\d+ is declared 1x1x40x3 but computes to 1x40x1x3"),
+    (_squeeze_the_batch, "operator 2 \\(SQUEEZE\\): squeeze dimensions \\[0, 1\\] of 1x1x40x8: only axes of size 1 other"),
+], ids=["before-batch", "two-axes", "out-of-range", "declared", "batch"])
+def test_bad_squeeze_and_expand_dims_are_rejected_clearly(edit, message):
+    with pytest.raises(UserError, match=message):
+        graph_from_tflite(_edited("bin_conv1d.tflite", edit))
+
+
 FUZZ_FIXTURES = ["op_conv_k3_s2_same.tflite", "op_dw_k3_s1_same_mult2.tflite", "op_add_residual.tflite",
                  "op_flatten_dense_dynbatch.tflite", "op_pad_conv.tflite", "op_dense_softmax.tflite",
                  "op_gap_keepdims.tflite", "extra_float_io.tflite", "extra_relu_two_readers.tflite",
-                 "dscnn.tflite"]
+                 "dscnn.tflite", "bin_conv1d_residual.tflite", "bin_sub_ties.tflite"]
 INTERESTING_WORDS = [0, 1, 2, 3, 4, 7, 8, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
 
 
