@@ -1051,8 +1051,8 @@ def _pack(imp: _Importer, op: Operator) -> None:
 # msfcnn has, and the shape arithmetic folded at import.
 FOLDED_OPERATORS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
-                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE",
-                             "DEQUANTIZE"}) | FOLDED_OPERATORS
+                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
+                             "QUANTIZE", "DEQUANTIZE"}) | FOLDED_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
