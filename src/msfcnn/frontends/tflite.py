@@ -759,6 +759,12 @@ def _mean(imp: _Importer, op: Operator) -> None:
     if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
                         "are supported")
+    every_position = set(ir_axes) | {a for a in (0, 1) if shape[a] == 1} == {0, 1}
+    if moved and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
+        # Over every position of the map (GlobalAveragePooling1D over a squeezed sequence): the
+        # global average pooling without keep_dims, the same arithmetic, which streams as a tail.
+        imp.emit(op, GlobalAvgPool(False), (src,))
+        return
     node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
     kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
     imp.bind_moved(op.outputs[0], node, kept)
