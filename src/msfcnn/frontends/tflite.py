@@ -760,9 +760,9 @@ def _mean(imp: _Importer, op: Operator) -> None:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
                         "are supported")
     every_position = set(ir_axes) | {a for a in (0, 1) if shape[a] == 1} == {0, 1}
-    if moved and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
-        # Over every position of the map (GlobalAveragePooling1D over a squeezed sequence): the
-        # global average pooling without keep_dims, the same arithmetic, which streams as a tail.
+    if moved and _in_byte_order(imp, index) and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
+        # Over every position of a squeezed sequence (GlobalAveragePooling1D): the global average
+        # pooling without keep_dims, the same arithmetic, which streams as a tail.
         imp.emit(op, GlobalAvgPool(False), (src,))
         return
     node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
@@ -906,12 +906,16 @@ def _bytes_of(imp: _Importer, index: int) -> int:
     """The IR tensor holding a TFLite tensor's bytes in their order, for readers that see only the
     bytes (RESHAPE, FULLY_CONNECTED): a tensor with axes of size 1 moved (_unit_axes) needs no
     reshape of its own first."""
-    if index in imp.layout:
-        ir = imp.ir_tensor[index]
-        moved = [a for a in imp.layout[index] if imp.graph.shape_of(ir)[a] > 1]
-        if moved == sorted(moved):
-            return ir
-    return imp.source(index)
+    return imp.ir_tensor[index] if _in_byte_order(imp, index) else imp.source(index)
+
+
+def _in_byte_order(imp: _Importer, index: int) -> bool:
+    """Whether a TFLite tensor is its IR tensor with only axes of size 1 moved (the same bytes)."""
+    if index not in imp.layout:
+        return False
+    ir_shape = imp.graph.shape_of(imp.ir_tensor[index])
+    moved = [a for a in imp.layout[index] if ir_shape[a] > 1]
+    return moved == sorted(moved)
 
 
 def _transposed(ir_op: Op) -> Op:
