@@ -15,7 +15,8 @@ from support.toolchains import require_target
 from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
-NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d", "bin_conv1d_residual"]
+NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d", "bin_conv1d_gap",
+         "bin_conv1d_residual", "bin_i16_conv1d"]
 
 
 @pytest.mark.slow
