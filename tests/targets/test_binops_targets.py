@@ -16,7 +16,7 @@ from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
 NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d", "bin_conv1d_gap",
-         "bin_conv1d_residual", "bin_i16_conv1d"]
+         "bin_conv1d_residual", "bin_conv1d_causal", "bin_i16_conv1d"]
 
 
 @pytest.mark.slow

@@ -441,6 +441,17 @@ def test_bad_squeeze_and_expand_dims_are_rejected_clearly(edit, message):
         graph_from_tflite(_edited("bin_conv1d.tflite", edit))
 
 
+def test_padding_a_sequence_s_channels_is_rejected_clearly():
+    def pad_channels(model, sub):
+        paddings = sub.tensors[sub.operators[0].inputs[1]]
+        model.buffers[paddings.buffer].data = list(np.array([[0, 0], [2, 0], [0, 1]], "<i4").tobytes())
+        sub.tensors[sub.operators[0].outputs[0]].shape = [1, 22, 5]
+
+    with pytest.raises(UserError, match="operator 0 \\(PAD\\): only non-negative padding of the steps is supported, "
+                                        "got \\[\\[0, 0\\], \\[2, 0\\], \\[0, 1\\]\\]"):
+        graph_from_tflite(_edited("bin_conv1d_causal.tflite", pad_channels))
+
+
 FUZZ_FIXTURES = ["op_conv_k3_s2_same.tflite", "op_dw_k3_s1_same_mult2.tflite", "op_add_residual.tflite",
                  "op_flatten_dense_dynbatch.tflite", "op_pad_conv.tflite", "op_dense_softmax.tflite",
                  "op_gap_keepdims.tflite", "extra_float_io.tflite", "extra_relu_two_readers.tflite",

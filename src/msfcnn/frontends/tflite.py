@@ -959,6 +959,10 @@ def _folds_into_input(imp: _Importer, src: int, out: int, shape: tuple[int, ...]
 
 
 def _pad(imp: _Importer, op: Operator) -> None:
+    index = imp.input(op, 0)
+    if _in_byte_order(imp, index) or (index not in imp.layout and len(imp.fmap_shape(index)) == 2):
+        _pad_sequence(imp, op)
+        return
     src, _ = imp.feature_map(op)
     pads = imp.const(imp.input(op, 1), "paddings")
     if pads.shape != (4, 2) or pads.dtype == np.int8:
@@ -967,6 +971,26 @@ def _pad(imp: _Importer, op: Operator) -> None:
     if (n0, n1, c0, c1) != (0, 0, 0, 0) or min(top, bottom, left, right) < 0:
         raise UserError(f"only non-negative padding of H and W is supported, got {pads.tolist()}")
     imp.emit(op, Pad((top, left, bottom, right)), (src,))
+
+
+def _pad_sequence(imp: _Importer, op: Operator) -> None:
+    """PAD of a sequence (a causal Conv1D pads the steps before it), squeezed or the model input:
+    the padding of each axis goes to the IR axis the layout names, the output keeps the layout, and
+    the PAD fuses."""
+    pads = imp.const(imp.input(op, 1), "paddings")
+    index = imp.input(op, 0)
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if len(imp.graph.shape_of(src)) != 3:
+        raise UserError(f"needs a sequence or an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
+    layout = imp.layout.get(index) or _unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
+    if pads.shape != (len(layout) + 1, 2) or pads.dtype == np.int8:
+        raise UserError(f"expected int32 paddings of shape {len(layout) + 1}x2, got {pads.dtype} {_dims(pads.shape)}")
+    ir_pads = {0: (0, 0), 1: (0, 0), 2: (0, 0)}
+    ir_pads.update(zip(layout, map(tuple, pads[1:].tolist())))
+    if pads[0].any() or pads.min() < 0 or ir_pads[2] != (0, 0):
+        raise UserError(f"only non-negative padding of the steps is supported, got {pads.tolist()}")
+    imp.moved_read[op.index] = layout
+    imp.emit(op, Pad((ir_pads[0][0], ir_pads[1][0], ir_pads[0][1], ir_pads[1][1])), (src,))
 
 
 def _quantize(imp: _Importer, op: Operator) -> None:
