@@ -63,7 +63,11 @@ ELEMENTWISE_LAYERS = [{"op": "relu"}, {"op": "relu6"}, {"op": "logistic"}, {"op"
                       {"op": "mul", "const": "channel"}, {"op": "mul", "const": "scalar", "act": "relu"},
                       {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar", "act": "relu6"},
                       {"op": "leaky_relu", "alpha": 0.1}, {"op": "tanh"}, {"op": "elu"}, {"op": "prelu"},
-                      {"op": "relu_n1_to_1"}, {"op": "relu_0_to_1"}]
+                      {"op": "relu_n1_to_1"}, {"op": "relu_0_to_1"},
+                      {"op": "sub", "const": "channel"}, {"op": "sub", "const": "scalar", "reversed": True, "act": "relu"},
+                      {"op": "maximum", "const": "scalar"}, {"op": "minimum", "const": "channel"},
+                      {"op": "squared_difference", "const": "channel"}]
+BINARY_LAYERS = ("mul", "sub", "maximum", "minimum", "squared_difference")  # of two maps of one shape
 HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "softmax"}],
          [{"op": "mean", "axes": [1]}, {"op": "transpose", "perm": [2, 0, 1]}, {"op": "mean", "axes": [1]}],
          [{"op": "mean", "axes": [0]}, {"op": "logistic"}], [{"op": "transpose", "perm": [1, 0, 2]}]]
@@ -72,8 +76,9 @@ HEADS = [[], [{"op": "global_avg_pool"}, {"op": "dense", "units": 5}, {"op": "so
 @st.composite
 def op_networks(draw):
     """Layer lists mixing convolutions with the other operators: element-wise maps (RELU,
-    LOGISTIC, HARD_SWISH, MUL and ADD of a constant, LEAKY_RELU, TANH, ELU, PRELU, RELU_N1_TO_1,
-    RELU_0_TO_1), MUL and CONCATENATION of two maps, PAD,
+    LOGISTIC, HARD_SWISH, MUL, ADD, SUB, MAXIMUM, MINIMUM and SQUARED_DIFFERENCE of a constant,
+    LEAKY_RELU, TANH, ELU, PRELU, RELU_N1_TO_1, RELU_0_TO_1), MUL, SUB, MAXIMUM, MINIMUM,
+    SQUARED_DIFFERENCE and CONCATENATION of two maps, PAD,
     squeeze-and-excite (a map times the LOGISTIC of a dense layer on its mean), and heads with a
     MEAN over one axis or a TRANSPOSE."""
     from msfcnn.frontends.layer_list import graph_from_layer_list
@@ -85,7 +90,7 @@ def op_networks(draw):
         h, w, c = shapes[-1]
         same_size = [i - 1 for i, s in enumerate(shapes[:-1]) if s[:2] == (h, w)]  # layer indices (-1: input)
         kind = draw(st.sampled_from(["conv", "depthwise", "map", "map", "pad", "se"]
-                                    + (["concat", "mul"] if same_size else [])))
+                                    + (["concat", "binary"] if same_size else [])))
         if kind == "conv":
             new = [{"op": "conv2d", "filters": draw(st.integers(1, 8)), "kernel": draw(st.sampled_from([1, 3])),
                     "stride": draw(st.integers(1, 2)), "padding": "same"}]
@@ -102,7 +107,8 @@ def op_networks(draw):
         else:
             source = draw(st.sampled_from(same_size))
             same_shape = shapes[source + 1] == (h, w, c)
-            new = [{"op": "mul" if kind == "mul" and same_shape else "concat", "from": source}]
+            op = draw(st.sampled_from(BINARY_LAYERS)) if kind == "binary" and same_shape else "concat"
+            new = [{"op": op, "from": source, **({"reversed": draw(st.booleans())} if op == "sub" else {})}]
         doc["layers"] += new
         graph = graph_from_layer_list(doc)
         shapes += [graph.shape_of(t) for t in range(len(shapes) - 1, len(graph))]

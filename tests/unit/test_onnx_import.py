@@ -54,6 +54,9 @@ EXPECTED_OPS = {
                        CR6, GAP, DENSE],
     "onnx_activations": [C, ("float_unary", None), C, ("float_unary", None), C, ("prelu", None), C,
                          ("float_unary", None), C, ("prelu", None)],
+    # Squeeze of H then W: one reshape to (C,); Unsqueeze twice: one back to (1, 1, C)
+    "onnx_sub_max_min": [C, C, ("maximum", None), ("sub", None), ("minimum_const", None), ("sub_const", None),
+                         ("maximum_const", None), ("sub", None), GAP, RESHAPE, DENSE, RESHAPE],
 }
 
 
@@ -363,9 +366,9 @@ def test_every_unsupported_op_is_named_before_converting(tmp_path):
                        ("W", rand(1, 16, 8)), ("R", rand(1, 16, 4))])
     with pytest.raises(UserError, match=r"node 3 \(LSTM\): unsupported ONNX op 'LSTM'; also 'Softsign' \(node 4\)"):
         load_onnx(path)
-    nodes[3:] = [helper.make_node("Relu", ["s"], ["y"])]
-    path = make_model(tmp_path, nodes, [1, 3, 1, 1], None, [("w", rand(8, 3, 1, 1)), ("axes", np.array([0], np.int64))])
-    with pytest.raises(UserError, match=r"node 2 \(Unsqueeze\): unsupported ONNX op 'Unsqueeze' on an activation"):
+    nodes[2:] = [helper.make_node("Neg", ["f"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    path = make_model(tmp_path, nodes, [1, 3, 1, 1], None, [("w", rand(8, 3, 1, 1))])
+    with pytest.raises(UserError, match=r"node 2 \(Neg\): unsupported ONNX op 'Neg' on an activation"):
         load_onnx(path)
 
 

@@ -130,7 +130,8 @@ def test_fixtures_are_present():
     assert len(SUPPORTED) >= 40
 
 
-@pytest.mark.parametrize("path", [p for p in SUPPORTED if p.stem not in SPECIAL], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in SUPPORTED if p.stem not in SPECIAL and not p.stem.startswith("bin_")],
+                         ids=lambda p: p.stem)  # bin_*: SQUEEZE / EXPAND_DIMS folded, SUB's operands ordered
 def test_graph_matches_interpreter(path, oracle):
     """One node per (unfolded) operator, in order, reading the same tensors, with the
     interpreter's shapes, quantisation, weights, biases and per-channel weight scales."""
@@ -289,12 +290,12 @@ def test_transpose_folds_into_the_means_after_it():
     assert [(n.op.describe(), n.shape) for n in graph.nodes] == [
         ("conv 3x3/1 24", (6, 5, 24)), ("mean over W", (6, 1, 24)), ("mean over H", (1, 1, 24)),
         ("reshape", (24,))]
-    graph = load_tflite(MODELS / "op14_mcunet_head.tflite")
-    assert [n.op.describe() for n in graph.nodes] == ["conv 3x3/1 16", "mean over W", "mean over H", "reshape",
-                                                      "dense 5", "softmax"]
-    graph = load_tflite(MODELS / "op14_mean_one_axis.tflite")
-    assert [n.op.kind for n in graph.nodes] == ["axis_mean", "axis_mean", "reshape", "reshape"]
-    assert [n.shape for n in graph.nodes] == [(7, 1, 20), (1, 1, 20), (1, 20), (20, 1)]
+    graph = load_tflite(MODELS / "op14_mcunet_head.tflite")  # the dense reads the mean's bytes as they are
+    assert [n.op.describe() for n in graph.nodes] == ["conv 3x3/1 16", "mean over W", "mean over H", "dense 5",
+                                                      "softmax"]
+    graph = load_tflite(MODELS / "op14_mean_one_axis.tflite")  # (1, 20) -> (20, 1): one reshape of the (1, 1, 20)
+    assert [n.op.kind for n in graph.nodes] == ["axis_mean", "axis_mean", "reshape"]
+    assert [n.shape for n in graph.nodes] == [(7, 1, 20), (1, 1, 20), (20, 1)]
 
 
 # ---- errors -----------------------------------------------------------------------------------
@@ -308,6 +309,8 @@ UNSUPPORTED = {
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
+    "unsupported_max_scales": "operator 1 \\(MAXIMUM\\): inputs and output quantised differently",
+    "unsupported_squeeze_channels": "operator 0 \\(SQUEEZE\\): squeeze dimensions \\[3\\] of 1x1x4x3: only axes of size 1",
 }
 
 
@@ -471,10 +474,46 @@ def test_unedited_roundtrip_still_imports():
 # ---- fuzzing ----------------------------------------------------------------------------------
 
 
+def _expand_axis(value):
+    """Edit bin_conv1d's first EXPAND_DIMS (operator 0) to expand at `value` (an int32 vector)."""
+    def edit(model, sub):
+        axis = sub.tensors[sub.operators[0].inputs[1]]
+        axis.shape = [len(value)]
+        model.buffers[axis.buffer].data = list(np.array(value, "<i4").tobytes())
+    return edit
+
+
+def _squeeze_the_batch(model, sub):
+    sub.operators[2].builtinOptions.squeezeDims = [0, 1]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_expand_axis([0]), "operator 0 \\(EXPAND_DIMS\\): EXPAND_DIMS before the batch dimension is not supported"),
+    (_expand_axis([1, 2]), "operator 0 \\(EXPAND_DIMS\\): expected one int32 axis of a rank-3 tensor, got \\[1, 2\\]"),
+    (_expand_axis([5]), "expected one int32 axis of a rank-3 tensor, got \\[5\\]"),
+    (_expand_axis([2]), "operator 0 \\(EXPAND_DIMS\\): output tensor \\d+ is declared 1x1x40x3 but computes to 1x40x1x3"),
+    (_squeeze_the_batch, "operator 2 \\(SQUEEZE\\): squeeze dimensions \\[0, 1\\] of 1x1x40x8: only axes of size 1 other"),
+], ids=["before-batch", "two-axes", "out-of-range", "declared", "batch"])
+def test_bad_squeeze_and_expand_dims_are_rejected_clearly(edit, message):
+    with pytest.raises(UserError, match=message):
+        graph_from_tflite(_edited("bin_conv1d.tflite", edit))
+
+
+def test_padding_a_sequence_s_channels_is_rejected_clearly():
+    def pad_channels(model, sub):
+        paddings = sub.tensors[sub.operators[0].inputs[1]]
+        model.buffers[paddings.buffer].data = list(np.array([[0, 0], [2, 0], [0, 1]], "<i4").tobytes())
+        sub.tensors[sub.operators[0].outputs[0]].shape = [1, 22, 5]
+
+    with pytest.raises(UserError, match="operator 0 \\(PAD\\): only non-negative padding of the steps is supported, "
+                                        "got \\[\\[0, 0\\], \\[2, 0\\], \\[0, 1\\]\\]"):
+        graph_from_tflite(_edited("bin_conv1d_causal.tflite", pad_channels))
+
+
 FUZZ_FIXTURES = ["op_conv_k3_s2_same.tflite", "op_dw_k3_s1_same_mult2.tflite", "op_add_residual.tflite",
                  "op_flatten_dense_dynbatch.tflite", "op_pad_conv.tflite", "op_dense_softmax.tflite",
                  "op_gap_keepdims.tflite", "extra_float_io.tflite", "extra_relu_two_readers.tflite",
-                 "dscnn.tflite"]
+                 "dscnn.tflite", "bin_conv1d_residual.tflite", "bin_sub_ties.tflite"]
 INTERESTING_WORDS = [0, 1, 2, 3, 4, 7, 8, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
 
 

@@ -26,7 +26,9 @@ from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
 from ..ops.prelu import Prelu
 from ..ops.tanh import Tanh
+from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 
 ACTIVATIONS = (None, "relu", "relu6")
@@ -94,6 +96,34 @@ def _add(layer, graph, index):
     if "const" in layer:
         return AddConst(activation=_activation(layer)), (index - 1,), _constant(layer, graph, index)
     return Add(_activation(layer)), (index - 1, _source(layer, index))
+
+
+def _reversed(layer: dict) -> bool:
+    value = layer.get("reversed", False)
+    if not isinstance(value, bool):
+        raise UserError(f"'reversed' must be true or false, got {value!r}")
+    return value
+
+
+def _sub(layer, graph, index):
+    """The previous layer minus the constant or the layer 'from'; with "reversed", the other way."""
+    if "const" in layer:
+        return SubConst(activation=_activation(layer), reversed=_reversed(layer)), (index - 1,), _constant(layer, graph, index)
+    return Sub(_activation(layer), reversed=_reversed(layer)), (index - 1, _source(layer, index))
+
+
+def _squared_difference(layer, graph, index):
+    if "const" in layer:
+        return SquaredDifferenceConst(), (index - 1,), _constant(layer, graph, index)
+    return SquaredDifference(), (index - 1, _source(layer, index))
+
+
+def _min_max(op: type, const_op: type) -> Converter:
+    def convert(layer, graph, index):
+        if "const" in layer:
+            return const_op(), (index - 1,), _constant(layer, graph, index)
+        return op(), (index - 1, _source(layer, index))
+    return convert
 
 
 def _mul(layer, graph, index):
@@ -167,6 +197,10 @@ CONVERTERS: dict[str, Converter] = {
     "avg_pool2d": _avg_pool,
     "add": _add,
     "mul": _mul,
+    "sub": _sub,
+    "squared_difference": _squared_difference,
+    "maximum": _min_max(Maximum, MaximumConst),
+    "minimum": _min_max(Minimum, MinimumConst),
     "concat": _concat,
     "global_avg_pool": _global_avg_pool,
     "mean": _mean,

@@ -38,8 +38,10 @@ from ..ops.hard_sigmoid import HardSigmoid
 from ..ops.prelu import Prelu
 from ..ops.hard_swish import HardSwish
 from ..ops.logistic import Logistic
+from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.sub import Sub, SubConst
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -114,6 +116,9 @@ class _Importer:
         self.consts: dict[str, np.ndarray] = {}
         self.values: dict[str, _Value] = {}
         self.uses: Counter[str] = Counter()  # readers of each ONNX name not converted yet (+1 for the output)
+        # ONNX names of a rank the IR has no tensor for (a Squeeze of one axis of (1, C, 1, 1)): the
+        # value holding the same bytes and the ONNX shape, for the Squeeze / Unsqueeze that reads it
+        self.unit_views: dict[str, tuple[_Value, tuple[int, ...]]] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -207,7 +212,7 @@ class _Importer:
         try:
             converter(self, node, self._attributes(node))
             for k, name in enumerate(node.output):
-                if name and self.uses[name] and name not in self.values and name not in self.consts:
+                if name and self.uses[name] and not (name in self.values or name in self.consts or name in self.unit_views):
                     raise UserError(f"its output {k} ({name!r}) is used, which is not supported")
         except UserError as err:
             raise UserError(f"{label}: {err}") from None
@@ -297,6 +302,9 @@ class _Importer:
             return self.values[name]
         if name in self.consts:
             raise UserError(f"input {name!r} is a constant where an activation tensor was expected")
+        if name in self.unit_views:
+            raise UserError(f"input {name!r} has shape {list(self.unit_views[name][1])}: only a Squeeze or "
+                            "Unsqueeze may read it")
         raise UserError(f"input {name!r} is not produced by an earlier node")
 
     def shape(self, value: _Value) -> tuple[int, ...]:
@@ -596,6 +604,42 @@ def _mul(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], _Value(out.index, x.flat_from))
 
 
+def _sub(imp: _Importer, node, attrs) -> None:
+    """Of two activations of one shape, or of an activation and a constant (either side)."""
+    a, b = node.input[0], node.input[1]
+    if imp.is_const(a) or imp.is_const(b):
+        value, constant = (imp.value(b), imp.consts[a]) if imp.is_const(a) else (imp.value(a), imp.consts[b])
+        op = SubConst(reversed=imp.is_const(a))
+        imp.bind(node.output[0], _with_constant(imp, op, value, constant))
+        return
+    _same_shape_pair(imp, node, lambda first_is_older: Sub(reversed=first_is_older))
+
+
+def _min_max(op: Op, const_op: Op) -> Callable[[_Importer, Any, dict], None]:
+    """Max / Min of two inputs: activations of one shape, or an activation and a constant."""
+    def convert(imp: _Importer, node, attrs) -> None:
+        if len(node.input) != 2:
+            raise UserError(f"{node.op_type} of {len(node.input)} inputs: only of two is supported")
+        a, b = node.input[0], node.input[1]
+        if imp.is_const(a) or imp.is_const(b):
+            value, constant = (imp.value(b), imp.consts[a]) if imp.is_const(a) else (imp.value(a), imp.consts[b])
+            imp.bind(node.output[0], _with_constant(imp, const_op, value, constant))
+            return
+        _same_shape_pair(imp, node, lambda first_is_older: op)
+    return convert
+
+
+def _same_shape_pair(imp: _Importer, node, make: Callable[[bool], Op]) -> None:
+    """An element-wise op of two activations of one shape, the later-produced one first (the main
+    path, as the IR wants it); `make(first_is_older)` gives the op."""
+    x, y = imp.value(node.input[0]), imp.value(node.input[1])
+    if x.flat_from != y.flat_from or imp.shape(x) != imp.shape(y):
+        raise UserError(f"{node.op_type} of {list(_onnx_shape(imp.shape(x)))} and {list(_onnx_shape(imp.shape(y)))}:"
+                        " only of two tensors of one shape (or with a constant) is supported")
+    out = imp.emit(make(x.index < y.index), (max(x.index, y.index), min(x.index, y.index)))
+    imp.bind(node.output[0], _Value(out.index, x.flat_from))
+
+
 def _concat(imp: _Importer, node, attrs) -> None:
     values = [imp.value(name) for name in node.input]
     rank = len(_onnx_shape(imp.shape(values[0])))
@@ -727,6 +771,39 @@ def _reshape(imp: _Importer, node, attrs) -> None:
     if not np.issubdtype(target.dtype, np.integer) or target.ndim != 1:
         raise UserError("the shape must be a 1-D integer constant")
     resolved = _resolve_reshape(in_shape, [int(d) for d in target], bool(_int(attrs, "allowzero", 0)))
+    _reshape_to(imp, node, value, in_shape, resolved)
+
+
+def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
+    """Squeeze / Unsqueeze: the reshapes _reshape supports, with the axes as an attribute (opset
+    < 13) or a constant second input."""
+    if node.input[0] in imp.unit_views:
+        value, in_shape = imp.unit_views[node.input[0]]
+    else:
+        value = imp.value(node.input[0])
+        in_shape = _onnx_shape(imp.shape(value))
+    axes = imp.const(node, 1, "the axes", optional=True)
+    axes = [int(a) for a in (axes.reshape(-1) if axes is not None else attrs.get("axes", []))]
+    if node.op_type == "Squeeze":
+        rank = len(in_shape)
+        dims = {a % rank for a in axes if -rank <= a < rank} if axes else {i for i, d in enumerate(in_shape) if d == 1}
+        if len(dims) != len(axes or dims) or 0 in dims or any(in_shape[d] != 1 for d in dims):
+            raise UserError(f"Squeeze of axes {axes} of {list(in_shape)}: only axes of size 1 other than the batch")
+        resolved = tuple(d for i, d in enumerate(in_shape) if i not in dims)
+    else:
+        rank = len(in_shape) + len(axes)
+        dims = {a % rank for a in axes if -rank <= a < rank}
+        if len(dims) != len(axes) or 0 in dims:
+            raise UserError(f"Unsqueeze at axes {axes} of {list(in_shape)}: only after the batch")
+        rest = iter(in_shape)
+        resolved = tuple(1 if i in dims else next(rest) for i in range(rank))
+    if len(resolved) == 3 and value.flat_from is None:  # one axis at a time: wait for the next
+        imp.unit_views[node.output[0]] = (value, resolved)
+    else:
+        _reshape_to(imp, node, value, _onnx_shape(imp.shape(value)), resolved)
+
+
+def _reshape_to(imp: _Importer, node, value: _Value, in_shape: tuple[int, ...], resolved: tuple[int, ...]) -> None:
     if resolved == in_shape:
         imp.bind(node.output[0], value)
     elif len(resolved) == 2 and resolved[0] == 1:
@@ -940,6 +1017,11 @@ CONVERTERS: dict[str, Converter] = {
     "Softmax": _softmax,
     "Pad": _pad,
     "Mul": _mul,
+    "Sub": _sub,
+    "Max": _min_max(Maximum(), MaximumConst()),
+    "Min": _min_max(Minimum(), MinimumConst()),
+    "Squeeze": _squeeze_unsqueeze,
+    "Unsqueeze": _squeeze_unsqueeze,
     "Concat": _concat,
     "Sigmoid": _elementwise(Logistic()),
     "HardSigmoid": _hard_sigmoid,

@@ -25,7 +25,9 @@ from ..ops.leaky_relu import LeakyRelu
 from ..ops.logistic import Logistic
 from ..ops.prelu import Prelu
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
+from ..ops.min_max import Maximum, MaximumConst
 from ..ops.mul import ConstOperand, Mul, MulConst
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub
 
 INPUT_QUANT = Quant(1 / 128, 0)  # real input in [-1, 1)
 SOFTMAX_QUANT = Quant(1 / 256, -128)  # what TFLite requires of an int8 softmax output
@@ -94,15 +96,24 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
         fan_in = math.prod(graph.shape_of(src))
         consts, s = _weighted(rng, node, in_quant, in_std, fan_in, (op.units, fan_in), op.units)
         return op, consts, s, _output_quant(s, op.activation)
-    if isinstance(op, (Add, Mul)):  # Mul covers the per-channel vector form too
+    if isinstance(op, SquaredDifference):  # (a - b)^2 >= 0: the output quantised from 0 up
+        s = math.hypot(in_std, std[node.inputs[1]]) ** 2
+        return op, {}, s, _output_quant(s, "relu")
+    if isinstance(op, (Add, Sub, Mul)):  # Mul covers the per-channel vector form too
         other = std[node.inputs[1]]
-        s = math.hypot(in_std, other) if isinstance(op, Add) else in_std * other
+        s = in_std * other if isinstance(op, Mul) else math.hypot(in_std, other)
         return op, {}, s, _output_quant(s, op.activation)
+    if isinstance(op, MaximumConst):  # a constant in the map's quantisation (which TFLite's kernel needs)
+        operand = rng.integers(-127, 128, size=node.consts["operand"].shape, dtype=np.int8)
+        op = replace(op, operand_scale=in_quant.scale, operand_zero_point=in_quant.zero_point)
+        return op, {"operand": operand}, in_std, in_quant
     if isinstance(op, ConstOperand):  # x * c or x + c, c ~ uniform int8 at scale 1/64 (about +-2)
         operand = rng.integers(-127, 128, size=node.consts["operand"].shape, dtype=np.int8)
         op = replace(op, operand_scale=OPERAND_QUANT.scale, operand_zero_point=OPERAND_QUANT.zero_point)
         spread = OPERAND_QUANT.scale * _UNIFORM_INT8_STD
         s = in_std * spread if isinstance(op, MulConst) else math.hypot(in_std, spread)
+        if isinstance(op, SquaredDifferenceConst):
+            return op, {"operand": operand}, s * s, _output_quant(s * s, "relu")
         return op, {"operand": operand}, s, _output_quant(s, op.activation)
     if isinstance(op, Activation):
         return op, {}, in_std, _output_quant(in_std, op.activation)
@@ -124,14 +135,14 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
 
 # Ops whose output quantisation TFLite fixes, and ops that choose their own.
 _FIXED_QUANT = (Softmax, Logistic, Tanh)
-_OWN_QUANT = (Conv2D, DepthwiseConv2D, Dense, Add, Mul, ConstOperand, Activation, HardSwish, LeakyRelu, Elu, Prelu,
-              *_FIXED_QUANT)
+_OWN_QUANT = (Conv2D, DepthwiseConv2D, Dense, Add, Sub, Mul, ConstOperand, Activation, HardSwish, LeakyRelu, Elu,
+              Prelu, *_FIXED_QUANT)
 
 
 def _shared_quant(graph: Graph) -> list[int]:
     """For each tensor, the earliest tensor that must have its quantisation: an op that keeps its
     input's (pooling, pad, ...) shares it with its input; a concatenation's inputs and output all
-    share one (TFLite's int8 CONCATENATION requires it)."""
+    share one (TFLite's int8 CONCATENATION requires it, and MAXIMUM / MINIMUM)."""
     parent = {t: t for t in range(NETWORK_INPUT, len(graph))}
 
     def root(t: int) -> int:
@@ -140,9 +151,9 @@ def _shared_quant(graph: Graph) -> list[int]:
         return t
 
     for i, node in enumerate(graph.nodes):
-        if isinstance(node.op, Concat):
+        if isinstance(node.op, (Concat, Maximum)):  # MAXIMUM / MINIMUM compare raw values, as concat copies them
             tied = node.inputs
-        elif isinstance(node.op, _OWN_QUANT):
+        elif isinstance(node.op, _OWN_QUANT) and not isinstance(node.op, MaximumConst):
             continue
         else:
             tied = node.inputs[:1]

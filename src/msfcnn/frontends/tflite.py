@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, replace
+from functools import partial
 from math import isfinite, prod
 from pathlib import Path
 from typing import Callable
@@ -43,6 +44,7 @@ from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.logistic import Logistic
+from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
@@ -50,6 +52,7 @@ from ..ops.quantize import Quantize
 from ..ops.requantize import Requantize
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
+from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 
@@ -133,6 +136,9 @@ class _Importer:
         # TFLite tensors that are their IR tensor with the axes moved (TRANSPOSE, MEAN folded at
         # import): the IR axis of each non-batch dimension; IR axes not listed have size 1.
         self.layout: dict[int, tuple[int, ...]] = {}
+        # Operators that read unit-axes views (see _unit_axes) as their IR tensors, by index: the
+        # layout their output gets (feature_map, activation_sources).
+        self.moved_read: dict[int, tuple[int, ...]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -457,22 +463,53 @@ class _Importer:
             return -1
         raise UserError(f"input {position} is missing")
 
-    def feature_map(self, op: Operator) -> tuple[int, tuple[int, int, int]]:
-        """The operator's first input as an IR tensor that is an (H, W, C) feature map."""
-        src = self.source(self.input(op, 0))
+    def feature_map(self, op: Operator, transposable: bool = False) -> tuple[int, tuple[int, int, int]]:
+        """The operator's first input as an IR tensor that is an (H, W, C) feature map.
+
+        With `transposable` (a window op: emit can swap its window's axes), a map of one row or
+        one column whose TFLite tensor has H and W swapped against its IR tensor (Keras' Conv1D and
+        Pooling1D expand a sequence at different axes, see _unit_axes) is read as it is, with no
+        copy: the shape returned is the TFLite tensor's, and emit transposes the op."""
+        index = self.input(op, 0)
+        if transposable and self.layout.get(index) == (1, 0, 2) and 1 in self.graph.shape_of(self.ir_tensor[index])[:2]:
+            self.moved_read[op.index] = (1, 0, 2)
+            h, w, c = self.graph.shape_of(self.ir_tensor[index])
+            return self.ir_tensor[index], (w, h, c)
+        src = self.source(index)
         shape = self.graph.shape_of(src)
         if len(shape) != 3:
             raise UserError(f"needs an (H, W, C) feature map, got shape {list(shape)}")
         return src, shape  # type: ignore[return-value]
 
+    def activation_sources(self, op: Operator) -> list[int]:
+        """The IR tensors of an element-wise operator's activation (not constant) inputs. When they
+        are all unit-axes views of IR tensors of one shape in one layout, channels last (two Conv1D
+        outputs, squeezed), the operator runs on those tensors and emit gives its output the same
+        layout, so a residual Conv1D block stays a map of one row."""
+        inputs = [t for t in op.inputs if t >= 0 and not self.is_const(t)]
+        layouts = {self.layout.get(t) for t in inputs}
+        if len(layouts) == 1 and None not in layouts:
+            layout = layouts.pop()
+            shapes = {self.graph.shape_of(self.ir_tensor[t]) for t in inputs}
+            if len(shapes) == 1 and layout[-1] == len(shapes.pop()) - 1:
+                self.moved_read[op.index] = layout
+                return [self.ir_tensor[t] for t in inputs]
+        return [self.source(t) for t in inputs]
+
     def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
         """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
         out = op.outputs[0]
+        layout = self.moved_read.get(op.index)
+        if layout == (1, 0, 2):  # see feature_map: the op on the IR map, its output swapped too
+            ir_op, consts = _transposed(ir_op), _transposed_weights(consts)
         node = self.graph.append(ir_op, inputs, consts, self.quant(out))
         if self.graph.element_of(node).is_float != (self.type_of(out) == _FLOAT32):
             raise UserError(f"output tensor {out} is {_TYPE_NAMES.get(self.type_of(out), 'of unknown type')} but the "
                             f"operator computes {self.graph.dtype_of(node)} from its input (only DEQUANTIZE and "
                             "QUANTIZE change the type)")
+        if layout is not None:
+            self.bind_moved(out, node, layout)
+            return node
         return self.bind(out, node)
 
     def bind(self, tensor: int, ir_tensor: int) -> int:
@@ -592,7 +629,7 @@ def _no_dilation(options) -> None:
 def _conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.Conv2DOptions)
     _no_dilation(options)
-    src, (h, w, c_in) = imp.feature_map(op)
+    src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=0)
     c_out, kh, kw, filter_c_in = consts["weights"].shape
     if filter_c_in != c_in:  # TFLite's grouped convolution
@@ -605,7 +642,7 @@ def _conv2d(imp: _Importer, op: Operator) -> None:
 def _depthwise_conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.DepthwiseConv2DOptions)
     _no_dilation(options)
-    src, (h, w, c_in) = imp.feature_map(op)
+    src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=3)
     one, kh, kw, c_out = consts["weights"].shape
     if one != 1 or c_out % c_in:
@@ -619,7 +656,7 @@ def _fully_connected(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.FullyConnectedOptions)
     if options.WeightsFormat() != schema.FullyConnectedOptionsWeightsFormat.DEFAULT:
         raise UserError("shuffled weights are not supported")
-    src = imp.source(imp.input(op, 0))
+    src = _bytes_of(imp, imp.input(op, 0))
     consts = imp.weighted(op, weights_rank=2, channel_axis=0)
     units, n_in = consts["weights"].shape
     size = prod(imp.graph.shape_of(src))
@@ -646,9 +683,43 @@ def _add(imp: _Importer, op: Operator) -> None:
         return
     # The IR wants the main path first and the skip tensor second: the later-produced tensor is the
     # main path. Swapping is exact: TFLite's int8 ADD rescales each input on its own, then sums.
-    a, b = sorted((imp.source(imp.input(op, 0)), imp.source(imp.input(op, 1))), reverse=True)
+    a, b = sorted(imp.activation_sources(op), reverse=True)
     uint8 = imp.type_of(op.outputs[0]) == schema.TensorType.UINT8  # its own vector rounding
     imp.emit(op, (AddUint8 if uint8 else Add)(_activation(options)), (a, b))
+
+
+def _sub(cls: type, const_cls: type) -> Converter:
+    """SUB / SQUARED_DIFFERENCE of two maps of one shape, or of a map and a constant (either
+    side): ops/sub.py."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        activation = _activation(imp.options(op, schema.SubOptions)) if cls is Sub else None
+        if len(op.inputs) != 2:
+            raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+        first, second = imp.input(op, 0), imp.input(op, 1)
+        if imp.is_const(first) or imp.is_const(second):
+            _const_operand(imp, op, partial(const_cls, reversed=imp.is_const(first)), activation)
+            return
+        a, b = imp.activation_sources(op)
+        # the main path (the later-produced tensor) first, as for ADD; `reversed` keeps the order of the minus
+        imp.emit(op, cls(activation, reversed=a < b), (max(a, b), min(a, b)))
+    return convert
+
+
+def _min_max(cls: type, const_cls: type) -> Converter:
+    """MAXIMUM / MINIMUM of two maps of one shape, or of a map and a constant (either side)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        if len(op.inputs) != 2:
+            raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
+        if len({imp.quant(t) for t in (*op.inputs, op.outputs[0])}) != 1:
+            raise UserError("inputs and output quantised differently: TFLite's int8 kernel compares the raw "
+                            "values, so they must share one quantisation")
+        first, second = imp.input(op, 0), imp.input(op, 1)
+        if imp.is_const(first) or imp.is_const(second):
+            _const_operand(imp, op, const_cls, None)
+            return
+        a, b = imp.activation_sources(op)
+        imp.emit(op, cls(), (max(a, b), min(a, b)))  # the operands commute: the main path first
+    return convert
 
 
 def _mul(imp: _Importer, op: Operator) -> None:
@@ -679,7 +750,7 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     const, data = (first, second) if imp.is_const(first) else (second, first)
     if imp.is_const(data):
         raise UserError("both inputs are constants")
-    src = imp.source(data)
+    (src,) = imp.activation_sources(op)
     shape = imp.graph.shape_of(src)
     values = imp.const(const, "constant operand")
     channels = shape[-1]
@@ -793,7 +864,7 @@ def _concatenation(imp: _Importer, op: Operator) -> None:
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
     def convert(imp: _Importer, op: Operator) -> None:
         options = imp.options(op, schema.Pool2DOptions)
-        src, (h, w, _) = imp.feature_map(op)
+        src, (h, w, _) = imp.feature_map(op, transposable=True)
         win = _window(options, (options.FilterHeight(), options.FilterWidth()), (h, w))
         if cls is AvgPool2D and imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8:
             imp.emit(op, AvgPool2DHalfUp(win, _activation(options)), (src,))  # its own rounding
@@ -833,6 +904,12 @@ def _mean(imp: _Importer, op: Operator) -> None:
     if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
                         "are supported")
+    every_position = set(ir_axes) | {a for a in (0, 1) if shape[a] == 1} == {0, 1}
+    if moved and _in_byte_order(imp, index) and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
+        # Over every position of a squeezed sequence (GlobalAveragePooling1D): the global average
+        # pooling without keep_dims, the same arithmetic, which streams as a tail.
+        imp.emit(op, GlobalAvgPool(False), (src,))
+        return
     node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
     kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
     imp.bind_moved(op.outputs[0], node, kept)
@@ -901,7 +978,6 @@ def _softmax(imp: _Importer, op: Operator) -> None:
 
 
 def _reshape(imp: _Importer, op: Operator) -> None:
-    src = imp.source(imp.input(op, 0))
     target = _reshape_target(imp, op)
     if any(d == 0 or d < -1 for d in target) or target.count(-1) > 1:
         raise UserError(f"bad target shape {list(target)}")
@@ -911,6 +987,11 @@ def _reshape(imp: _Importer, op: Operator) -> None:
     if not shape or shape[0] != 1:
         raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
     out = op.outputs[0]
+    in_shape = imp.shape(imp.input(op, 0))
+    if _is_unit_axes_reshape(imp, op, in_shape, shape):
+        _unit_axes(imp, op, shape)
+        return
+    src = _bytes_of(imp, imp.input(op, 0))
     if _folds_into_input(imp, src, out, shape[1:]):
         # A flat model input reshaped straight away (e.g. 490 -> 49x10x1): the reshaped form becomes
         # the graph's input, so the first layer sees a feature map and no copy is planned.
@@ -918,6 +999,105 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.bind(out, NETWORK_INPUT)
         return
     imp.emit(op, Reshape(shape[1:]), (src,))
+
+
+def _is_unit_axes_reshape(imp: _Importer, op: Operator, in_shape: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """A RESHAPE between a sequence and a map (ranks 3 and 4, batch included) that only adds or
+    removes axes of size 1: the EXPAND_DIMS / SQUEEZE of a Conv1D as the TFLite converter may write
+    it. (A head's flattening to rank 2 keeps its reshape node, and the model input its own rule.)"""
+    same_bytes = [d for d in in_shape if d != 1] == [d for d in shape if d != 1]
+    return same_bytes and min(len(in_shape), len(shape)) >= 3 and imp.input(op, 0) != imp.input_tensor
+
+
+def _squeeze(imp: _Importer, op: Operator) -> None:
+    in_shape = imp.shape(imp.input(op, 0))
+    table = op.raw.BuiltinOptions()
+    dims = _ints(imp.options(op, schema.SqueezeOptions), "SqueezeDims") if table is not None else ()
+    if not all(-len(in_shape) <= d < len(in_shape) for d in dims):
+        raise UserError(f"squeeze dimensions {list(dims)} of a rank-{len(in_shape)} tensor")
+    dims = {d % len(in_shape) for d in dims} or {i for i, d in enumerate(in_shape) if d == 1}
+    if 0 in dims or any(in_shape[d] != 1 for d in dims):
+        raise UserError(f"squeeze dimensions {sorted(dims)} of {_dims(in_shape)}: only axes of size 1 other "
+                        "than the batch can be removed")
+    _unit_axes(imp, op, tuple(d for i, d in enumerate(in_shape) if i not in dims))
+
+
+def _expand_dims(imp: _Importer, op: Operator) -> None:
+    in_shape = imp.shape(imp.input(op, 0))
+    axis = imp.const(imp.input(op, 1), "axis").reshape(-1)
+    if axis.size != 1 or axis.dtype == np.int8 or not -len(in_shape) - 1 <= int(axis[0]) <= len(in_shape):
+        raise UserError(f"expected one int32 axis of a rank-{len(in_shape)} tensor, got {axis.tolist()}")
+    at = int(axis[0]) % (len(in_shape) + 1)
+    if at == 0:
+        raise UserError("EXPAND_DIMS before the batch dimension is not supported")
+    _unit_axes(imp, op, in_shape[:at] + (1,) + in_shape[at:])
+
+
+def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
+    """SQUEEZE / EXPAND_DIMS to `shape` (batch included): the same bytes with axes of size 1 removed
+    or added, folded at import like a TRANSPOSE (the output is the input's IR tensor with its axes
+    named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
+    a map with one row, which fuses with its neighbours; a reader other than a window op (see
+    feature_map) or a MEAN then gets a reshape."""
+    index, out = imp.input(op, 0), op.outputs[0]
+    if imp.shape(out) != shape:
+        raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if imp.quant(out) != imp.graph.quant_of(src):
+        raise UserError("the output's quantisation differs from the input's")
+    ir_shape, target = imp.graph.shape_of(src), shape[1:]
+    layout = _unit_layout(ir_shape, target)
+    if layout is None:  # more axes than the IR tensor has: a reshape
+        imp.emit(op, Reshape(target), (imp.source(index),))
+    else:
+        imp.bind_moved(out, src, layout)
+
+
+def _unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The IR axis of each axis of `target`, a shape with the IR shape's axes larger than 1 in their
+    order and axes of size 1 anywhere: those larger than 1 in order, those of size 1 onto the IR's
+    unused axes of size 1 in order. None if the IR tensor has too few axes."""
+    large = [a for a, d in enumerate(ir_shape) if d != 1]
+    units = [a for a, d in enumerate(ir_shape) if d == 1]
+    if [ir_shape[a] for a in large] != [d for d in target if d != 1]:
+        raise UserError(f"cannot view {_dims(ir_shape)} as {_dims(target)}")
+    if len(target) > len(ir_shape):
+        return None
+    large_iter, unit_iter = iter(large), iter(units)
+    return tuple(next(large_iter) if d != 1 else next(unit_iter) for d in target)
+
+
+def _bytes_of(imp: _Importer, index: int) -> int:
+    """The IR tensor holding a TFLite tensor's bytes in their order, for readers that see only the
+    bytes (RESHAPE, FULLY_CONNECTED): a tensor with axes of size 1 moved (_unit_axes) needs no
+    reshape of its own first."""
+    return imp.ir_tensor[index] if _in_byte_order(imp, index) else imp.source(index)
+
+
+def _in_byte_order(imp: _Importer, index: int) -> bool:
+    """Whether a TFLite tensor is its IR tensor with only axes of size 1 moved (the same bytes)."""
+    if index not in imp.layout:
+        return False
+    ir_shape = imp.graph.shape_of(imp.ir_tensor[index])
+    moved = [a for a in imp.layout[index] if ir_shape[a] > 1]
+    return moved == sorted(moved)
+
+
+def _transposed(ir_op: Op) -> Op:
+    """A window op (conv, depthwise, pool, a one-window average pool) with H and W swapped."""
+    if hasattr(ir_op, "win"):
+        (kh, kw), (sh, sw), (top, left, bottom, right) = ir_op.win.kernel, ir_op.win.strides, ir_op.win.pads
+        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom)))
+    if getattr(ir_op, "extent", None) is not None:
+        return replace(ir_op, extent=ir_op.extent[::-1])
+    return ir_op
+
+
+def _transposed_weights(consts: dict | None) -> dict | None:
+    """Conv (C_out, kh, kw, C_in) and depthwise (1, kh, kw, C) weights with kh and kw swapped."""
+    if not consts or "weights" not in consts:
+        return consts
+    return {**consts, "weights": np.ascontiguousarray(np.swapaxes(consts["weights"], 1, 2))}
 
 
 def _reshape_target(imp: _Importer, op: Operator) -> tuple[int, ...]:
@@ -944,6 +1124,10 @@ def _folds_into_input(imp: _Importer, src: int, out: int, shape: tuple[int, ...]
 
 
 def _pad(imp: _Importer, op: Operator, value: int | None = None) -> None:
+    index = imp.input(op, 0)
+    if _in_byte_order(imp, index) or (index not in imp.layout and len(imp.fmap_shape(index)) == 2):
+        _pad_sequence(imp, op, value)
+        return
     src, _ = imp.feature_map(op)
     pads = imp.const(imp.input(op, 1), "paddings")
     if pads.shape != (4, 2) or pads.dtype == np.int8:
@@ -967,6 +1151,26 @@ def _padv2(imp: _Importer, op: Operator) -> None:
     if imp.graph.dtype != "float32" and imp.quant(index) != imp.quant(op.outputs[0]):
         raise UserError("the constant value is quantised differently from the output, which the interpreter refuses too")
     _pad(imp, op, int(constant.reshape(-1)[0]))
+
+
+def _pad_sequence(imp: _Importer, op: Operator, value: int | None = None) -> None:
+    """PAD of a sequence (a causal Conv1D pads the steps before it), squeezed or the model input:
+    the padding of each axis goes to the IR axis the layout names, the output keeps the layout, and
+    the PAD fuses."""
+    pads = imp.const(imp.input(op, 1), "paddings")
+    index = imp.input(op, 0)
+    src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
+    if len(imp.graph.shape_of(src)) != 3:
+        raise UserError(f"needs a sequence or an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
+    layout = imp.layout.get(index) or _unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
+    if pads.shape != (len(layout) + 1, 2) or pads.dtype == np.int8:
+        raise UserError(f"expected int32 paddings of shape {len(layout) + 1}x2, got {pads.dtype} {_dims(pads.shape)}")
+    ir_pads = {0: (0, 0), 1: (0, 0), 2: (0, 0)}
+    ir_pads.update(zip(layout, map(tuple, pads[1:].tolist())))
+    if pads[0].any() or pads.min() < 0 or ir_pads[2] != (0, 0):
+        raise UserError(f"only non-negative padding of the steps is supported, got {pads.tolist()}")
+    imp.moved_read[op.index] = layout
+    imp.emit(op, Pad((ir_pads[0][0], ir_pads[1][0], ir_pads[0][1], ir_pads[1][1]), value), (src,))
 
 
 def _quantize(imp: _Importer, op: Operator) -> None:
@@ -1084,8 +1288,8 @@ FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
                                "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}) | FOLDED_OPERATORS
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
-                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE",
-                             "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
+                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
+                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -1095,6 +1299,10 @@ CONVERTERS: dict[str, Converter] = {
     "FULLY_CONNECTED": _fully_connected,
     "ADD": _add,
     "MUL": _mul,
+    "SUB": _sub(Sub, SubConst),
+    "SQUARED_DIFFERENCE": _sub(SquaredDifference, SquaredDifferenceConst),
+    "MAXIMUM": _min_max(Maximum, MaximumConst),
+    "MINIMUM": _min_max(Minimum, MinimumConst),
     "LOGISTIC": _lookup(Logistic),
     "HARD_SWISH": _lookup(HardSwish),
     "LEAKY_RELU": _leaky_relu,
@@ -1111,6 +1319,8 @@ CONVERTERS: dict[str, Converter] = {
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
     "RESHAPE": _reshape,
+    "SQUEEZE": _squeeze,
+    "EXPAND_DIMS": _expand_dims,
     "PAD": _pad,
     "PADV2": _padv2,
     "RELU": _relu("relu"),
