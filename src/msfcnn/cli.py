@@ -495,9 +495,10 @@ def cmd_verify(args) -> int:
         stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
         entry = pipeline.entry_point(graph, target, args.prefix or "msfcnn")[0]
         count = "" if check.instructions is None else f"; {check.instructions} instructions in {entry}"
-        if predicted is not None:
-            count += f" ({round(sum(predicted))} predicted" + (
-                f", {sum(predicted) / check.instructions - 1:+.1%})" if check.instructions else ")")
+        if predicted is not None and check.instructions:
+            count += f" ({round(sum(predicted))} predicted, {sum(predicted) / check.instructions - 1:+.1%})"
+        elif predicted is not None:  # not counted (no --instructions): the latency model's figure alone
+            count += f"; {round(sum(predicted))} instructions predicted"
         print(f"{graph.name} on {target.name}: {verdict}; arena {check.arena_bytes} B in the object file, "
               f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
         for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
