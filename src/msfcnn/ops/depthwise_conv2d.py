@@ -96,7 +96,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
-        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": c * self.depth_multiplier,
+        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": out_shape[-1],
                   "depth_multiplier": self.depth_multiplier, **window_fields(self.win)}
         rounding = ctx.rounding(self.int8_rounding)
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})

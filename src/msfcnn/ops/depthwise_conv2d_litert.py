@@ -11,8 +11,10 @@ about 1 value in 500 to 2000 of such channels for usual scales.
 
 A value's rounding depends on its output channel alone, so the op stays a window op that fuses as
 any depthwise convolution. Its C kernel (codegen/kernels/depthwise_conv2d_litert.c) runs the
-calibrated depthwise kernel twice over each region: on the vector channels with ruy rounding, and
-on the others with double rounding, each with its own slice of the constants.
+calibrated depthwise kernel twice over each region: on the other channels with double rounding,
+then on the vector channels with ruy rounding, each with its own slice of the constants. (With a
+depth multiplier that does not divide 8 the first part starts at the first output of the input
+channel that holds the first scalar output, and the second overwrites its outputs before that.)
 """
 
 from __future__ import annotations
@@ -36,16 +38,17 @@ def vector_channels(out_c: int) -> int:
 
 def litert_depthwise(op: DepthwiseConv2D, shape) -> DepthwiseConv2D:
     """`op` (a plain int8 depthwise convolution whose output has `shape`) as LiteRT computes it:
-    itself when no channel is vector code (fewer than 8), else DepthwiseConv2DLitert. The split
-    must fall between input channels (8 a multiple of the depth multiplier, or all channels
-    vector code); otherwise the op stays as it is, off by one on some ties (docs/numerics.md)."""
-    if type(op) is not DepthwiseConv2D:
-        return op  # the uint8 weight-offset kernel, or already LiteRT's
-    out_c = shape[-1]
-    vector = vector_channels(out_c)
-    if vector == 0 or (vector < out_c and vector % op.depth_multiplier):
-        return op
+    itself when no channel is vector code (fewer than 8), else DepthwiseConv2DLitert."""
+    if type(op) is not DepthwiseConv2D or vector_channels(shape[-1]) == 0:
+        return op  # the uint8 weight-offset kernel, already LiteRT's, or all scalar code
     return DepthwiseConv2DLitert(op.win, op.depth_multiplier, op.activation)
+
+
+def tail_start(out_c: int, depth_multiplier: int) -> int:
+    """The first output channel of the C kernel's scalar part: that of the input channel whose
+    outputs hold the first scalar one (the part must start at an input channel's first output). Its
+    outputs before the scalar ones are the vector part's too, which runs after it and overwrites them."""
+    return vector_channels(out_c) // depth_multiplier * depth_multiplier
 
 
 @dataclass(frozen=True)
@@ -87,23 +90,33 @@ class DepthwiseConv2DLitert(DepthwiseConv2D):
         vector_ctx, scalar_ctx = self._parts(ctx)
         plain = DepthwiseConv2D(self.win, self.depth_multiplier, self.activation)
         vector_part = _VectorPart(self.win, self.depth_multiplier, self.activation)
-        vector = vector_part.c_params(vector_ctx, [self._part_shape(h, w, vector_ctx)], None, names)
+        vector = vector_part.c_params(vector_ctx, [self._part_shape(h, w, vector_ctx)],
+                                      self._part_out(out_shape, vector_ctx), names)
         if scalar_ctx is None:
             tail = "{ .out_c = 0 }"
         else:
             tail_names = {role[len("tail_"):]: name for role, name in names.items() if role.startswith("tail_")}
-            tail = plain.c_params(scalar_ctx, [self._part_shape(h, w, scalar_ctx)], None, tail_names)
+            tail = plain.c_params(scalar_ctx, [self._part_shape(h, w, scalar_ctx)],
+                                  self._part_out(out_shape, scalar_ctx), tail_names)
         return f"{{ .vector = {vector}, .tail = {tail} }}"
 
+    @staticmethod
+    def _part_out(out_shape, part: KernelContext) -> tuple[int, ...]:
+        """The output shape of a part: its own channels."""
+        return (*out_shape[:-1], part.consts["weights"].shape[-1])
+
     def _part_shape(self, h: int, w: int, part: KernelContext) -> tuple[int, int, int]:
-        return (h, w, part.consts["weights"].shape[-1] // self.depth_multiplier)
+        """The input shape a part reads: the input channels of its outputs (the vector part's last
+        one may have only some of its outputs there)."""
+        return (h, w, -(-part.consts["weights"].shape[-1] // self.depth_multiplier))
 
     def _parts(self, ctx: KernelContext) -> tuple[KernelContext, KernelContext | None]:
-        """The contexts of the vector channels and of the others (None when there are none)."""
+        """The contexts of the vector channels and of the scalar part (None when no channel is
+        scalar code), which starts at tail_start."""
         out_c = ctx.consts["weights"].shape[-1]
-        vector = vector_channels(out_c)
+        vector, start = vector_channels(out_c), tail_start(out_c, self.depth_multiplier)
         first = _channel_slice(ctx, slice(0, vector))
-        return first, (_channel_slice(ctx, slice(vector, out_c)) if vector < out_c else None)
+        return first, (_channel_slice(ctx, slice(start, out_c)) if vector < out_c else None)
 
 
 def _channel_slice(ctx: KernelContext, channels: slice) -> KernelContext:

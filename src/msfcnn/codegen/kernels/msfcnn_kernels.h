@@ -1109,8 +1109,9 @@ void msf_depthwise_conv2d_wofs_s8(const msf_depthwise_conv2d_wofs_params *q, con
                                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 /* LiteRT's int8 DEPTHWISE_CONV_2D (depthwise_conv2d_litert.c, ops/depthwise_conv2d_litert.py):
    the first out_c // 8 x 8 output channels (`vector`, rounding MSF_ROUND_RUY) and the others
-   (`tail`, MSF_ROUND_DOUBLE; out_c 0 when there are none), each a depthwise convolution of its
-   own channels, constants and channel counts. */
+   (`tail`, MSF_ROUND_DOUBLE, from the first output of input channel vector.out_c /
+   depth_multiplier; out_c 0 when there are none), each a depthwise convolution of its own
+   channels, constants and channel counts. */
 typedef struct {
     msf_depthwise_conv2d_params vector;
     msf_depthwise_conv2d_params tail;
