@@ -1,7 +1,7 @@
-"""The SUB, MAXIMUM / MINIMUM, SQUARED_DIFFERENCE and Conv1D (SQUEEZE / EXPAND_DIMS) fixtures
-(`fixtures/make_binop_models.py`) on an emulated microcontroller: their C, built for Cortex-M4
-(its DSP extension on) and run under QEMU, gives the LiteRT interpreter's output, and under
-`--numerics tflm` TFLite Micro's."""
+"""The SUB, MAXIMUM / MINIMUM, SQUARED_DIFFERENCE, Conv1D (SQUEEZE / EXPAND_DIMS) and
+DepthwiseConv1D fixtures (`fixtures/make_binop_models.py`) on an emulated microcontroller: their C,
+built for Cortex-M4 (its DSP extension on) and run under QEMU, gives the LiteRT interpreter's
+output, and under `--numerics tflm` TFLite Micro's."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
 NAMES = ["bin_sub_ties", "bin_sub_maps", "bin_min_max", "bin_squared_difference", "bin_conv1d", "bin_conv1d_gap",
-         "bin_conv1d_residual", "bin_conv1d_causal", "bin_i16_conv1d"]
+         "bin_conv1d_residual", "bin_conv1d_causal", "bin_i16_conv1d", "bin_dw_conv1d"]
 
 
 @pytest.mark.slow

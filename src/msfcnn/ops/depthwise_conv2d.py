@@ -23,6 +23,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
     win: Window
     depth_multiplier: int = 1
     activation: str | None = None
+    int8_rounding = ROUNDING  # of the C kernel's int8 output stage
 
     @property
     def window(self) -> Window:
@@ -50,15 +51,28 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
             if bias is not None:
                 acc += bias.astype(np.float32)
             return nx.float_activation(acc, self.activation)
-        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        in_q = ctx.input_quant[0]
         # int32 accumulation as in TFLite; the zero-point offset makes padding zeros.
         acc_type = np.int64 if ctx.is_int16 else np.int32  # 16x8 accumulates in int64
         acc = self._accumulate(x.astype(acc_type) - acc_type(in_q.zero_point), kernel.astype(acc_type), out_hw)
         if bias is not None:
             acc += bias.astype(acc_type)
+        return self.requantize(acc, ctx)
+
+    def requantize(self, acc: np.ndarray, ctx: KernelContext) -> np.ndarray:
+        """The int8 (or int16) output from the int32 (int64) accumulators of every channel."""
         mult, shift = self.multipliers(ctx)
-        return nx.requantize_accumulator(acc, mult, shift, out_q.zero_point, ctx.activation_range(self.activation),
-                                         ctx.rounding(ROUNDING), ctx.qtype)
+        return nx.requantize_accumulator(acc, mult, shift, ctx.output_quant.zero_point,
+                                         ctx.activation_range(self.activation), ctx.rounding(ROUNDING), ctx.qtype)
+
+    def for_numerics(self, ctx: KernelContext, shape) -> "DepthwiseConv2D":
+        """LiteRT's int8 kernel rounds its leading channels as its vector code does
+        (ops/depthwise_conv2d_litert.py); TFLite Micro's, the 16x8 and the float ones are this op's."""
+        from .depthwise_conv2d_litert import litert_depthwise  # its op is a subclass of this one
+
+        if ctx.numerics == nx.LITERT and ctx.dtype == "int8" and ctx.output_quant is not None:
+            return litert_depthwise(self, shape)
+        return self
 
     # The C in-place variant keeps one channel's taps on the stack (depthwise_inplace.c).
     MAX_IN_PLACE_TAPS = 64
@@ -78,14 +92,14 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
                                           ctx.output_quant.scale, channels)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
-        return weighted_c_consts(ctx, self.multipliers, ROUNDING)
+        return weighted_c_consts(ctx, self.multipliers, self.int8_rounding)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
-        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": c * self.depth_multiplier,
+        fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": out_shape[-1],
                   "depth_multiplier": self.depth_multiplier, **window_fields(self.win)}
-        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, ctx.rounding(ROUNDING), self.c_consts(ctx),
-                                                       names)})
+        rounding = ctx.rounding(self.int8_rounding)
+        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
 
     def _accumulate(self, x: np.ndarray, kernel: np.ndarray, out_hw: tuple[int, int]) -> np.ndarray:
         """Sum over the kernel taps of input x weight; output channel o reads input channel o // m."""
