@@ -96,6 +96,7 @@ class _Op:
         self.batched = self.kind in ("depthwise_conv2d", "max_pool2d", "avg_pool2d")  # a run per tap
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)
+        self.parts = _channel_parts(self.op, self.shape)
 
     def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -116,7 +117,7 @@ class _Op:
         """The counts of one kernel call over output rows r0..r1, columns c0..c1."""
         f = Counter()
         fam = self.family
-        f[f"{fam}:call"] += 1
+        f[f"{fam}:call"] += len(self.parts)
         if r1 <= r0 or c1 <= c0:
             return f
         nr, nc = r1 - r0, c1 - c0
@@ -125,16 +126,16 @@ class _Op:
         col_taps, whole_cols = self.profiles[1].sums(c0, c1)
         taps = row_taps * col_taps
         clipped = pixels - whole_rows * whole_cols
-        channels = self.shape[2]
-        f[f"{fam}:row"] += nr
-        f[f"{fam}:pixel"] += pixels
-        f[f"{fam}:clipped"] += clipped
-        f[f"{fam}:output"] += pixels * channels
-        if self.stage:
-            f[f"{fam}:output_{self.stage}"] += pixels * channels
-        _REGION_COUNTS.get(self.kind, _no_more)(self, f, pixels, taps, row_taps * nc, clipped)
-        if self.batched:
-            self._batches(f, r0, r1, c0, c1)
+        for channels in self.parts:  # a kernel run over each part of the channels (most ops: one)
+            f[f"{fam}:row"] += nr
+            f[f"{fam}:pixel"] += pixels
+            f[f"{fam}:clipped"] += clipped
+            f[f"{fam}:output"] += pixels * channels
+            if self.stage:
+                f[f"{fam}:output_{self.stage}"] += pixels * channels
+            _REGION_COUNTS.get(self.kind, _no_more)(self, f, pixels, taps, row_taps * nc, clipped, channels)
+            if self.batched:
+                self._batches(f, r0, r1, c0, c1)
         return f
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
@@ -184,6 +185,19 @@ def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
     return rounding + ("_full" if (low, high) == (-128, 127) else ""), fast
 
 
+def _channel_parts(op, shape) -> tuple[int, ...]:
+    """The output channels of each kernel run over a region: all of them, but for LiteRT's int8
+    depthwise (ops/depthwise_conv2d_litert.py), whose C runs the depthwise kernel twice: over the
+    scalar channels (from the first output of their input channel), then over the vector ones."""
+    from ..ops.depthwise_conv2d_litert import DepthwiseConv2DLitert, tail_start, vector_channels
+    channels = shape[-1]
+    if not isinstance(op, DepthwiseConv2DLitert):
+        return (channels,)
+    vector = vector_channels(channels)
+    scalar = channels - tail_start(channels, op.depth_multiplier)
+    return (scalar, vector) if scalar else (vector,)
+
+
 def _family(op: _Op, dsp: bool) -> str:
     kind = op.kind
     if kind == "conv2d":
@@ -208,11 +222,11 @@ def _family(op: _Op, dsp: bool) -> str:
 LIKE_CALIBRATED = {"leaky_relu": "logistic", "tanh": "logistic", "elu": "logistic", "prelu": "activation"}
 
 
-def _no_more(op, f, pixels, taps, krows, clipped) -> None:
+def _no_more(op, f, pixels, taps, krows, clipped, channels) -> None:
     pass
 
 
-def _conv(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+def _conv(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
     fam, out_c, in_c = op.family, op.shape[2], op.in_shape[2]
     blocks = _blocks(out_c)
     if op.dsp:
@@ -278,14 +292,14 @@ def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]
         f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
 
 
-def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
     fam = op.family
-    blocks = _blocks(op.shape[2])
+    blocks = _blocks(channels)
     f[f"{fam}:block"] += pixels * len(blocks)
     f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
     if op.float or op.op.depth_multiplier != 1:
-        f[f"{fam}:tap_channel"] += taps * op.shape[2]
-        f[f"{fam}:block_channel"] += pixels * op.shape[2]
+        f[f"{fam}:tap_channel"] += taps * channels
+        f[f"{fam}:block_channel"] += pixels * channels
     elif op.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
         f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in blocks)
         f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in blocks)
@@ -297,20 +311,20 @@ def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped
         f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
 
 
-def _pool(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+def _pool(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
     fam = op.family
     f[f"{fam}:block"] += pixels * len(_blocks(op.shape[2]))
     f[f"{fam}:tap"] += taps
     f[f"{fam}:tap_channel"] += taps * op.shape[2]
 
 
-def _axis_mean(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+def _axis_mean(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
     """kernels/axis_mean.c: per output value, a loop over the window's rows, each over its taps."""
     f[f"{op.family}:krow_channel"] += krows * op.shape[2]
     f[f"{op.family}:tap_channel"] += taps * op.shape[2]
 
 
-def _pad(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int) -> None:
+def _pad(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
     """kernels/pad.c: a pixel in the padding is filled, the others copied from the input."""
     f[f"{op.family}:clipped_channel"] += clipped * op.shape[2]
 
