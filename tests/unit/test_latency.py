@@ -238,3 +238,23 @@ def test_extending_a_fit_keeps_its_coefficients():
     assert model.calibration["extension"]["fitted"] == ["logistic:call", "logistic:output"]
     # it vouches for the kernel it fitted and keeps what the fixed fit vouched for
     assert model.kernel_digests["conv2d.c"] == "0" * 16 and "lookup.c" in model.kernel_digests
+
+
+def test_op_networks_run_every_int8_kernel_with_a_source_of_its_own():
+    """The calibration's op networks run each int8 kernel added after the first `--ops` fit (SUB,
+    SQUARED_DIFFERENCE, MAXIMUM, MINIMUM of two maps or of a constant, PRELU), so that `--ops`
+    fits a cost for every one of them; and each family they run is named with its source
+    (KERNEL_SOURCE_FAMILIES), so that the fit vouches for the sources it ran."""
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES
+
+    ran = set()
+    for seed in range(1000, 1060):
+        graph = calibration.graph_of(calibration.op_network(seed))
+        if graph is not None:
+            counter = BlockCounter(graph, True)
+            ran |= {counter.op(t).family for t in range(len(graph)) if graph.nodes[t].op.c_kernel is not None}
+    later = {"sub", "sub_const", "squared_difference", "squared_difference_const", "maximum", "minimum",
+             "maximum_const", "minimum_const", "prelu"}
+    assert later <= ran
+    assert ran <= {family for families in KERNEL_SOURCE_FAMILIES.values() for family in families}

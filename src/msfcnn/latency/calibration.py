@@ -80,11 +80,24 @@ def network(seed: int) -> dict:
 _MAP_LAYERS = [{"op": "relu"}, {"op": "relu6"}, {"op": "logistic"}, {"op": "hard_swish"},
                {"op": "mul", "const": "channel"}, {"op": "mul", "const": "scalar"},
                {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar", "act": "relu"}]
+# Element-wise layers of the kernels added later (sub.c, min_max.c, prelu.c), drawn instead of
+# the ones above half of the time (a draw of its own, so the choice among those stays as it was).
+# PRELU's negative values take a multiply more: it follows a depthwise convolution without an
+# activation, so that about half its values are negative, as after the convolutions it follows
+# in models (after the first convolution's RELU6 none would be).
+_PRELU = [{"op": "depthwise_conv2d", "kernel": 3, "padding": "same"}, {"op": "prelu"}]
+_LATER_MAP_LAYERS = [[{"op": "sub", "const": "channel"}], [{"op": "sub", "const": "scalar", "reversed": True, "act": "relu"}],
+                     [{"op": "squared_difference", "const": "channel"}], [{"op": "squared_difference", "const": "scalar"}],
+                     [{"op": "maximum", "const": "scalar"}], [{"op": "maximum", "const": "channel"}],
+                     [{"op": "minimum", "const": "scalar"}], [{"op": "minimum", "const": "channel"}], _PRELU, _PRELU]
+# Joins of two maps of one shape: MUL, or (by a draw of its own) one of the later kernels'.
+_LATER_JOINS = ["sub", "squared_difference", "maximum", "minimum"]
 
 
 def op_network(seed: int) -> dict:
     """A random layer list (seeded) that runs the kernels `network` never does: element-wise maps
-    (standalone RELU / RELU6, LOGISTIC, HARD_SWISH, MUL and ADD of a constant), MUL and
+    (standalone RELU / RELU6, LOGISTIC, HARD_SWISH, PRELU, MUL, ADD, SUB, SQUARED_DIFFERENCE,
+    MAXIMUM and MINIMUM of a constant), MUL, SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM and
     CONCATENATION of two maps, PAD, squeeze-and-excite (a map times the LOGISTIC of a dense layer
     on its mean), MEAN over one axis and TRANSPOSE, between convolutions."""
     rng = random.Random(seed)
@@ -96,7 +109,8 @@ def op_network(seed: int) -> dict:
         here = len(layers) - 1
         kind = rng.choice(["map", "map", "map", "pad", "se", "concat", "mul", "conv"])
         if kind == "map":
-            layers.append(dict(rng.choice(_MAP_LAYERS)))
+            later = rng.random() < 0.5
+            layers += [dict(layer) for layer in rng.choice(_LATER_MAP_LAYERS)] if later else [dict(rng.choice(_MAP_LAYERS))]
         elif kind == "pad":
             layers.append({"op": "pad", "pads": [rng.randint(0, 2) for _ in range(4)]})
         elif kind == "se":
@@ -104,8 +118,12 @@ def op_network(seed: int) -> dict:
                        {"op": "dense", "units": c}, {"op": "logistic"}, {"op": "mul", "from": here}]
         elif kind in ("concat", "mul"):  # a 1x1 branch off this map, joined back
             width = c if kind == "mul" else _channels(rng)
-            layers += [{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"},
-                       {"op": kind, "from": here}]
+            join = {"op": kind, "from": here}
+            if kind == "mul" and rng.random() < 0.6:
+                join["op"] = rng.choice(_LATER_JOINS)
+                if join["op"] == "sub":
+                    join["reversed"] = rng.random() < 0.5
+            layers += [{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}, join]
             c = c if kind == "mul" else c + width
         else:
             layers.append({"op": "depthwise_conv2d", "kernel": 3, "stride": rng.choice([1, 2]), "padding": "same"})

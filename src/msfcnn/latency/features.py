@@ -215,11 +215,9 @@ def _family(op: _Op, dsp: bool) -> str:
     return kind
 
 
-# int8 ops without calibrated coefficients of their own, counted as the calibrated kernel whose
-# loops they run: the table ops run msf_lookup_s8 (kernels/lookup.c) as LOGISTIC does; PRELU's
-# kernel (kernels/prelu.c) is RELU's per-value requantisation and clamp with one more multiply
-# on negative values (an estimate: not calibrated).
-LIKE_CALIBRATED = {"leaky_relu": "logistic", "tanh": "logistic", "elu": "logistic", "prelu": "activation"}
+# int8 ops without coefficients of their own, counted as the calibrated kernel whose loops they
+# run: the table ops run msf_lookup_s8 (kernels/lookup.c) as LOGISTIC does.
+LIKE_CALIBRATED = {"leaky_relu": "logistic", "tanh": "logistic", "elu": "logistic"}
 
 
 def _no_more(op, f, pixels, taps, krows, clipped, channels) -> None:
