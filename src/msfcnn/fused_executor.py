@@ -269,7 +269,7 @@ class _Stream:
     def finish_tail(self) -> None:
         """The tail consumer's vector, then the vector ops after it (dense, softmax, reshape)."""
         graph, tail = self.graph, self.tail
-        acc = self.acc.astype(np.int64 if self.acc.dtype == np.int32 else np.float64)
+        acc = self.acc.astype(np.int64) if self.acc.dtype == np.int32 else self.acc.copy()  # float32: C's accumulator
         self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, tail.last + 1))
         value = graph.nodes[tail.consumer].op.finish(acc, graph.shape_of(self.end), graph.kernel_context(tail.consumer))
         for t in range(tail.consumer, tail.last + 1):

@@ -234,6 +234,28 @@ def exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out.astype(np.int64)
 
 
+# float32 reductions summed the way the C kernels sum them: one rounded float32 addition per term,
+# in the order the kernel visits the terms. A float32 sum depends on its order, and a difference in
+# its last bit can move a value after a QUANTIZE to the next integer; numpy's own sums (pairwise,
+# BLAS) would put such values on the other side of the boundary from the C code.
+def float32_sum_in_c_order(acc: np.ndarray | None, region: np.ndarray) -> np.ndarray:
+    """acc (per channel, None: zeros) plus each pixel of a (rows, cols, C) region, row-major."""
+    total = np.zeros(region.shape[-1], np.float32) if acc is None else np.array(acc, np.float32)
+    for pixel in region.reshape(-1, region.shape[-1]).astype(np.float32):
+        total += pixel
+    return total
+
+
+def float32_dot_in_c_order(acc: np.ndarray | None, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """acc (per row of weights, None: zeros) plus weights @ x, term by term in the order of x, each
+    product rounded to float32 before it is added (no fused multiply-add: C99 mode contracts none)."""
+    total = np.zeros(weights.shape[0], np.float32) if acc is None else np.array(acc, np.float32)
+    weights, x = weights.astype(np.float32), x.astype(np.float32)
+    for k in range(x.size):
+        total += weights[:, k] * x[k]
+    return total
+
+
 # The interpreter's QUANTIZE (float32 -> int8) and DEQUANTIZE (int8 -> float32) at a model's edges
 # run vector code (NEON, translated to SSE on x86) on blocks of 8 values and scalar code on the
 # rest, and the two paths round differently, so the position of a value in memory matters:

@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 from support import litert_oracle, micro_oracle
 from support.c_build import check_c
+from support.islands import INT_FLIP_FRACTION, assert_within_island_bound
+from support.toolchains import require_target
 from support.fused_cases import networks, random_plan
 from support.paths import FIXTURES
 from msfcnn import numerics as nx
@@ -35,14 +37,13 @@ from msfcnn.ops import DepthwiseConv2D
 from msfcnn.ops.conversion import Conversion
 from msfcnn.ops.dequantize import Dequantize
 from msfcnn.ops.quantize import Quantize
+from msfcnn.plan import Plan
 from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
 MODELS = sorted((FIXTURES / "models").glob("fi_*.tflite"))
 MIXED = [p for p in MODELS if p.stem != "fi_float32_model" and "ties" not in p.stem]  # islands among other ops
 FLOAT_RTOL, FLOAT_ATOL = 1e-5, 1e-6  # float32 outputs: a few roundings of values up to about 1
-# int8 values after a float island: at most this fraction may be 1 LSB off the interpreter's.
-INT8_FLIP_FRACTION = 0.01
 
 
 def inputs_for(graph, n: int, seed: int = 0) -> list[np.ndarray]:
@@ -61,7 +62,7 @@ def oracle(path, inputs, numerics: str) -> list[np.ndarray]:
 
 
 def assert_agrees(graph, ours: list[np.ndarray], theirs: list[np.ndarray], record_property=None) -> None:
-    """int8 outputs: at most 1 LSB off on at most INT8_FLIP_FRACTION of the values; float32
+    """int8 outputs: within the island bound (support.islands); float32
     outputs (a float tail, or a float-edged model's dequantised output) within rounding."""
     a = np.concatenate([np.asarray(y).reshape(-1) for y in ours])
     b = np.concatenate([np.asarray(y).reshape(-1) for y in theirs])
@@ -73,11 +74,10 @@ def assert_agrees(graph, ours: list[np.ndarray], theirs: list[np.ndarray], recor
         step = max([step] + [graph.quant_of(n.inputs[0]).scale for n in graph.nodes if n.op.kind == "dequantize"])
         np.testing.assert_allclose(a, b, rtol=FLOAT_RTOL, atol=FLOAT_ATOL + step)
         off = np.abs(a.astype(np.float64) - b) > FLOAT_ATOL + FLOAT_RTOL * np.abs(b)
+        assert off.mean() <= INT_FLIP_FRACTION, f"{off.sum()} of {off.size} values off"
     else:
-        diff = np.abs(a.astype(np.int32) - b.astype(np.int32))
-        assert diff.max() <= 1
-        off = diff > 0
-    assert off.mean() <= INT8_FLIP_FRACTION, f"{off.sum()} of {off.size} values off"
+        assert_within_island_bound(a, b)
+        off = a != b
     if record_property:
         record_property("values_off", int(off.sum()))
         record_property("values", int(off.size))
@@ -222,10 +222,12 @@ def island_networks(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(island_networks(), st.integers(0, 10_000))
 def test_random_islands_under_random_plans(graph, seed):
-    """Every scheme, wherever the conversions fall: the fused executor gives the unfused one's int8
-    bytes exactly (float32 within rounding), performs the plan's MACs, and runs in the arena the
-    cost model predicts, with every buffer at an offset its element type may be read from (the
-    executor checks). Measured over 300 such networks x 3 plans: no int8 value differed."""
+    """Every scheme, wherever the conversions fall: the fused executor performs the plan's MACs
+    and runs in the arena the cost model predicts, with every buffer at an offset its element type
+    may be read from (the executor checks). Its int8 values equal the unfused one's within the
+    island bound: a float32 global pool or dense tail sums the unfused kernel's terms in its order
+    when the plan streams rows, but column bands and tiles visit them in another order (and float
+    convolutions run numpy's BLAS in both), which can move a value on a quantisation boundary."""
     dag = exact.build_dag(graph)
     x = random_input(graph, seed)
     unfused = pipeline.run_reference(graph, x)
@@ -235,7 +237,7 @@ def test_random_islands_under_random_plans(graph, seed):
         assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == schedule.arena_bytes
         assert run.macs == sum(b.macs for b in blocks)
         if unfused.dtype == np.int8:
-            np.testing.assert_array_equal(run.output, unfused)
+            assert_within_island_bound(run.output, unfused)
         else:
             np.testing.assert_allclose(run.output, unfused, rtol=1e-4, atol=1e-5)
 
@@ -356,3 +358,60 @@ def test_refused_forms_say_why_in_one_line(edit):
     with pytest.raises(UserError, match=REFUSED[edit]) as err:
         graph_from_tflite(_edited_island(edit))
     assert "\n" not in str(err.value)
+
+
+def _pooled_island(seed: int, float_tail: bool):
+    """int8 depthwise, then max pools and a global average pool in float32 (DEQUANTIZE before
+    them), and the dense head in int8 after a QUANTIZE, or in float32 too."""
+    doc = {"name": "pooled_island", "input": [9, 15, 6], "layers": [
+        {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": "same", "act": "relu"},
+        {"op": "max_pool2d", "kernel": 1, "stride": 2, "padding": 0},
+        {"op": "max_pool2d", "kernel": 2, "stride": 1, "padding": 0},
+        {"op": "global_avg_pool"}, {"op": "dense", "units": 5}]}
+    graph = with_random_weights(graph_from_layer_list(doc), seed)
+    return with_float_island(graph, 1, len(graph) if float_tail else 4)
+
+
+def _row_streamed_tail_plan(graph) -> list:
+    """A plan whose first block runs from the input through the tail in one sweep of rows."""
+    dag = exact.build_dag(graph)
+    singles = {b.first: b for b in dag.blocks if b.scheme == "single"}
+    for block in dag.blocks:
+        if block.first == 0:
+            plan = [block] + [singles[i] for i in range(block.last + 1, len(graph))]
+            lowered = schedule_plan(graph, plan).blocks[0]
+            if lowered.tail is not None and getattr(lowered.loops, "axis", None) == 0 and len(lowered.loops.sweeps) == 1:
+                return plan
+    raise AssertionError("no row-streamed block with a tail")
+
+
+def _c_equals_numpy(graph, blocks) -> None:
+    """The C on the host gives the numpy executor's output bit for bit (float32 too)."""
+    schedule = schedule_plan(graph, list(blocks))
+    plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks))
+    for seed in range(3):
+        check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), require_target("host"))
+        np.testing.assert_array_equal(check.output, check.expected)
+
+
+def test_row_streamed_float_pool_equals_unfused():
+    """A plan that streams rows into a float32 global pool accumulator adds the terms in the
+    unfused kernel's order, so its values equal the unfused ones bit for bit, in numpy and in C.
+    (Before the float32 sums followed C's order, numpy summed in float64 and one of the random
+    networks above came out 1 LSB off its unfused run.)"""
+    graph = _pooled_island(7, float_tail=False)
+    blocks = _row_streamed_tail_plan(graph)
+    schedule = schedule_plan(graph, blocks)
+    for seed in range(200):
+        x = random_input(graph, seed)
+        np.testing.assert_array_equal(pipeline.run(schedule, x).output, pipeline.run_reference(graph, x))
+    _c_equals_numpy(graph, blocks)
+
+
+def test_float_dense_sums_as_the_c_kernels():
+    """numpy's float32 pool and dense sums are the C kernels' (their orders, one rounding per
+    term), unfused and accumulated in a fused tail: the float32 outputs are equal bit for bit."""
+    graph = _pooled_island(11, float_tail=True)
+    unfused = [b for b in exact.build_dag(graph).blocks if b.scheme == "single"]
+    _c_equals_numpy(graph, sorted(unfused, key=lambda b: b.first))
+    _c_equals_numpy(graph, _row_streamed_tail_plan(graph))

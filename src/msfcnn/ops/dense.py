@@ -35,12 +35,16 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
         grid = x.reshape(1, 1, -1) if x.ndim != 3 else x  # row-major over (H, W, C), as TFLite flattens NHWC
+        if ctx.is_float:  # msf_dense_f32: one running sum per unit over all features
+            return self.finish(nx.float32_dot_in_c_order(None, ctx.consts["weights"], grid.reshape(-1)), grid.shape, ctx)
         whole = (0, grid.shape[0]), (0, grid.shape[1])
         return self.finish(self.accumulate(None, grid, *whole, grid.shape, ctx), grid.shape, ctx)
 
     # The iterative form used by fused execution: regions of the (H, W, C) input stream in, each
     # adding its slice of the dot products, so the input never has to exist whole. Integer sums
-    # are exact in any order.
+    # are exact in any order; float32 ones follow the C kernels' orders (one rounded product and
+    # one rounded sum per term): unfused, one running sum over all features; accumulated, each
+    # pixel's own sum, then added. So a fused float dense may round otherwise than the unfused one.
     def accumulate(self, acc, region: np.ndarray, rows: tuple[int, int], cols: tuple[int, int],
                    in_shape: Shape, ctx: KernelContext) -> np.ndarray:
         """Add the contribution of input rows x cols (all channels) to the per-unit accumulator."""
@@ -48,10 +52,12 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
         index = ((np.arange(*rows)[:, None, None] * w + np.arange(*cols)[None, :, None]) * c
                  + np.arange(c)[None, None, :]).reshape(-1)
         weights = ctx.consts["weights"][:, index]  # (units, in_features)
-        if ctx.is_float:
-            part = weights.astype(np.float64) @ region.reshape(-1).astype(np.float64)
-        else:
-            part = nx.exact_int_matmul(weights, region.reshape(-1).astype(np.float64) - ctx.input_quant[0].zero_point)
+        if ctx.is_float:  # msf_dense_accumulate_f32: each pixel's sum over its channels, then added
+            acc = np.zeros(self.units, np.float32) if acc is None else np.array(acc, np.float32)
+            for pixel, x in enumerate(region.reshape(-1, c)):
+                acc += nx.float32_dot_in_c_order(None, weights[:, pixel * c:(pixel + 1) * c], x)
+            return acc
+        part = nx.exact_int_matmul(weights, region.reshape(-1).astype(np.float64) - ctx.input_quant[0].zero_point)
         return part if acc is None else acc + part
 
     def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:

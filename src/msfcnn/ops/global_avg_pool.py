@@ -49,14 +49,18 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         return self.finish(self.accumulate(None, x, *whole, x.shape, ctx), x.shape, ctx)
 
     # The iterative form used by fused execution: rows stream into a per-channel accumulator, so
-    # the input feature map never has to exist whole. Integer sums are exact in any order.
+    # the input feature map never has to exist whole. Integer sums are exact in any order; float32
+    # sums are the C kernel's, pixel by pixel in row-major order, so a plan that streams rows gives
+    # the unfused result bit for bit.
     def accumulate(self, acc, region: np.ndarray, rows: tuple[int, int], cols: tuple[int, int],
                    in_shape: Shape, ctx: KernelContext) -> np.ndarray:
         """Add a (rows, cols, C) region of the input into the per-channel accumulator (the part of
         it inside the pool's window)."""
         h, w = self._extent(in_shape)
         region = region[:max(min(rows[1], h) - rows[0], 0), :max(min(cols[1], w) - cols[0], 0)]
-        part = region.astype(np.float64 if ctx.is_float else np.int64).sum(axis=(0, 1))
+        if ctx.is_float:
+            return nx.float32_sum_in_c_order(acc, region)
+        part = region.astype(np.int64).sum(axis=(0, 1))
         return part if acc is None else acc + part
 
     def finish(self, acc: np.ndarray, in_shape: Shape, ctx: KernelContext) -> np.ndarray:
@@ -65,7 +69,7 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         if self.pool:
             out = _pool_average(acc, count, self.activation, ctx)
         elif ctx.is_float:
-            out = (acc / count).astype(np.float32)
+            out = np.float32(acc) / np.float32(count)  # float32 division, as the C kernel
         else:
             # TFLite's interpreter runs two different int8 MEAN kernels: a specialised one for
             # 4-D keep_dims means over H and W, the generic one otherwise. Their rescaling differs.
@@ -112,7 +116,7 @@ def _pool_average(total: np.ndarray, count: int, activation: str | None, ctx: Ke
     away from zero, (sum +- count / 2) / count with C's truncating division, then clamps to the
     fused activation's range; float divides, then applies the activation."""
     if ctx.is_float:
-        return nx.float_activation((total / count).astype(np.float32), activation)
+        return nx.float_activation(np.float32(total) / np.float32(count), activation)
     out = np.sign(total) * ((np.abs(total) + count // 2) // count)
     low, high = ctx.activation_range(activation)
     return np.clip(out, low, high).astype(ctx.qtype)
