@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from msfcnn import pipeline  # noqa: E402
 from msfcnn.codegen import build as c_build  # noqa: E402
+from msfcnn.executor import to_internal  # noqa: E402
 from msfcnn.targets import TARGETS  # noqa: E402
 from support import litert_oracle, micro_oracle  # noqa: E402
 
@@ -72,7 +73,7 @@ def quantize_flips(path, graph, inputs) -> dict:
 
 def _node_values(graph, x) -> dict:
     from msfcnn.ir import NETWORK_INPUT
-    values = {NETWORK_INPUT: pipeline.to_internal(graph, x[0])}
+    values = {NETWORK_INPUT: to_internal(graph, x[0])}
     for i, node in enumerate(graph.nodes):
         values[i] = node.op.reference([values[t] for t in node.inputs], graph.kernel_context(i))
     return values
@@ -86,7 +87,7 @@ def c_against_numpy(graph, inputs) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         pipeline.write_c(Path(folder), graph, schedule, plan, target)
         program = c_build.build(Path(folder), target)
-        got = [c_build.run(program, target, graph, pipeline.to_internal(graph, x[0])).output for x in inputs]
+        got = [c_build.run(program, target, graph, to_internal(graph, x[0])).output for x in inputs]
     expected = [np.concatenate([y.reshape(-1) for y in pipeline.run(schedule, x, raw=True).outputs]) for x in inputs]
     return {"plan": [f"{b.first}-{b.last} {b.scheme}" for b in plan.blocks], **differences(got, expected)}
 
