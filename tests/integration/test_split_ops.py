@@ -1,0 +1,94 @@
+"""Channel slices: TFLite SPLIT, SPLIT_V, SLICE and STRIDED_SLICE along the channels, on the
+fixtures of `fixtures/make_split_models.py` (a ShuffleNet-style split and concatenation, a head cut
+into parts that are model outputs, int8 / uint8 / 16x8):
+
+- every output of the numpy executor, unfused and under fused plans (least RAM and random ones),
+  bit-exact with the LiteRT interpreter, and with TFLite Micro under `--numerics tflm` (not uint8,
+  which TFLite Micro has no kernels for); the fused runs touch the predicted arena;
+- the generated C on the host bit-exact with numpy (its arena the predicted one);
+- a slice along H and a part quantised differently from its input refused in one line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.cli import run_cli
+from support.fused_cases import random_plan
+from support.litert_oracle import run_jobs as litert_jobs
+from support.micro_oracle import run_jobs as micro_jobs
+from support.paths import FIXTURES
+from msfcnn import pipeline
+from msfcnn.executor import run_unfused_outputs
+from msfcnn.fused_executor import run_fused
+from msfcnn.fusion import solvers
+from msfcnn.ops.channel_slice import ChannelSlice
+from msfcnn.schedule import schedule_plan
+from msfcnn.tensors import random_input
+
+MODELS = FIXTURES / "models"
+SPLITS = {name: MODELS / f"{name}.tflite" for name in ("split_shuffle", "split_v_heads", "split_slices", "split_u8",
+                                                        "split_i16")}
+CASES = [(name, "litert") for name in SPLITS] + [(name, "tflm") for name in SPLITS if name != "split_u8"]
+SEEDS = range(3)
+
+
+def test_the_fixtures_import_as_channel_slices():
+    """Each TFLite slicing operator becomes channel slices of the right channels (SPLIT: one per
+    part, all reading the split tensor), each made just before its first reader (the branch's conv
+    before the part that goes straight to the concatenation), in the model's element type."""
+    slices = {name: [(n.op.begin, n.op.channels, n.inputs) for n in cache.model(str(path)).nodes
+                     if isinstance(n.op, ChannelSlice)] for name, path in SPLITS.items()}
+    assert slices == {"split_shuffle": [(4, 4, (0,)), (0, 4, (0,))], "split_u8": [(4, 4, (0,)), (0, 4, (0,))],
+                      "split_v_heads": [(3, 5, (0,)), (0, 3, (0,)), (8, 2, (0,))],
+                      "split_slices": [(2, 5, (0,)), (3, 5, (0,))], "split_i16": [(0, 5, (0,)), (5, 3, (0,))]}
+    assert cache.model(str(SPLITS["split_i16"])).dtype == "int16"
+    heads = cache.model(str(SPLITS["split_v_heads"]))
+    assert [heads.shape_of(t) for t in heads.output_tensors] == [(6, 6, 4), (6, 6, 3), (6, 6, 2)]
+
+
+def _expected(path, numerics, inputs) -> list[list[np.ndarray]]:
+    if numerics == "litert":
+        return litert_jobs([(path, inputs)])[0].all_outputs
+    return micro_jobs([(path, inputs)], "tflm", all_outputs=True)[0]
+
+
+@pytest.mark.parametrize("name, numerics", CASES, ids=[f"{n}-{m}" for n, m in CASES])
+def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
+    path = SPLITS[name]
+    graph = pipeline.load(str(path), numerics=numerics)
+    inputs = [random_input(graph, seed) for seed in SEEDS]
+    dag = cache.dag(graph)
+    plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in SEEDS]
+    assert any(b.first < b.last and any(isinstance(graph.nodes[t].op, ChannelSlice) for t in range(b.first, b.last + 1))
+               for blocks in plans for b in schedule_plan(graph, blocks).blocks), "no plan fuses a slice"
+    for x, want in zip(inputs, _expected(path, numerics, inputs), strict=True):
+        for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
+            np.testing.assert_array_equal(got, np.asarray(ref))
+        for blocks in plans:
+            run = run_fused(schedule_plan(graph, blocks), x)
+            for got, ref in zip(run.outputs, want, strict=True):
+                np.testing.assert_array_equal(got, np.asarray(ref))
+            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+
+
+@pytest.mark.parametrize("name", SPLITS)
+def test_c_on_the_host_is_bit_exact(name):
+    graph = cache.model(str(SPLITS[name]))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
+    check_c(graph, random_plan(dag, 4), seed=4)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("unsupported_split_rows", "operator 1 (SLICE): slice [[0, 1], [1, 4], [0, 5], [0, 4]] of a tensor of shape "
+                               "1x6x5x4: only slices of the channels (the last axis) are supported"),
+    ("unsupported_split_requantized", "operator 1 (SPLIT): output tensor 5 is quantised differently from the "
+                                      "input: the slice copies values"),
+])
+def test_refused_slices_are_one_line(capsys, name, message):
+    code, _, err = run_cli(capsys, "plan", str(MODELS / f"{name}.tflite"))
+    assert code == 2 and message in err and err.count("\n") == 1
