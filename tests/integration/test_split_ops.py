@@ -30,9 +30,9 @@ from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
 MODELS = FIXTURES / "models"
-SPLITS = {name: MODELS / f"{name}.tflite" for name in ("split_shuffle", "split_v_heads", "split_slices", "split_u8",
+SPLITS = {name: MODELS / f"{name}.tflite" for name in ("split_shuffle", "split_v_heads", "split_slices", "u8_split",
                                                         "split_i16")}
-CASES = [(name, "litert") for name in SPLITS] + [(name, "tflm") for name in SPLITS if name != "split_u8"]
+CASES = [(name, "litert") for name in SPLITS] + [(name, "tflm") for name in SPLITS if name != "u8_split"]
 SEEDS = range(3)
 
 
@@ -42,7 +42,7 @@ def test_the_fixtures_import_as_channel_slices():
     before the part that goes straight to the concatenation), in the model's element type."""
     slices = {name: [(n.op.begin, n.op.channels, n.inputs) for n in cache.model(str(path)).nodes
                      if isinstance(n.op, ChannelSlice)] for name, path in SPLITS.items()}
-    assert slices == {"split_shuffle": [(4, 4, (0,)), (0, 4, (0,))], "split_u8": [(4, 4, (0,)), (0, 4, (0,))],
+    assert slices == {"split_shuffle": [(4, 4, (0,)), (0, 4, (0,))], "u8_split": [(4, 4, (0,)), (0, 4, (0,))],
                       "split_v_heads": [(3, 5, (0,)), (0, 3, (0,)), (8, 2, (0,))],
                       "split_slices": [(2, 5, (0,)), (3, 5, (0,))], "split_i16": [(0, 5, (0,)), (5, 3, (0,))]}
     assert cache.model(str(SPLITS["split_i16"])).dtype == "int16"
@@ -91,4 +91,51 @@ def test_c_on_the_host_is_bit_exact(name):
 ])
 def test_refused_slices_are_one_line(capsys, name, message):
     code, _, err = run_cli(capsys, "plan", str(MODELS / f"{name}.tflite"))
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+ONNX_SPLIT = MODELS / "onnx_channel_split.onnx"
+
+
+def test_onnx_split_and_slice_match_onnxruntime_and_the_c():
+    """PyTorch's torch.split and a channel slice (ONNX Split, Slice) import as channel slices; the
+    numpy executor, unfused and fused, within float32 rounding of onnxruntime, and the float32 C
+    within verify's tolerance of numpy."""
+    import onnxruntime as ort
+
+    graph = cache.model(str(ONNX_SPLIT))
+    assert [(n.op.begin, n.op.channels) for n in graph.nodes if isinstance(n.op, ChannelSlice)] == [(3, 5), (0, 3),
+                                                                                                    (1, 4)]
+    session = ort.InferenceSession(str(ONNX_SPLIT), providers=["CPUExecutionProvider"])
+    dag = cache.dag(graph)
+    schedule = schedule_plan(graph, solvers.min_peak_ram(dag).blocks)
+    for seed in SEEDS:
+        x = random_input(graph, seed)
+        want = session.run(None, {"input": x})[0]
+        for got in (run_unfused_outputs(graph, x)[0], run_fused(schedule, x).outputs[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    check_c(graph, solvers.min_peak_ram(dag).blocks)
+    check_c(graph, random_plan(dag, 2), seed=2)
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("split_axis", "node 3 (Split '/Split'): Split along axis 2 is not supported: only along the channels (axis 1)"),
+    ("slice_axis", "node 11 (Slice '/Slice'): Slice of axes [2] of a tensor of shape [1, 6, 7, 6]: only slices of the "
+                   "channels (axis 1) are supported"),
+])
+def test_onnx_slices_of_other_axes_are_refused(tmp_path, capsys, edit, message):
+    import onnx
+
+    model = onnx.load(str(ONNX_SPLIT))
+    nodes = model.graph.node
+    if edit == "split_axis":
+        split = next(n for n in nodes if n.op_type == "Split")
+        next(a for a in split.attribute if a.name == "axis").i = 2
+    else:
+        axes = next(n for n in nodes if n.op_type == "Slice").input[3]
+        constant = next(n for n in nodes if axes in n.output)
+        constant.attribute[0].t.CopyFrom(onnx.numpy_helper.from_array(np.array([2], np.int64)))
+    path = tmp_path / f"{edit}.onnx"
+    onnx.save(model, str(path))
+    code, _, err = run_cli(capsys, "plan", str(path))
     assert code == 2 and message in err and err.count("\n") == 1
