@@ -1,14 +1,15 @@
 """Channel slices: TFLite SPLIT, SPLIT_V, SLICE and STRIDED_SLICE along the channels, on the
 fixtures of `fixtures/make_split_models.py` (a ShuffleNet-style split and concatenation, a head cut
-into parts that are model outputs, int8 / uint8 / 16x8):
+into parts that are model outputs; int8, uint8, 16x8 and float32), and ONNX Split and Slice
+(`onnx_channel_split`, from `fixtures/make_extra_onnx.py`):
 
 - every output of the numpy executor, unfused and under fused plans (least RAM and random ones),
-  bit-exact with the LiteRT interpreter, and with TFLite Micro under `--numerics tflm` (not uint8,
-  which TFLite Micro has no kernels for); the fused runs touch the predicted arena;
+  bit-exact with the LiteRT interpreter (a float32 model within float32 rounding), and with
+  TFLite Micro under `--numerics tflm` (not uint8, which TFLite Micro has no kernels for); the
+  fused runs touch the predicted arena; the ONNX model within float32 rounding of onnxruntime;
 - the generated C on the host bit-exact with numpy (its arena the predicted one);
-- a slice along H and a part quantised differently from its input refused in one line.
+- slices along H (TFLite, ONNX) and a part quantised differently from its input refused in one line.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,7 @@ from msfcnn.tensors import random_input
 
 MODELS = FIXTURES / "models"
 SPLITS = {name: MODELS / f"{name}.tflite" for name in ("split_shuffle", "split_v_heads", "split_slices", "u8_split",
-                                                        "split_i16")}
+                                                        "split_i16", "split_float")}
 CASES = [(name, "litert") for name in SPLITS] + [(name, "tflm") for name in SPLITS if name != "u8_split"]
 SEEDS = range(3)
 
@@ -44,10 +45,20 @@ def test_the_fixtures_import_as_channel_slices():
                      if isinstance(n.op, ChannelSlice)] for name, path in SPLITS.items()}
     assert slices == {"split_shuffle": [(4, 4, (0,)), (0, 4, (0,))], "u8_split": [(4, 4, (0,)), (0, 4, (0,))],
                       "split_v_heads": [(3, 5, (0,)), (0, 3, (0,)), (8, 2, (0,))],
-                      "split_slices": [(2, 5, (0,)), (3, 5, (0,))], "split_i16": [(0, 5, (0,)), (5, 3, (0,))]}
+                      "split_slices": [(2, 5, (0,)), (3, 5, (0,))], "split_i16": [(0, 5, (0,)), (5, 3, (0,))],
+                      "split_float": [(5, 3, (0,)), (0, 5, (0,))]}
     assert cache.model(str(SPLITS["split_i16"])).dtype == "int16"
+    assert cache.model(str(SPLITS["split_float"])).dtype == "float32"
     heads = cache.model(str(SPLITS["split_v_heads"]))
     assert [heads.shape_of(t) for t in heads.output_tensors] == [(6, 6, 4), (6, 6, 3), (6, 6, 2)]
+
+
+def _assert_equal(got, ref, graph) -> None:
+    """Bit-exact, but for a float32 model: its convs sum in another order than the interpreter's."""
+    if graph.dtype == "float32":
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, np.asarray(ref))
 
 
 def _expected(path, numerics, inputs) -> list[list[np.ndarray]]:
@@ -67,11 +78,11 @@ def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
                for blocks in plans for b in schedule_plan(graph, blocks).blocks), "no plan fuses a slice"
     for x, want in zip(inputs, _expected(path, numerics, inputs), strict=True):
         for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
-            np.testing.assert_array_equal(got, np.asarray(ref))
+            _assert_equal(got, ref, graph)
         for blocks in plans:
             run = run_fused(schedule_plan(graph, blocks), x)
             for got, ref in zip(run.outputs, want, strict=True):
-                np.testing.assert_array_equal(got, np.asarray(ref))
+                _assert_equal(got, ref, graph)
             assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
 
 

@@ -63,7 +63,7 @@ SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_d
            "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
            "fi_quantize_ties",  # an ADD of a constant
            # a SPLIT's parts, each made where it is first read (tests/integration/test_split_ops.py)
-           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices"}
+           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
