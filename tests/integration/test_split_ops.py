@@ -53,6 +53,12 @@ def test_the_fixtures_import_as_channel_slices():
     assert [heads.shape_of(t) for t in heads.output_tensors] == [(6, 6, 4), (6, 6, 3), (6, 6, 2)]
 
 
+def _fuses_a_slice(graph, blocks) -> bool:
+    """Whether a block of several ops holds a channel slice."""
+    return any(b.first < b.last and any(isinstance(graph.nodes[t].op, ChannelSlice) for t in range(b.first, b.last + 1))
+               for b in blocks)
+
+
 def _assert_equal(got, ref, graph) -> None:
     """Bit-exact, but for a float32 model: its convs sum in another order than the interpreter's."""
     if graph.dtype == "float32":
@@ -74,8 +80,7 @@ def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
     inputs = [random_input(graph, seed) for seed in SEEDS]
     dag = cache.dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in SEEDS]
-    assert any(b.first < b.last and any(isinstance(graph.nodes[t].op, ChannelSlice) for t in range(b.first, b.last + 1))
-               for blocks in plans for b in schedule_plan(graph, blocks).blocks), "no plan fuses a slice"
+    assert any(_fuses_a_slice(graph, blocks) for blocks in plans)
     for x, want in zip(inputs, _expected(path, numerics, inputs), strict=True):
         for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
             _assert_equal(got, ref, graph)
@@ -150,3 +155,50 @@ def test_onnx_slices_of_other_axes_are_refused(tmp_path, capsys, edit, message):
     onnx.save(model, str(path))
     code, _, err = run_cli(capsys, "plan", str(path))
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+SHUFFLE_UNIT = {"name": "shuffle_unit", "input": [9, 8, 6], "layers": [
+    {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same", "act": "relu"},
+    {"op": "channel_slice", "channels": 3},
+    {"op": "channel_slice", "begin": 3, "channels": 5, "from": 0},
+    {"op": "depthwise_conv2d", "kernel": 3, "padding": "same"},
+    {"op": "conv2d", "filters": 5, "kernel": 1, "act": "relu"},
+    {"op": "concat", "from": 1},
+    {"op": "channel_slice", "begin": 2, "channels": 6},
+    {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2}]}
+
+
+def test_layer_list_channel_slices_fused_and_in_c():
+    """The layer list's channel_slice (a ShuffleNet unit) with random weights: the fused executor
+    equal to the unfused one under the least-RAM plan, which fuses the slices, and the C bit-exact
+    under it and a random plan."""
+    from msfcnn.frontends.layer_list import graph_from_layer_list
+    from msfcnn.frontends.random_weights import with_random_weights
+
+    graph = with_random_weights(graph_from_layer_list(SHUFFLE_UNIT))
+    assert [(n.op.begin, n.op.channels, n.inputs) for n in graph.nodes if isinstance(n.op, ChannelSlice)] == [
+        (0, 3, (0,)), (3, 5, (0,)), (2, 6, (5,))]
+    dag = cache.dag(graph)
+    blocks = solvers.min_peak_ram(dag).blocks
+    assert _fuses_a_slice(graph, blocks)
+    for seed in SEEDS:
+        x = random_input(graph, seed)
+        np.testing.assert_array_equal(run_fused(schedule_plan(graph, list(blocks)), x).output,
+                                      run_unfused_outputs(graph, x)[0])
+    check_c(graph, blocks)
+    check_c(graph, random_plan(dag, 3), seed=3)
+
+
+@pytest.mark.parametrize("layer, message", [
+    ({"op": "channel_slice", "begin": 6, "channels": 3}, "layer 1 (channel_slice): channels [6, 9) of a tensor of "
+                                                         "shape [4, 4, 8]: beyond its last axis"),
+    ({"op": "channel_slice", "begin": -1, "channels": 3}, "layer 1 (channel_slice): 'begin' must be a non-negative "
+                                                          "integer, got -1"),
+])
+def test_layer_list_bad_slices_are_refused(layer, message):
+    from msfcnn.errors import UserError
+    from msfcnn.frontends.layer_list import graph_from_layer_list
+
+    with pytest.raises(UserError) as err:
+        graph_from_layer_list({"input": [4, 4, 3], "layers": [{"op": "conv2d", "filters": 8, "kernel": 1}, layer]})
+    assert str(err.value) == message
