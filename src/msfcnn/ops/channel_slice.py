@@ -26,6 +26,12 @@ class ChannelSlice(Op, pattern=Pattern.ELEMENTWISE):
         if self.begin < 0 or self.channels < 1:
             raise UserError(f"bad channel slice: {self.channels} channels from channel {self.begin}")
 
+    @property
+    def writes_over_input(self) -> bool:
+        """Output value i is not input value i (and the output is smaller): a slice run alone is
+        never written over its input, so its output is always pushed on top of the arena."""
+        return False
+
     def describe(self) -> str:
         return f"channel_slice [{self.begin}:{self.begin + self.channels}]"
 
