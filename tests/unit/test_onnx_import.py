@@ -418,7 +418,8 @@ def test_slice_of_channels_with_negative_bounds(tmp_path):
             ("two", np.array([2], np.int64))]
     path = make_model(tmp_path, nodes, [1, 3, 4, 6], [1, 5, 4, 6], init)
     graph = load_onnx(path)
-    assert ops_of(graph) == [C, ("channel_slice", None)] and (graph.nodes[1].op.begin, graph.nodes[1].op.channels) == (2, 5)
+    assert ops_of(graph) == [C, ("channel_slice", None)]
+    assert (graph.nodes[1].op.begin, graph.nodes[1].op.channels) == (2, 5)
     assert_close(*run_both(path))
 
 

@@ -217,8 +217,8 @@ class _Importer:
         try:
             converter(self, node, self._attributes(node))
             for k, name in enumerate(node.output):
-                if name and self.uses[name] and not (name in self.values or name in self.consts or name in self.unit_views
-                                                     or name in self.pending_slices):
+                made = (self.values, self.consts, self.unit_views, self.pending_slices)
+                if name and self.uses[name] and not any(name in names for names in made):
                     raise UserError(f"its output {k} ({name!r}) is used, which is not supported")
         except UserError as err:
             raise UserError(f"{label}: {err}") from None

@@ -6,7 +6,8 @@ The flatbuffer is read with the classes flatc generated from TFLite's schema, fr
 a small converter through `CONVERTERS`. A converter either appends one IR node, or aliases its
 output to an existing IR tensor (edge QUANTIZE/DEQUANTIZE, a RELU folded into its producer), or
 folds shape arithmetic into a constant (the SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE that Keras
-emits for Flatten with a dynamic batch).
+emits for Flatten with a dynamic batch), or records channel slices (SPLIT's parts, SLICE) that are
+made where they are first read.
 
 Shapes drop TFLite's batch dimension, which must be 1. Weight layouts stay TFLite's: conv
 (C_out, kh, kw, C_in), depthwise (1, kh, kw, C_out), fully connected (units, inputs).
@@ -1405,8 +1406,7 @@ def _pack(imp: _Importer, op: Operator) -> None:
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
 
 
-# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
-# msfcnn has, and the shape arithmetic folded at import.
+# Shape arithmetic, folded at import (STRIDED_SLICE of a constant shape too: see SLICING_OPERATORS).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
 # Channel slices (and STRIDED_SLICE of a constant shape, folded): the same copy for every type.
 SLICING_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE"})
@@ -1415,7 +1415,10 @@ MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
 # model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
 FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}) | FOLDED_OPERATORS | SLICING_OPERATORS
+                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}
+                              ) | FOLDED_OPERATORS | SLICING_OPERATORS
+# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
+# msfcnn has, and the shape arithmetic folded at import.
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
                              "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS | SLICING_OPERATORS
