@@ -57,6 +57,9 @@ EXPECTED_OPS = {
     # Squeeze of H then W: one reshape to (C,); Unsqueeze twice: one back to (1, 1, C)
     "onnx_sub_max_min": [C, C, ("maximum", None), ("sub", None), ("minimum_const", None), ("sub_const", None),
                          ("maximum_const", None), ("sub", None), GAP, RESHAPE, DENSE, RESHAPE],
+    # each part of the Split made where it is first read: the branch's before the concatenated one
+    "onnx_channel_split": [CR, ("channel_slice", None), CR, ("channel_slice", None), ("concat", None),
+                           ("channel_slice", None), C],
 }
 
 
@@ -381,6 +384,43 @@ def test_unsupported_inputs(tmp_path, shape, message):
     path = make_model(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], shape, None)
     with pytest.raises(UserError, match=message):
         load_onnx(path)
+
+
+@pytest.mark.parametrize("opset, split", [(11, "attribute"), (13, "input"), (18, "num_outputs")])
+def test_split_forms_and_a_second_reader(tmp_path, opset, split):
+    """Split's sizes as an attribute (opset 11), an input (13) or equal parts (18's num_outputs);
+    the parts are made where they are read, and a Relu that also reads the split tensor is not
+    fused into its Conv (the parts still to be made read the Conv's output)."""
+    attrs = {"axis": 1, "split": [2, 2]} if split == "attribute" else {"axis": -3}
+    inputs = ["c", "sizes"] if split == "input" else ["c"]
+    if split == "num_outputs":
+        attrs["num_outputs"] = 2
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Split", inputs, ["a", "b"], **attrs),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Concat", ["b", "r", "a"], ["y"], axis=1)]
+    init = [("w", rand(4, 3, 1, 1))] + ([("sizes", np.array([2, 2], np.int64))] if split == "input" else [])
+    path = make_model(tmp_path, nodes, [1, 3, 5, 5], [1, 8, 5, 5], init, opset=opset)
+    graph = load_onnx(path)
+    assert ops_of(graph) == [C, ("activation", "relu"), ("channel_slice", None), ("channel_slice", None),
+                             ("concat", None), ("concat", None)]
+    assert [(n.op.begin, n.op.channels) for n in graph.nodes[2:4]] == [(2, 2), (0, 2)]
+    assert_close(*run_both(path))
+
+
+def test_slice_of_channels_with_negative_bounds(tmp_path):
+    """Slice (opset 13) of channels [-5, big) on axis -3, and one whose axes are all whole (no node)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Slice", ["c", "starts", "ends", "axes"], ["s"]),
+             helper.make_node("Slice", ["s", "zero", "big", "two"], ["y"])]
+    init = [("w", rand(7, 3, 1, 1)), ("starts", np.array([-5], np.int64)), ("ends", np.array([1 << 40], np.int64)),
+            ("axes", np.array([-3], np.int64)), ("zero", np.array([0], np.int64)), ("big", np.array([99], np.int64)),
+            ("two", np.array([2], np.int64))]
+    path = make_model(tmp_path, nodes, [1, 3, 4, 6], [1, 5, 4, 6], init)
+    graph = load_onnx(path)
+    assert ops_of(graph) == [C, ("channel_slice", None)]
+    assert (graph.nodes[1].op.begin, graph.nodes[1].op.channels) == (2, 5)
+    assert_close(*run_both(path))
 
 
 def test_two_outputs(tmp_path):

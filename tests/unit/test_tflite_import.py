@@ -61,7 +61,9 @@ SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_d
            "i16_chain",  # float32 edges (tests/integration/test_int16.py)
            "mi_float_io",  # float32 edges (tests/integration/test_multi_input.py)
            "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
-           "fi_quantize_ties"}  # an ADD of a constant
+           "fi_quantize_ties",  # an ADD of a constant
+           # a SPLIT's parts, each made where it is first read (tests/integration/test_split_ops.py)
+           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -457,11 +459,50 @@ ACTIVATION_EDITS = {
 }
 
 
-@pytest.mark.parametrize("case", ACTIVATION_EDITS, ids=lambda case: case[1].__name__)
-def test_activation_operators_refuse_what_they_cannot_run(case):
+def _set_int32s(model, sub, tensor: int, values) -> None:
+    model.buffers[sub.tensors[tensor].buffer].data = list(np.asarray(values, "<i4").tobytes())
+
+
+def _split_along_w(model, sub):
+    _set_int32s(model, sub, _op_of(model, sub, "SPLIT").inputs[0], 2)
+
+
+def _split_in_three(model, sub):
+    _op_of(model, sub, "SPLIT").builtinOptions.numSplits = 3
+
+
+def _split_v_sizes(model, sub):
+    _set_int32s(model, sub, _op_of(model, sub, "SPLIT_V").inputs[1], [3, 4, 2])
+
+
+def _strided_slice_step(model, sub):
+    _set_int32s(model, sub, _op_of(model, sub, "STRIDED_SLICE").inputs[3], [1, 1, 1, 2])
+
+
+def _strided_slice_shrink(model, sub):
+    _op_of(model, sub, "STRIDED_SLICE").builtinOptions.shrinkAxisMask = 1
+
+
+SPLIT_EDITS = {
+    ("split_shuffle.tflite", _split_along_w): r"operator 1 \(SPLIT\): split along axis 2 of a rank-4 tensor: only "
+                                              r"along the channels \(the last axis\) is supported",
+    ("split_shuffle.tflite", _split_in_three): r"operator 1 \(SPLIT\): 8 channels do not split into 3 equal parts",
+    ("split_v_heads.tflite", _split_v_sizes): r"operator 1 \(SPLIT_V\): split sizes \[3, 4, 2\] do not add up to "
+                                              r"the 10 channels",
+    ("split_slices.tflite", _strided_slice_step): r"operator 2 \(STRIDED_SLICE\): strides \[1, 1, 1, 2\] and ellipsis "
+                                                  r"/ new-axis / shrink-axis masks: only unit strides",
+    ("split_slices.tflite", _strided_slice_shrink): r"operator 2 \(STRIDED_SLICE\): strides \[1, 1, 1, 1\] and "
+                                                    r"ellipsis / new-axis / shrink-axis masks: only unit strides",
+}
+
+OPERATOR_EDITS = {**ACTIVATION_EDITS, **SPLIT_EDITS}
+
+
+@pytest.mark.parametrize("case", OPERATOR_EDITS, ids=lambda case: case[1].__name__)
+def test_operators_refuse_what_they_cannot_run(case):
     name, edit = case
     graph_from_tflite(_edited(name, lambda model, sub: None))  # the fixture itself imports
-    with pytest.raises(UserError, match=ACTIVATION_EDITS[case]) as err:
+    with pytest.raises(UserError, match=OPERATOR_EDITS[case]) as err:
         graph_from_tflite(_edited(name, edit))
     assert "\n" not in str(err.value)
 

@@ -19,6 +19,7 @@ from ..ops.activation import Activation
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import require_feature_map
+from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish
@@ -141,6 +142,18 @@ def _concat(layer, graph, index):
     return Concat(), (index - 1, _source(layer, index))
 
 
+def _channel_slice(layer, graph, index):
+    """Channels [begin, begin + channels) of the previous layer's output, or of layer `from`'s
+    (a ShuffleNet split: a slice of each half of one map)."""
+    source = _source(layer, index) if "from" in layer else index - 1
+    begin = layer.get("begin", 0)
+    if isinstance(begin, bool) or not isinstance(begin, int) or begin < 0:
+        raise UserError(f"'begin' must be a non-negative integer, got {begin!r}")
+    op = ChannelSlice(begin, _positive_int(layer, "channels"))
+    op.output_shape([graph.shape_of(source)])  # the range checked here, in the layer's name
+    return op, (source,)
+
+
 def _global_avg_pool(layer, graph, index):
     return GlobalAvgPool(), (index - 1,)
 
@@ -202,6 +215,7 @@ CONVERTERS: dict[str, Converter] = {
     "maximum": _min_max(Maximum, MaximumConst),
     "minimum": _min_max(Minimum, MinimumConst),
     "concat": _concat,
+    "channel_slice": _channel_slice,
     "global_avg_pool": _global_avg_pool,
     "mean": _mean,
     "pad": _pad,

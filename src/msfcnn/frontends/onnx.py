@@ -32,6 +32,7 @@ from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxP
 from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
+from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
 from ..ops.hard_sigmoid import HardSigmoid
@@ -119,6 +120,10 @@ class _Importer:
         # ONNX names of a rank the IR has no tensor for (a Squeeze of one axis of (1, C, 1, 1)): the
         # value holding the same bytes and the ONNX shape, for the Squeeze / Unsqueeze that reads it
         self.unit_views: dict[str, tuple[_Value, tuple[int, ...]]] = {}
+        # Channel slices (Split's parts, Slice) not made yet: ONNX name -> (IR tensor, first channel,
+        # channels). Each is made where it is first read, so that a part and the branch reading it
+        # are neighbours that fusion can join (as the TFLite importer does).
+        self.pending_slices: dict[str, tuple[int, int, int]] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -212,7 +217,8 @@ class _Importer:
         try:
             converter(self, node, self._attributes(node))
             for k, name in enumerate(node.output):
-                if name and self.uses[name] and not (name in self.values or name in self.consts or name in self.unit_views):
+                made = (self.values, self.consts, self.unit_views, self.pending_slices)
+                if name and self.uses[name] and not any(name in names for names in made):
                     raise UserError(f"its output {k} ({name!r}) is used, which is not supported")
         except UserError as err:
             raise UserError(f"{label}: {err}") from None
@@ -225,7 +231,7 @@ class _Importer:
         for output in outputs:
             if output in self.consts:
                 raise UserError(f"the model's output {output!r} is a constant")
-            value = self.values.get(output)
+            value = self.value(output) if output in self.pending_slices else self.values.get(output)
             if value is None:
                 raise UserError(f"the output {output!r} is not computed by any node")
             if value.flat_from is not None:
@@ -298,6 +304,9 @@ class _Importer:
         return array
 
     def value(self, name: str) -> _Value:
+        if name in self.pending_slices:
+            src, begin, channels = self.pending_slices.pop(name)
+            self.bind(name, self.emit(ChannelSlice(begin, channels), (src,)))
         if name in self.values:
             return self.values[name]
         if name in self.consts:
@@ -333,6 +342,8 @@ class _Importer:
         any name bound to it (nor the graph output) is still to come."""
         if any(value.index in node.inputs for node in self.graph.nodes):
             return False
+        if any(src == value.index for src, _, _ in self.pending_slices.values()):
+            return False  # a slice still to be made reads it
         names = [name for name, v in self.values.items() if v.index == value.index]
         return sum(self.uses[name] for name in names) == 1
 
@@ -652,6 +663,77 @@ def _concat(imp: _Importer, node, attrs) -> None:
     for value in values[1:]:  # CONCATENATION of more than two: pairwise, left to right
         out = imp.emit(Concat(), (out.index, value.index))
     imp.bind(node.output[0], out)
+
+
+def _sliced_value(imp: _Importer, node) -> tuple[_Value, tuple[int, ...]]:
+    """The activation a Split / Slice reads and its ONNX shape (batch 1)."""
+    value = imp.value(node.input[0])
+    if value.flat_from is not None:
+        raise UserError("slicing a flattened feature map is not supported")
+    return value, _onnx_shape(imp.shape(value))
+
+
+def _slice_later(imp: _Importer, name: str, value: _Value, begin: int, channels: int) -> None:
+    """ONNX name `name` as channels [begin, begin + channels) of `value`, made when first read."""
+    if not name or not imp.uses[name]:
+        return  # an output nothing reads
+    if begin == 0 and channels == imp.shape(value)[-1]:
+        imp.bind(name, value)
+        return
+    imp.pending_slices[name] = (value.index, begin, channels)
+
+
+def _split(imp: _Importer, node, attrs) -> None:
+    """Split along the channels (axis 1): sizes from the `split` input (opset 13+) or attribute,
+    else equal parts (`num_outputs` of opset 18, or one per output)."""
+    value, shape = _sliced_value(imp, node)
+    axis = _int(attrs, "axis", 0)
+    if not -len(shape) <= axis < len(shape) or axis % len(shape) != 1:
+        raise UserError(f"Split along axis {axis} is not supported: only along the channels (axis 1)")
+    sizes = imp.const(node, 1, "split", optional=True)
+    sizes = [int(v) for v in (sizes.reshape(-1) if sizes is not None else attrs.get("split", []))]
+    channels, parts = shape[1], len(node.output)
+    if not sizes:
+        size = -(-channels // parts)  # ONNX: equal parts, the last one smaller if need be
+        sizes = [min(size, channels - k * size) for k in range(parts)]
+    if len(sizes) != parts or min(sizes) < 1 or sum(sizes) != channels:
+        raise UserError(f"split sizes {sizes} for {parts} outputs do not add up to the {channels} channels")
+    begin = 0
+    for name, size in zip(node.output, sizes):
+        _slice_later(imp, name, value, begin, size)
+        begin += size
+
+
+def _slice(imp: _Importer, node, attrs) -> None:
+    """Slice of the channels (axis 1) with step 1; starts, ends (and axes, steps) constants."""
+    value, shape = _sliced_value(imp, node)
+    if imp.opset >= 10:
+        starts, ends, axes, steps = (imp.const(node, k, what, optional=k > 2) for k, what in
+                                     ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps")))
+    else:
+        starts, ends, axes, steps = (np.asarray(attrs[k]) if k in attrs else None for k in ("starts", "ends", "axes", "steps"))
+        if starts is None or ends is None:
+            raise UserError("missing starts or ends")
+    starts, ends = starts.reshape(-1).tolist(), ends.reshape(-1).tolist()
+    axes = list(range(len(starts))) if axes is None else [a % len(shape) if -len(shape) <= a < len(shape) else a
+                                                         for a in axes.reshape(-1).tolist()]
+    steps = [1] * len(starts) if steps is None else steps.reshape(-1).tolist()
+    if not len(starts) == len(ends) == len(axes) == len(steps) or set(steps) - {1}:
+        raise UserError(f"starts {starts}, ends {ends}, axes {axes}, steps {steps}: only steps of 1 are supported")
+    ranges = {axis: (0, dim) for axis, dim in enumerate(shape)}
+    for axis, start, end in zip(axes, starts, ends):
+        if axis not in ranges:
+            raise UserError(f"axis {axis} of a rank-{len(shape)} tensor")
+        dim = shape[axis]
+        ranges[axis] = tuple(min(max(v + dim if v < 0 else v, 0), dim) for v in (start, end))
+    cut = [axis for axis, r in ranges.items() if r != (0, shape[axis])]
+    if cut and cut != [1]:
+        raise UserError(f"Slice of axes {cut} of a tensor of shape {list(shape)}: only slices of the channels "
+                        "(axis 1) are supported")
+    begin, end = ranges[1]
+    if end <= begin:
+        raise UserError(f"an empty slice of the channels [{begin}, {end})")
+    _slice_later(imp, node.output[0], value, begin, end - begin)
 
 
 def _elementwise(op: Op) -> Callable[[_Importer, Any, dict], None]:
@@ -1023,6 +1105,8 @@ CONVERTERS: dict[str, Converter] = {
     "Squeeze": _squeeze_unsqueeze,
     "Unsqueeze": _squeeze_unsqueeze,
     "Concat": _concat,
+    "Split": _split,
+    "Slice": _slice,  # of an activation (a Slice of constants is folded)
     "Sigmoid": _elementwise(Logistic()),
     "HardSigmoid": _hard_sigmoid,
     "HardSwish": _elementwise(HardSwish()),

@@ -6,7 +6,8 @@ The flatbuffer is read with the classes flatc generated from TFLite's schema, fr
 a small converter through `CONVERTERS`. A converter either appends one IR node, or aliases its
 output to an existing IR tensor (edge QUANTIZE/DEQUANTIZE, a RELU folded into its producer), or
 folds shape arithmetic into a constant (the SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE that Keras
-emits for Flatten with a dynamic batch).
+emits for Flatten with a dynamic batch), or records channel slices (SPLIT's parts, SLICE) that are
+made where they are first read.
 
 Shapes drop TFLite's batch dimension, which must be 1. Weight layouts stay TFLite's: conv
 (C_out, kh, kw, C_in), depthwise (1, kh, kw, C_out), fully connected (units, inputs).
@@ -35,6 +36,7 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
+from ..ops.channel_slice import ChannelSlice
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
@@ -139,6 +141,11 @@ class _Importer:
         # Operators that read unit-axes views (see _unit_axes) as their IR tensors, by index: the
         # layout their output gets (feature_map, activation_sources).
         self.moved_read: dict[int, tuple[int, ...]] = {}
+        # Channel slices (SPLIT's parts, SLICE) not made yet: TFLite tensor -> (operator, IR tensor,
+        # first channel, channels). A slice is made where it is first read, just before its reader,
+        # so that a part and the branch that reads it are neighbours that fusion can join; a part
+        # nothing reads is never made.
+        self.pending_slices: dict[int, tuple[Operator, int, int, int]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -176,7 +183,7 @@ class _Importer:
             if converter is None:
                 raise UserError(f"unsupported operator {op.name} at operator index {op.index} "
                                 f"(supported: {', '.join(sorted(CONVERTERS))})")
-            if len(op.outputs) != 1 or op.outputs[0] < 0:
+            if op.name not in MULTI_OUTPUT_OPERATORS and (len(op.outputs) != 1 or op.outputs[0] < 0):
                 raise UserError(f"operator {op.index} ({op.name}) has {len(op.outputs)} outputs; expected one")
             try:
                 converter(self, op)
@@ -262,6 +269,8 @@ class _Importer:
         for output in outputs:
             if output in self.layout:
                 self._materialise(output)
+            if output in self.pending_slices:
+                self.source(output)
         unquantised = [k for k, t in enumerate(graph.input_tensors) if graph.quant_of(t) is None]
         if unquantised and graph.dtype != "float32":
             which = f"input {unquantised[0]}" if unquantised[0] else "input"
@@ -367,6 +376,9 @@ class _Importer:
         """The IR tensor an operator reads as its activation input."""
         if index in self.layout:
             self._materialise(index)
+        if index in self.pending_slices:
+            op, src, begin, channels = self.pending_slices.pop(index)
+            self.emit(op, ChannelSlice(begin, channels), (src,), out=index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
         if index in self.float_inputs:
@@ -496,9 +508,10 @@ class _Importer:
                 return [self.ir_tensor[t] for t in inputs]
         return [self.source(t) for t in inputs]
 
-    def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None) -> int:
-        """Append an IR node computing the operator's output tensor, with that tensor's quantisation."""
-        out = op.outputs[0]
+    def emit(self, op: Operator, ir_op: Op, inputs: tuple[int, ...], consts=None, out: int | None = None) -> int:
+        """Append an IR node computing the operator's output tensor (`out`, by default its first),
+        with that tensor's quantisation."""
+        out = op.outputs[0] if out is None else out
         layout = self.moved_read.get(op.index)
         if layout == (1, 0, 2):  # see feature_map: the op on the IR map, its output swapped too
             ir_op, consts = _transposed(ir_op), _transposed_weights(consts)
@@ -1251,6 +1264,9 @@ def _shape(imp: _Importer, op: Operator) -> None:
 
 def _strided_slice(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.StridedSliceOptions)
+    if not imp.is_const(imp.input(op, 0)):
+        _strided_slice_map(imp, op, options)
+        return
     value = imp.const(imp.input(op, 0), "sliced tensor")
     begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1) for i, name in
                            ((1, "begin"), (2, "end"), (3, "strides")))
@@ -1270,6 +1286,117 @@ def _strided_slice(imp: _Importer, op: Operator) -> None:
                                       None if options.EndMask() & 1 else stop:step]
 
 
+def _sliced_map(imp: _Importer, op: Operator, position: int = 0) -> tuple[int, tuple[int, ...]]:
+    """The IR tensor a slicing operator reads (its input at `position`) and its TFLite shape (batch
+    included), which must be the IR tensor's own (the slice's axes are the tensor's axes)."""
+    index = imp.input(op, position)
+    src = imp.source(index)
+    if imp.fmap_shape(index) != imp.graph.shape_of(src):
+        raise UserError(f"slices a tensor of shape {_dims(imp.shape(index))} that msfcnn holds as "
+                        f"{_dims(imp.graph.shape_of(src))}")
+    return src, imp.shape(index)
+
+
+def _const_axis(imp: _Importer, index: int, rank: int) -> int:
+    axis = imp.const(index, "axis").reshape(-1)
+    if axis.size != 1 or not -rank <= int(axis[0]) < rank:
+        raise UserError(f"bad axis {axis.tolist()} of a rank-{rank} tensor")
+    return int(axis[0]) % rank
+
+
+def _channel_parts(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...], axis: int,
+                   sizes: list[int]) -> None:
+    """SPLIT / SPLIT_V: output k is the `sizes[k]` channels after the previous outputs', a channel
+    slice of its own."""
+    if axis != len(shape) - 1:
+        raise UserError(f"split along axis {axis} of a rank-{len(shape)} tensor: only along the channels "
+                        "(the last axis) is supported")
+    if len(sizes) != len(op.outputs) or any(t < 0 for t in op.outputs):
+        raise UserError(f"{len(op.outputs)} outputs for {len(sizes)} parts")
+    begin = 0
+    for out, size in zip(op.outputs, sizes):
+        _channel_slice(imp, op, src, out, begin, size)
+        begin += size
+
+
+def _channel_slice(imp: _Importer, op: Operator, src: int, out: int, begin: int, channels: int) -> None:
+    """Output tensor `out` as channels [begin, begin + channels) of IR tensor `src`, made when it is
+    first read (see _Importer.pending_slices); its values are copied, so it must keep the input's
+    quantisation (the runtimes' kernels copy bytes too)."""
+    if imp.quant(out) != imp.graph.quant_of(src):
+        raise UserError(f"output tensor {out} is quantised differently from the input: the slice copies values")
+    if begin == 0 and channels == imp.graph.shape_of(src)[-1]:
+        imp.bind(out, src)  # the whole tensor: no copy
+        return
+    ChannelSlice(begin, channels)  # checks the range now, in the operator's name
+    imp.pending_slices[out] = (op, src, begin, channels)
+
+
+def _split(imp: _Importer, op: Operator) -> None:
+    """SPLIT (axis, tensor) into NumSplits equal parts."""
+    parts = imp.options(op, schema.SplitOptions).NumSplits()
+    src, shape = _sliced_map(imp, op, 1)
+    axis = _const_axis(imp, imp.input(op, 0), len(shape))
+    if parts < 1 or shape[axis] % parts:
+        raise UserError(f"{shape[axis]} channels do not split into {parts} equal parts")
+    _channel_parts(imp, op, src, shape, axis, [shape[axis] // parts] * parts)
+
+
+def _split_v(imp: _Importer, op: Operator) -> None:
+    """SPLIT_V (tensor, size_splits, axis): parts of the given sizes, one of them -1 (the rest)."""
+    src, shape = _sliced_map(imp, op)
+    axis = _const_axis(imp, imp.input(op, 2), len(shape))
+    sizes = [int(v) for v in imp.const(imp.input(op, 1), "size_splits").reshape(-1)]
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = shape[axis] - sum(sizes) - 1
+    if any(size < 1 for size in sizes) or sum(sizes) != shape[axis]:
+        raise UserError(f"split sizes {sizes} do not add up to the {shape[axis]} channels")
+    _channel_parts(imp, op, src, shape, axis, sizes)
+
+
+def _slice(imp: _Importer, op: Operator) -> None:
+    """SLICE (tensor, begin, size): size -1 runs to the axis' end."""
+    src, shape = _sliced_map(imp, op)
+    begin, size = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in ((1, "begin"), (2, "size")))
+    if not len(begin) == len(size) == len(shape):
+        raise UserError(f"begin {begin} and size {size} for a rank-{len(shape)} tensor")
+    ends = [dim if n == -1 else b + n for b, n, dim in zip(begin, size, shape)]
+    _slice_channels(imp, op, src, shape, list(zip(begin, ends)))
+
+
+def _strided_slice_map(imp: _Importer, op: Operator, options) -> None:
+    """STRIDED_SLICE of an activation tensor, with unit strides (bounds clamped as TFLite does)."""
+    src, shape = _sliced_map(imp, op)
+    begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in
+                           ((1, "begin"), (2, "end"), (3, "strides")))
+    if not len(begin) == len(end) == len(strides) == len(shape):
+        raise UserError(f"begin {begin}, end {end} and strides {strides} for a rank-{len(shape)} tensor")
+    if options.EllipsisMask() or options.NewAxisMask() or options.ShrinkAxisMask() or set(strides) != {1}:
+        raise UserError(f"strides {strides} and ellipsis / new-axis / shrink-axis masks: only unit strides "
+                        "without those masks are supported on a feature map")
+    ranges = []
+    for axis, (b, e, dim) in enumerate(zip(begin, end, shape)):
+        if options.Offset():
+            e += b
+        b = 0 if options.BeginMask() >> axis & 1 else min(max(b + dim if b < 0 else b, 0), dim)
+        e = dim if options.EndMask() >> axis & 1 else min(max(e + dim if e < 0 else e, 0), dim)
+        ranges.append((b, e))
+    _slice_channels(imp, op, src, shape, ranges)
+
+
+def _slice_channels(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...],
+                    ranges: list[tuple[int, int]]) -> None:
+    """A slice given as a [begin, end) per axis (batch included): only the last axis may be cut."""
+    cut = [axis for axis, ((b, e), dim) in enumerate(zip(ranges, shape)) if (b, e) != (0, dim)]
+    if any(axis != len(shape) - 1 for axis in cut):
+        raise UserError(f"slice {[list(r) for r in ranges]} of a tensor of shape {_dims(shape)}: only slices of the "
+                        "channels (the last axis) are supported")
+    b, e = ranges[-1]
+    if not 0 <= b < e <= shape[-1]:
+        raise UserError(f"channels [{b}, {e}) of {shape[-1]}: an empty or out-of-range slice")
+    _channel_slice(imp, op, src, op.outputs[0], b, e - b)
+
+
 def _pack(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.PackOptions)
     values = [imp.const(t, "packed value") for t in op.inputs]
@@ -1279,17 +1406,22 @@ def _pack(imp: _Importer, op: Operator) -> None:
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
 
 
-# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
-# msfcnn has, and the shape arithmetic folded at import.
-FOLDED_OPERATORS = frozenset({"SHAPE", "STRIDED_SLICE", "PACK"})
+# Shape arithmetic, folded at import (STRIDED_SLICE of a constant shape too: see SLICING_OPERATORS).
+FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
+# Channel slices (and STRIDED_SLICE of a constant shape, folded): the same copy for every type.
+SLICING_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE"})
+MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
 # The operators whose float32 kernels msfcnn has (the ONNX importer's): a float island's or a float32
 # model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
 FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}) | FOLDED_OPERATORS
+                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}
+                              ) | FOLDED_OPERATORS | SLICING_OPERATORS
+# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
+# msfcnn has, and the shape arithmetic folded at import.
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
+                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS | SLICING_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -1329,22 +1461,25 @@ CONVERTERS: dict[str, Converter] = {
     "DEQUANTIZE": _dequantize,
     # Shape arithmetic, folded into constants at import.
     "SHAPE": _shape,
-    "STRIDED_SLICE": _strided_slice,
+    "STRIDED_SLICE": _strided_slice,  # or a channel slice of a feature map
     "PACK": _pack,
+    "SPLIT": _split,
+    "SPLIT_V": _split_v,
+    "SLICE": _slice,
 }
 
 # uint8 models: the operators whose uint8 kernels in LiteRT were checked bit-exact with ours
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                   "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
+                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:
     def checked(imp: _Importer, op: Operator) -> None:
         if any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs):
             raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
-                            f"{', '.join(sorted(_UINT8_CHECKED - {'SHAPE', 'STRIDED_SLICE', 'PACK'}))})")
+                            f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
         convert(imp, op)
     return checked
 

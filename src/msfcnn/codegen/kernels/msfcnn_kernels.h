@@ -940,6 +940,12 @@ typedef struct {
     int32_t channels1, channels2;
 } msf_concat_params;
 
+/* A slice of the channels (SPLIT, SPLIT_V, SLICE, STRIDED_SLICE): channels [begin, begin + channels). */
+typedef struct {
+    int32_t begin, channels;
+} msf_channel_slice_params;
+typedef msf_channel_slice_params msf_channel_slice_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -1197,6 +1203,12 @@ void msf_concat_s8(const msf_concat_params *p, const msf_view *in1, const msf_vi
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_concat_f32(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_slice_s8(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
+                          int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_slice_s16(const msf_channel_slice_s16_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_slice_f32(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,

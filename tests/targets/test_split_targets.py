@@ -1,0 +1,20 @@
+"""Channel slices on an emulated Cortex-M4 (`fixtures/make_split_models.py`): the generated C of the
+least-RAM plan and of a random plan, bit-exact with the numpy executor on every output (which
+tests/integration/test_split_ops.py checks against LiteRT and TFLite Micro), in the predicted arena;
+the ShuffleNet-style block (int8) and a 16x8 map split into two heads (two outputs)."""
+
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.fused_cases import random_plan
+from support.paths import FIXTURES
+from msfcnn.fusion import solvers
+
+
+@pytest.mark.parametrize("name", ["split_shuffle", "split_i16"])
+def test_channel_slices_on_cortex_m4(name):
+    graph = cache.model(str(FIXTURES / "models" / f"{name}.tflite"))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, target="cortex-m4")
+    check_c(graph, random_plan(dag, 3), target="cortex-m4", seed=3)
