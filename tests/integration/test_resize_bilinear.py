@@ -1,0 +1,134 @@
+"""RESIZE_BILINEAR (`fixtures/make_resize_bilinear_models.py`): int8 maps resized under each flag
+combination (none, align_corners, half_pixel_centers) to many sizes, bit-exact with LiteRT (its
+optimized resolver) and TFLite Micro, the numpy executor unfused and under fused plans (arena ==
+prediction), the generated C on the host bit-exact with numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.fused_cases import random_plan
+from support.litert_oracle import run_jobs
+from support.micro_oracle import run_jobs as micro_jobs
+from support.paths import FIXTURES
+from msfcnn import pipeline
+from msfcnn.errors import UserError
+from msfcnn.executor import run_unfused, run_unfused_outputs
+from msfcnn.fused_executor import run_fused
+from msfcnn.fusion import solvers
+from msfcnn.ops.resize_bilinear import ResizeBilinear
+from msfcnn.schedule import schedule_plan
+from msfcnn.tensors import random_input
+
+MODELS = FIXTURES / "models"
+CHAINS = [MODELS / f"bilinear_{flags}.tflite" for flags in ("x2", "half_pixel", "align_corners")]
+SWEEP = MODELS / "bilinear_sweep.tflite"
+SEEDS = range(4)
+
+
+def _oracle_outputs(path, inputs, numerics: str, all_outputs: bool = False):
+    """Each input's outputs under LiteRT (`litert`) or TFLite Micro (`tflm`)."""
+    if numerics == "litert":
+        results = run_jobs([(path, inputs)])[0]
+        return results.all_outputs if all_outputs else results.outputs
+    return micro_jobs([(path, inputs)], "tflm", all_outputs=all_outputs)[0]
+
+
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+@pytest.mark.parametrize("path", CHAINS, ids=lambda p: p.stem)
+def test_chain_matches_the_oracle_unfused_and_fused(path, numerics):
+    """conv -> resize -> conv: the unfused run and fused plans (least RAM, random) equal the
+    oracle's output; a fused run touches exactly the predicted arena."""
+    graph = pipeline.load(str(path), numerics=numerics)
+    assert [n.op.kind for n in graph.nodes] == ["conv2d", "resize_bilinear", "conv2d"]
+    inputs = [random_input(graph, seed) for seed in SEEDS]
+    dag = cache.dag(graph)
+    plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in (1, 2)]
+    for x, want in zip(inputs, _oracle_outputs(path, inputs, numerics)):
+        want = np.asarray(want).reshape(-1)
+        np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want)
+        for blocks in plans:
+            run = run_fused(schedule_plan(graph, blocks), x)
+            np.testing.assert_array_equal(run.outputs[0].reshape(-1), want)
+            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+
+
+@pytest.mark.parametrize("path", CHAINS, ids=lambda p: p.stem)
+def test_chain_c_is_bit_exact(path):
+    graph = cache.model(str(path))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
+    check_c(graph, random_plan(dag, 1), seed=1)
+
+
+def _sweep_inputs(graph):
+    """Distinct-ish ramp values, extreme values (the sums' range) and a random map."""
+    ramp = (np.arange(7 * 11 * 2).reshape(1, 7, 11, 2) * 37 % 256 - 128).astype(np.int8)
+    extremes = np.where(np.arange(7 * 11 * 2).reshape(1, 7, 11, 2) % 3 == 0, -128, 127).astype(np.int8)
+    return [ramp, extremes, random_input(graph, 0), random_input(graph, 1)]
+
+
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_sweep_over_sizes_and_flags(numerics):
+    """A 7x11 map resized to 15 sizes (x2, x3, fractional, down to 1x1) under each flag
+    combination (45 outputs of one model): every output equal to the oracle's."""
+    graph = pipeline.load(str(SWEEP), numerics=numerics)
+    assert len(graph.output_tensors) == 45
+    inputs = _sweep_inputs(graph)
+    for x, want in zip(inputs, _oracle_outputs(SWEEP, inputs, numerics, all_outputs=True)):
+        for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
+            np.testing.assert_array_equal(got.reshape(-1), np.asarray(ref).reshape(-1))
+
+
+def _float_formula(x: np.ndarray, op: ResizeBilinear) -> np.ndarray:
+    """TFLite's float reference formula on the int8 values (float32 positions and weights, + 0.5,
+    truncated): what the interpreter's uint8 kernels do, not what its int8 kernel does."""
+    f32 = np.float32
+    positions = []
+    for n_in, n_out in zip(op.in_hw, op.size):
+        scale = f32(n_in - 1) / f32(n_out - 1) if op.align_corners and n_out > 1 else f32(n_in) / f32(n_out)
+        i = np.arange(n_out, dtype=f32)
+        at = (i + f32(0.5)) * scale - f32(0.5) if op.half_pixel_centers else i * scale
+        lo = np.maximum(np.floor(at), 0).astype(np.int64)
+        hi = np.minimum(np.ceil(at).astype(np.int64), n_in - 1)
+        positions.append((at - lo.astype(f32), lo, hi))
+    (fy, y0, y1), (fx, x0, x1) = positions
+    fy, fx, v = fy[:, None, None], fx[None, :, None], x.astype(f32)
+    total = (v[y0][:, x0] * (1 - fy) * (1 - fx) + v[y1][:, x0] * fy * (1 - fx)
+             + v[y0][:, x1] * (1 - fy) * fx + v[y1][:, x1] * fy * fx + f32(0.5))
+    return np.trunc(total).astype(np.int8)
+
+
+def test_a_float_formula_would_fail_the_sweep():
+    """The test can fail: the float formula (with its truncation) differs from LiteRT's int8
+    results on many values, which the fixed-point kernel matches."""
+    graph = cache.model(str(SWEEP))
+    inputs = _sweep_inputs(graph)
+    expected = run_jobs([(SWEEP, inputs)])[0].all_outputs
+    nodes = [n for n in graph.nodes if isinstance(n.op, ResizeBilinear)]
+    differing = 0
+    for x, want in zip(inputs, expected):
+        for node, ref in zip(nodes, want, strict=True):
+            differing += int(np.sum(_float_formula(x.reshape(7, 11, 2), node.op).reshape(-1)
+                                    != np.asarray(ref).reshape(-1)))
+    assert differing > 50
+
+
+def test_sweep_c_is_bit_exact_on_all_outputs():
+    graph = cache.model(str(SWEEP))
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks)
+
+
+def test_flags_are_read():
+    flags = {p.stem: next((n.op.align_corners, n.op.half_pixel_centers) for n in cache.model(str(p)).nodes
+                          if isinstance(n.op, ResizeBilinear)) for p in CHAINS}
+    assert flags == {"bilinear_x2": (False, False), "bilinear_half_pixel": (False, True),
+                     "bilinear_align_corners": (True, False)}
+
+
+def test_both_flags_are_refused():
+    with pytest.raises(UserError, match="both align_corners and half_pixel_centers"):
+        ResizeBilinear((4, 4), (8, 8), align_corners=True, half_pixel_centers=True)
