@@ -10,6 +10,7 @@ import pytest
 
 from support import cache
 from support.c_build import check_c
+from support.cli import run_cli
 from support.fused_cases import random_plan
 from support.litert_oracle import run_jobs
 from support.micro_oracle import run_jobs as micro_jobs
@@ -48,12 +49,18 @@ def test_chain_matches_the_oracle_unfused_and_fused(path, numerics):
     dag = cache.dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in (1, 2)]
     for x, want in zip(inputs, _oracle_outputs(path, inputs, numerics)):
-        want = np.asarray(want).reshape(-1)
-        np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want)
-        for blocks in plans:
-            run = run_fused(schedule_plan(graph, blocks), x)
-            np.testing.assert_array_equal(run.outputs[0].reshape(-1), want)
-            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+        _check_runs(graph, plans, x, want)
+
+
+def _check_runs(graph, plans, x, want) -> None:
+    """The unfused run and each plan's fused run of `x` give `want`; a fused run touches exactly
+    the predicted arena."""
+    want = np.asarray(want).reshape(-1)
+    np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want)
+    for blocks in plans:
+        run = run_fused(schedule_plan(graph, blocks), x)
+        np.testing.assert_array_equal(run.outputs[0].reshape(-1), want)
+        assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
 
 
 @pytest.mark.parametrize("path", CHAINS, ids=lambda p: p.stem)
@@ -132,3 +139,36 @@ def test_flags_are_read():
 def test_both_flags_are_refused():
     with pytest.raises(UserError, match="both align_corners and half_pixel_centers"):
         ResizeBilinear((4, 4), (8, 8), align_corners=True, half_pixel_centers=True)
+
+
+# ---- 16x8 (int16 activations) ------------------------------------------------------------------
+
+INT16_CHAIN = MODELS / "bilinear_i16_chain.tflite"
+
+
+def test_int16_chain_matches_litert_unfused_fused_and_in_c():
+    """Two int16 resizes (half_pixel_centers up, align_corners down and up) between 16x8 convs:
+    LiteRT's bytes over the whole int16 range, unfused and under fused plans; the C equal to numpy."""
+    graph = pipeline.load(str(INT16_CHAIN))
+    assert graph.dtype == "int16"
+    assert [n.op.kind for n in graph.nodes] == ["conv2d", "resize_bilinear", "resize_bilinear", "conv2d"]
+    rng = np.random.default_rng(0)
+    inputs = [rng.integers(-32768, 32768, size=graph.input_shape, dtype=np.int16) for _ in SEEDS]
+    run = run_jobs([(INT16_CHAIN, inputs)], layers=True)[0]
+    dag = cache.dag(graph)
+    plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
+    for x, want, layers in zip(inputs, run.outputs, run.layers):
+        # each resize alone on the interpreter's own input, so that its int16 arithmetic is pinned
+        for index in (1, 2):
+            node = graph.nodes[index]
+            ours = node.op.reference([layers[index - 1].reshape(graph.shape_of(index - 1))], graph.kernel_context(index))
+            np.testing.assert_array_equal(ours, layers[index].reshape(ours.shape))
+        _check_runs(graph, plans, x, want)
+    check_c(graph, plans[0], seed=0)
+
+
+def test_int16_under_tflm_is_refused_in_one_line(capsys):
+    """TFLite Micro has no int16 RESIZE_BILINEAR: nothing to be bit-exact with."""
+    code, _, err = run_cli(capsys, "run", str(INT16_CHAIN), "--numerics", "tflm")
+    assert code == 2
+    assert err.count("\n") == 1 and "TFLite Micro's kernel runs int8 and float32 only" in err

@@ -1293,7 +1293,7 @@ FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"
                                "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}) | FOLDED_OPERATORS
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS
+                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU", "RESIZE_BILINEAR"}) | FOLDED_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {

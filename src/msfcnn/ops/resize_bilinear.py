@@ -1,4 +1,5 @@
-"""RESIZE_BILINEAR of an int8 feature map to (out_h, out_w), as TFLite's integer kernel computes it.
+"""RESIZE_BILINEAR of an int8 (or int16) feature map to (out_h, out_w), as TFLite's integer kernel
+computes it.
 
 Both runtimes msfcnn follows run the same integer code for int8: LiteRT's optimized resolver hands
 int8 to the reference ResizeBilinearInteger (its vectorised paths are for uint8 and float only), and
@@ -15,6 +16,9 @@ fractional bits:
   rounded to the nearest integer with halves away from zero (TFLite's build without
   TFLITE_SINGLE_ROUNDING), never requantised: int8 in and out share one quantisation.
 
+16x8 models (int16 maps) get the same arithmetic: LiteRT runs ResizeBilinearInteger<int16_t> in both
+resolvers; TFLite Micro has no int16 kernel, so `--numerics tflm` refuses them (for_numerics).
+
 The (lo, hi, f) triples of every output row and column are computed once at compile time and kept
 as two int32 tables the C kernel (kernels/resize_bilinear.c) reads. An output row reads two input
 rows chosen by a table, not a sliding window, so like RESIZE_NEAREST_NEIGHBOR the op needs its whole
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import numerics as nx
 from ..errors import UserError
 from .base import KernelContext, Shape
 from .resize_nearest import Resize
@@ -80,11 +85,17 @@ class ResizeBilinear(Resize):
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         return 4 * int(np.prod(output))  # four weighted neighbours per output value
 
+    def for_numerics(self, ctx: KernelContext, shape: Shape) -> "ResizeBilinear":
+        if ctx.numerics == nx.TFLM and ctx.is_int16:
+            raise UserError("RESIZE_BILINEAR on int16 activations: TFLite Micro's kernel runs int8 and float32 only, "
+                            "so there are no tflm numerics to follow (use the default, litert)")
+        return self
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
-        if ctx.is_float or ctx.is_int16:
-            raise ValueError("RESIZE_BILINEAR runs int8 maps only")
+        if ctx.is_float:
+            raise ValueError("RESIZE_BILINEAR runs int8 and int16 maps only")
         if ctx.input_quant[0] != ctx.output_quant:
-            raise ValueError("int8 resize with an output quantised differently from its input")
+            raise ValueError("integer resize with an output quantised differently from its input")
         x = inputs[0].astype(np.int64)
         rows, cols = (t.astype(np.int64) for t in self.tables())
         wy = rows[:, 2][:, None, None]
@@ -93,7 +104,7 @@ class ResizeBilinear(Resize):
         for r, row_weight in ((rows[:, 0], ONE - wy), (rows[:, 1], wy)):
             for c, col_weight in ((cols[:, 0], ONE - wx), (cols[:, 1], wx)):
                 total = total + x[r][:, c] * (row_weight * col_weight)
-        return round_weighted_sum(total).astype(np.int8)
+        return round_weighted_sum(total).astype(ctx.qtype)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         rows, cols = self.tables()

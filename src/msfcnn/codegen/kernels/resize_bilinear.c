@@ -1,23 +1,56 @@
 /*
- * RESIZE_BILINEAR of an int8 map over an output region (src/msfcnn/ops/resize_bilinear.py), as
- * TFLite's integer kernel computes it. p->rows and p->cols hold a (lo, hi, weight) triple per
+ * RESIZE_BILINEAR of an int8 or int16 map over an output region (src/msfcnn/ops/resize_bilinear.py),
+ * as TFLite's integer kernel computes it. p->rows and p->cols hold a (lo, hi, weight) triple per
  * output row and column, made at compile time: the two input positions around the output one and
  * the weight of `hi` in 1/1024 units (`lo` weighs 1024 - weight). An output value is the sum of its
  * four neighbours times the products of their weights (units of 2^-20), rounded to the nearest
  * integer with halves away from zero; input and output share one quantisation.
  *
- * The sum fits in int32: a weight lies in [-512, 1536] and the two weights of an axis differ by
- * at most 2048 in absolute sum, so |sum| <= 128 * 2048 * 2048 < 2^31.
+ * A weight lies in [-512, 1536] and the two weights of an axis add up to at most 2048 in absolute
+ * value, so an int8 sum stays below 128 * 2048 * 2048 < 2^31 (int32); an int16 sum needs int64.
  */
 #include "msfcnn_kernels.h"
 
 #define MSF_BILINEAR_ONE 1024
-#define MSF_BILINEAR_HALF (1 << 19)
+#define MSF_BILINEAR_SHIFT 20
 
-/* The sum in 2^-20 units to the nearest integer, halves away from zero (C99 division truncates). */
-static int8_t msf_bilinear_round(int32_t sum)
+/* The four neighbours of one output pixel: element offsets into the input view (top left, top
+   right, bottom left, bottom right) and their weights. */
+typedef struct {
+    ptrdiff_t at[4];
+    int32_t weight[4];
+} msf_bilinear_pixel;
+
+static msf_bilinear_pixel msf_bilinear_neighbours(const msf_resize_bilinear_params *p, const msf_view *in,
+                                                  int32_t r, int32_t c)
 {
-    return (int8_t)((sum + (sum > 0 ? MSF_BILINEAR_HALF : -MSF_BILINEAR_HALF)) / (1 << 20));
+    const int32_t *row = p->rows + 3 * r, *col = p->cols + 3 * c;
+    const int32_t w_bottom = row[2], w_top = MSF_BILINEAR_ONE - row[2];
+    const int32_t w_right = col[2], w_left = MSF_BILINEAR_ONE - col[2];
+    msf_bilinear_pixel px;
+    px.at[0] = msf_offset(in, row[0], col[0], 0);
+    px.at[1] = msf_offset(in, row[0], col[1], 0);
+    px.at[2] = msf_offset(in, row[1], col[0], 0);
+    px.at[3] = msf_offset(in, row[1], col[1], 0);
+    px.weight[0] = w_top * w_left;
+    px.weight[1] = w_top * w_right;
+    px.weight[2] = w_bottom * w_left;
+    px.weight[3] = w_bottom * w_right;
+    return px;
+}
+
+/* A sum in 2^-20 units to the nearest integer, halves away from zero (C99 division truncates):
+   in int32 for int8 maps, in int64 for int16 ones. */
+static int32_t msf_bilinear_round(int32_t sum)
+{
+    const int32_t half = 1 << (MSF_BILINEAR_SHIFT - 1);
+    return (sum + (sum > 0 ? half : -half)) / (1 << MSF_BILINEAR_SHIFT);
+}
+
+static int64_t msf_bilinear_round_wide(int64_t sum)
+{
+    const int64_t half = (int64_t)1 << (MSF_BILINEAR_SHIFT - 1);
+    return (sum + (sum > 0 ? half : -half)) / ((int64_t)1 << MSF_BILINEAR_SHIFT);
 }
 
 void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
@@ -25,18 +58,34 @@ void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view 
 {
     int32_t r, c, ch;
     for (r = r0; r < r1; ++r) {
-        const int32_t *row = p->rows + 3 * r;
-        const int32_t w_bottom = row[2], w_top = MSF_BILINEAR_ONE - row[2];
         for (c = c0; c < c1; ++c) {
-            const int32_t *col = p->cols + 3 * c;
-            const int32_t w_right = col[2], w_left = MSF_BILINEAR_ONE - col[2];
-            const int32_t w_tl = w_top * w_left, w_tr = w_top * w_right;
-            const int32_t w_bl = w_bottom * w_left, w_br = w_bottom * w_right;
-            const int8_t *tl = msf_at_s8(in, row[0], col[0], 0), *tr = msf_at_s8(in, row[0], col[1], 0);
-            const int8_t *bl = msf_at_s8(in, row[1], col[0], 0), *br = msf_at_s8(in, row[1], col[1], 0);
+            const msf_bilinear_pixel px = msf_bilinear_neighbours(p, in, r, c);
+            const int8_t *tl = (const int8_t *)in->base + px.at[0], *tr = (const int8_t *)in->base + px.at[1];
+            const int8_t *bl = (const int8_t *)in->base + px.at[2], *br = (const int8_t *)in->base + px.at[3];
             int8_t *to = msf_at_s8(out, r, c, 0);
             for (ch = 0; ch < p->channels; ++ch) {
-                to[ch] = msf_bilinear_round(tl[ch] * w_tl + tr[ch] * w_tr + bl[ch] * w_bl + br[ch] * w_br);
+                const int32_t sum = tl[ch] * px.weight[0] + tr[ch] * px.weight[1] + bl[ch] * px.weight[2]
+                                    + br[ch] * px.weight[3];
+                to[ch] = (int8_t)msf_bilinear_round(sum);
+            }
+        }
+    }
+}
+
+void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch, k;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const msf_bilinear_pixel px = msf_bilinear_neighbours(p, in, r, c);
+            int16_t *to = (int16_t *)out->base + msf_offset(out, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                int64_t sum = 0;
+                for (k = 0; k < 4; ++k) {
+                    sum += (int64_t)((const int16_t *)in->base)[px.at[k] + ch] * px.weight[k];
+                }
+                to[ch] = (int16_t)msf_bilinear_round_wide(sum);
             }
         }
     }
