@@ -5,6 +5,8 @@ prediction), the generated C on the host bit-exact with numpy."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,7 @@ from msfcnn.executor import run_unfused, run_unfused_outputs
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
 from msfcnn.ops.resize_bilinear import ResizeBilinear
+from msfcnn.ops.resize_nearest import ResizeNearest
 from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
@@ -172,3 +175,43 @@ def test_int16_under_tflm_is_refused_in_one_line(capsys):
     code, _, err = run_cli(capsys, "run", str(INT16_CHAIN), "--numerics", "tflm")
     assert code == 2
     assert err.count("\n") == 1 and "TFLite Micro's kernel runs int8 and float32 only" in err
+
+
+# ---- ONNX Resize linear (float32) --------------------------------------------------------------
+
+ONNX_LINEAR = sorted(MODELS.glob("onnx_bilinear_*.onnx"))
+
+
+@pytest.mark.parametrize("path", ONNX_LINEAR, ids=lambda p: p.stem)
+def test_onnx_linear_resize_matches_onnxruntime_and_the_c(path):
+    """Conv -> Resize linear (pytorch_half_pixel x2, align_corners to 9x7, half_pixel down to 3x3,
+    asymmetric to 8x11) -> Relu -> Conv: the numpy executor within float32 rounding of
+    onnxruntime, unfused and fused; the float32 C within verify's tolerance of numpy."""
+    import onnxruntime as ort
+
+    assert len(ONNX_LINEAR) == 4
+    graph = cache.model(str(path))
+    assert [n.op.kind for n in graph.nodes] == ["conv2d", "resize_bilinear", "activation", "conv2d"]
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    dag = cache.dag(graph)
+    for seed in SEEDS:
+        x = random_input(graph, seed)
+        want = session.run(None, {"input": x})[0]
+        np.testing.assert_allclose(run_unfused(graph, x), want, rtol=1e-5, atol=1e-5)
+        fused = run_fused(schedule_plan(graph, random_plan(dag, seed)), x)
+        np.testing.assert_allclose(fused.outputs[0], want, rtol=1e-5, atol=1e-5)
+    check_c(graph, solvers.min_peak_ram(dag).blocks)
+
+
+def test_onnx_linear_resize_is_not_nearest():
+    """The test can fail: the same model read as a nearest resize is far from onnxruntime."""
+    import onnxruntime as ort
+
+    path = MODELS / "onnx_bilinear_pytorch_x2.onnx"
+    graph = pipeline.load(str(path))  # its own copy: a node is replaced below
+    x = random_input(graph, 0)
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+    resize = graph.nodes[1].op
+    nearest = ResizeNearest(resize.in_hw, resize.size)
+    graph.nodes[1] = replace(graph.nodes[1], op=nearest)
+    assert np.max(np.abs(run_unfused(graph, x) - want)) > 0.05

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
-from .base import KernelContext, Shape
+from .base import KernelContext, Shape, c_struct, require_feature_map
 from .resize_nearest import Resize
 
 ONE = 1 << 10  # the fixed-point unit of positions and weights
@@ -65,6 +65,18 @@ def axis_table(in_size: int, out_size: int, align_corners: bool, half_pixel_cent
     return np.stack([lo, hi, at - ONE * lo], axis=1).astype(np.int32)
 
 
+def float_axis(in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool):
+    """Float32 maps: TFLite's float formula (which ONNX's linear Resize shares up to rounding) along
+    one axis: ((out_size, 2) int32 (lo, hi) pairs, (out_size,) float32 weights of hi)."""
+    f32 = np.float32
+    scale = f32(in_size - 1) / f32(out_size - 1) if align_corners and out_size > 1 else f32(in_size) / f32(out_size)
+    i = np.arange(out_size, dtype=f32)
+    at = (i + f32(0.5)) * scale - f32(0.5) if half_pixel_centers else i * scale
+    lo = np.maximum(np.floor(at), 0).astype(np.int64)
+    hi = np.minimum(np.ceil(at).astype(np.int64), in_size - 1)
+    return np.stack([lo, hi], axis=1).astype(np.int32), (at - lo.astype(f32)).astype(f32)
+
+
 def round_weighted_sum(total: np.ndarray) -> np.ndarray:
     """A sum in units of 2^-20 to the nearest integer, halves away from zero (C division)."""
     return _c_div(total + np.where(total > 0, HALF_OUTPUT, -HALF_OUTPUT), 1 << 20)
@@ -91,9 +103,23 @@ class ResizeBilinear(Resize):
                             "so there are no tflm numerics to follow (use the default, litert)")
         return self
 
+    def float_tables(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """Float32 graphs (ONNX Resize linear): ((rows, row weights), (cols, col weights))."""
+        return tuple(float_axis(n_in, n_out, self.align_corners, self.half_pixel_centers)
+                     for n_in, n_out in zip(self.in_hw, self.size))
+
+    def _float_reference(self, x: np.ndarray) -> np.ndarray:
+        (rows, wy), (cols, wx) = self.float_tables()
+        wy, wx, one = wy[:, None, None], wx[None, :, None], np.float32(1)
+        total = np.zeros((*self.size, x.shape[2]), np.float32)
+        for r, row_weight in ((rows[:, 0], one - wy), (rows[:, 1], wy)):
+            for c, col_weight in ((cols[:, 0], one - wx), (cols[:, 1], wx)):
+                total += x[r][:, c].astype(np.float32) * (row_weight * col_weight)
+        return total
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         if ctx.is_float:
-            raise ValueError("RESIZE_BILINEAR runs int8 and int16 maps only")
+            return self._float_reference(inputs[0])
         if ctx.input_quant[0] != ctx.output_quant:
             raise ValueError("integer resize with an output quantised differently from its input")
         x = inputs[0].astype(np.int64)
@@ -107,5 +133,13 @@ class ResizeBilinear(Resize):
         return round_weighted_sum(total).astype(ctx.qtype)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        if ctx.is_float:  # the positions' (lo, hi) pairs and their float32 weights
+            (rows, wy), (cols, wx) = self.float_tables()
+            return {"rows": rows.reshape(-1), "cols": cols.reshape(-1), "row_weights": wy, "col_weights": wx}
         rows, cols = self.tables()
         return {"rows": rows.reshape(-1), "cols": cols.reshape(-1)}
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        _, _, c = require_feature_map(in_shapes[0], self.kind)
+        return c_struct({"channels": c, "rows": names["rows"], "cols": names["cols"],
+                         "row_weights": names.get("row_weights"), "col_weights": names.get("col_weights")})

@@ -1,6 +1,7 @@
 /*
  * RESIZE_BILINEAR of an int8 or int16 map over an output region (src/msfcnn/ops/resize_bilinear.py),
- * as TFLite's integer kernel computes it. p->rows and p->cols hold a (lo, hi, weight) triple per
+ * as TFLite's integer kernel computes it (float32 maps, from ONNX's linear Resize: the same four
+ * neighbours, weights in float32 from their own tables, at the end of this file). p->rows and p->cols hold a (lo, hi, weight) triple per
  * output row and column, made at compile time: the two input positions around the output one and
  * the weight of `hi` in 1/1024 units (`lo` weighs 1024 - weight). An output value is the sum of its
  * four neighbours times the products of their weights (units of 2^-20), rounded to the nearest
@@ -86,6 +87,33 @@ void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_
                     sum += (int64_t)((const int16_t *)in->base)[px.at[k] + ch] * px.weight[k];
                 }
                 to[ch] = (int16_t)msf_bilinear_round_wide(sum);
+            }
+        }
+    }
+}
+
+/* float32: p->rows and p->cols hold (lo, hi) pairs, p->row_weights and p->col_weights the weight
+   of hi; the four products summed in float32 in the numpy kernel's order. */
+void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        const int32_t *row = p->rows + 2 * r;
+        const float w_bottom = p->row_weights[r], w_top = 1.0f - w_bottom;
+        for (c = c0; c < c1; ++c) {
+            const int32_t *col = p->cols + 2 * c;
+            const float w_right = p->col_weights[c], w_left = 1.0f - w_right;
+            const float w_tl = w_top * w_left, w_tr = w_top * w_right, w_bl = w_bottom * w_left, w_br = w_bottom * w_right;
+            const float *tl = msf_at_f32(in, row[0], col[0], 0), *tr = msf_at_f32(in, row[0], col[1], 0);
+            const float *bl = msf_at_f32(in, row[1], col[0], 0), *br = msf_at_f32(in, row[1], col[1], 0);
+            float *to = msf_at_f32(out, r, c, 0);
+            for (ch = 0; ch < p->channels; ++ch) {
+                float sum = tl[ch] * w_tl;
+                sum += tr[ch] * w_tr;
+                sum += bl[ch] * w_bl;
+                sum += br[ch] * w_br;
+                to[ch] = sum;
             }
         }
     }
