@@ -19,7 +19,7 @@ from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
 from msfcnn import pipeline
 from msfcnn.errors import UserError
-from msfcnn.executor import run_unfused, run_unfused_outputs
+from msfcnn.executor import from_int8, run_unfused, run_unfused_outputs, to_int8
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
 from msfcnn.ops.resize_bilinear import ResizeBilinear
@@ -215,3 +215,43 @@ def test_onnx_linear_resize_is_not_nearest():
     nearest = ResizeNearest(resize.in_hw, resize.size)
     graph.nodes[1] = replace(graph.nodes[1], op=nearest)
     assert np.max(np.abs(run_unfused(graph, x) - want)) > 0.05
+
+
+# ---- uint8 models --------------------------------------------------------------------------------
+
+U8_CHAIN, U8_SWEEP = MODELS / "u8_bilinear_chain.tflite", MODELS / "u8_bilinear_sweep.tflite"
+
+
+def _u8_inputs(shape) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    ramp = (np.arange(int(np.prod(shape))).reshape(shape) * 37 % 256).astype(np.uint8)
+    return [ramp] + [rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(3)]
+
+
+def test_uint8_sweep_matches_litert():
+    """LiteRT's uint8 kernel (TFLite's float formula, + 0.5, truncated; 48 resizes, x8 with
+    half_pixel_centers on 16 channels among them) on every output."""
+    graph = pipeline.load(str(U8_SWEEP))
+    assert all(n.op.uint8 for n in graph.nodes) and len(graph.output_tensors) == 48
+    inputs = _u8_inputs((1, 7, 11, 16))
+    fixed_point_misses = 0  # the int8 kernel's fixed-point arithmetic on the same values
+    for x, want in zip(inputs, run_jobs([(U8_SWEEP, inputs)])[0].all_outputs):
+        for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):  # uint8 in and out
+            np.testing.assert_array_equal(got.reshape(-1), np.asarray(ref).reshape(-1))
+        x8 = to_int8(x).reshape(7, 11, 16)
+        for index, (node, ref) in enumerate(zip(graph.nodes, want)):
+            fixed = replace(node.op, uint8=False).reference([x8], graph.kernel_context(index))
+            fixed_point_misses += int(np.sum(from_int8(fixed).reshape(-1) != np.asarray(ref).reshape(-1)))
+    assert fixed_point_misses > 100  # so the float formula is what this test pins down
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks)
+
+
+def test_uint8_chain_matches_litert_unfused_fused_and_in_c():
+    graph = pipeline.load(str(U8_CHAIN))
+    assert graph.uint8_input and [n.op.kind for n in graph.nodes] == ["conv2d", "resize_bilinear", "conv2d"]
+    inputs = _u8_inputs((1, 5, 4, 3))
+    dag = cache.dag(graph)
+    plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
+    for x, want in zip(inputs, run_jobs([(U8_CHAIN, inputs)])[0].outputs):  # uint8 in and out
+        _check_runs(graph, plans, x, want)
+    check_c(graph, plans[1], seed=1)

@@ -952,7 +952,10 @@ def _resize(op_class, options_class) -> Converter:
         half_pixel = bool(options and options.HalfPixelCenters())
         if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
             raise UserError("output quantised differently from the input: the int8 resize kernels do not requantise")
-        imp.emit(op, op_class((h, w), (int(size[0]), int(size[1])), align, half_pixel), (src,))
+        resize = op_class((h, w), (int(size[0]), int(size[1])), align, half_pixel)
+        if imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8:  # (only RESIZE_BILINEAR gets here)
+            resize = replace(resize, uint8=True)
+        imp.emit(op, resize, (src,))
     return convert
 
 
@@ -1342,7 +1345,7 @@ CONVERTERS: dict[str, Converter] = {
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                   "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU"}
+                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "RESIZE_BILINEAR"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:

@@ -16,6 +16,10 @@ fractional bits:
   rounded to the nearest integer with halves away from zero (TFLite's build without
   TFLITE_SINGLE_ROUNDING), never requantised: int8 in and out share one quantisation.
 
+uint8 models take LiteRT's uint8 kernel instead (`uint8`): TFLite's float formula (float32 positions
+and weights, the four products summed in float32) on the uint8 values, plus 0.5, truncated; the
+same tables as float32 maps (`float_tables`), in the same order in the C. TFLite Micro has no uint8.
+
 16x8 models (int16 maps) get the same arithmetic: LiteRT runs ResizeBilinearInteger<int16_t> in both
 resolvers; TFLite Micro has no int16 kernel, so `--numerics tflm` refuses them (for_numerics).
 
@@ -88,6 +92,9 @@ class ResizeBilinear(Resize):
     c_kernel = "msf_resize_bilinear"
     operator = "RESIZE_BILINEAR"
     mode = "bilinear"
+    # A uint8 model's resize (on the int8 form of its values): LiteRT's uint8 kernel, which runs
+    # TFLite's float formula on the uint8 values (q + 128), adds 0.5 and truncates.
+    uint8: bool = False
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cols): the (lo, hi, weight) triple of each output row, then of each output column."""
@@ -122,6 +129,9 @@ class ResizeBilinear(Resize):
             return self._float_reference(inputs[0])
         if ctx.input_quant[0] != ctx.output_quant:
             raise ValueError("integer resize with an output quantised differently from its input")
+        if self.uint8:  # float32 sum of the uint8 values, + 0.5, truncated (the sum is >= 0)
+            total = self._float_reference(inputs[0].astype(np.float32) + np.float32(128)) + np.float32(0.5)
+            return (np.trunc(total).astype(np.int64) - 128).astype(np.int8)
         x = inputs[0].astype(np.int64)
         rows, cols = (t.astype(np.int64) for t in self.tables())
         wy = rows[:, 2][:, None, None]
@@ -133,7 +143,7 @@ class ResizeBilinear(Resize):
         return round_weighted_sum(total).astype(ctx.qtype)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
-        if ctx.is_float:  # the positions' (lo, hi) pairs and their float32 weights
+        if ctx.is_float or self.uint8:  # the positions' (lo, hi) pairs and their float32 weights
             (rows, wy), (cols, wx) = self.float_tables()
             return {"rows": rows.reshape(-1), "cols": cols.reshape(-1), "row_weights": wy, "col_weights": wx}
         rows, cols = self.tables()

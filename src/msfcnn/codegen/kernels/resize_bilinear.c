@@ -54,10 +54,17 @@ static int64_t msf_bilinear_round_wide(int64_t sum)
     return (sum + (sum > 0 ? half : -half)) / ((int64_t)1 << MSF_BILINEAR_SHIFT);
 }
 
+static void msf_resize_bilinear_float(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                                      int32_t r0, int32_t r1, int32_t c0, int32_t c1, int uint8);
+
 void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     int32_t r, c, ch;
+    if (p->row_weights != NULL) {  /* a uint8 model's: TFLite's float formula */
+        msf_resize_bilinear_float(p, in, out, r0, r1, c0, c1, 1);
+        return;
+    }
     for (r = r0; r < r1; ++r) {
         for (c = c0; c < c1; ++c) {
             const msf_bilinear_pixel px = msf_bilinear_neighbours(p, in, r, c);
@@ -92,29 +99,68 @@ void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_
     }
 }
 
-/* float32: p->rows and p->cols hold (lo, hi) pairs, p->row_weights and p->col_weights the weight
-   of hi; the four products summed in float32 in the numpy kernel's order. */
-void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+/* float32 maps and uint8 models: p->rows and p->cols hold (lo, hi) pairs, p->row_weights and
+   p->col_weights the float32 weight of hi. The four neighbours of output pixel (r, c) as offsets
+   into `in`, and the products of their weights, as TFLite's float formula forms them. */
+static msf_bilinear_pixel msf_bilinear_float_neighbours(const msf_resize_bilinear_params *p, const msf_view *in,
+                                                        int32_t r, int32_t c, float weight[4])
 {
-    int32_t r, c, ch;
+    const int32_t *row = p->rows + 2 * r, *col = p->cols + 2 * c;
+    const float w_bottom = p->row_weights[r], w_top = 1.0f - w_bottom;
+    const float w_right = p->col_weights[c], w_left = 1.0f - w_right;
+    msf_bilinear_pixel px;
+    px.at[0] = msf_offset(in, row[0], col[0], 0);
+    px.at[1] = msf_offset(in, row[0], col[1], 0);
+    px.at[2] = msf_offset(in, row[1], col[0], 0);
+    px.at[3] = msf_offset(in, row[1], col[1], 0);
+    weight[0] = w_top * w_left;
+    weight[1] = w_top * w_right;
+    weight[2] = w_bottom * w_left;
+    weight[3] = w_bottom * w_right;
+    return px;
+}
+
+/* The four products summed in float32 from the top left, in the numpy kernel's order (one
+   statement each: no contraction into fused multiply-adds under -std=c99). */
+static float msf_bilinear_float_sum(const float value[4], const float weight[4])
+{
+    float sum = value[0] * weight[0];
+    sum += value[1] * weight[1];
+    sum += value[2] * weight[2];
+    sum += value[3] * weight[3];
+    return sum;
+}
+
+/* The float formula over an output region: on float32 maps, or (uint8) on a uint8 model's int8
+   values, where LiteRT's uint8 kernel sums the uint8 values (q + 128) in float32, adds 0.5 and
+   truncates (the sum is >= 0). */
+static void msf_resize_bilinear_float(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                                      int32_t r0, int32_t r1, int32_t c0, int32_t c1, int uint8)
+{
+    int32_t r, c, ch, k;
+    float weight[4], value[4];
     for (r = r0; r < r1; ++r) {
-        const int32_t *row = p->rows + 2 * r;
-        const float w_bottom = p->row_weights[r], w_top = 1.0f - w_bottom;
         for (c = c0; c < c1; ++c) {
-            const int32_t *col = p->cols + 2 * c;
-            const float w_right = p->col_weights[c], w_left = 1.0f - w_right;
-            const float w_tl = w_top * w_left, w_tr = w_top * w_right, w_bl = w_bottom * w_left, w_br = w_bottom * w_right;
-            const float *tl = msf_at_f32(in, row[0], col[0], 0), *tr = msf_at_f32(in, row[0], col[1], 0);
-            const float *bl = msf_at_f32(in, row[1], col[0], 0), *br = msf_at_f32(in, row[1], col[1], 0);
-            float *to = msf_at_f32(out, r, c, 0);
+            const msf_bilinear_pixel px = msf_bilinear_float_neighbours(p, in, r, c, weight);
+            const ptrdiff_t to = msf_offset(out, r, c, 0);
             for (ch = 0; ch < p->channels; ++ch) {
-                float sum = tl[ch] * w_tl;
-                sum += tr[ch] * w_tr;
-                sum += bl[ch] * w_bl;
-                sum += br[ch] * w_br;
-                to[ch] = sum;
+                for (k = 0; k < 4; ++k) {
+                    value[k] = uint8 ? (float)(((const int8_t *)in->base)[px.at[k] + ch] + 128)
+                                     : ((const float *)in->base)[px.at[k] + ch];
+                }
+                if (uint8) {
+                    ((int8_t *)out->base)[to + ch] =
+                        (int8_t)((int32_t)(msf_bilinear_float_sum(value, weight) + 0.5f) - 128);
+                } else {
+                    ((float *)out->base)[to + ch] = msf_bilinear_float_sum(value, weight);
+                }
             }
         }
     }
+}
+
+void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    msf_resize_bilinear_float(p, in, out, r0, r1, c0, c1, 0);
 }
