@@ -593,8 +593,10 @@ def test_c_array_literal_is_exact_for_float32():
 
 # ---- the fixtures' real nodes ----------------------------------------------------------------
 
-# Fixtures of operators TFLite Micro has no kernel for (fixtures/make_activation_models.py).
-NOT_IN_TFLM = ("act_relu_n1_to_1", "act_relu_0_to_1", "act_sweep_relu_n1_to_1", "act_sweep_relu_0_to_1")
+# Fixtures of operators TFLite Micro has no kernel for (fixtures/make_activation_models.py), or
+# none for their type (int16 RESIZE_BILINEAR, fixtures/make_resize_bilinear_models.py).
+NOT_IN_TFLM = ("act_relu_n1_to_1", "act_relu_0_to_1", "act_sweep_relu_n1_to_1", "act_sweep_relu_0_to_1",
+               "bilinear_i16_chain")
 TFLITE = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("*.tflite")
                 if not p.name.startswith("unsupported_"))
 ONNX = sorted((FIXTURES / "models").glob("*.onnx"))

@@ -191,7 +191,8 @@ def test_onnx_nearest_upsampling_matches_onnxruntime_and_the_c():
 
 @pytest.mark.parametrize("attrs, message", [
     ({"coordinate_transformation_mode": "half_pixel", "nearest_mode": "floor"}, "only nearest, asymmetric, floor"),
-    ({"mode": "linear"}, "only nearest, asymmetric, floor"),
+    ({"mode": "cubic"}, "only nearest, asymmetric, floor"),
+    ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, "is not supported (supported: asymmetric"),
 ])
 def test_onnx_resize_modes_other_than_pytorch_nearest_are_refused(tmp_path, capsys, attrs, message):
     import onnx

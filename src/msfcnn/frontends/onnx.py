@@ -41,6 +41,7 @@ from ..ops.hard_swish import HardSwish
 from ..ops.logistic import Logistic
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
+from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
 
@@ -992,18 +993,45 @@ def _pad(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], imp.emit(Pad((pads[2], pads[3], pads[6], pads[7])), (x.index,)))
 
 
+# ONNX's coordinate transformations of a linear Resize as TFLite's flags (align_corners,
+# half_pixel_centers): the same source positions (pytorch_half_pixel is half_pixel when no axis
+# shrinks to one position).
+_LINEAR_TRANSFORMS = {"asymmetric": (False, False), "align_corners": (True, False), "half_pixel": (False, True),
+                      "pytorch_half_pixel": (False, True)}
+
+
 def _resize(imp: _Importer, node, attrs) -> None:
     """Nearest-neighbour upsampling of H and W by whole factors (PyTorch's nn.Upsample(scale_factor=k,
     mode="nearest"): coordinate_transformation_mode asymmetric, nearest_mode floor): output
     position i reads input position i // k, which is TFLite's rule without flags for these sizes
-    (checked), so it imports as that resize. Other modes and fractional factors are refused."""
+    (checked), so it imports as that resize. Linear resizes of H and W to any size (PyTorch's
+    bilinear interpolate, either align_corners) import as RESIZE_BILINEAR's float32 kernel. Other
+    modes are refused."""
     x, (h, w, c) = imp.feature_map(node.input[0])
     mode = attrs.get("mode", "nearest")
     transform = attrs.get("coordinate_transformation_mode", "asymmetric" if imp.opset < 11 else "half_pixel")
+    out = _resize_size(imp, node, (h, w, c))
+    if mode == "linear":
+        _resize_linear(imp, node, attrs, x, (h, w), out[2:], transform)
+        return
     rounding = attrs.get("nearest_mode", "floor" if imp.opset < 11 else "round_prefer_floor")
     if (mode, transform, rounding) != ("nearest", "asymmetric", "floor"):
         raise UserError(f"Resize mode {mode!r}, coordinate_transformation_mode {transform!r}, nearest_mode "
-                        f"{rounding!r}: only nearest, asymmetric, floor (PyTorch's nearest upsampling) is supported")
+                        f"{rounding!r}: only nearest, asymmetric, floor (PyTorch's nearest upsampling) or linear "
+                        "is supported")
+    if out[2] % h or out[3] % w:
+        raise UserError(f"Resize of 1x{c}x{h}x{w} to {'x'.join(map(str, out))}: only whole upsampling factors of H "
+                        "and W are supported")
+    op = ResizeNearest((h, w), (out[2], out[3]))
+    exact = [np.arange(n_out) // (n_out // n_in) for n_in, n_out in zip((h, w), op.size)]
+    if any(not np.array_equal(table, want) for table, want in zip(op.tables(), exact)):
+        raise UserError(f"Resize of {h}x{w} to {op.size[0]}x{op.size[1]}: not exactly representable")
+    imp.bind(node.output[0], imp.emit(op, (x.index,)))
+
+
+def _resize_size(imp: _Importer, node, hwc) -> tuple[int, ...]:
+    """The output's (N, C, H, W) from a Resize's sizes or scales (only H and W may change)."""
+    h, w, c = hwc
     scales = imp.const(node, 1 if imp.opset < 11 else 2, "scales", optional=True)
     sizes = imp.const(node, 3, "sizes", optional=True) if imp.opset >= 11 else None
     if sizes is not None and sizes.size:
@@ -1014,13 +1042,20 @@ def _resize(imp: _Importer, node, attrs) -> None:
             raise UserError(f"Resize scales {scales.tolist()}: only H and W may change")
     else:
         raise UserError("Resize needs 4 scales or 4 sizes (N, C, H, W)")
-    if len(out) != 4 or out[:2] != (1, c) or out[2] % h or out[3] % w:
-        raise UserError(f"Resize of 1x{c}x{h}x{w} to {'x'.join(map(str, out))}: only whole upsampling factors of H "
-                        "and W are supported")
-    op = ResizeNearest((h, w), (out[2], out[3]))
-    exact = [np.arange(n_out) // (n_out // n_in) for n_in, n_out in zip((h, w), op.size)]
-    if any(not np.array_equal(table, want) for table, want in zip(op.tables(), exact)):
-        raise UserError(f"Resize of {h}x{w} to {op.size[0]}x{op.size[1]}: not exactly representable")
+    if len(out) != 4 or out[:2] != (1, c) or min(out[2:]) <= 0:
+        raise UserError(f"Resize of 1x{c}x{h}x{w} to {'x'.join(map(str, out))}: only H and W may change")
+    return out
+
+
+def _resize_linear(imp: _Importer, node, attrs, x, in_hw, out_hw, transform: str) -> None:
+    """A linear Resize of H and W: TFLite's float RESIZE_BILINEAR with the matching flags."""
+    if transform not in _LINEAR_TRANSFORMS or (transform == "pytorch_half_pixel" and min(out_hw) == 1):
+        raise UserError(f"linear Resize with coordinate_transformation_mode {transform!r} is not supported "
+                        f"(supported: {', '.join(_LINEAR_TRANSFORMS)}, the last to sizes above 1)")
+    if _int(attrs, "antialias", 0) or _int(attrs, "exclude_outside", 0):
+        raise UserError("linear Resize with antialias or exclude_outside is not supported")
+    align, half_pixel = _LINEAR_TRANSFORMS[transform]
+    op = ResizeBilinear(tuple(in_hw), tuple(out_hw), align, half_pixel)
     imp.bind(node.output[0], imp.emit(op, (x.index,)))
 
 

@@ -52,6 +52,7 @@ from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
 from ..ops.requantize import Requantize
+from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
@@ -948,21 +949,27 @@ def _reduce_max(imp: _Importer, op: Operator) -> None:
         imp.emit(op, Reshape((c,)), (pooled,))
 
 
-def _resize_nearest(imp: _Importer, op: Operator) -> None:
-    """To the constant size operand (out_h, out_w); values are copied, so int8 in and out must
-    share one quantisation (the interpreter's int8 kernel copies them without requantising)."""
-    src, (h, w, _) = imp.feature_map(op)
-    size = imp.const(imp.input(op, 1), "size").reshape(-1)
-    if size.shape != (2,) or size.dtype == np.int8:
-        raise UserError(f"expected an int32 size of 2 values, got {size.dtype} {_dims(size.shape)}")
-    table = op.raw.BuiltinOptions()
-    options = imp.options(op, schema.ResizeNearestNeighborOptions) if table is not None else None
-    align = bool(options and options.AlignCorners())
-    half_pixel = bool(options and options.HalfPixelCenters())
-    if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
-        raise UserError("output quantised differently from the input: the int8 kernel only copies values")
-    resize = ResizeNearest((h, w), (int(size[0]), int(size[1])), align, half_pixel)
-    imp.emit(op, resize, (src,))
+def _resize(op_class, options_class) -> Converter:
+    """RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR to the constant size operand (out_h, out_w), with
+    the operator's align_corners and half_pixel_centers flags. Neither int8 kernel requantises
+    (nearest copies values, bilinear mixes them in fixed point), so int8 in and out must share one
+    quantisation."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        src, (h, w, _) = imp.feature_map(op)
+        size = imp.const(imp.input(op, 1), "size").reshape(-1)
+        if size.shape != (2,) or size.dtype == np.int8:
+            raise UserError(f"expected an int32 size of 2 values, got {size.dtype} {_dims(size.shape)}")
+        table = op.raw.BuiltinOptions()
+        options = imp.options(op, options_class) if table is not None else None
+        align = bool(options and options.AlignCorners())
+        half_pixel = bool(options and options.HalfPixelCenters())
+        if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+            raise UserError("output quantised differently from the input: the int8 resize kernels do not requantise")
+        resize = op_class((h, w), (int(size[0]), int(size[1])), align, half_pixel)
+        if imp.type_of(imp.input(op, 0)) == schema.TensorType.UINT8:  # (only RESIZE_BILINEAR gets here)
+            resize = replace(resize, uint8=True)
+        imp.emit(op, resize, (src,))
+    return convert
 
 
 def _transpose(imp: _Importer, op: Operator) -> None:
@@ -1421,7 +1428,7 @@ FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"
 # msfcnn has, and the shape arithmetic folded at import.
 INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
                              "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}) | FOLDED_OPERATORS | SLICING_OPERATORS
+                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU", "RESIZE_BILINEAR"}) | FOLDED_OPERATORS | SLICING_OPERATORS
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -1449,7 +1456,8 @@ CONVERTERS: dict[str, Converter] = {
     "REDUCE_MAX": _reduce_max,
     "SOFTMAX": _softmax,
     "TRANSPOSE": _transpose,
-    "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
+    "RESIZE_NEAREST_NEIGHBOR": _resize(ResizeNearest, schema.ResizeNearestNeighborOptions),
+    "RESIZE_BILINEAR": _resize(ResizeBilinear, schema.ResizeBilinearOptions),
     "RESHAPE": _reshape,
     "SQUEEZE": _squeeze,
     "EXPAND_DIMS": _expand_dims,
@@ -1472,7 +1480,7 @@ CONVERTERS: dict[str, Converter] = {
 # (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
 _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
                   "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE"}
+                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE", "RESIZE_BILINEAR"}
 
 
 def _int8_only(name: str, convert: Converter) -> Converter:

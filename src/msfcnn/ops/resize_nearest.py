@@ -6,11 +6,13 @@ The source index of each output position follows TFLite's reference rule (its `a
 `half_pixel_centers` flags), computed once in float32 as the interpreter does and kept as two
 int32 tables that the C kernel (kernels/resize_nearest.c) reads: no float arithmetic on the board.
 An output row reads one input row chosen by a table, not a sliding window, so the op needs its
-whole input and never fuses."""
+whole input and never fuses. `Resize` holds what it shares with RESIZE_BILINEAR
+(ops/resize_bilinear.py): sizes, flags, their checks, the tables' C parameters."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -41,10 +43,12 @@ def nearest_indices(in_size: int, out_size: int, align_corners: bool, half_pixel
 
 
 @dataclass(frozen=True)
-class ResizeNearest(Op, pattern=Pattern.OPAQUE):
-    kind = "resize_nearest"
-    c_kernel = "msf_resize_nearest"
-    in_hw: tuple[int, int]  # the input's (H, W): the index tables depend on it
+class Resize(Op, pattern=Pattern.OPAQUE):
+    """What the TFLite resize operators share: the input and output sizes, the two flags, their
+    checks, and C parameters of per-row and per-column tables (`tables`, `c_consts`)."""
+    operator: ClassVar[str]  # the TFLite operator, for messages
+    mode: ClassVar[str]  # "nearest" or "bilinear", for describe()
+    in_hw: tuple[int, int]  # the input's (H, W): the tables depend on it
     size: tuple[int, int]  # (out_h, out_w)
     align_corners: bool = False
     half_pixel_centers: bool = False
@@ -53,19 +57,35 @@ class ResizeNearest(Op, pattern=Pattern.OPAQUE):
         if min(self.size) <= 0:
             raise UserError(f"bad resize size {list(self.size)}: must be positive")
         if self.align_corners and self.half_pixel_centers:
-            # TFLite's converter never writes both, and TensorFlow refuses the pair.
-            raise UserError("RESIZE_NEAREST_NEIGHBOR with both align_corners and half_pixel_centers is not supported")
+            # TFLite's converter never writes both, and TensorFlow and the interpreters refuse the pair.
+            raise UserError(f"{self.operator} with both align_corners and half_pixel_centers is not supported")
+        self.tables()  # refuses the sizes whose tables cannot be made
 
     def describe(self) -> str:
         flags = "".join((" align_corners" if self.align_corners else "",
                          " half_pixel" if self.half_pixel_centers else ""))
-        return f"resize nearest {self.size[0]}x{self.size[1]}{flags}"
+        return f"resize {self.mode} {self.size[0]}x{self.size[1]}{flags}"
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         h, w, c = require_feature_map(inputs[0], self.kind)
         if (h, w) != tuple(self.in_hw):
             raise UserError(f"resize built for a {self.in_hw[0]}x{self.in_hw[1]} input reads {h}x{w}")
         return (*self.size, c)
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        _, _, c = require_feature_map(in_shapes[0], self.kind)
+        return c_struct({"channels": c, "rows": names["rows"], "cols": names["cols"]})
+
+
+@dataclass(frozen=True)
+class ResizeNearest(Resize):
+    kind = "resize_nearest"
+    c_kernel = "msf_resize_nearest"
+    operator = "RESIZE_NEAREST_NEIGHBOR"
+    mode = "nearest"
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         return 0
@@ -85,7 +105,3 @@ class ResizeNearest(Op, pattern=Pattern.OPAQUE):
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         rows, cols = self.tables()
         return {"rows": rows, "cols": cols}
-
-    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
-        _, _, c = require_feature_map(in_shapes[0], self.kind)
-        return c_struct({"channels": c, "rows": names["rows"], "cols": names["cols"]})

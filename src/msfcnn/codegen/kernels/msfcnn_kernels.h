@@ -1031,6 +1031,17 @@ typedef struct {
     const int32_t *rows, *cols;
 } msf_resize_nearest_params;
 
+/* RESIZE_BILINEAR. int8, int16: rows and cols hold a (lo, hi, weight of hi in 1/1024) triple per
+   output row and column (3 * out_h and 3 * out_w entries, TFLite's fixed-point positions), and the
+   float weights are NULL. float32: rows and cols hold (lo, hi) pairs, row_weights and col_weights
+   the weight of hi per output row and column. */
+typedef struct {
+    int32_t channels;
+    const int32_t *rows, *cols;
+    const float *row_weights, *col_weights;
+} msf_resize_bilinear_params;
+typedef msf_resize_bilinear_params msf_resize_bilinear_s16_params;
+
 /* FULLY_CONNECTED. weights (units, in_features), in_features = in_h * in_w * in_c, the input
    flattened row-major over (H, W, C) as TFLite flattens NHWC. mult/shift hold units entries if
    per_channel, else one. */
@@ -1175,6 +1186,12 @@ void msf_resize_nearest_s8(const msf_resize_nearest_params *p, const msf_view *i
                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_resize_nearest_f32(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
+                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 
 /* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
 void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
