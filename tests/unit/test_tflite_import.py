@@ -63,7 +63,9 @@ SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_d
            "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
            "fi_quantize_ties",  # an ADD of a constant
            # a SPLIT's parts, each made where it is first read (tests/integration/test_split_ops.py)
-           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float"}
+           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float",
+           # a channel shuffle's RESHAPE, TRANSPOSE, RESHAPE as one gather (tests/integration/test_shuffle_ops.py)
+           "shuffle_unit", "shuffle_groups3", "shuffle_float"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -313,6 +315,8 @@ UNSUPPORTED = {
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
     "unsupported_max_scales": "operator 1 \\(MAXIMUM\\): inputs and output quantised differently",
     "unsupported_squeeze_channels": "operator 0 \\(SQUEEZE\\): squeeze dimensions \\[3\\] of 1x1x4x3: only axes of size 1",
+    "unsupported_shuffle_rows": "operator 3 \\(RESHAPE\\): tensor 6 \\(6x6x4x2\\) is a transposed map that only a MEAN may "
+                                "read \\(a channel shuffle's TRANSPOSE may move only the channel axes\\)",
 }
 
 

@@ -946,6 +946,13 @@ typedef struct {
 } msf_channel_slice_params;
 typedef msf_channel_slice_params msf_channel_slice_s16_params;  /* 16x8 graphs: the same copy of int16 values */
 
+/* A gather of the channels (ShuffleNet's channel shuffle): output channel k is input channel indices[k]. */
+typedef struct {
+    int32_t channels;
+    const int32_t *indices;
+} msf_channel_gather_params;
+typedef msf_channel_gather_params msf_channel_gather_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -1209,6 +1216,12 @@ void msf_channel_slice_s16(const msf_channel_slice_s16_params *p, const msf_view
                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_channel_slice_f32(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_s8(const msf_channel_gather_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_s16(const msf_channel_gather_s16_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_f32(const msf_channel_gather_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,

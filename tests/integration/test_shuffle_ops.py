@@ -1,0 +1,68 @@
+"""Channel shuffles: ShuffleNet's RESHAPE (H, W, C) -> (H, W, g, C/g), TRANSPOSE of the last two
+axes, RESHAPE back (5-D tensors with the batch), on the fixtures of
+`fixtures/make_shuffle_models.py` (a ShuffleNet v2 unit, int8 and float32; two shuffles of 3 and 4
+groups), imported as one channel gather:
+
+- the gather's index table is the shuffle's permutation;
+- every output of the numpy executor, unfused and under fused plans (least RAM and random ones),
+  bit-exact with the LiteRT interpreter (a float32 model within float32 rounding) and with TFLite
+  Micro under `--numerics tflm`; the fused runs touch the predicted arena, and the least-RAM plan
+  fuses the gather;
+- the generated C on the host bit-exact with numpy (its arena the predicted one);
+- a RESHAPE / TRANSPOSE that moves H or W as well, which is no permutation of the channels,
+  refused in one line.
+"""
+from __future__ import annotations
+
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.cli import run_cli
+from support.fused_cases import random_plan
+from support.interpreter_cases import check_unfused_and_fused, fuses_an_op_of
+from support.paths import FIXTURES
+from msfcnn.fusion import solvers
+from msfcnn.ops.channel_gather import ChannelGather
+
+MODELS = FIXTURES / "models"
+SHUFFLES = {name: MODELS / f"{name}.tflite" for name in ("shuffle_unit", "shuffle_groups3", "shuffle_float")}
+CASES = [(name, numerics) for name in SHUFFLES for numerics in ("litert", "tflm")]
+SEEDS = range(3)
+
+
+def _gathers(graph) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    return [(n.op.indices, n.inputs) for n in graph.nodes if isinstance(n.op, ChannelGather)]
+
+
+def test_a_shuffle_imports_as_one_channel_gather():
+    """Each RESHAPE, TRANSPOSE, RESHAPE becomes one gather node (no reshape or transpose node) whose
+    output channel k is input channel (k % g) * (C / g) + k // g."""
+    unit, groups3 = (cache.model(str(SHUFFLES[name])) for name in ("shuffle_unit", "shuffle_groups3"))
+    assert _gathers(unit) == [((0, 4, 1, 5, 2, 6, 3, 7), (4,))]
+    assert _gathers(groups3) == [((0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11), (0,)),
+                                 ((0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11), (2,))]
+    for graph in (unit, groups3, cache.model(str(SHUFFLES["shuffle_float"]))):
+        assert {n.op.kind for n in graph.nodes} <= {"conv2d", "channel_slice", "concat", "channel_gather"}
+
+
+@pytest.mark.parametrize("name, numerics", CASES, ids=[f"{n}-{m}" for n, m in CASES])
+def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
+    check_unfused_and_fused(SHUFFLES[name], numerics, ChannelGather, SEEDS)
+    graph = cache.model(str(SHUFFLES[name]))
+    assert fuses_an_op_of(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, ChannelGather)
+
+
+@pytest.mark.parametrize("name", SHUFFLES)
+def test_c_on_the_host_is_bit_exact(name):
+    graph = cache.model(str(SHUFFLES[name]))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
+    check_c(graph, random_plan(dag, 4), seed=4)
+
+
+def test_a_transpose_of_rows_too_is_refused_in_one_line(capsys):
+    code, _, err = run_cli(capsys, "plan", str(MODELS / "unsupported_shuffle_rows.tflite"))
+    assert code == 2 and err.count("\n") == 1
+    assert ("operator 3 (RESHAPE): tensor 6 (6x6x4x2) is a transposed map that only a MEAN may read (a channel "
+            "shuffle's TRANSPOSE may move only the channel axes)") in err
