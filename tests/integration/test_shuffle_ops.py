@@ -1,12 +1,12 @@
 """Channel shuffles: ShuffleNet's RESHAPE (H, W, C) -> (H, W, g, C/g), TRANSPOSE of the last two
 axes, RESHAPE back (5-D tensors with the batch), on the fixtures of
 `fixtures/make_shuffle_models.py` (a ShuffleNet v2 unit, int8 and float32; two shuffles of 3 and 4
-groups), imported as one channel gather:
+groups; a 16x8 and a uint8 shuffle), imported as one channel gather:
 
 - the gather's index table is the shuffle's permutation;
 - every output of the numpy executor, unfused and under fused plans (least RAM and random ones),
   bit-exact with the LiteRT interpreter (a float32 model within float32 rounding) and with TFLite
-  Micro under `--numerics tflm`; the fused runs touch the predicted arena, and the least-RAM plan
+  Micro under `--numerics tflm` (but uint8); the fused runs touch the predicted arena, and the least-RAM plan
   fuses the gather;
 - the generated C on the host bit-exact with numpy (its arena the predicted one);
 - a RESHAPE / TRANSPOSE that moves H or W as well, which is no permutation of the channels,
@@ -26,8 +26,10 @@ from msfcnn.fusion import solvers
 from msfcnn.ops.channel_gather import ChannelGather
 
 MODELS = FIXTURES / "models"
-SHUFFLES = {name: MODELS / f"{name}.tflite" for name in ("shuffle_unit", "shuffle_groups3", "shuffle_float")}
-CASES = [(name, numerics) for name in SHUFFLES for numerics in ("litert", "tflm")]
+SHUFFLES = {name: MODELS / f"{name}.tflite" for name in ("shuffle_unit", "shuffle_groups3", "shuffle_float", "shuffle_i16",
+                                                          "u8_shuffle")}
+# TFLite Micro has no uint8 kernels
+CASES = [(name, "litert") for name in SHUFFLES] + [(name, "tflm") for name in SHUFFLES if name != "u8_shuffle"]
 SEEDS = range(3)
 
 
@@ -42,8 +44,11 @@ def test_a_shuffle_imports_as_one_channel_gather():
     assert _gathers(unit) == [((0, 4, 1, 5, 2, 6, 3, 7), (4,))]
     assert _gathers(groups3) == [((0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11), (0,)),
                                  ((0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11), (2,))]
-    for graph in (unit, groups3, cache.model(str(SHUFFLES["shuffle_float"]))):
-        assert {n.op.kind for n in graph.nodes} <= {"conv2d", "channel_slice", "concat", "channel_gather"}
+    assert _gathers(cache.model(str(SHUFFLES["shuffle_i16"]))) == [((0, 2, 4, 6, 1, 3, 5, 7), (0,))]
+    assert cache.model(str(SHUFFLES["shuffle_i16"])).dtype == "int16"
+    for graph in (cache.model(str(path)) for path in SHUFFLES.values()):
+        assert {n.op.kind for n in graph.nodes} <= {"conv2d", "channel_slice", "concat", "channel_gather",
+                                                    "depthwise_conv2d"}
 
 
 @pytest.mark.parametrize("name, numerics", CASES, ids=[f"{n}-{m}" for n, m in CASES])

@@ -65,7 +65,7 @@ SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_d
            # a SPLIT's parts, each made where it is first read (tests/integration/test_split_ops.py)
            "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float",
            # a channel shuffle's RESHAPE, TRANSPOSE, RESHAPE as one gather (tests/integration/test_shuffle_ops.py)
-           "shuffle_unit", "shuffle_groups3", "shuffle_float"}
+           "shuffle_unit", "shuffle_groups3", "shuffle_float", "shuffle_i16", "u8_shuffle"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.

@@ -180,7 +180,8 @@ class _Importer:
             self._bind_input(tensor, k, operators)
         for op in operators:
             converter = CONVERTERS.get(op.name)
-            if converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS:
+            if (converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS
+                    and not _reads_a_channel_view(self, op)):
                 raise UserError(f"operator {op.index} ({op.name}) has int16 activations: 16x8 models support only "
                                 f"{', '.join(sorted(INT16_OPERATORS - FOLDED_OPERATORS))}")
             if converter is not None and op.name not in FLOAT32_OPERATORS and self.reads_float32(op):
@@ -1555,9 +1556,14 @@ _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX
                   "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE"}
 
 
+def _reads_a_channel_view(imp: _Importer, op: Operator) -> bool:
+    """A TRANSPOSE of a channel shuffle (see _splits_the_channels): a copy of values, for any type."""
+    return op.name == "TRANSPOSE" and bool(op.inputs) and op.inputs[0] in imp.channel_views
+
+
 def _int8_only(name: str, convert: Converter) -> Converter:
     def checked(imp: _Importer, op: Operator) -> None:
-        if any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs):
+        if not _reads_a_channel_view(imp, op) and any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs):
             raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
                             f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
         convert(imp, op)
