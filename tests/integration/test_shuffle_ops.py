@@ -71,3 +71,9 @@ def test_a_transpose_of_rows_too_is_refused_in_one_line(capsys):
     assert code == 2 and err.count("\n") == 1
     assert ("operator 3 (RESHAPE): tensor 6 (6x6x4x2) is a transposed map that only a MEAN may read (a channel "
             "shuffle's TRANSPOSE may move only the channel axes)") in err
+
+
+def test_latency_warns_that_the_gather_is_not_calibrated(capsys):
+    code, _, err = run_cli(capsys, "plan", str(SHUFFLES["shuffle_groups3"]), "--target", "cortex-m4")
+    assert code == 0
+    assert "msfcnn: warning: the cortex-m4 latency model has no costs for channel_gather (not calibrated)" in err
