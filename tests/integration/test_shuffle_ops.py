@@ -14,6 +14,7 @@ groups; a 16x8 and a uint8 shuffle), imported as one channel gather:
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from support import cache
@@ -77,3 +78,56 @@ def test_latency_warns_that_the_gather_is_not_calibrated(capsys):
     code, _, err = run_cli(capsys, "plan", str(SHUFFLES["shuffle_groups3"]), "--target", "cortex-m4")
     assert code == 0
     assert "msfcnn: warning: the cortex-m4 latency model has no costs for channel_gather (not calibrated)" in err
+
+
+ONNX_SHUFFLE = MODELS / "onnx_channel_shuffle.onnx"
+
+
+def test_onnx_channel_shuffle_matches_onnxruntime_and_the_c():
+    """PyTorch's channel shuffle (view, transpose, view: ONNX Reshape, Transpose [0, 2, 1, 3, 4],
+    Reshape in NCHW) imports as one gather; the numpy executor, unfused and fused, within float32
+    rounding of onnxruntime, and the float32 C within verify's tolerance of numpy."""
+    import onnxruntime as ort
+
+    from msfcnn.executor import run_unfused_outputs
+    from msfcnn.fused_executor import run_fused
+    from msfcnn.schedule import schedule_plan
+    from msfcnn.tensors import random_input
+
+    graph = cache.model(str(ONNX_SHUFFLE))
+    assert _gathers(graph) == [((0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11), (0,))]
+    assert [n.op.kind for n in graph.nodes] == ["conv2d", "channel_gather", "conv2d"]
+    session = ort.InferenceSession(str(ONNX_SHUFFLE), providers=["CPUExecutionProvider"])
+    dag = cache.dag(graph)
+    least = solvers.min_peak_ram(dag).blocks
+    assert fuses_an_op_of(graph, least, ChannelGather)
+    for seed in SEEDS:
+        x = random_input(graph, seed)
+        want = session.run(None, {"input": x})[0]
+        for got in (run_unfused_outputs(graph, x)[0], run_fused(schedule_plan(graph, least), x).outputs[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    check_c(graph, least)
+    check_c(graph, random_plan(dag, 2), seed=2)
+
+
+@pytest.mark.parametrize("perm, message", [
+    ([0, 2, 1, 4, 3], "node 4 (Transpose '/Transpose'): Transpose [0, 2, 1, 4, 3] of [1, 3, 4, 6, 5]: only the "
+                      "channel axes of a channel shuffle may move (the batch, H and W stay)"),
+    (None, "node 4 (Transpose '/Transpose'): Transpose of an activation is supported only in a channel shuffle "
+           "(Reshape to (1, g, C/g, H, W), Transpose of the channel axes, Reshape back)"),
+])
+def test_onnx_transposes_that_are_no_shuffle_are_refused(tmp_path, capsys, perm, message):
+    """A Transpose that moves W too, and one of a plain (1, C, H, W) map (the Reshape before it
+    removed), are refused in one line."""
+    import onnx
+
+    model = onnx.load(str(ONNX_SHUFFLE))
+    transpose = next(n for n in model.graph.node if n.op_type == "Transpose")
+    if perm is None:
+        transpose.input[0] = next(n for n in model.graph.node if n.op_type == "Relu").output[0]
+    else:
+        next(a for a in transpose.attribute if a.name == "perm").ints[:] = perm
+    path = tmp_path / "edited.onnx"
+    onnx.save(model, str(path))
+    code, _, err = run_cli(capsys, "plan", str(path))
+    assert code == 2 and message in err and err.count("\n") == 1
