@@ -19,7 +19,7 @@ from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
 from support.fused_cases import random_plan
-from support.interpreter_cases import check_unfused_and_fused, fuses_an_op_of
+from support.interpreter_cases import check_c_least_ram_and_random, check_unfused_and_fused, fuses_an_op_of
 from support.paths import FIXTURES
 from msfcnn.executor import run_unfused_outputs
 from msfcnn.fused_executor import run_fused
@@ -62,10 +62,7 @@ def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
 
 @pytest.mark.parametrize("name", SPLITS)
 def test_c_on_the_host_is_bit_exact(name):
-    graph = cache.model(str(SPLITS[name]))
-    dag = cache.dag(graph)
-    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
-    check_c(graph, random_plan(dag, 4), seed=4)
+    check_c_least_ram_and_random(SPLITS[name])
 
 
 @pytest.mark.parametrize("name, message", [

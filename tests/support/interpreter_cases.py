@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from support import cache
+from support.c_build import check_c
 from support.fused_cases import random_plan
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
@@ -57,3 +58,11 @@ def check_unfused_and_fused(path, numerics: str, op_type, seeds=range(3)) -> Non
             assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
 
 
+
+
+def check_c_least_ram_and_random(path, random_seed: int = 4) -> None:
+    """The generated C on the host bit-exact with numpy under the least-RAM plan and a random one."""
+    graph = cache.model(str(path))
+    dag = cache.dag(graph)
+    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
+    check_c(graph, random_plan(dag, random_seed), seed=random_seed)

@@ -38,6 +38,7 @@ from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
 from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
+from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
@@ -984,6 +985,18 @@ def _resize_nearest(imp: _Importer, op: Operator) -> None:
     imp.emit(op, resize, (src,))
 
 
+def _space_to_depth(imp: _Importer, op: Operator) -> None:
+    """b x b blocks of pixels into channels; values are copied, so the output keeps the input's
+    quantisation (the runtimes' kernels copy bytes)."""
+    src, _ = imp.feature_map(op)
+    block = imp.options(op, schema.SpaceToDepthOptions).BlockSize()
+    if block < 1:
+        raise UserError(f"bad block size {block}")
+    if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+        raise UserError("output quantised differently from the input: the kernel only copies values")
+    imp.emit(op, SpaceToDepth(block), (src,))
+
+
 def _transpose(imp: _Importer, op: Operator) -> None:
     """Folded at import: the output is the input's IR tensor with its axes moved (self.layout);
     a later reader other than MEAN then gets a reshape or a Transpose node."""
@@ -1496,7 +1509,8 @@ MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
 # model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
 FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}
+                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE",
+                               "SPACE_TO_DEPTH"}
                               ) | FOLDED_OPERATORS | SLICING_OPERATORS
 # What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
 # msfcnn has, and the shape arithmetic folded at import.
@@ -1531,6 +1545,7 @@ CONVERTERS: dict[str, Converter] = {
     "SOFTMAX": _softmax,
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
+    "SPACE_TO_DEPTH": _space_to_depth,
     "RESHAPE": _reshape,
     "SQUEEZE": _squeeze,
     "EXPAND_DIMS": _expand_dims,
