@@ -1047,21 +1047,22 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.graph.input_shape = shape[1:]
         imp.bind(out, NETWORK_INPUT)
         return
-    if _splits_the_channels(imp, imp.input(op, 0), src, shape):
+    if _splits_the_channels(imp, imp.input(op, 0), src, out, shape):
         _bind_channel_view(imp, op, src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:]))
         return
     imp.emit(op, Reshape(shape[1:]), (src,))
 
 
-def _splits_the_channels(imp: _Importer, index: int, src: int, shape: tuple[int, ...]) -> bool:
-    """Whether a RESHAPE of TFLite tensor `index` (IR tensor `src`, of its shape) to `shape` keeps
-    the other axes and cuts the channels into several axes larger than 1: the first step of a
-    channel shuffle. Its output is then a channel view of src (see _Importer.channel_views), no
-    node, until a RESHAPE gives it one channel axis again (or another reader, a reshape node)."""
+def _splits_the_channels(imp: _Importer, index: int, src: int, out: int, shape: tuple[int, ...]) -> bool:
+    """Whether a RESHAPE of TFLite tensor `index` (IR tensor `src`, of its shape) to `shape` (output
+    tensor `out`, in src's quantisation) keeps the other axes and cuts the channels into several
+    axes larger than 1: the first step of a channel shuffle. Its output is then a channel view of
+    src (see _Importer.channel_views), no node, until a RESHAPE gives it one channel axis again
+    (or another reader: then a reshape node, as any RESHAPE's output)."""
     in_shape = imp.shape(index)
     lead, rest = len(in_shape) - 1, shape[len(in_shape) - 1:]
     return (len(in_shape) >= 3 and imp.fmap_shape(index) == imp.graph.shape_of(src) and shape[:lead] == in_shape[:-1]
-            and sum(d > 1 for d in rest) >= 2)
+            and sum(d > 1 for d in rest) >= 2 and imp.quant(out) == imp.graph.quant_of(src))
 
 
 def _bind_channel_view(imp: _Importer, op: Operator, src: int, indices: np.ndarray) -> None:
@@ -1578,7 +1579,8 @@ def _reads_a_channel_view(imp: _Importer, op: Operator) -> bool:
 
 def _int8_only(name: str, convert: Converter) -> Converter:
     def checked(imp: _Importer, op: Operator) -> None:
-        if not _reads_a_channel_view(imp, op) and any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs):
+        uint8 = any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
+        if uint8 and not _reads_a_channel_view(imp, op):
             raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
                             f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
         convert(imp, op)
