@@ -21,7 +21,8 @@ from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
 from support.fused_cases import random_plan
-from support.interpreter_cases import check_c_least_ram_and_random, check_unfused_and_fused, fuses_an_op_of
+from support.interpreter_cases import (check_c_least_ram_and_random, check_fused_and_c, check_unfused_and_fused,
+                                      fuses_an_op_of)
 from support.paths import FIXTURES
 from msfcnn.fusion import solvers
 from msfcnn.ops.channel_gather import ChannelGather
@@ -128,3 +129,42 @@ def test_onnx_transposes_that_are_no_shuffle_are_refused(tmp_path, capsys, perm,
     onnx.save(model, str(path))
     code, _, err = run_cli(capsys, "plan", str(path))
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+SHUFFLE_V1 = {"name": "shuffle_v1", "input": [8, 8, 6], "layers": [
+    {"op": "conv2d", "filters": 12, "kernel": 1, "act": "relu"},
+    {"op": "channel_shuffle", "groups": 3},
+    {"op": "depthwise_conv2d", "kernel": 3, "padding": "same"},
+    {"op": "space_to_depth", "block": 2},
+    {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}]}
+
+
+def test_layer_list_channel_shuffle_and_space_to_depth_fused_and_in_c():
+    """The layer list's channel_shuffle and space_to_depth with random weights: the fused executor
+    equal to the unfused one under the least-RAM plan, which fuses both, and the C bit-exact under
+    it and a random plan."""
+    from msfcnn.frontends.layer_list import graph_from_layer_list
+    from msfcnn.frontends.random_weights import with_random_weights
+    from msfcnn.ops.space_to_depth import SpaceToDepth
+
+    graph = with_random_weights(graph_from_layer_list(SHUFFLE_V1))
+    assert _gathers(graph) == [((0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11), (0,))]
+    assert graph.shape_of(3) == (4, 4, 48)
+    dag = cache.dag(graph)
+    blocks = solvers.min_peak_ram(dag).blocks
+    assert fuses_an_op_of(graph, blocks, ChannelGather) and fuses_an_op_of(graph, blocks, SpaceToDepth)
+    check_fused_and_c(graph, blocks, SEEDS)
+
+
+@pytest.mark.parametrize("layer, message", [
+    ({"op": "channel_shuffle", "groups": 3}, "layer 1 (channel_shuffle): 8 channels do not split into 3 groups"),
+    ({"op": "space_to_depth", "block": 3}, "layer 1 (space_to_depth): space_to_depth with block 3 of a 4x4 map: H "
+                                           "and W must be multiples of it"),
+])
+def test_layer_list_bad_shuffles_are_refused(layer, message):
+    from msfcnn.errors import UserError
+    from msfcnn.frontends.layer_list import graph_from_layer_list
+
+    with pytest.raises(UserError) as err:
+        graph_from_layer_list({"input": [4, 4, 3], "layers": [{"op": "conv2d", "filters": 8, "kernel": 1}, layer]})
+    assert str(err.value) == message

@@ -19,7 +19,8 @@ from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
 from support.fused_cases import random_plan
-from support.interpreter_cases import check_c_least_ram_and_random, check_unfused_and_fused, fuses_an_op_of
+from support.interpreter_cases import (check_c_least_ram_and_random, check_fused_and_c, check_unfused_and_fused,
+                                      fuses_an_op_of)
 from support.paths import FIXTURES
 from msfcnn.executor import run_unfused_outputs
 from msfcnn.fused_executor import run_fused
@@ -147,12 +148,7 @@ def test_layer_list_channel_slices_fused_and_in_c():
     dag = cache.dag(graph)
     blocks = solvers.min_peak_ram(dag).blocks
     assert _fuses_a_slice(graph, blocks)
-    for seed in SEEDS:
-        x = random_input(graph, seed)
-        np.testing.assert_array_equal(run_fused(schedule_plan(graph, list(blocks)), x).output,
-                                      run_unfused_outputs(graph, x)[0])
-    check_c(graph, blocks)
-    check_c(graph, random_plan(dag, 3), seed=3)
+    check_fused_and_c(graph, blocks, SEEDS)
 
 
 @pytest.mark.parametrize("layer, message", [

@@ -66,3 +66,14 @@ def check_c_least_ram_and_random(path, random_seed: int = 4) -> None:
     dag = cache.dag(graph)
     check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
     check_c(graph, random_plan(dag, random_seed), seed=random_seed)
+
+
+def check_fused_and_c(graph, blocks, seeds=range(3), random_seed: int = 3) -> None:
+    """A graph without an interpreter (random weights): the fused run under `blocks` equal to the
+    unfused one, and the C bit-exact under `blocks` and a random plan."""
+    for seed in seeds:
+        x = random_input(graph, seed)
+        np.testing.assert_array_equal(run_fused(schedule_plan(graph, list(blocks)), x).output,
+                                      run_unfused_outputs(graph, x)[0])
+    check_c(graph, blocks)
+    check_c(graph, random_plan(cache.dag(graph), random_seed), seed=random_seed)
