@@ -136,20 +136,22 @@ SHUFFLE_V1 = {"name": "shuffle_v1", "input": [8, 8, 6], "layers": [
     {"op": "channel_shuffle", "groups": 3},
     {"op": "depthwise_conv2d", "kernel": 3, "padding": "same"},
     {"op": "space_to_depth", "block": 2},
+    {"op": "conv2d", "filters": 16, "kernel": 1},
+    {"op": "depth_to_space", "block": 2},
     {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}]}
 
 
-def test_layer_list_channel_shuffle_and_space_to_depth_fused_and_in_c():
-    """The layer list's channel_shuffle and space_to_depth with random weights: the fused executor
-    equal to the unfused one under the least-RAM plan, which fuses both, and the C bit-exact under
-    it and a random plan."""
+def test_layer_list_channel_shuffle_and_block_moves_fused_and_in_c():
+    """The layer list's channel_shuffle, space_to_depth and depth_to_space with random weights: the
+    fused executor equal to the unfused one under the least-RAM plan, which fuses the first two,
+    and the C bit-exact under it and a random plan."""
     from msfcnn.frontends.layer_list import graph_from_layer_list
     from msfcnn.frontends.random_weights import with_random_weights
     from msfcnn.ops.space_to_depth import SpaceToDepth
 
     graph = with_random_weights(graph_from_layer_list(SHUFFLE_V1))
     assert _gathers(graph) == [((0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11), (0,))]
-    assert graph.shape_of(3) == (4, 4, 48)
+    assert [graph.shape_of(t) for t in (3, 5)] == [(4, 4, 48), (8, 8, 4)]
     dag = cache.dag(graph)
     blocks = solvers.min_peak_ram(dag).blocks
     assert fuses_an_op_of(graph, blocks, ChannelGather) and fuses_an_op_of(graph, blocks, SpaceToDepth)
@@ -160,6 +162,8 @@ def test_layer_list_channel_shuffle_and_space_to_depth_fused_and_in_c():
     ({"op": "channel_shuffle", "groups": 3}, "layer 1 (channel_shuffle): 8 channels do not split into 3 groups"),
     ({"op": "space_to_depth", "block": 3}, "layer 1 (space_to_depth): space_to_depth with block 3 of a 4x4 map: H "
                                            "and W must be multiples of it"),
+    ({"op": "depth_to_space", "block": 3}, "layer 1 (depth_to_space): depth_to_space with block 3 of 8 channels: C "
+                                           "must be a multiple of 9"),
 ])
 def test_layer_list_bad_shuffles_are_refused(layer, message):
     from msfcnn.errors import UserError

@@ -39,15 +39,16 @@ def interpreter_outputs(path, numerics, inputs) -> list[list[np.ndarray]]:
     return micro_jobs([(path, inputs)], "tflm", all_outputs=True)[0]
 
 
-def check_unfused_and_fused(path, numerics: str, op_type, seeds=range(3)) -> None:
-    """The fixture's outputs on seeded inputs, unfused and under the least-RAM plan (which fuses an
-    op of `op_type`) and random plans, equal to the interpreter's; the arena the predicted one."""
+def check_unfused_and_fused(path, numerics: str, op_type, seeds=range(3), fuses: bool = True) -> None:
+    """The fixture's outputs on seeded inputs, unfused and under the least-RAM plan and random
+    plans (of which one fuses an op of `op_type`, or none with `fuses` False), equal to the
+    interpreter's; the arena the predicted one."""
     graph = pipeline.load(str(path), numerics=numerics)
     inputs = [random_input(graph, seed) for seed in seeds]
     dag = cache.dag(graph)
     least = solvers.min_peak_ram(dag).blocks
     plans = [least] + [random_plan(dag, seed) for seed in seeds]
-    assert any(fuses_an_op_of(graph, blocks, op_type) for blocks in plans)
+    assert any(fuses_an_op_of(graph, blocks, op_type) for blocks in plans) == fuses
     for x, want in zip(inputs, interpreter_outputs(path, numerics, inputs), strict=True):
         for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
             assert_outputs_equal(got, ref, graph)

@@ -34,6 +34,7 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "PADV2": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest", "SPACE_TO_DEPTH": "space_to_depth",
+        "DEPTH_TO_SPACE": "depth_to_space",
         "CONCATENATION": "concat", "DEQUANTIZE": "dequantize", "LOGISTIC": "logistic",
         "HARD_SWISH": "hard_swish",  # (concatenations of two inputs)
         "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",

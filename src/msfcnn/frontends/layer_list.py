@@ -21,6 +21,7 @@ from ..ops.axis_mean import AxisMean
 from ..ops.base import require_feature_map
 from ..ops.channel_gather import ChannelGather, shuffle_indices
 from ..ops.channel_slice import ChannelSlice
+from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.concat import Concat
 from ..ops.elu import Elu
@@ -164,8 +165,10 @@ def _channel_shuffle(layer, graph, index):
     return ChannelGather(shuffle_indices(groups, channels)), (index - 1,)
 
 
-def _space_to_depth(layer, graph, index):
-    return SpaceToDepth(_positive_int(layer, "block")), (index - 1,)
+def _block_moves(op_class: type) -> Converter:
+    def convert(layer, graph, index):
+        return op_class(_positive_int(layer, "block")), (index - 1,)
+    return convert
 
 
 def _global_avg_pool(layer, graph, index):
@@ -231,7 +234,8 @@ CONVERTERS: dict[str, Converter] = {
     "concat": _concat,
     "channel_slice": _channel_slice,
     "channel_shuffle": _channel_shuffle,
-    "space_to_depth": _space_to_depth,
+    "space_to_depth": _block_moves(SpaceToDepth),
+    "depth_to_space": _block_moves(DepthToSpace),
     "global_avg_pool": _global_avg_pool,
     "mean": _mean,
     "pad": _pad,

@@ -38,6 +38,7 @@ from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
 from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
+from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
@@ -985,16 +986,18 @@ def _resize_nearest(imp: _Importer, op: Operator) -> None:
     imp.emit(op, resize, (src,))
 
 
-def _space_to_depth(imp: _Importer, op: Operator) -> None:
-    """b x b blocks of pixels into channels; values are copied, so the output keeps the input's
-    quantisation (the runtimes' kernels copy bytes)."""
-    src, _ = imp.feature_map(op)
-    block = imp.options(op, schema.SpaceToDepthOptions).BlockSize()
-    if block < 1:
-        raise UserError(f"bad block size {block}")
-    if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
-        raise UserError("output quantised differently from the input: the kernel only copies values")
-    imp.emit(op, SpaceToDepth(block), (src,))
+def _block_moves(op_class: type, options_class: type) -> Converter:
+    """SPACE_TO_DEPTH / DEPTH_TO_SPACE (b x b blocks of pixels into channels, or back); values are
+    copied, so the output keeps the input's quantisation (the runtimes' kernels copy bytes)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        src, _ = imp.feature_map(op)
+        block = imp.options(op, options_class).BlockSize()
+        if block < 1:
+            raise UserError(f"bad block size {block}")
+        if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+            raise UserError("output quantised differently from the input: the kernel only copies values")
+        imp.emit(op, op_class(block), (src,))
+    return convert
 
 
 def _transpose(imp: _Importer, op: Operator) -> None:
@@ -1511,7 +1514,7 @@ MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
 FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
                                "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE",
-                               "SPACE_TO_DEPTH"}
+                               "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
                               ) | FOLDED_OPERATORS | SLICING_OPERATORS
 # What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
 # msfcnn has, and the shape arithmetic folded at import.
@@ -1546,7 +1549,8 @@ CONVERTERS: dict[str, Converter] = {
     "SOFTMAX": _softmax,
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize_nearest,
-    "SPACE_TO_DEPTH": _space_to_depth,
+    "SPACE_TO_DEPTH": _block_moves(SpaceToDepth, schema.SpaceToDepthOptions),
+    "DEPTH_TO_SPACE": _block_moves(DepthToSpace, schema.DepthToSpaceOptions),
     "RESHAPE": _reshape,
     "SQUEEZE": _squeeze,
     "EXPAND_DIMS": _expand_dims,

@@ -959,6 +959,12 @@ typedef struct {
 } msf_space_to_depth_params;
 typedef msf_space_to_depth_params msf_space_to_depth_s16_params;  /* 16x8 graphs: the same copy of int16 values */
 
+/* DEPTH_TO_SPACE: each pixel of block * block * channels into a block x block block of pixels. */
+typedef struct {
+    int32_t block, channels;  /* channels: the output's */
+} msf_depth_to_space_params;
+typedef msf_depth_to_space_params msf_depth_to_space_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -1233,6 +1239,12 @@ void msf_space_to_depth_s8(const msf_space_to_depth_params *p, const msf_view *i
 void msf_space_to_depth_s16(const msf_space_to_depth_s16_params *p, const msf_view *in, msf_view *out,
                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_space_to_depth_f32(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_s8(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_s16(const msf_depth_to_space_s16_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_f32(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
