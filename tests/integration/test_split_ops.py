@@ -19,10 +19,9 @@ from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
 from support.fused_cases import random_plan
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
+from support.interpreter_cases import (check_c_least_ram_and_random, check_fused_and_c, check_unfused_and_fused,
+                                      fuses_an_op_of)
 from support.paths import FIXTURES
-from msfcnn import pipeline
 from msfcnn.executor import run_unfused_outputs
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
@@ -54,49 +53,17 @@ def test_the_fixtures_import_as_channel_slices():
 
 
 def _fuses_a_slice(graph, blocks) -> bool:
-    """Whether a block of several ops holds a channel slice."""
-    return any(b.first < b.last and any(isinstance(graph.nodes[t].op, ChannelSlice) for t in range(b.first, b.last + 1))
-               for b in blocks)
-
-
-def _assert_equal(got, ref, graph) -> None:
-    """Bit-exact, but for a float32 model: its convs sum in another order than the interpreter's."""
-    if graph.dtype == "float32":
-        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-5, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(got, np.asarray(ref))
-
-
-def _expected(path, numerics, inputs) -> list[list[np.ndarray]]:
-    if numerics == "litert":
-        return litert_jobs([(path, inputs)])[0].all_outputs
-    return micro_jobs([(path, inputs)], "tflm", all_outputs=True)[0]
+    return fuses_an_op_of(graph, blocks, ChannelSlice)
 
 
 @pytest.mark.parametrize("name, numerics", CASES, ids=[f"{n}-{m}" for n, m in CASES])
 def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
-    path = SPLITS[name]
-    graph = pipeline.load(str(path), numerics=numerics)
-    inputs = [random_input(graph, seed) for seed in SEEDS]
-    dag = cache.dag(graph)
-    plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in SEEDS]
-    assert any(_fuses_a_slice(graph, blocks) for blocks in plans)
-    for x, want in zip(inputs, _expected(path, numerics, inputs), strict=True):
-        for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
-            _assert_equal(got, ref, graph)
-        for blocks in plans:
-            run = run_fused(schedule_plan(graph, blocks), x)
-            for got, ref in zip(run.outputs, want, strict=True):
-                _assert_equal(got, ref, graph)
-            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+    check_unfused_and_fused(SPLITS[name], numerics, ChannelSlice, SEEDS)
 
 
 @pytest.mark.parametrize("name", SPLITS)
 def test_c_on_the_host_is_bit_exact(name):
-    graph = cache.model(str(SPLITS[name]))
-    dag = cache.dag(graph)
-    check_c(graph, solvers.min_peak_ram(dag).blocks, seed=0)
-    check_c(graph, random_plan(dag, 4), seed=4)
+    check_c_least_ram_and_random(SPLITS[name])
 
 
 @pytest.mark.parametrize("name, message", [
@@ -181,12 +148,7 @@ def test_layer_list_channel_slices_fused_and_in_c():
     dag = cache.dag(graph)
     blocks = solvers.min_peak_ram(dag).blocks
     assert _fuses_a_slice(graph, blocks)
-    for seed in SEEDS:
-        x = random_input(graph, seed)
-        np.testing.assert_array_equal(run_fused(schedule_plan(graph, list(blocks)), x).output,
-                                      run_unfused_outputs(graph, x)[0])
-    check_c(graph, blocks)
-    check_c(graph, random_plan(dag, 3), seed=3)
+    check_fused_and_c(graph, blocks, SEEDS)
 
 
 @pytest.mark.parametrize("layer, message", [

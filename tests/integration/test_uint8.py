@@ -28,8 +28,9 @@ from msfcnn.ops.pool2d import AvgPool2D, AvgPool2DHalfUp
 from msfcnn.ops.weight_offset import Conv2DWeightOffset, DenseWeightOffset, DepthwiseConv2DWeightOffset
 from msfcnn.tensors import random_input
 
-# (u8_split, whose SPLIT is two IR nodes, is checked end to end in test_split_ops.py)
-MODELS = sorted(p for p in (FIXTURES / "models").glob("u8_*.tflite") if p.stem != "u8_split")
+# (u8_split, whose SPLIT is two IR nodes, and u8_shuffle, whose three operators are one, are checked
+# end to end in test_split_ops.py and test_shuffle_ops.py)
+MODELS = sorted(p for p in (FIXTURES / "models").glob("u8_*.tflite") if p.stem not in ("u8_split", "u8_shuffle"))
 SEEDS = range(4)
 C_SEEDS = SEEDS[:2]  # the C of the min-RAM plan and of one random plan (test_codegen builds another)
 OFFSET_OPS = (Conv2DWeightOffset, DepthwiseConv2DWeightOffset, DenseWeightOffset)

@@ -60,6 +60,8 @@ EXPECTED_OPS = {
     # each part of the Split made where it is first read: the branch's before the concatenated one
     "onnx_channel_split": [CR, ("channel_slice", None), CR, ("channel_slice", None), ("concat", None),
                            ("channel_slice", None), C],
+    # Reshape, Transpose, Reshape: one gather
+    "onnx_channel_shuffle": [CR, ("channel_gather", None), C],
 }
 
 

@@ -34,6 +34,8 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "ADD": "add", "MAX_POOL_2D": "max_pool2d", "AVERAGE_POOL_2D": "avg_pool2d", "MEAN": "global_avg_pool",
         "SOFTMAX": "softmax", "RESHAPE": "reshape", "PAD": "pad", "PADV2": "pad", "RELU": "activation", "RELU6": "activation",
         "QUANTIZE": "requantize", "RESIZE_NEAREST_NEIGHBOR": "resize_nearest", "RESIZE_BILINEAR": "resize_bilinear",
+        "SPACE_TO_DEPTH": "space_to_depth",
+        "DEPTH_TO_SPACE": "depth_to_space",
         "CONCATENATION": "concat", "DEQUANTIZE": "dequantize", "LOGISTIC": "logistic",
         "HARD_SWISH": "hard_swish",  # (concatenations of two inputs)
         "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",
@@ -63,7 +65,9 @@ SPECIAL = {"extra_float_io", "extra_relu_foldable", "extra_flat_input", "extra_d
            "fi_float_io", "fi_quantize_ties_edge",  # float32 edges (tests/integration/test_float_islands.py)
            "fi_quantize_ties",  # an ADD of a constant
            # a SPLIT's parts, each made where it is first read (tests/integration/test_split_ops.py)
-           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float"}
+           "split_shuffle", "split_v_heads", "split_i16", "u8_split", "split_slices", "split_float",
+           # a channel shuffle's RESHAPE, TRANSPOSE, RESHAPE as one gather (tests/integration/test_shuffle_ops.py)
+           "shuffle_unit", "shuffle_groups3", "shuffle_float", "shuffle_i16", "u8_shuffle"}
 
 # Runs in a subprocess (the interpreter's kernels can abort the process): for each model, the
 # interpreter's operators and tensors, with a digest of every constant operand.
@@ -313,6 +317,8 @@ UNSUPPORTED = {
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
     "unsupported_max_scales": "operator 1 \\(MAXIMUM\\): inputs and output quantised differently",
     "unsupported_squeeze_channels": "operator 0 \\(SQUEEZE\\): squeeze dimensions \\[3\\] of 1x1x4x3: only axes of size 1",
+    "unsupported_shuffle_rows": "operator 3 \\(RESHAPE\\): tensor 6 \\(6x6x4x2\\) is a transposed map that only a MEAN may "
+                                "read \\(a channel shuffle's TRANSPOSE may move only the channel axes\\)",
 }
 
 

@@ -19,7 +19,10 @@ from ..ops.activation import Activation
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import require_feature_map
+from ..ops.channel_gather import ChannelGather, shuffle_indices
 from ..ops.channel_slice import ChannelSlice
+from ..ops.depth_to_space import DepthToSpace
+from ..ops.space_to_depth import SpaceToDepth
 from ..ops.concat import Concat
 from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish
@@ -154,6 +157,20 @@ def _channel_slice(layer, graph, index):
     return op, (source,)
 
 
+def _channel_shuffle(layer, graph, index):
+    """ShuffleNet's channel shuffle of the previous layer's output in `groups` groups."""
+    groups, channels = _positive_int(layer, "groups"), graph.shape_of(index - 1)[-1]
+    if channels % groups:
+        raise UserError(f"{channels} channels do not split into {groups} groups")
+    return ChannelGather(shuffle_indices(groups, channels)), (index - 1,)
+
+
+def _block_moves(op_class: type) -> Converter:
+    def convert(layer, graph, index):
+        return op_class(_positive_int(layer, "block")), (index - 1,)
+    return convert
+
+
 def _global_avg_pool(layer, graph, index):
     return GlobalAvgPool(), (index - 1,)
 
@@ -216,6 +233,9 @@ CONVERTERS: dict[str, Converter] = {
     "minimum": _min_max(Minimum, MinimumConst),
     "concat": _concat,
     "channel_slice": _channel_slice,
+    "channel_shuffle": _channel_shuffle,
+    "space_to_depth": _block_moves(SpaceToDepth),
+    "depth_to_space": _block_moves(DepthToSpace),
     "global_avg_pool": _global_avg_pool,
     "mean": _mean,
     "pad": _pad,

@@ -32,6 +32,7 @@ from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxP
 from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
+from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
@@ -125,6 +126,9 @@ class _Importer:
         # channels). Each is made where it is first read, so that a part and the branch reading it
         # are neighbours that fusion can join (as the TFLite importer does).
         self.pending_slices: dict[str, tuple[int, int, int]] = {}
+        # A channel shuffle under way (see _regroup): ONNX name -> (the NCHW map's value, the map's
+        # channel at each place of the channel axes (1, g, C/g, H, W) has between the batch and H, W).
+        self.channel_views: dict[str, tuple[_Value, np.ndarray]] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -218,7 +222,7 @@ class _Importer:
         try:
             converter(self, node, self._attributes(node))
             for k, name in enumerate(node.output):
-                made = (self.values, self.consts, self.unit_views, self.pending_slices)
+                made = (self.values, self.consts, self.unit_views, self.pending_slices, self.channel_views)
                 if name and self.uses[name] and not any(name in names for names in made):
                     raise UserError(f"its output {k} ({name!r}) is used, which is not supported")
         except UserError as err:
@@ -315,6 +319,9 @@ class _Importer:
         if name in self.unit_views:
             raise UserError(f"input {name!r} has shape {list(self.unit_views[name][1])}: only a Squeeze or "
                             "Unsqueeze may read it")
+        if name in self.channel_views:
+            raise UserError(f"input {name!r} holds the channels regrouped into several axes: only a Reshape back to "
+                            "(1, C, H, W) (a channel shuffle) or a Transpose of the channel axes may read it")
         raise UserError(f"input {name!r} is not produced by an earlier node")
 
     def shape(self, value: _Value) -> tuple[int, ...]:
@@ -345,6 +352,8 @@ class _Importer:
             return False
         if any(src == value.index for src, _, _ in self.pending_slices.values()):
             return False  # a slice still to be made reads it
+        if any(src.index == value.index for src, _ in self.channel_views.values()):
+            return False  # a channel shuffle under way reads it
         names = [name for name, v in self.values.items() if v.index == value.index]
         return sum(self.uses[name] for name in names) == 1
 
@@ -848,13 +857,60 @@ def _flatten(imp: _Importer, node, attrs) -> None:
 
 
 def _reshape(imp: _Importer, node, attrs) -> None:
-    value = imp.value(node.input[0])
-    in_shape = _onnx_shape(imp.shape(value))
+    view = imp.channel_views.get(node.input[0])
+    value = view[0] if view else imp.value(node.input[0])
+    in_shape = _view_shape(imp, value, view[1]) if view else _onnx_shape(imp.shape(value))
     target = imp.const(node, 1, "the shape")
     if not np.issubdtype(target.dtype, np.integer) or target.ndim != 1:
         raise UserError("the shape must be a 1-D integer constant")
     resolved = _resolve_reshape(in_shape, [int(d) for d in target], bool(_int(attrs, "allowzero", 0)))
-    _reshape_to(imp, node, value, in_shape, resolved)
+    if view or _splits_the_channels(imp, value, resolved):
+        _regroup(imp, node, value, (view[1] if view else np.arange(in_shape[1])).reshape(resolved[1:-2]), resolved)
+    else:
+        _reshape_to(imp, node, value, in_shape, resolved)
+
+
+def _splits_the_channels(imp: _Importer, value: _Value, resolved: tuple[int, ...]) -> bool:
+    """Whether a Reshape of an NCHW map to `resolved` cuts its channels into several axes larger than
+    1 and keeps H and W: (1, g, C/g, H, W), the first step of PyTorch's channel shuffle."""
+    shape = imp.shape(value)
+    return (len(shape) == 3 and value.flat_from is None and len(resolved) > 4 and resolved[0] == 1
+            and resolved[-2:] == shape[:2] and sum(d > 1 for d in resolved[1:-2]) >= 2)
+
+
+def _view_shape(imp: _Importer, value: _Value, indices: np.ndarray) -> tuple[int, ...]:
+    """The ONNX shape of a channel view: (1, channel axes..., H, W)."""
+    return (1, *indices.shape, *imp.shape(value)[:2])
+
+
+def _regroup(imp: _Importer, node, value: _Value, indices: np.ndarray, resolved: tuple[int, ...]) -> None:
+    """The node's output as NCHW map `value` with its channels at the places `indices` gives: a view
+    while there are several channel axes, then a channel gather (nothing for the identity)."""
+    if resolved[0] != 1 or resolved[-2:] != imp.shape(value)[:2]:
+        raise UserError(f"reshape to {list(resolved)}: the channels regrouped into several axes may only be "
+                        "reshaped among themselves (H and W kept)")
+    if indices.ndim > 1:
+        imp.channel_views[node.output[0]] = (value, indices)
+    elif indices.tolist() == list(range(indices.size)):
+        imp.bind(node.output[0], value)
+    else:
+        imp.bind(node.output[0], imp.emit(ChannelGather(tuple(indices.tolist())), (value.index,)))
+
+
+def _transpose(imp: _Importer, node, attrs) -> None:
+    """Transpose of the channel axes of a channel shuffle's (1, g, C/g, H, W) (see _regroup): perm
+    [0, 2, 1, 3, 4], or any that keeps the batch, H and W in place."""
+    if node.input[0] not in imp.channel_views:
+        raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
+                        "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
+    value, indices = imp.channel_views[node.input[0]]
+    rank = indices.ndim + 3
+    perm = [int(p) for p in attrs.get("perm", range(rank - 1, -1, -1))]
+    if sorted(perm) != list(range(rank)) or perm[0] != 0 or perm[-2:] != [rank - 2, rank - 1]:
+        raise UserError(f"Transpose {perm} of {list(_view_shape(imp, value, indices))}: only the channel axes of a "
+                        "channel shuffle may move (the batch, H and W stay)")
+    moved = indices.transpose([p - 1 for p in perm[1:-2]])
+    _regroup(imp, node, value, moved, _view_shape(imp, value, moved))
 
 
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
@@ -1131,6 +1187,7 @@ CONVERTERS: dict[str, Converter] = {
     "MatMul": _matmul,
     "Flatten": _flatten,
     "Reshape": _reshape,
+    "Transpose": _transpose,  # of a channel shuffle (a Transpose of constants is folded)
     "Softmax": _softmax,
     "Pad": _pad,
     "Mul": _mul,

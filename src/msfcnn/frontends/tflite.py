@@ -36,7 +36,10 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
+from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
+from ..ops.depth_to_space import DepthToSpace
+from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
@@ -147,6 +150,11 @@ class _Importer:
         # so that a part and the branch that reads it are neighbours that fusion can join; a part
         # nothing reads is never made.
         self.pending_slices: dict[int, tuple[Operator, int, int, int]] = {}
+        # Channel regroupings (see _regroup): TFLite tensor -> (IR tensor, index array). The tensor
+        # is the IR map with its channels viewed as several axes (the trailing ones), and the index
+        # array (of those axes' shape) holds the IR channel at each place. Only RESHAPE and
+        # TRANSPOSE of those axes may read it; a RESHAPE back to one channel axis makes a gather.
+        self.channel_views: dict[int, tuple[int, np.ndarray]] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -175,7 +183,8 @@ class _Importer:
             self._bind_input(tensor, k, operators)
         for op in operators:
             converter = CONVERTERS.get(op.name)
-            if converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS:
+            if (converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS
+                    and not _reads_a_channel_view(self, op)):
                 raise UserError(f"operator {op.index} ({op.name}) has int16 activations: 16x8 models support only "
                                 f"{', '.join(sorted(INT16_OPERATORS - FOLDED_OPERATORS))}")
             if converter is not None and op.name not in FLOAT32_OPERATORS and self.reads_float32(op):
@@ -270,7 +279,7 @@ class _Importer:
         for output in outputs:
             if output in self.layout:
                 self._materialise(output)
-            if output in self.pending_slices:
+            if output in self.pending_slices or output in self.channel_views:
                 self.source(output)
         unquantised = [k for k, t in enumerate(graph.input_tensors) if graph.quant_of(t) is None]
         if unquantised and graph.dtype != "float32":
@@ -377,6 +386,8 @@ class _Importer:
         """The IR tensor an operator reads as its activation input."""
         if index in self.layout:
             self._materialise(index)
+        if index in self.channel_views:
+            self._materialise_channel_view(index)
         if index in self.pending_slices:
             op, src, begin, channels = self.pending_slices.pop(index)
             self.emit(op, ChannelSlice(begin, channels), (src,), out=index)
@@ -409,11 +420,21 @@ class _Importer:
         moved = [a for a in layout if ir_shape[a] > 1]
         if moved != sorted(moved):
             if len(layout) != 3:
-                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read")
+                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read "
+                                "(a channel shuffle's TRANSPOSE may move only the channel axes)")
             src = self.graph.append(Transpose(layout), (src,), quant=self.graph.quant_of(src))
         if self.graph.shape_of(src) != declared:
             src = self.graph.append(Reshape(declared), (src,), quant=self.graph.quant_of(src))
         self.ir_tensor[tensor] = src
+
+    def _materialise_channel_view(self, tensor: int) -> None:
+        """Give a channel view (see self.channel_views) read by another operator than RESHAPE or
+        TRANSPOSE an IR tensor of its own shape: its channels gathered in its order, reshaped."""
+        src, indices = self.channel_views.pop(tensor)
+        quant, flat = self.graph.quant_of(src), indices.reshape(-1).tolist()
+        if flat != list(range(len(flat))):
+            src = self.graph.append(ChannelGather(tuple(flat)), (src,), quant=quant)
+        self.ir_tensor[tensor] = self.graph.append(Reshape(self.fmap_shape(tensor)), (src,), quant=quant)
 
     def is_const(self, index: int) -> bool:
         return index in self.folded or self._buffer_data(index) is not None
@@ -972,10 +993,26 @@ def _resize(op_class, options_class) -> Converter:
     return convert
 
 
+def _block_moves(op_class: type, options_class: type) -> Converter:
+    """SPACE_TO_DEPTH / DEPTH_TO_SPACE (b x b blocks of pixels into channels, or back); values are
+    copied, so the output keeps the input's quantisation (the runtimes' kernels copy bytes)."""
+    def convert(imp: _Importer, op: Operator) -> None:
+        src, _ = imp.feature_map(op)
+        block = imp.options(op, options_class).BlockSize()
+        if block < 1:
+            raise UserError(f"bad block size {block}")
+        if imp.quant(op.outputs[0]) != imp.graph.quant_of(src):
+            raise UserError("output quantised differently from the input: the kernel only copies values")
+        imp.emit(op, op_class(block), (src,))
+    return convert
+
+
 def _transpose(imp: _Importer, op: Operator) -> None:
     """Folded at import: the output is the input's IR tensor with its axes moved (self.layout);
     a later reader other than MEAN then gets a reshape or a Transpose node."""
     index = imp.input(op, 0)
+    if index in imp.channel_views and _transpose_channel_axes(imp, op):
+        return
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
     if index not in imp.layout and imp.fmap_shape(index) != imp.graph.shape_of(src):
         raise UserError("only the TRANSPOSE of an (H, W, C) feature map is supported")
@@ -1008,6 +1045,8 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
     out = op.outputs[0]
     in_shape = imp.shape(imp.input(op, 0))
+    if imp.input(op, 0) in imp.channel_views and _reshape_channel_axes(imp, op, shape):
+        return
     if _is_unit_axes_reshape(imp, op, in_shape, shape):
         _unit_axes(imp, op, shape)
         return
@@ -1018,7 +1057,66 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.graph.input_shape = shape[1:]
         imp.bind(out, NETWORK_INPUT)
         return
+    if _splits_the_channels(imp, imp.input(op, 0), src, out, shape):
+        _bind_channel_view(imp, op, src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:]))
+        return
     imp.emit(op, Reshape(shape[1:]), (src,))
+
+
+def _splits_the_channels(imp: _Importer, index: int, src: int, out: int, shape: tuple[int, ...]) -> bool:
+    """Whether a RESHAPE of TFLite tensor `index` (IR tensor `src`, of its shape) to `shape` (output
+    tensor `out`, in src's quantisation) keeps the other axes and cuts the channels into several
+    axes larger than 1: the first step of a channel shuffle. Its output is then a channel view of
+    src (see _Importer.channel_views), no node, until a RESHAPE gives it one channel axis again
+    (or another reader: then a reshape node, as any RESHAPE's output)."""
+    in_shape = imp.shape(index)
+    lead, rest = len(in_shape) - 1, shape[len(in_shape) - 1:]
+    return (len(in_shape) >= 3 and imp.fmap_shape(index) == imp.graph.shape_of(src) and shape[:lead] == in_shape[:-1]
+            and sum(d > 1 for d in rest) >= 2 and imp.quant(out) == imp.graph.quant_of(src))
+
+
+def _bind_channel_view(imp: _Importer, op: Operator, src: int, indices: np.ndarray) -> None:
+    """The operator's output as IR tensor `src` with its channels at the places `indices` gives (a
+    view while it has several channel axes, a gather, or src itself, once it has one again)."""
+    out = op.outputs[0]
+    shape = (1, *imp.graph.shape_of(src)[:-1], *indices.shape)
+    if imp.shape(out) != shape:
+        raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
+    if imp.quant(out) != imp.graph.quant_of(src):
+        raise UserError("the output's quantisation differs from the input's: a channel shuffle copies values")
+    if indices.ndim > 1:
+        imp.channel_views[out] = (src, indices)
+    elif indices.tolist() == list(range(indices.size)):
+        imp.bind(out, src)
+    else:
+        imp.emit(op, ChannelGather(tuple(indices.tolist())), (src,))
+
+
+def _reshape_channel_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> bool:
+    """RESHAPE of a channel view (see _splits_the_channels) that changes only its channel axes: the
+    view with those axes, or a gather once one is left. False for another reshape (the view then
+    becomes a reshape node, as any RESHAPE's output)."""
+    index = imp.input(op, 0)
+    src, indices = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(src))  # the batch and the map's axes but the channels
+    if shape[:lead] != imp.shape(index)[:lead]:
+        return False
+    _bind_channel_view(imp, op, src, indices.reshape(shape[lead:]))
+    return True
+
+
+def _transpose_channel_axes(imp: _Importer, op: Operator) -> bool:
+    """TRANSPOSE of a channel view (see _splits_the_channels) that moves only its channel axes: the
+    view with its places moved (ShuffleNet's swap of the groups and the channels in a group). False
+    for another permutation (the view then becomes a reshape node, as any RESHAPE's output)."""
+    index = imp.input(op, 0)
+    src, indices = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(src))
+    perm = imp.const(imp.input(op, 1), "permutation").reshape(-1).tolist()
+    if sorted(perm) != list(range(len(imp.shape(index)))) or perm[:lead] != list(range(lead)):
+        return False
+    _bind_channel_view(imp, op, src, indices.transpose([p - lead for p in perm[lead:]]))
+    return True
 
 
 def _is_unit_axes_reshape(imp: _Importer, op: Operator, in_shape: tuple[int, ...], shape: tuple[int, ...]) -> bool:
@@ -1422,7 +1520,8 @@ MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
 # model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
 FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
                                "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE"}
+                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE",
+                               "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
                               ) | FOLDED_OPERATORS | SLICING_OPERATORS
 # What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
 # msfcnn has, and the shape arithmetic folded at import.
@@ -1458,6 +1557,8 @@ CONVERTERS: dict[str, Converter] = {
     "TRANSPOSE": _transpose,
     "RESIZE_NEAREST_NEIGHBOR": _resize(ResizeNearest, schema.ResizeNearestNeighborOptions),
     "RESIZE_BILINEAR": _resize(ResizeBilinear, schema.ResizeBilinearOptions),
+    "SPACE_TO_DEPTH": _block_moves(SpaceToDepth, schema.SpaceToDepthOptions),
+    "DEPTH_TO_SPACE": _block_moves(DepthToSpace, schema.DepthToSpaceOptions),
     "RESHAPE": _reshape,
     "SQUEEZE": _squeeze,
     "EXPAND_DIMS": _expand_dims,
@@ -1483,9 +1584,15 @@ _UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX
                   "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE", "RESIZE_BILINEAR"}
 
 
+def _reads_a_channel_view(imp: _Importer, op: Operator) -> bool:
+    """A TRANSPOSE of a channel shuffle (see _splits_the_channels): a copy of values, for any type."""
+    return op.name == "TRANSPOSE" and bool(op.inputs) and op.inputs[0] in imp.channel_views
+
+
 def _int8_only(name: str, convert: Converter) -> Converter:
     def checked(imp: _Importer, op: Operator) -> None:
-        if any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs):
+        uint8 = any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
+        if uint8 and not _reads_a_channel_view(imp, op):
             raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
                             f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
         convert(imp, op)

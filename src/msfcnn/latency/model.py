@@ -118,8 +118,9 @@ KERNEL_SOURCE_FAMILIES = {
     "global_avg_pool.c": ("mean",), "lookup.c": ("logistic", "hard_swish"), "pad.c": ("pad",),
     "pool2d.c": ("avg_pool2d", "max_pool2d"), "requantize.c": ("requantize",), "softmax.c": ("softmax",),
     "transpose.c": ("transpose",), "resize_nearest.c": ("resize_nearest",),
-    "channel_slice.c": ("channel_slice",),
+    "channel_slice.c": ("channel_slice",), "channel_gather.c": ("channel_gather",),
     "resize_bilinear.c": ("resize_bilinear",),
+    "space_to_depth.c": ("space_to_depth",), "depth_to_space.c": ("depth_to_space",),
     "sub.c": ("sub", "sub_const", "squared_difference", "squared_difference_const"), "min_max.c": ("maximum", "minimum", "maximum_const", "minimum_const"),
     "prelu.c": ("prelu",),
 }

@@ -946,6 +946,25 @@ typedef struct {
 } msf_channel_slice_params;
 typedef msf_channel_slice_params msf_channel_slice_s16_params;  /* 16x8 graphs: the same copy of int16 values */
 
+/* A gather of the channels (ShuffleNet's channel shuffle): output channel k is input channel indices[k]. */
+typedef struct {
+    int32_t channels;
+    const int32_t *indices;
+} msf_channel_gather_params;
+typedef msf_channel_gather_params msf_channel_gather_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
+/* SPACE_TO_DEPTH: each block x block block of pixels into one pixel of block * block * channels. */
+typedef struct {
+    int32_t block, channels;
+} msf_space_to_depth_params;
+typedef msf_space_to_depth_params msf_space_to_depth_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
+/* DEPTH_TO_SPACE: each pixel of block * block * channels into a block x block block of pixels. */
+typedef struct {
+    int32_t block, channels;  /* channels: the output's */
+} msf_depth_to_space_params;
+typedef msf_depth_to_space_params msf_depth_to_space_s16_params;  /* 16x8 graphs: the same copy of int16 values */
+
 /* Standalone RELU / RELU6: requantise, then clamp. */
 typedef struct {
     int32_t channels;
@@ -1226,6 +1245,24 @@ void msf_channel_slice_s16(const msf_channel_slice_s16_params *p, const msf_view
                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_channel_slice_f32(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_s8(const msf_channel_gather_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_s16(const msf_channel_gather_s16_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_channel_gather_f32(const msf_channel_gather_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_space_to_depth_s8(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_space_to_depth_s16(const msf_space_to_depth_s16_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_space_to_depth_f32(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_s8(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
+                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_s16(const msf_depth_to_space_s16_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_f32(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
+                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
