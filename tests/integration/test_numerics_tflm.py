@@ -23,12 +23,13 @@ from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
 
 # TFLite Micro refuses uint8 models, and has no RELU_N1_TO_1 / RELU_0_TO_1 nor int16 RESIZE_BILINEAR
-# (msfcnn refuses those under tflm); LiteRT's BUILTIN_REF resolver has no ELU. tests/integration/test_activation_ops.py checks
-# those fixtures against TFLite Micro alone.
+# (msfcnn refuses those under tflm); LiteRT's BUILTIN_REF resolver has no ELU and no int8
+# DEPTH_TO_SPACE (version 2). tests/integration/test_activation_ops.py and test_space_to_depth.py
+# check those fixtures against TFLite Micro alone.
 MODELS = sorted(p for d in ("models", "executor") for p in (FIXTURES / d).glob("*.tflite")
                 if not p.name.startswith(("unsupported_", UINT8_PREFIX, "act_relu_n1_to_1", "act_relu_0_to_1",
                                           "act_sweep_relu_n1_to_1", "act_sweep_relu_0_to_1", "act_elu",
-                                          "act_sweep_elu", "bilinear_i16_chain")))
+                                          "act_sweep_elu", "bilinear_i16_chain", "depth_to_space")))
 NETWORKS = {"mbv2_035", "mbv1_025_vww", "resnet8", "dscnn"}
 # Where TFLite Micro and LiteRT's reference kernels disagree with each other, `tflm` follows TFLite
 # Micro; they do on some values of ex_relu6_standalone (TFLM's int8 RELU6 clamps the raw input to
