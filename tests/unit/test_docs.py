@@ -20,6 +20,7 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
+HEADING = re.compile(r"^#{1,6}(\s|$)")
 # A sentence ends at . ! or ? (perhaps closed by a bracket or quote) before a space or the end.
 SENTENCE_END = re.compile(r"(?<=[.!?])[)\"']*(?=\s|$)")
 ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.")
@@ -39,7 +40,7 @@ def _blocks(text):
         if FENCE.match(line):
             flush()
             in_fence = not in_fence
-        elif in_fence or not line.strip() or line.lstrip().startswith("#"):
+        elif in_fence or not line.strip() or HEADING.match(line.lstrip()):
             flush()
         elif line.lstrip().startswith("|"):
             flush()
@@ -105,7 +106,7 @@ def _anchors(path):
     for line in path.read_text().splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
-        elif not in_fence and re.match(r"#{1,6} ", line):
+        elif not in_fence and HEADING.match(line):
             anchors.add(_slug(line))
     return anchors
 
