@@ -38,12 +38,14 @@ def test_every_role_names_the_module_that_registers_it():
     assert set(loop_kinds.CONSUMERS) == set(loop_kinds.ROLES)
 
 
-def test_a_handler_for_an_undeclared_kind_or_twice_fails_at_registration(monkeypatch):
+def test_an_undeclared_kind_or_a_second_handler_fails(monkeypatch):
     monkeypatch.setattr(loop_kinds, "_KINDS", dict(loop_kinds._KINDS))
 
     class NotAKind:
         pass
 
+    with pytest.raises(loop_kinds.MissingHandler, match="NotAKind is not a registered loop kind"):
+        loop_kinds.handler(loop_kinds.LATENCY, NotAKind())
     with pytest.raises(TypeError, match="NotAKind is not a loop kind"):
         loop_kinds.handles(loop_kinds.WALKER, NotAKind)(lambda *a: None)
     with pytest.raises(TypeError, match="Whole has two walker handlers"):
