@@ -6,6 +6,7 @@ the latency model costed an unknown kind at zero)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import get_args
 
 import numpy as np
 import pytest
@@ -20,13 +21,14 @@ from msfcnn.latency import features
 from msfcnn.plan import Plan
 from msfcnn.schedule import Liveness, loop_kinds, schedule_plan
 from msfcnn.schedule import schemes as registry
-from msfcnn.schedule.lowered import Channels, Patches, Stream, Whole
+from msfcnn.schedule.lowered import Channels, Loops, Patches, Stream, Whole
 
 CONSUMERS = (fused_executor, emit, features, exact)  # imported: every role's handlers are registered
 
 
 def test_every_loop_kind_has_all_four_roles():
     assert {Whole, Stream, Patches, Channels} <= set(loop_kinds.kinds())
+    assert set(get_args(Loops)) == set(loop_kinds.kinds())  # LoweredBlock.loops' type names them all
     assert loop_kinds.missing() == []
     for kind in loop_kinds.kinds():
         for role in loop_kinds.ROLES:
