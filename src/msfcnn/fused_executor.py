@@ -314,7 +314,6 @@ class _Patches(_Stream):
             self.finish_tail()
 
 
-
 @handles(WALKER, Patches)
 def _walk_patches(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
     _Patches(runner, block, scratch).run()

@@ -193,8 +193,8 @@ class _Bounds:
 
     def band_floor(self, axes: tuple[int, ...], first: int, last: int) -> int:
         """Bytes that the buffers of tensors first..e-1 take at least in any block first..last'
-        (last' >= last, any rows) of a scheme growing along `axes` (`Scheme.growing`), e the stream end of
-        first..last (`_covered` holding). Such a block's stream end e' is e or later, and it
+        (last' >= last, any rows) of a scheme growing along `axes` (`Scheme.growing`), e the stream
+        end of first..last (`_covered` holding). Such a block's stream end e' is e or later, and it
         keeps each of those tensors' widest band (along each axis in `axes`; a ring of columns
         along the other, at least `_ring_sides`) over the bands of e'. That band is at least
         the narrowest band that one position of e needs (`streaming.band_profile` of 1 row):
