@@ -27,7 +27,8 @@ import numpy as np
 from ..ir import Graph
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
-from ..schedule import LoweredBlock, streaming
+from ..schedule import LoweredBlock, loop_kinds, streaming
+from ..schedule.loop_kinds import LATENCY, handles
 from ..schedule.lowered import Channels, Patches, Stream, Whole
 
 CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/msfcnn_kernels.h): output channels per accumulator block
@@ -411,21 +412,22 @@ class BlockCounter:
         return groups
 
     def block(self, block: LoweredBlock):
-        """The block's counts (weighed): its kernel calls and its scheme's own loops."""
+        """The block's counts (weighed): its kernel calls, as its loop kind's counter enumerates
+        them (which also adds the loops of its own to `own`), and the block's own loops."""
         own = Counter({"block:call": 1})
-        loops = block.loops
-        total = self._zero()
-        if isinstance(loops, Whole):
-            t = block.first
-            h, w = _hw(self.graph.shape_of(t))
-            total = self.call(t, 0, h, 0, w)
-        elif isinstance(loops, Channels):
-            own.update(self._channels(block.first))
-        elif isinstance(loops, Stream):
-            total = self._stream(block, loops, own)
-        elif isinstance(loops, Patches):
-            total = self._patches(block, loops, own)
+        total = loop_kinds.handler(LATENCY, block.loops)(self, block, block.loops, own)
         return total + self.weigh(own)
+
+    @handles(LATENCY, Whole)
+    def _whole(self, block: LoweredBlock, loops: Whole, own: Features):
+        t = block.first
+        h, w = _hw(self.graph.shape_of(t))
+        return self.call(t, 0, h, 0, w)
+
+    @handles(LATENCY, Channels)
+    def _channels_block(self, block: LoweredBlock, loops: Channels, own: Features):
+        own.update(self._channels(block.first))  # one kernel call, counted as the block's own
+        return self._zero()
 
     def _channels(self, t: int) -> Features:
         """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel, row by
@@ -467,6 +469,7 @@ class BlockCounter:
             self._sweeps[key] = compute()
         return self._sweeps[key]
 
+    @handles(LATENCY, Stream)
     def _stream(self, block: LoweredBlock, loops: Stream, own: Features):
         graph, first, end, axis = self.graph, block.first, loops.end, loops.axis
         # Stream.pulls, counted per consumer without building them: a read of each input >= first.
@@ -502,6 +505,7 @@ class BlockCounter:
             total = total + part
         return total
 
+    @handles(LATENCY, Patches)
     def _patches(self, block: LoweredBlock, loops: Patches, own: Features):
         first, end, (tile_rows, tile_cols) = block.first, loops.end, loops.tile
         total = self._zero()
