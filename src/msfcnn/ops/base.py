@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -227,7 +227,8 @@ class Op:
     def for_numerics(self, ctx: "KernelContext", shape: Shape) -> "Op":
         """The op that computes this one as the kernels of `ctx.numerics` do (Graph.numerics, set
         once a graph is loaded), given its context and output shape: the op itself, unless that
-        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py)."""
+        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py, found
+        through `in_numerics`)."""
         return self
 
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
@@ -281,6 +282,32 @@ class Op:
         with these input / output shapes; `names` maps each role of `c_consts` to the C array
         that holds it."""
         raise NotImplementedError(f"{self.kind} has no C kernel")
+
+
+# ---- numerics variants --------------------------------------------------------------------------
+# How an op computes under one runtime's numerics, when that runtime's kernel rounds its own way:
+# (op class, numerics) -> choose(op, ctx, shape), which gives the op to run (a variant, or `op`).
+# A variant's module registers its chooser (`numerics_variant`) and imports only the op it varies;
+# ops/__init__.py imports every variant module, so the op's own module never imports them back.
+_NUMERICS_VARIANTS: dict[tuple[type, str], Callable[[Op, KernelContext, Shape], Op]] = {}
+
+
+def numerics_variant(op_class: type, numerics: str):
+    """Decorator: register `choose(op, ctx, shape) -> Op` as how `op_class`'s ops compute under
+    `numerics` (one chooser per class and numerics)."""
+    def register(choose):
+        if (op_class, numerics) in _NUMERICS_VARIANTS:
+            raise TypeError(f"{op_class.__name__} already has a {numerics} numerics variant")
+        _NUMERICS_VARIANTS[(op_class, numerics)] = choose
+        return choose
+    return register
+
+
+def in_numerics(op_class: type, op: Op, ctx: KernelContext, shape: Shape) -> Op:
+    """`op` (an `op_class` op) as the kernels of `ctx.numerics` compute it: the registered
+    variant's choice, or `op` itself when that runtime has no variant of the class."""
+    choose = _NUMERICS_VARIANTS.get((op_class, ctx.numerics))
+    return op if choose is None else choose(op, ctx, shape)
 
 
 class SameShapeBinary(Op):

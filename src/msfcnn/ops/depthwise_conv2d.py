@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map, window_fields
+from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
+                   window_fields)
 from .conv2d import weighted_c_consts, weighted_c_fields
 from .sliding import pad_hw, tap_slices
 
@@ -67,12 +68,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
 
     def for_numerics(self, ctx: KernelContext, shape) -> "DepthwiseConv2D":
         """LiteRT's int8 kernel rounds its leading channels as its vector code does
-        (ops/depthwise_conv2d_litert.py); TFLite Micro's, the 16x8 and the float ones are this op's."""
-        from .depthwise_conv2d_litert import litert_depthwise  # its op is a subclass of this one
-
-        if ctx.numerics == nx.LITERT and ctx.dtype == "int8" and ctx.output_quant is not None:
-            return litert_depthwise(self, shape)
-        return self
+        (ops/depthwise_conv2d_litert.py registers it); TFLite Micro's, the 16x8 and the float ones are this op's."""
+        return in_numerics(DepthwiseConv2D, self, ctx, shape)
 
     # The C in-place variant keeps one channel's taps on the stack (depthwise_inplace.c).
     MAX_IN_PLACE_TAPS = 64

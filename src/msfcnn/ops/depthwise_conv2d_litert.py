@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, require_feature_map
+from .base import KernelContext, numerics_variant, require_feature_map
 from .depthwise_conv2d import DepthwiseConv2D
 
 VECTOR_CHANNELS = 8  # output channels per iteration of the interpreter's vector output stage
@@ -42,6 +42,13 @@ def litert_depthwise(op: DepthwiseConv2D, shape) -> DepthwiseConv2D:
     if type(op) is not DepthwiseConv2D or vector_channels(shape[-1]) == 0:
         return op  # the uint8 weight-offset kernel, already LiteRT's, or all scalar code
     return DepthwiseConv2DLitert(op.win, op.depth_multiplier, op.activation)
+
+
+@numerics_variant(DepthwiseConv2D, nx.LITERT)
+def _under_litert(op: DepthwiseConv2D, ctx: KernelContext, shape) -> DepthwiseConv2D:
+    """DepthwiseConv2D.for_numerics under LiteRT: its int8 kernel (litert_depthwise) once the
+    graph is quantised; its 16x8 and float ones are TFLite's."""
+    return litert_depthwise(op, shape) if ctx.dtype == "int8" and ctx.output_quant is not None else op
 
 
 def tail_start(out_c: int, depth_multiplier: int) -> int:
