@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
+from .loop_counts import Counts, KernelRun
 
 Shape = tuple[int, ...]
 
@@ -268,6 +269,50 @@ class Op:
 
     def describe(self) -> str:
         return self.kind
+
+    # ---- the latency model's counts of the C kernel's loops (latency/features.py) ----------------
+    # True for kernels that gather a run per window tap (depthwise, pooling; window.c): a window of
+    # more than MSF_MAX_RUNS taps is gathered a batch at a time.
+    runs_per_tap: ClassVar[bool] = False
+    # An int8 kernel without coefficients of its own, counted as the calibrated kernel whose loops
+    # it runs (the table ops run msf_lookup_s8 as LOGISTIC does); None: its own.
+    int8_counted_as: ClassVar[str | None] = None
+
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        """The kernel as the target compiles it, which names its counts (`family:loop`; features.py
+        appends "_f32" for float kernels): its kind, unless the kernel has several loop structures
+        (`dsp`: an int8 kernel on a core with Arm's DSP extension)."""
+        return self.int8_counted_as if int8 and self.int8_counted_as else self.kind
+
+    def count_region(self, run: KernelRun, counts: Counts) -> None:
+        """Add the counts of the kernel's own loops for one run over a region (the calls, rows,
+        pixels and outputs every region kernel has are counted by features.py)."""
+
+    def channel_parts(self, channels: int) -> tuple[int, ...]:
+        """The output channels of each kernel run over a region: all of them in one run, for most
+        kernels."""
+        return (channels,)
+
+    def output_stage_rounding(self, ctx: KernelContext) -> str | None:
+        """The rounding of the int8 output stage the kernel shares with the other weighted kernels
+        (msf_output_stage_mode, whose fast loops the latency model counts apart); None: no such stage."""
+        return None
+
+    def accumulate_macs(self, values: int, output: Shape) -> int | None:
+        """The multiply-accumulates of `accumulate` over `values` streamed values of an op whose
+        output has `output`; None when its accumulate only adds (a mean)."""
+        return None
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int] | None:
+        """(shape of the "weights" constant, fan-in of one output) of an op with weights, for
+        random ones (latency/calibration.py); None for ops without weights."""
+        return None
+
+    in_place_family: ClassVar[str | None] = None  # the in-place kernel's counts' names
+
+    def count_in_place(self, run: KernelRun, counts: Counts) -> None:
+        """Add the counts of the in-place kernel (in_place_channels) over the whole map."""
+        raise NotImplementedError(f"{self.kind} has no in-place kernel")
 
     # ---- the C kernel's interface (the code generator's contract) -------------------------------
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:

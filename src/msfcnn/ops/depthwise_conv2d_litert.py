@@ -68,6 +68,13 @@ class DepthwiseConv2DLitert(DepthwiseConv2D):
         """Chosen again from the plain op (a graph loaded under LiteRT's numerics, then another's)."""
         return DepthwiseConv2D(self.win, self.depth_multiplier, self.activation).for_numerics(ctx, shape)
 
+    def channel_parts(self, channels: int) -> tuple[int, ...]:
+        """The C runs the depthwise kernel twice: over the scalar channels (from the first output
+        of their input channel), then over the vector ones."""
+        vector = vector_channels(channels)
+        scalar = channels - tail_start(channels, self.depth_multiplier)
+        return (scalar, vector) if scalar else (vector,)
+
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """Channel c's context, which says whether the channel is vector code (the in-place
         scheme's numpy run computes one channel at a time)."""
