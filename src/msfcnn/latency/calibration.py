@@ -128,10 +128,10 @@ def op_network(seed: int) -> dict:
             c = c if gate else c + width
         else:
             layers.append({"op": "depthwise_conv2d", "kernel": 3, "stride": rng.choice([1, 2]), "padding": "same"})
-    head = rng.choice(["none", "mean", "transpose", "pool"])
+    head = rng.choice(["none", "mean", "transposed_means", "pool"])
     if head == "mean":
         layers.append({"op": "mean", "axes": rng.choice([[0], [1], [0, 1]])})
-    elif head == "transpose":  # an MCUNet-style head: a mean over W, then over H after a transpose
+    elif head == "transposed_means":  # an MCUNet-style head: a mean over W, then over H after a transpose
         layers += [{"op": "mean", "axes": [1]}, {"op": "transpose", "perm": [2, 0, 1]}, {"op": "mean", "axes": [1]}]
     elif head == "pool":
         layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": 10}, {"op": "softmax"}]
