@@ -174,10 +174,10 @@ def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
     rounding, clamping or (full) not; and how many output channels a per-channel kernel (the
     in-place one) can run fast. ("", 0) for ops without such a stage."""
     node = graph.nodes[t]
-    ctx = graph.kernel_context(t) if graph.kernel_element(t).nbytes == 1 else None
-    rounding = None if ctx is None else node.op.output_stage_rounding(ctx)
+    rounding = node.op.output_stage_rounding(graph.numerics) if graph.kernel_element(t).nbytes == 1 else None
     if rounding is None:
         return "", 0
+    ctx = graph.kernel_context(t)
     right = node.op.c_consts(ctx).get("right")
     fast = 0 if right is None or rounding == SINGLE else int(np.count_nonzero(np.asarray(right) >= 1))
     if right is None or fast < len(right):

@@ -293,9 +293,10 @@ class Op:
         kernels."""
         return (channels,)
 
-    def output_stage_rounding(self, ctx: KernelContext) -> str | None:
+    def output_stage_rounding(self, numerics: str) -> str | None:
         """The rounding of the int8 output stage the kernel shares with the other weighted kernels
-        (msf_output_stage_mode, whose fast loops the latency model counts apart); None: no such stage."""
+        (msf_output_stage_mode, whose fast loops the latency model counts apart) under the graph's
+        `numerics`; None: the kernel has no such stage."""
         return None
 
     def accumulate_macs(self, values: int, output: Shape) -> int | None:

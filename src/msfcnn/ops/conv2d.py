@@ -86,8 +86,8 @@ class Conv2D(Op, pattern=Pattern.WINDOW):
             return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
         return "conv_1x1" if pointwise else "conv"
 
-    def output_stage_rounding(self, ctx: KernelContext) -> str:
-        return nx.gemm_rounding(ctx.numerics)
+    def output_stage_rounding(self, numerics: str) -> str:
+        return nx.gemm_rounding(numerics)
 
     def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
         kh, kw = self.win.kernel

@@ -23,8 +23,8 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
     def output_shape(self, inputs: list[Shape]) -> Shape:
         return (self.units,)
 
-    def output_stage_rounding(self, ctx: KernelContext) -> str:
-        return nx.gemm_rounding(ctx.numerics)
+    def output_stage_rounding(self, numerics: str) -> str:
+        return nx.gemm_rounding(numerics)
 
     def accumulate_macs(self, values: int, output: Shape) -> int:
         return values * output[0]  # each streamed value into every unit

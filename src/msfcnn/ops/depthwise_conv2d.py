@@ -104,7 +104,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
     def latency_family(self, int8: bool, dsp: bool) -> str:
         return "depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier"
 
-    def output_stage_rounding(self, ctx: KernelContext) -> str:
+    def output_stage_rounding(self, numerics: str) -> str:
         return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
 
     def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
