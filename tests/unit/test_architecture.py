@@ -161,6 +161,7 @@ def _blind_files() -> list[Path]:
     files = []
     for name in OP_BLIND:
         path = SRC / name
+        assert path.exists(), f"{path} is gone: update OP_BLIND"
         files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     return files
 
