@@ -23,6 +23,18 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
     def output_shape(self, inputs: list[Shape]) -> Shape:
         return (self.units,)
 
+    def output_stage_rounding(self, numerics: str) -> str:
+        return nx.gemm_rounding(numerics)
+
+    def accumulate_macs(self, values: int, output: Shape) -> int:
+        return values * output[0]  # each streamed value into every unit
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
+        size = 1
+        for dim in in_shape:
+            size *= dim
+        return (self.units, size), size
+
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         size = 1
         for dim in inputs[0]:

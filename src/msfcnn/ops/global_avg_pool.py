@@ -27,6 +27,9 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     # map leaves the last row out). None: the whole map.
     extent: tuple[int, int] | None = None
 
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        return "mean"
+
     def describe(self) -> str:
         if not self.pool:
             return super().describe()

@@ -28,6 +28,7 @@ def leaky_relu_multipliers(in_q, out_q, alpha: float) -> tuple[tuple[int, int], 
 @dataclass(frozen=True)
 class LeakyRelu(LookupOp):
     kind = "leaky_relu"
+    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
     alpha: float = 0.2
 
     def describe(self) -> str:

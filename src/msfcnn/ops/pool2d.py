@@ -9,6 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
                    window_fields)
+from .loop_counts import Counts, KernelRun, channel_blocks
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
@@ -18,6 +19,12 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
     activation: str | None = None  # TFLite pools may carry a fused activation
     # One C kernel for both pools: its params say which (`max`).
     c_kernel = "msf_pool2d"
+    runs_per_tap = True  # window.c gathers a run per tap
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        f[f"{run.family}:block"] += run.pixels * len(channel_blocks(run.shape[2]))
+        f[f"{run.family}:tap"] += run.taps
+        f[f"{run.family}:tap_channel"] += run.taps * run.shape[2]
 
     @property
     def window(self) -> Window:

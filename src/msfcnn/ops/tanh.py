@@ -135,6 +135,7 @@ def _tanhf(x: np.float32) -> np.float32:
 @dataclass(frozen=True)
 class Tanh(LookupOp):
     kind = "tanh"
+    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
 
     def table(self, in_q, out_q) -> np.ndarray:
         return self.numerics_table(in_q, out_q, nx.LITERT)
