@@ -358,6 +358,8 @@ class _Importer:
         return sum(self.uses[name] for name in names) == 1
 
     def emit(self, op: Op, inputs: tuple[int, ...], consts: dict[str, np.ndarray] | None = None) -> _Value:
+        if not op.supports("float32"):  # every ONNX tensor the frontend reads is float32
+            raise UserError(f"msfcnn's {op.kind} op has no float32 kernel")
         return _Value(self.graph.append(op, inputs, consts))
 
     def rewrite(self, value: _Value, op: Op | None = None, consts: dict[str, np.ndarray] | None = None) -> _Value:

@@ -61,6 +61,7 @@ from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
+from .operators import TFLITE as OPERATORS, op_kinds, reaching
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -183,16 +184,10 @@ class _Importer:
             self._bind_input(tensor, k, operators)
         for op in operators:
             converter = CONVERTERS.get(op.name)
-            if (converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS
-                    and not _reads_a_channel_view(self, op)):
-                raise UserError(f"operator {op.index} ({op.name}) has int16 activations: 16x8 models support only "
-                                f"{', '.join(sorted(INT16_OPERATORS - FOLDED_OPERATORS))}")
-            if converter is not None and op.name not in FLOAT32_OPERATORS and self.reads_float32(op):
-                raise UserError(f"operator {op.index} ({op.name}) reads float32 activations: float32 operators may "
-                                f"be {', '.join(sorted(FLOAT32_OPERATORS - FOLDED_OPERATORS))}")
             if converter is None:
                 raise UserError(f"unsupported operator {op.name} at operator index {op.index} "
                                 f"(supported: {', '.join(sorted(CONVERTERS))})")
+            self._check_elements(op)
             if op.name not in MULTI_OUTPUT_OPERATORS and (len(op.outputs) != 1 or op.outputs[0] < 0):
                 raise UserError(f"operator {op.index} ({op.name}) has {len(op.outputs)} outputs; expected one")
             try:
@@ -200,6 +195,20 @@ class _Importer:
             except UserError as err:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
         return self._finish(self.output_tensors)
+
+    def _check_elements(self, op: Operator) -> None:
+        """Refuse, in one line, an operator on an element type that none of the ops it becomes has a
+        kernel for (ops/*.py declare theirs): int16 activations in a 16x8 model, a float32 first
+        input, uint8 tensors. A channel shuffle's TRANSPOSE only moves values: any type."""
+        if _reads_a_channel_view(self, op):
+            return
+        uint8 = any(t >= 0 and self.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
+        for element, applies in (("int16", self.graph.dtype == "int16"), ("float32", self.reads_float32(op)),
+                                 ("uint8", uint8)):
+            if applies and op.name not in converted(element):
+                names = ", ".join(sorted(converted(element) - FOLDED_OPERATORS))
+                raise UserError(_REFUSALS[element].format(index=op.index, name=op.name, names=names,
+                                                          why=_why_not(op.name, element)))
 
     def _bind_input(self, tensor: int, k: int, operators: list[Operator]) -> None:
         """Model input k: the graph's input (k = 0) or one of its extra inputs."""
@@ -534,6 +543,9 @@ class _Importer:
         """Append an IR node computing the operator's output tensor (`out`, by default its first),
         with that tensor's quantisation."""
         out = op.outputs[0] if out is None else out
+        element = "uint8" if self.type_of(out) == schema.TensorType.UINT8 else self.graph.dtype_of(inputs[0])
+        if not ir_op.supports(element):  # _check_elements refuses the operator first; this guards the op made
+            raise UserError(f"msfcnn's {ir_op.kind} op has no {element} kernel")
         layout = self.moved_read.get(op.index)
         if layout == (1, 0, 2):  # see feature_map: the op on the IR map, its output swapped too
             ir_op, consts = _transposed(ir_op), _transposed_weights(consts)
@@ -1511,23 +1523,44 @@ def _pack(imp: _Importer, op: Operator) -> None:
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
 
 
-# Shape arithmetic, folded at import (STRIDED_SLICE of a constant shape too: see SLICING_OPERATORS).
+# Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
-# Channel slices (and STRIDED_SLICE of a constant shape, folded): the same copy for every type.
-SLICING_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE"})
 MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
-# The operators whose float32 kernels msfcnn has (the ONNX importer's): a float island's or a float32
-# model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
-FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
-                               "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE",
-                               "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
-                              ) | FOLDED_OPERATORS | SLICING_OPERATORS
-# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
-# msfcnn has, and the shape arithmetic folded at import.
-INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
-                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU", "RESIZE_BILINEAR"}) | FOLDED_OPERATORS | SLICING_OPERATORS
+# What each element type reaches beyond, or short of, the kernels its ops declare (frontends/
+# operators.py maps each builtin to its op classes): frontend facts, not op capabilities.
+# A 16x8 model's QUANTIZE / DEQUANTIZE at its float32 edges is folded into the graph (no op).
+_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE"})}
+# Forms whose op has the kernel but whose converter reads only quantised constants and options, or
+# whose uint8 form was never checked against LiteRT (tests/integration/test_uint8.py): refused.
+_NOT_CONVERTED = {
+    "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
+                          "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
+                          "SQUEEZE", "SUB"}),
+    "int16": frozenset({"REDUCE_MAX"}),
+    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
+}
+_REFUSALS = {
+    "int16": "operator {index} ({name}) has int16 activations: 16x8 models support only {names} ({why})",
+    "float32": "operator {index} ({name}) reads float32 activations: float32 operators may be {names} ({why})",
+    "uint8": "operator {index} ({name}): {name} on uint8 tensors is not supported (uint8 models may use {names}; "
+             "{why})",
+}
+
+
+def converted(element: str) -> frozenset[str]:
+    """The builtin operators this frontend converts on `element` activations: those with an op
+    that has a kernel for it, and the shape arithmetic folded at import."""
+    reached = reaching(element, OPERATORS) | {name for name, classes in OPERATORS.items() if not classes}
+    return frozenset(reached | _FOLDED_FOR.get(element, frozenset())) - _NOT_CONVERTED.get(element, frozenset())
+
+
+def _why_not(name: str, element: str) -> str:
+    classes = OPERATORS[name]
+    if any(cls.supports(element) for cls in classes):
+        return f"msfcnn converts no {element} {name} yet"
+    return f"msfcnn's {op_kinds(classes)} {'op has' if len({c.kind for c in classes}) == 1 else 'ops have'} " \
+           f"no {element} kernel"
+
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -1577,27 +1610,7 @@ CONVERTERS: dict[str, Converter] = {
     "SLICE": _slice,
 }
 
-# uint8 models: the operators whose uint8 kernels in LiteRT were checked bit-exact with ours
-# (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
-_UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
-                  "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE", "RESIZE_BILINEAR"}
-
 
 def _reads_a_channel_view(imp: _Importer, op: Operator) -> bool:
     """A TRANSPOSE of a channel shuffle (see _splits_the_channels): a copy of values, for any type."""
     return op.name == "TRANSPOSE" and bool(op.inputs) and op.inputs[0] in imp.channel_views
-
-
-def _int8_only(name: str, convert: Converter) -> Converter:
-    def checked(imp: _Importer, op: Operator) -> None:
-        uint8 = any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
-        if uint8 and not _reads_a_channel_view(imp, op):
-            raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
-                            f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
-        convert(imp, op)
-    return checked
-
-
-CONVERTERS = {name: convert if name in _UINT8_CHECKED else _int8_only(name, convert)
-              for name, convert in CONVERTERS.items()}

@@ -24,7 +24,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
+class Activation(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32", "uint8"})):
     kind = "activation"
     c_kernel = "msf_activation"
     activation: str  # "relu" or "relu6" (the names of fused activations), "relu_n1_to_1", "relu_0_to_1"

@@ -23,7 +23,7 @@ def _elu_tflm(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Elu(LookupOp):
+class Elu(LookupOp, elements=frozenset({"int8"})):
     kind = "elu"
 
     def table(self, in_q, out_q) -> np.ndarray:

@@ -14,7 +14,8 @@ from .base import C_ACTIVATION, CCall, KernelContext, Op, Pattern, Shape, c_stru
 
 
 @dataclass(frozen=True)
-class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
+class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accumulates=True,
+                    elements=frozenset({"int8", "int16", "float32"})):
     kind = "global_avg_pool"
     c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims

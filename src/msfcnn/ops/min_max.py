@@ -16,7 +16,7 @@ from .mul import ConstOperand
 
 
 @dataclass(frozen=True)
-class Maximum(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Maximum(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32"})):
     kind = "maximum"
     c_kernel = "msf_min_max"
     pick = staticmethod(np.maximum)
@@ -36,7 +36,7 @@ class Minimum(Maximum):
 
 
 @dataclass(frozen=True)
-class MaximumConst(ConstOperand):
+class MaximumConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     """The maximum of a map and a constant in its quantisation (`consts["operand"]`); the
     ConstOperand fields (the constant's scale and zero point, the map's; no activation) are kept
     for the importers' shared constant handling."""

@@ -11,7 +11,7 @@ from .base import AxisWindow, KernelContext, Op, Pattern, Shape, c_struct, requi
 
 
 @dataclass(frozen=True)
-class Pad(Op, pattern=Pattern.WINDOW):
+class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
     kind = "pad"
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
