@@ -29,10 +29,8 @@ import numpy as np
 from ..errors import UserError
 from ..ir import Graph, GraphInput, Node, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
-from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
-from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
@@ -45,6 +43,8 @@ from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
+from . import rewrite as stage
+from .rewrite import Append, BatchNorm, ChannelView, Clamp, float32 as _float32
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -126,9 +126,9 @@ class _Importer:
         # channels). Each is made where it is first read, so that a part and the branch reading it
         # are neighbours that fusion can join (as the TFLite importer does).
         self.pending_slices: dict[str, tuple[int, int, int]] = {}
-        # A channel shuffle under way (see _regroup): ONNX name -> (the NCHW map's value, the map's
-        # channel at each place of the channel axes (1, g, C/g, H, W) has between the batch and H, W).
-        self.channel_views: dict[str, tuple[_Value, np.ndarray]] = {}
+        # A channel shuffle under way (see _regroup): ONNX name -> its view of an NCHW map whose
+        # channels it holds in the axes (1, g, C/g, H, W) has between the batch and H, W.
+        self.channel_views: dict[str, ChannelView] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -352,10 +352,20 @@ class _Importer:
             return False
         if any(src == value.index for src, _, _ in self.pending_slices.values()):
             return False  # a slice still to be made reads it
-        if any(src.index == value.index for src, _ in self.channel_views.values()):
+        if any(view.src == value.index for view in self.channel_views.values()):
             return False  # a channel shuffle under way reads it
         names = [name for name, v in self.values.items() if v.index == value.index]
         return sum(self.uses[name] for name in names) == 1
+
+    def sole_reader(self, tensor: int) -> bool:
+        """For rewrite.py: sole_use of the tensor."""
+        return self.sole_use(_Value(tensor))
+
+    def rewritten(self, result: int | Append, flat_from: tuple[int, int, int] | None = None) -> _Value:
+        """The value the rewrite stage answered: a tensor it holds, or a node, appended now."""
+        if isinstance(result, Append):
+            return _Value(self.emit(result.op, result.inputs, result.consts).index, flat_from)
+        return _Value(result, flat_from)
 
     def emit(self, op: Op, inputs: tuple[int, ...], consts: dict[str, np.ndarray] | None = None) -> _Value:
         if not op.supports("float32"):  # every ONNX tensor the frontend reads is float32
@@ -466,16 +476,6 @@ def _conv(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=ir_weights, bias=bias)))
 
 
-def _float32(**arrays: np.ndarray) -> dict[str, np.ndarray]:
-    """Constants by role, as float32 (computed in float64 where folded)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        consts = {role: np.ascontiguousarray(a, dtype=np.float32) for role, a in arrays.items()}
-    for role, array in consts.items():
-        if not np.isfinite(array).all():
-            raise UserError(f"the {role} overflow float32")
-    return consts
-
-
 def _batch_norm(imp: _Importer, node, attrs) -> None:
     if _int(attrs, "training_mode", 0) or _int(attrs, "spatial", 1) != 1:
         raise UserError("only inference-mode, spatial batch normalisation is supported")
@@ -488,41 +488,14 @@ def _batch_norm(imp: _Importer, node, attrs) -> None:
     if not (var_eps > 0).all():
         raise UserError("var + epsilon must be positive")
     scale = gamma / np.sqrt(var_eps)
-    producer = imp.producer(x)
-    if (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
-            and producer.op.activation is None and imp.sole_use(x) and x.flat_from is None):
-        # Fold exactly: w' = w * scale, b' = (b - mean) * scale + beta, in float64, then float32.
-        weights = producer.consts["weights"].astype(np.float64)
-        bias = producer.consts["bias"].astype(np.float64)
-        out_axis = -1 if isinstance(producer.op, DepthwiseConv2D) else 0
-        per_channel = scale.reshape([-1 if a == out_axis % weights.ndim else 1 for a in range(weights.ndim)])
-        folded = _float32(weights=weights * per_channel, bias=(bias - mean) * scale + beta)
-        imp.bind(node.output[0], imp.rewrite(x, consts={**producer.consts, **folded}))
-    elif len(shape) == 3:
-        # Standalone: a 1x1 depthwise convolution computes the same affine map per channel.
-        folded = _float32(weights=scale.reshape(1, 1, 1, channels), bias=(0.0 - mean) * scale + beta)
-        imp.bind(node.output[0], imp.emit(DepthwiseConv2D(Window((1, 1))), (x.index,), folded))
-    else:
-        raise UserError("batch normalisation of a vector is only supported right after Gemm/MatMul")
-
-
-# ops with an `activation`
-FUSABLE = (Conv2D, DepthwiseConv2D, Dense, Add, MaxPool2D, AvgPool2D, Activation, Mul, MulConst, AddConst)
-CLAMP_ORDER = {None: 0, "relu": 1, "relu6": 2}  # applying a later one after an earlier one gives the later
+    # folded into the conv / depthwise / dense before it, or a 1x1 depthwise conv (rewrite.py)
+    imp.bind(node.output[0], imp.rewritten(stage.rewrite(imp, BatchNorm(x.index, scale, mean, beta))))
 
 
 def _fuse_activation(imp: _Importer, node, activation: str) -> None:
+    """Relu / Clip(0, 6): a clamp, which the rewrite stage may fold into the op producing its input."""
     x = imp.value(node.input[0])
-    producer = imp.producer(x)
-    current = getattr(producer.op, "activation", None) if producer else None
-    combined = max(current, activation, key=CLAMP_ORDER.__getitem__)
-    if combined == current:  # already clamped that way: the op is an identity
-        imp.bind(node.output[0], x)
-    elif producer is not None and isinstance(producer.op, FUSABLE) and imp.sole_use(x):
-        imp.bind(node.output[0], imp.rewrite(x, op=dataclasses.replace(producer.op, activation=combined)))
-    else:  # e.g. after the network input, or on a tensor with other readers: a standalone op
-        out = imp.emit(Activation(activation), (x.index,))
-        imp.bind(node.output[0], _Value(out.index, x.flat_from))
+    imp.bind(node.output[0], imp.rewritten(stage.rewrite(imp, Clamp(activation, x.index, None)), x.flat_from))
 
 
 def _relu(imp: _Importer, node, attrs) -> None:
@@ -860,14 +833,15 @@ def _flatten(imp: _Importer, node, attrs) -> None:
 
 def _reshape(imp: _Importer, node, attrs) -> None:
     view = imp.channel_views.get(node.input[0])
-    value = view[0] if view else imp.value(node.input[0])
-    in_shape = _view_shape(imp, value, view[1]) if view else _onnx_shape(imp.shape(value))
+    value = _Value(view.src) if view else imp.value(node.input[0])
+    in_shape = _view_shape(imp, view) if view else _onnx_shape(imp.shape(value))
     target = imp.const(node, 1, "the shape")
     if not np.issubdtype(target.dtype, np.integer) or target.ndim != 1:
         raise UserError("the shape must be a 1-D integer constant")
     resolved = _resolve_reshape(in_shape, [int(d) for d in target], bool(_int(attrs, "allowzero", 0)))
     if view or _splits_the_channels(imp, value, resolved):
-        _regroup(imp, node, value, (view[1] if view else np.arange(in_shape[1])).reshape(resolved[1:-2]), resolved)
+        view = view or ChannelView(value.index, np.arange(in_shape[1]))
+        _regroup(imp, node, view.reshaped(resolved[1:-2]), resolved)
     else:
         _reshape_to(imp, node, value, in_shape, resolved)
 
@@ -880,23 +854,22 @@ def _splits_the_channels(imp: _Importer, value: _Value, resolved: tuple[int, ...
             and resolved[-2:] == shape[:2] and sum(d > 1 for d in resolved[1:-2]) >= 2)
 
 
-def _view_shape(imp: _Importer, value: _Value, indices: np.ndarray) -> tuple[int, ...]:
+def _view_shape(imp: _Importer, view: ChannelView) -> tuple[int, ...]:
     """The ONNX shape of a channel view: (1, channel axes..., H, W)."""
-    return (1, *indices.shape, *imp.shape(value)[:2])
+    return (1, *view.places.shape, *imp.graph.shape_of(view.src)[:2])
 
 
-def _regroup(imp: _Importer, node, value: _Value, indices: np.ndarray, resolved: tuple[int, ...]) -> None:
-    """The node's output as NCHW map `value` with its channels at the places `indices` gives: a view
-    while there are several channel axes, then a channel gather (nothing for the identity)."""
-    if resolved[0] != 1 or resolved[-2:] != imp.shape(value)[:2]:
+def _regroup(imp: _Importer, node, view: ChannelView, resolved: tuple[int, ...]) -> None:
+    """The node's output as a channel view while there are several channel axes, then as the
+    rewrite stage makes it (a channel gather, nothing for the identity)."""
+    if resolved[0] != 1 or resolved[-2:] != imp.graph.shape_of(view.src)[:2]:
         raise UserError(f"reshape to {list(resolved)}: the channels regrouped into several axes may only be "
                         "reshaped among themselves (H and W kept)")
-    if indices.ndim > 1:
-        imp.channel_views[node.output[0]] = (value, indices)
-    elif indices.tolist() == list(range(indices.size)):
-        imp.bind(node.output[0], value)
+    result = stage.rewrite(imp, view)
+    if result is None:
+        imp.channel_views[node.output[0]] = view
     else:
-        imp.bind(node.output[0], imp.emit(ChannelGather(tuple(indices.tolist())), (value.index,)))
+        imp.bind(node.output[0], imp.rewritten(result))
 
 
 def _transpose(imp: _Importer, node, attrs) -> None:
@@ -905,14 +878,14 @@ def _transpose(imp: _Importer, node, attrs) -> None:
     if node.input[0] not in imp.channel_views:
         raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
                         "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
-    value, indices = imp.channel_views[node.input[0]]
-    rank = indices.ndim + 3
+    view = imp.channel_views[node.input[0]]
+    rank = view.places.ndim + 3
     perm = [int(p) for p in attrs.get("perm", range(rank - 1, -1, -1))]
     if sorted(perm) != list(range(rank)) or perm[0] != 0 or perm[-2:] != [rank - 2, rank - 1]:
-        raise UserError(f"Transpose {perm} of {list(_view_shape(imp, value, indices))}: only the channel axes of a "
+        raise UserError(f"Transpose {perm} of {list(_view_shape(imp, view))}: only the channel axes of a "
                         "channel shuffle may move (the batch, H and W stay)")
-    moved = indices.transpose([p - 1 for p in perm[1:-2]])
-    _regroup(imp, node, value, moved, _view_shape(imp, value, moved))
+    moved = view.transposed([p - 1 for p in perm[1:-2]])
+    _regroup(imp, node, moved, _view_shape(imp, moved))
 
 
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:

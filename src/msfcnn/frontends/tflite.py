@@ -36,7 +36,6 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
-from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
@@ -61,7 +60,9 @@ from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
+from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, op_kinds, reaching
+from .rewrite import Append, ChannelView, Clamp
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -151,11 +152,10 @@ class _Importer:
         # so that a part and the branch that reads it are neighbours that fusion can join; a part
         # nothing reads is never made.
         self.pending_slices: dict[int, tuple[Operator, int, int, int]] = {}
-        # Channel regroupings (see _regroup): TFLite tensor -> (IR tensor, index array). The tensor
-        # is the IR map with its channels viewed as several axes (the trailing ones), and the index
-        # array (of those axes' shape) holds the IR channel at each place. Only RESHAPE and
-        # TRANSPOSE of those axes may read it; a RESHAPE back to one channel axis makes a gather.
-        self.channel_views: dict[int, tuple[int, np.ndarray]] = {}
+        # Channel regroupings (see _splits_the_channels): TFLite tensor -> its view of an IR map
+        # whose channels it holds in several axes (the trailing ones). Only RESHAPE and TRANSPOSE of
+        # those axes may read it; a RESHAPE back to one channel axis makes a gather (rewrite.py).
+        self.channel_views: dict[int, ChannelView] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -278,6 +278,10 @@ class _Importer:
             for t in op.inputs:
                 readers[t] = readers.get(t, 0) + 1
         return readers
+
+    def sole_reader(self, ir_tensor: int) -> bool:
+        """For rewrite.py: whether the operator being converted is the tensor's only reader."""
+        return self.readers_of(ir_tensor) == 1
 
     def readers_of(self, ir_tensor: int) -> int:
         """How many operators (and the model output) read an IR tensor, under all its TFLite names."""
@@ -439,10 +443,10 @@ class _Importer:
     def _materialise_channel_view(self, tensor: int) -> None:
         """Give a channel view (see self.channel_views) read by another operator than RESHAPE or
         TRANSPOSE an IR tensor of its own shape: its channels gathered in its order, reshaped."""
-        src, indices = self.channel_views.pop(tensor)
-        quant, flat = self.graph.quant_of(src), indices.reshape(-1).tolist()
-        if flat != list(range(len(flat))):
-            src = self.graph.append(ChannelGather(tuple(flat)), (src,), quant=quant)
+        view = self.channel_views.pop(tensor)
+        quant, src = self.graph.quant_of(view.src), stage.rewrite(self, view.reshaped((-1,)))
+        if isinstance(src, Append):
+            src = self.graph.append(src.op, src.inputs, src.consts, quant)
         self.ir_tensor[tensor] = self.graph.append(Reshape(self.fmap_shape(tensor)), (src,), quant=quant)
 
     def is_const(self, index: int) -> bool:
@@ -558,6 +562,12 @@ class _Importer:
             self.bind_moved(out, node, layout)
             return node
         return self.bind(out, node)
+
+    def emit_rewritten(self, op: Operator, result: int | Append) -> int:
+        """The operator's output as the rewrite stage answered: a tensor it holds, or a node."""
+        if isinstance(result, Append):
+            return self.emit(op, result.op, result.inputs, result.consts)
+        return self.bind(op.outputs[0], result)
 
     def bind(self, tensor: int, ir_tensor: int) -> int:
         """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
@@ -1070,7 +1080,7 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.bind(out, NETWORK_INPUT)
         return
     if _splits_the_channels(imp, imp.input(op, 0), src, out, shape):
-        _bind_channel_view(imp, op, src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:]))
+        _bind_channel_view(imp, op, ChannelView(src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:])))
         return
     imp.emit(op, Reshape(shape[1:]), (src,))
 
@@ -1087,21 +1097,20 @@ def _splits_the_channels(imp: _Importer, index: int, src: int, out: int, shape: 
             and sum(d > 1 for d in rest) >= 2 and imp.quant(out) == imp.graph.quant_of(src))
 
 
-def _bind_channel_view(imp: _Importer, op: Operator, src: int, indices: np.ndarray) -> None:
-    """The operator's output as IR tensor `src` with its channels at the places `indices` gives (a
-    view while it has several channel axes, a gather, or src itself, once it has one again)."""
-    out = op.outputs[0]
-    shape = (1, *imp.graph.shape_of(src)[:-1], *indices.shape)
+def _bind_channel_view(imp: _Importer, op: Operator, view: ChannelView) -> None:
+    """The operator's output as a channel view (while it has several channel axes), or as the rewrite
+    stage makes it once it has one again (a gather, or the view's IR tensor itself)."""
+    out, src = op.outputs[0], view.src
+    shape = (1, *imp.graph.shape_of(src)[:-1], *view.places.shape)
     if imp.shape(out) != shape:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's: a channel shuffle copies values")
-    if indices.ndim > 1:
-        imp.channel_views[out] = (src, indices)
-    elif indices.tolist() == list(range(indices.size)):
-        imp.bind(out, src)
+    result = stage.rewrite(imp, view)
+    if result is None:
+        imp.channel_views[out] = view
     else:
-        imp.emit(op, ChannelGather(tuple(indices.tolist())), (src,))
+        imp.emit_rewritten(op, result)
 
 
 def _reshape_channel_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> bool:
@@ -1109,11 +1118,11 @@ def _reshape_channel_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) 
     view with those axes, or a gather once one is left. False for another reshape (the view then
     becomes a reshape node, as any RESHAPE's output)."""
     index = imp.input(op, 0)
-    src, indices = imp.channel_views[index]
-    lead = len(imp.graph.shape_of(src))  # the batch and the map's axes but the channels
+    view = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(view.src))  # the batch and the map's axes but the channels
     if shape[:lead] != imp.shape(index)[:lead]:
         return False
-    _bind_channel_view(imp, op, src, indices.reshape(shape[lead:]))
+    _bind_channel_view(imp, op, view.reshaped(shape[lead:]))
     return True
 
 
@@ -1122,12 +1131,12 @@ def _transpose_channel_axes(imp: _Importer, op: Operator) -> bool:
     view with its places moved (ShuffleNet's swap of the groups and the channels in a group). False
     for another permutation (the view then becomes a reshape node, as any RESHAPE's output)."""
     index = imp.input(op, 0)
-    src, indices = imp.channel_views[index]
-    lead = len(imp.graph.shape_of(src))
+    view = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(view.src))
     perm = imp.const(imp.input(op, 1), "permutation").reshape(-1).tolist()
     if sorted(perm) != list(range(len(imp.shape(index)))) or perm[:lead] != list(range(lead)):
         return False
-    _bind_channel_view(imp, op, src, indices.transpose([p - lead for p in perm[lead:]]))
+    _bind_channel_view(imp, op, view.transposed([p - lead for p in perm[lead:]]))
     return True
 
 
@@ -1348,28 +1357,11 @@ def _dequantize(imp: _Importer, op: Operator) -> None:
 
 
 def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
+    """RELU / RELU6: a clamp, which the rewrite stage may fold into the op producing its input."""
     def convert(imp: _Importer, op: Operator) -> None:
-        src, out = imp.source(imp.input(op, 0)), op.outputs[0]
-        if _fold_activation(imp, src, imp.quant(out), activation):
-            imp.bind(out, src)
-        else:
-            imp.emit(op, Activation(activation), (src,))
+        src = imp.source(imp.input(op, 0))
+        imp.emit_rewritten(op, stage.rewrite(imp, Clamp(activation, src, imp.quant(op.outputs[0]))))
     return convert
-
-
-def _fold_activation(imp: _Importer, src: int, quant: Quant, activation: str) -> bool:
-    """Fuse a standalone RELU/RELU6 into the op producing its input, when that is bit-exact: the
-    producer has a fused activation slot, nothing else reads its output, and both tensors share one
-    quantisation (TFLite's RELU then only clamps, exactly as a fused activation does)."""
-    if is_network_input(src):
-        return False
-    node = imp.graph.nodes[src]
-    fusable = hasattr(node.op, "activation") and not isinstance(node.op, Activation)
-    if not fusable or imp.readers_of(src) != 1 or node.quant != quant:
-        return False
-    combined = "relu6" if "relu6" in (activation, node.op.activation) else "relu"
-    imp.graph.nodes[src] = replace(node, op=replace(node.op, activation=combined))
-    return True
 
 
 def _shape(imp: _Importer, op: Operator) -> None:

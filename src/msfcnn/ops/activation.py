@@ -69,6 +69,9 @@ class Activation(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
                          "mult": mult, "shift": shift, "act_min": low, "act_max": high,
                          "rounding": C_ROUNDING[ROUNDING]})
 
+    def takes_clamp(self) -> bool:
+        return self.activation in ("relu", "relu6")  # a clamp after these gives the tighter one
+
 
 def activation_multiplier(in_q, out_q) -> tuple[int, int]:
     """TFLite's RELU Prepare divides the scales in float32 before widening to double."""

@@ -250,6 +250,11 @@ class Op:
         of its attributes (refused_under may refuse some attribute values under others)."""
         return nx.NUMERICS if cls.supports(element) else ()
 
+    def takes_clamp(self) -> bool:
+        """Whether the op's kernels apply the fused RELU / RELU6 of an `activation` field, so that a
+        clamp after it may fold into it (frontends/rewrite.py)."""
+        return "activation" in getattr(self, "__dataclass_fields__", {})
+
     def refused_under(self, numerics: str) -> str | None:
         """Why the runtime whose numerics are `numerics` has no kernel for this op (None: it has
         one); the graph then cannot follow those numerics (ir.with_numerics)."""

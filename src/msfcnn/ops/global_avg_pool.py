@@ -106,6 +106,9 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
                          "output_offset": out_q.zero_point, "vector_channels": 0})
 
+    def takes_clamp(self) -> bool:
+        return self.pool  # a MEAN's kernels apply no activation; an AVERAGE_POOL_2D's do
+
 
 def _optimised_mean(op: GlobalAvgPool, ctx: KernelContext) -> bool:
     """Whether the interpreter runs its optimised int8 MEAN (4-D, keep_dims, LiteRT only)."""

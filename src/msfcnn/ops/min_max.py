@@ -57,6 +57,9 @@ class MaximumConst(ConstOperand, elements=frozenset({"int8", "float32"})):
         return c_struct({"channels": as_feature_map(out_shape)[2], "maximum": int(self.pick is np.maximum),
                          "operand_size": int(np.size(ctx.consts["operand"])), role: names["operand"]})
 
+    def takes_clamp(self) -> bool:
+        return False  # its kernels apply no activation (the field is ConstOperand's)
+
 
 @dataclass(frozen=True)
 class MinimumConst(MaximumConst):

@@ -1,0 +1,233 @@
+"""The graph rewrite stage both frontends call: declared rules that replace what a converter is
+about to append with an equal, cheaper form.
+
+A converter does not append a node the stage may rewrite (a clamp, a channel regrouping, a batch
+normalisation): it hands the stage a proposal, and `rewrite` applies the first rule that matches.
+A rule answers with the IR tensor that now holds the result (a producer rewritten, or the source
+itself), or with the node to append (`Append`), which the frontend appends as any other (binding
+its output to the model's tensor, checking its type). The stage runs while the graph is
+built, not after it: what a rule may do depends on the frontend's import state (how many readers
+a tensor will have, which of the model's tensors it stands for), which only the frontend knows.
+So the stage asks the frontend through `ImportState`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping, Protocol
+
+import numpy as np
+
+from ..errors import UserError
+from ..ir import Graph, Quant, is_network_input
+from ..ops import Conv2D, Dense, DepthwiseConv2D, Op, Window
+from ..ops.activation import Activation
+from ..ops.channel_gather import ChannelGather
+
+
+class ImportState(Protocol):
+    """What the stage needs of a frontend's import."""
+
+    graph: Graph
+
+    def sole_reader(self, tensor: int) -> bool:
+        """Whether the operator being converted is the only reader, now and to come, of an IR
+        tensor (so that its producer may be rewritten)."""
+
+
+# ---- proposals: what a converter hands the stage ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clamp:
+    """A standalone RELU / RELU6 of `src` whose output has quantisation `quant`."""
+
+    activation: str  # "relu" or "relu6"
+    src: int
+    quant: Quant | None
+
+
+@dataclass(frozen=True)
+class ChannelView:
+    """IR tensor `src` with its channels regrouped into the trailing axes of `places`, which holds
+    the source channel at each place: a channel shuffle under way (a RESHAPE that cuts the channels
+    into groups, a TRANSPOSE of those axes, a RESHAPE back to one channel axis)."""
+
+    src: int
+    places: np.ndarray
+
+    def reshaped(self, axes: tuple[int, ...]) -> "ChannelView":
+        """The view with its channel axes reshaped to `axes` (the channels in the same order)."""
+        return ChannelView(self.src, self.places.reshape(axes))
+
+    def transposed(self, perm: list[int]) -> "ChannelView":
+        """The view with its channel axes permuted (perm numbers the channel axes from 0)."""
+        return ChannelView(self.src, self.places.transpose(perm))
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the channels are still in several axes (no IR tensor has that shape)."""
+        return self.places.ndim > 1
+
+
+@dataclass(frozen=True)
+class BatchNorm:
+    """An inference batch normalisation of `src`: (x - mean) * scale + beta per channel (scale =
+    gamma / sqrt(var + epsilon)), in float64."""
+
+    src: int
+    scale: np.ndarray
+    mean: np.ndarray
+    beta: np.ndarray
+
+
+Proposal = Clamp | ChannelView | BatchNorm
+
+
+@dataclass(frozen=True)
+class Append:
+    """A rule's answer: the node for the frontend to append."""
+
+    op: Op
+    inputs: tuple[int, ...]
+    consts: Mapping[str, np.ndarray] | None = None
+
+
+# ---- the rules ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A declared rewrite: its name, the proposal it matches and what it makes of it. `apply`
+    answers the IR tensor that holds the proposal's result, the node to append for it, or None when
+    the rule does not apply."""
+
+    name: str
+    matches: str
+    produces: str
+    proposal: type
+    apply: Callable[[ImportState, Proposal], int | Append | None]
+
+    @property
+    def doc(self) -> str:
+        return self.apply.__doc__ or ""
+
+
+CLAMP_ORDER = {None: 0, "relu": 1, "relu6": 2}  # a clamp after another gives the tighter one
+
+
+def _producer_clamp(state: ImportState, src: int, quant: Quant | None):
+    """The node producing `src` and its fused clamp, when the node's kernels apply one and its
+    output has quantisation `quant` (a clamp then only bounds values, as a fused one does)."""
+    if is_network_input(src):
+        return None, None
+    node = state.graph.nodes[src]
+    if not node.op.takes_clamp() or node.quant != quant:
+        return None, None
+    return node, node.op.activation
+
+
+def _clamp_already_applied(state: ImportState, p: Clamp) -> int | None:
+    """The producer's own fused clamp is as tight (RELU after RELU6): the clamp changes no value."""
+    node, current = _producer_clamp(state, p.src, p.quant)
+    if node is None or CLAMP_ORDER[current] < CLAMP_ORDER[p.activation]:
+        return None
+    return p.src
+
+
+def _fold_clamp(state: ImportState, p: Clamp) -> int | None:
+    """The producer, read by nothing else, applies the clamp as its fused activation (bit-exact:
+    one quantisation, so the clamp only bounds the producer's values)."""
+    node, current = _producer_clamp(state, p.src, p.quant)
+    if node is None or not state.sole_reader(p.src):
+        return None
+    combined = max(current, p.activation, key=CLAMP_ORDER.__getitem__)
+    state.graph.nodes[p.src] = replace(node, op=replace(node.op, activation=combined))
+    return p.src
+
+
+def _standalone_clamp(state: ImportState, p: Clamp) -> Append:
+    """An activation node of its own (after the network input, or on a tensor with other readers)."""
+    return Append(Activation(p.activation), (p.src,))
+
+
+def _shuffle_to_gather(state: ImportState, view: ChannelView) -> int | Append | None:
+    """A channel shuffle regrouped back into one channel axis: one channel gather, or no node when
+    the channels are back in order. (While the channels are in several axes there is no node.)"""
+    if view.is_open:
+        return None
+    order = view.places.reshape(-1).tolist()
+    if order == list(range(len(order))):
+        return view.src
+    return Append(ChannelGather(tuple(order)), (view.src,))
+
+
+# the ops whose weights and bias a per-channel affine map folds into
+_AFFINE_PRODUCERS = (Conv2D, DepthwiseConv2D, Dense)
+
+
+def _fold_batch_norm(state: ImportState, bn: BatchNorm) -> int | None:
+    """Into the conv / depthwise / dense producing its input, with no activation and no other
+    reader: w' = w * scale, b' = (b - mean) * scale + beta, in float64, then float32."""
+    if is_network_input(bn.src):
+        return None
+    node = state.graph.nodes[bn.src]
+    if not isinstance(node.op, _AFFINE_PRODUCERS) or node.op.activation is not None or not state.sole_reader(bn.src):
+        return None
+    weights, bias = node.consts["weights"].astype(np.float64), node.consts["bias"].astype(np.float64)
+    out_axis = weights.ndim - 1 if isinstance(node.op, DepthwiseConv2D) else 0
+    per_channel = bn.scale.reshape([-1 if a == out_axis else 1 for a in range(weights.ndim)])
+    folded = float32(weights=weights * per_channel, bias=(bias - bn.mean) * bn.scale + bn.beta)
+    state.graph.nodes[bn.src] = replace(node, consts={**node.consts, **folded})
+    return bn.src
+
+
+def _batch_norm_as_depthwise(state: ImportState, bn: BatchNorm) -> Append:
+    """Standalone on a map: a 1x1 depthwise convolution computes the same affine map per channel."""
+    if len(state.graph.shape_of(bn.src)) != 3:
+        raise UserError("batch normalisation of a vector is only supported right after Gemm/MatMul")
+    channels = bn.scale.size
+    consts = float32(weights=bn.scale.reshape(1, 1, 1, channels), bias=(0.0 - bn.mean) * bn.scale + bn.beta)
+    return Append(DepthwiseConv2D(Window((1, 1))), (bn.src,), consts)
+
+
+def float32(**arrays: np.ndarray) -> dict[str, np.ndarray]:
+    """Constants by role, as float32 (computed in float64 where folded)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        consts = {role: np.ascontiguousarray(a, dtype=np.float32) for role, a in arrays.items()}
+    for role, array in consts.items():
+        if not np.isfinite(array).all():
+            raise UserError(f"the {role} overflow float32")
+    return consts
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("clamp_already_applied", "RELU / RELU6 of an op whose fused clamp is as tight, in one quantisation",
+         "no node: the op's output", Clamp, _clamp_already_applied),
+    Rule("fold_clamp", "RELU / RELU6 of the sole reader of an op with a fused clamp, in one quantisation",
+         "the op with the tighter fused clamp", Clamp, _fold_clamp),
+    Rule("standalone_clamp", "any other RELU / RELU6", "an activation node", Clamp, _standalone_clamp),
+    Rule("shuffle_to_gather", "RESHAPE into channel groups, TRANSPOSE of the groups, RESHAPE back",
+         "one channel_gather node (none for the identity)", ChannelView, _shuffle_to_gather),
+    Rule("fold_batch_norm", "BatchNormalization of the sole reader of a conv / depthwise / dense without "
+         "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
+    Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",
+         BatchNorm, _batch_norm_as_depthwise),
+)
+
+
+def rewrite(state: ImportState, proposal: Proposal) -> int | Append | None:
+    """The IR tensor holding the proposal's result, or the node to append for it, from the first
+    rule that applies to it (in RULES' order); None for an open channel view, which stays with the
+    frontend."""
+    for rule in RULES:
+        if isinstance(proposal, rule.proposal):
+            tensor = rule.apply(state, proposal)
+            if tensor is not None:
+                return tensor
+    return None
+
+
+def rules_for(proposal: type) -> Mapping[str, Rule]:
+    """The rules that match one kind of proposal, by name (for tests and listings)."""
+    return {rule.name: rule for rule in RULES if rule.proposal is proposal}
