@@ -10,9 +10,9 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import RULES, Append, BatchNorm, ChannelView, Clamp
+from msfcnn.frontends.rewrite import RULES, Append, BatchNorm, ChannelView, Clamp, Flatten, Requantisation
 from msfcnn.ir import NETWORK_INPUT, Graph, Quant
-from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Reshape, Window
+from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
 from msfcnn.ops.channel_gather import ChannelGather
 from msfcnn.ops.depthwise_conv2d import DepthwiseConv2D
@@ -183,6 +183,38 @@ def test_a_batch_norm_of_a_vector_that_cannot_fold_is_refused():
         stage.rewrite(state, _batch_norm(1, 5))
 
 
+# ---- requantisations and flattening -------------------------------------------------------------
+
+
+def test_a_requantisation_to_the_tensors_own_quantisation_is_no_node():
+    state = _int8_conv()
+    assert _applied(state, Requantisation(0, Q)) == (0, "drop_noop_requantisation")
+    result, rule = _applied(state, Requantisation(0, Quant(0.1, 3)))
+    assert rule == "requantise" and result == Append(Requantize(), (0,))
+
+
+def _pooled(dtype: str) -> State:
+    graph = Graph("t", (4, 4, 3), dtype=dtype, input_quant=None if dtype == "float32" else Q)
+    graph.append(GlobalAvgPool(True), (NETWORK_INPUT,), quant=None if dtype == "float32" else Q)
+    return State(graph)
+
+
+def test_flattening_a_float_mean_with_keep_dims_drops_the_kept_axes():
+    state = _pooled("float32")
+    assert _applied(state, Flatten(0)) == (0, "flatten_into_mean")
+    assert state.graph.nodes[0].op == GlobalAvgPool(False) and state.graph.shape_of(0) == (3,)
+
+
+@pytest.mark.parametrize("why", ["int8", "other readers"])
+def test_any_other_flattening_is_a_reshape(why):
+    """An int8 MEAN's keep_dims picks LiteRT's arithmetic, so it is never dropped."""
+    state = _pooled("int8" if why == "int8" else "float32")
+    state.shared = {0} if why == "other readers" else set()
+    result, rule = _applied(state, Flatten(0))
+    assert rule == "flatten_as_reshape" and result == Append(Reshape((3,)), (0,))
+    assert state.graph.nodes[0].op == GlobalAvgPool(True)
+
+
 # ---- both frontends ---------------------------------------------------------------------------
 
 
@@ -200,5 +232,8 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     load_model(str(FIXTURES / "models" / "extra_relu_foldable.tflite"))
     load_model(str(FIXTURES / "models" / "onnx_conv_bn_relu.onnx"))
     load_model(str(FIXTURES / "models" / "onnx_channel_shuffle.onnx"))
-    assert ("msfcnn.frontends.tflite", "Clamp") in seen
-    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView")} <= set(seen)
+    load_model(str(FIXTURES / "models" / "onnx_gap_linear.onnx"))
+    load_model(str(FIXTURES / "models" / "shuffle_groups3.tflite"))
+    load_model(str(FIXTURES / "models" / "extra_requantize.tflite"))
+    assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation")} <= set(seen)
+    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten")} <= set(seen)

@@ -44,7 +44,7 @@ from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
 from . import rewrite as stage
-from .rewrite import Append, BatchNorm, ChannelView, Clamp, float32 as _float32
+from .rewrite import Append, BatchNorm, ChannelView, Clamp, Flatten, float32 as _float32
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -811,13 +811,11 @@ def _flatten_value(imp: _Importer, value: _Value) -> _Value:
     shape = imp.shape(value)
     if len(shape) == 1:
         return value
-    producer = imp.producer(value)
-    if (producer is not None and isinstance(producer.op, GlobalAvgPool) and producer.op.keepdims
-            and imp.sole_use(value)):
-        return imp.rewrite(value, op=GlobalAvgPool(keepdims=False))
     h, w, c = shape
-    out = imp.emit(Reshape((h * w * c,)), (value.index,))
-    return _Value(out.index, None if h * w == 1 or c == 1 else (h, w, c))
+    result = stage.rewrite(imp, Flatten(value.index))  # a mean without keep_dims, or a reshape
+    if isinstance(result, Append):  # a flattened map remembers its (H, W, C) order
+        return imp.rewritten(result, None if h * w == 1 or c == 1 else (h, w, c))
+    return imp.rewritten(result, value.flat_from)
 
 
 def _flatten(imp: _Importer, node, attrs) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..ir import Graph, Quant, is_network_input
-from ..ops import Conv2D, Dense, DepthwiseConv2D, Op, Window
+from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
 from ..ops.activation import Activation
 from ..ops.channel_gather import ChannelGather
 
@@ -81,7 +81,22 @@ class BatchNorm:
     beta: np.ndarray
 
 
-Proposal = Clamp | ChannelView | BatchNorm
+@dataclass(frozen=True)
+class Requantisation:
+    """A QUANTIZE of the quantised tensor `src` to the quantisation `quant`."""
+
+    src: int
+    quant: Quant
+
+
+@dataclass(frozen=True)
+class Flatten:
+    """The flattening of the map `src` into a vector, in the IR's (H, W, C) order."""
+
+    src: int
+
+
+Proposal = Clamp | ChannelView | BatchNorm | Requantisation | Flatten
 
 
 @dataclass(frozen=True)
@@ -191,6 +206,36 @@ def _batch_norm_as_depthwise(state: ImportState, bn: BatchNorm) -> Append:
     return Append(DepthwiseConv2D(Window((1, 1))), (bn.src,), consts)
 
 
+def _drop_noop_requantisation(state: ImportState, p: Requantisation) -> int | None:
+    """The tensor already has the quantisation: no node."""
+    return p.src if state.graph.quant_of(p.src) == p.quant else None
+
+
+def _requantise(state: ImportState, p: Requantisation) -> Append:
+    """A requantize node (the frontend binds its output to the quantisation asked)."""
+    return Append(Requantize(), (p.src,))
+
+
+def _flatten_into_mean(state: ImportState, p: Flatten) -> int | None:
+    """A float32 global average pool with keep_dims, read by nothing else, drops the kept axes (a
+    float mean divides the same way either way; an int8 MEAN's keep_dims picks its arithmetic)."""
+    if is_network_input(p.src):
+        return None
+    node = state.graph.nodes[p.src]
+    if (not isinstance(node.op, GlobalAvgPool) or not node.op.keepdims or node.op.pool
+            or not state.graph.element_of(p.src).is_float or not state.sole_reader(p.src)):
+        return None
+    op = replace(node.op, keepdims=False)
+    shape = tuple(int(d) for d in op.output_shape(state.graph.input_shapes(p.src)))
+    state.graph.nodes[p.src] = replace(node, op=op, shape=shape)
+    return p.src
+
+
+def _flatten_as_reshape(state: ImportState, p: Flatten) -> Append:
+    """A reshape node (no copy)."""
+    return Append(Reshape((int(np.prod(state.graph.shape_of(p.src))),)), (p.src,))
+
+
 def float32(**arrays: np.ndarray) -> dict[str, np.ndarray]:
     """Constants by role, as float32 (computed in float64 where folded)."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -213,6 +258,13 @@ RULES: tuple[Rule, ...] = (
          "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
     Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",
          BatchNorm, _batch_norm_as_depthwise),
+    Rule("drop_noop_requantisation", "QUANTIZE of a quantised tensor to its own quantisation",
+         "no node: the tensor itself", Requantisation, _drop_noop_requantisation),
+    Rule("requantise", "any other QUANTIZE of a quantised tensor", "a requantize node", Requantisation,
+         _requantise),
+    Rule("flatten_into_mean", "Flatten of the sole reader of a float32 global average pool with keep_dims",
+         "the pool without keep_dims", Flatten, _flatten_into_mean),
+    Rule("flatten_as_reshape", "any other Flatten of a map", "a reshape node", Flatten, _flatten_as_reshape),
 )
 
 

@@ -53,7 +53,6 @@ from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
-from ..ops.requantize import Requantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
@@ -62,7 +61,7 @@ from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, op_kinds, reaching
-from .rewrite import Append, ChannelView, Clamp
+from .rewrite import Append, ChannelView, Clamp, Requantisation
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -1329,13 +1328,10 @@ def _quantize(imp: _Importer, op: Operator) -> None:
                             "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
         imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
         return
-    quant = imp.quant(out)
-    if imp.graph.quant_of(src) == quant:  # a no-op requantisation
-        imp.bind(out, src)
-    elif imp.graph.dtype == "int16":
+    result = stage.rewrite(imp, Requantisation(src, imp.quant(out)))  # no node if nothing changes
+    if isinstance(result, Append) and imp.graph.dtype == "int16":
         raise UserError("an int16 QUANTIZE that changes the scale is not supported (only at a float32 input)")
-    else:
-        imp.emit(op, Requantize(), (src,))
+    imp.emit_rewritten(op, result)
 
 
 def _dequantize(imp: _Importer, op: Operator) -> None:
