@@ -10,7 +10,7 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import RULES, Append, BatchNorm, ChannelView, Clamp, Flatten, Requantisation
+from msfcnn.frontends.rewrite import RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, Requantisation
 from msfcnn.ir import NETWORK_INPUT, Graph, Quant
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
@@ -183,6 +183,24 @@ def test_a_batch_norm_of_a_vector_that_cannot_fold_is_refused():
         stage.rewrite(state, _batch_norm(1, 5))
 
 
+def test_a_constant_added_after_a_dense_folds_into_its_bias():
+    state = _float_conv(dense=True)
+    before = state.graph.nodes[1].consts["bias"].astype(np.float64)
+    added = np.arange(5, dtype=np.float32)
+    assert _applied(state, BiasAdd(1, lambda: added)) == (1, "fold_bias_add")
+    np.testing.assert_array_equal(state.graph.nodes[1].consts["bias"], (before + added).astype(np.float32))
+
+
+def test_a_constant_added_after_an_activation_is_left_to_the_frontend():
+    """(its own ADD node, whose operand the frontend checks: the per-channel form is never asked)"""
+    state = _float_conv("relu")
+
+    def never():
+        raise AssertionError("asked for a bias that does not fold")
+
+    assert stage.rewrite(state, BiasAdd(0, never)) is None and len(state.graph.nodes) == 1
+
+
 # ---- requantisations and flattening -------------------------------------------------------------
 
 
@@ -236,4 +254,6 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     load_model(str(FIXTURES / "models" / "shuffle_groups3.tflite"))
     load_model(str(FIXTURES / "models" / "extra_requantize.tflite"))
     assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation")} <= set(seen)
-    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten")} <= set(seen)
+    load_model(str(FIXTURES / "models" / "onnx_matmul.onnx"))
+    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd")} \
+        <= set(seen)

@@ -9,6 +9,7 @@ activation inputs (`_Importer.value`) and constants (`_Importer.const`), appends
 binds its output name. Some ops fold into the node that produced their input instead of
 becoming nodes: Relu/Clip become the producer's fused activation, BatchNormalization is folded
 into the preceding convolution's weights, a constant Add after MatMul becomes the dense bias.
+Those rewrites are the rules of frontends/rewrite.py, which the TFLite importer shares.
 
 Flattening an NCHW feature map orders its elements (C, H, W) while the IR flattens (H, W, C);
 the flattened value remembers the map it came from (`_Value.flat_from`) and the Gemm/MatMul that
@@ -17,7 +18,6 @@ reads it permutes its weight columns, so the numbers equal onnxruntime's.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import UserError
-from ..ir import Graph, GraphInput, Node, input_tensor, is_network_input
+from ..ir import Graph, GraphInput, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
 from ..ops.add import Add
 from ..ops.add_const import AddConst
@@ -44,7 +44,7 @@ from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
 from . import rewrite as stage
-from .rewrite import Append, BatchNorm, ChannelView, Clamp, Flatten, float32 as _float32
+from .rewrite import Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, float32 as _float32
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -341,9 +341,6 @@ class _Importer:
             raise UserError(f"needs a (1, N) matrix, got shape {list(_onnx_shape(shape))}")
         return value, shape[0]
 
-    def producer(self, value: _Value) -> Node | None:
-        return None if is_network_input(value.index) else self.graph.nodes[value.index]
-
     def sole_use(self, value: _Value) -> bool:
         """True when the node being converted is the only reader of the IR tensor, so that the
         tensor's producer may be rewritten: no IR node reads it yet and no other ONNX reader of
@@ -371,15 +368,6 @@ class _Importer:
         if not op.supports("float32"):  # every ONNX tensor the frontend reads is float32
             raise UserError(f"msfcnn's {op.kind} op has no float32 kernel")
         return _Value(self.graph.append(op, inputs, consts))
-
-    def rewrite(self, value: _Value, op: Op | None = None, consts: dict[str, np.ndarray] | None = None) -> _Value:
-        """Replace the op and/or constants of the node producing `value` (which must have no other reader)."""
-        node = self.graph.nodes[value.index]
-        op = op or node.op
-        shape = op.output_shape(self.graph.input_shapes(value.index))
-        self.graph.nodes[value.index] = dataclasses.replace(node, op=op, shape=tuple(int(d) for d in shape),
-                                                            consts=consts if consts is not None else node.consts)
-        return _Value(value.index, value.flat_from)
 
     def bind(self, name: str, value: _Value) -> None:
         self.values[name] = value
@@ -520,10 +508,11 @@ def _add(imp: _Importer, node, attrs) -> None:
     a, b = node.input[0], node.input[1]  # (two constants were folded before reaching here)
     if imp.is_const(a) or imp.is_const(b):
         value, constant = (imp.value(b), imp.consts[a]) if imp.is_const(a) else (imp.value(a), imp.consts[b])
-        if _foldable_into_bias(imp, value):
-            imp.bind(node.output[0], _add_bias(imp, value, constant))
-        else:  # an ADD of its own
+        folded = stage.rewrite(imp, BiasAdd(value.index, lambda: _bias_of(imp, value, constant)))
+        if folded is None:  # an ADD of its own
             imp.bind(node.output[0], _with_constant(imp, AddConst(), value, constant))
+        else:  # into the bias of the conv / gemm before it
+            imp.bind(node.output[0], imp.rewritten(folded, value.flat_from))
         return
     x, y = imp.value(a), imp.value(b)
     if x.flat_from != y.flat_from:
@@ -533,22 +522,14 @@ def _add(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], _Value(out.index, x.flat_from))
 
 
-def _foldable_into_bias(imp: _Importer, value: _Value) -> bool:
-    producer = imp.producer(value)
-    return (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
-            and producer.op.activation is None and imp.sole_use(value))
-
-
-def _add_bias(imp: _Importer, value: _Value, constant: np.ndarray) -> _Value:
-    """value + constant, folded into the bias of the op producing `value`."""
-    producer = imp.producer(value)
+def _bias_of(imp: _Importer, value: _Value, constant: np.ndarray) -> np.ndarray:
+    """The constant added to `value` as one value per channel, to fold into a bias."""
     if not np.issubdtype(constant.dtype, np.floating):
         raise UserError(f"the added constant must be floating point, got {constant.dtype}")
     per_channel = _per_channel(imp, value, constant, "a per-channel bias for")
     if value.flat_from is not None:
         raise UserError("adding a constant to a flattened feature map is not supported")
-    bias = producer.consts["bias"].astype(np.float64) + per_channel
-    return imp.rewrite(value, consts={**producer.consts, **_float32(bias=bias)})
+    return per_channel
 
 
 def _with_constant(imp: _Importer, op: Op, value: _Value, constant: np.ndarray) -> _Value:

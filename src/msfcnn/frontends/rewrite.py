@@ -82,6 +82,16 @@ class BatchNorm:
 
 
 @dataclass(frozen=True)
+class BiasAdd:
+    """An ADD of a float constant to `src`. `per_channel()` gives the constant as one float64 value
+    per channel, or raises the frontend's error when the constant does not broadcast so; it is
+    called only when the ADD folds."""
+
+    src: int
+    per_channel: Callable[[], np.ndarray]
+
+
+@dataclass(frozen=True)
 class Requantisation:
     """A QUANTIZE of the quantised tensor `src` to the quantisation `quant`."""
 
@@ -96,7 +106,7 @@ class Flatten:
     src: int
 
 
-Proposal = Clamp | ChannelView | BatchNorm | Requantisation | Flatten
+Proposal = Clamp | ChannelView | BatchNorm | BiasAdd | Requantisation | Flatten
 
 
 @dataclass(frozen=True)
@@ -177,17 +187,22 @@ def _shuffle_to_gather(state: ImportState, view: ChannelView) -> int | Append | 
     return Append(ChannelGather(tuple(order)), (view.src,))
 
 
-# the ops whose weights and bias a per-channel affine map folds into
-_AFFINE_PRODUCERS = (Conv2D, DepthwiseConv2D, Dense)
+def _affine_producer(state: ImportState, src: int):
+    """The node producing `src` when a per-channel affine map after it folds into its weights and
+    bias: a conv / depthwise / dense with no activation and no other reader; else None."""
+    if is_network_input(src):
+        return None
+    node = state.graph.nodes[src]
+    if not isinstance(node.op, (Conv2D, DepthwiseConv2D, Dense)) or node.op.activation is not None:
+        return None
+    return node if state.sole_reader(src) else None
 
 
 def _fold_batch_norm(state: ImportState, bn: BatchNorm) -> int | None:
     """Into the conv / depthwise / dense producing its input, with no activation and no other
     reader: w' = w * scale, b' = (b - mean) * scale + beta, in float64, then float32."""
-    if is_network_input(bn.src):
-        return None
-    node = state.graph.nodes[bn.src]
-    if not isinstance(node.op, _AFFINE_PRODUCERS) or node.op.activation is not None or not state.sole_reader(bn.src):
+    node = _affine_producer(state, bn.src)
+    if node is None:
         return None
     weights, bias = node.consts["weights"].astype(np.float64), node.consts["bias"].astype(np.float64)
     out_axis = weights.ndim - 1 if isinstance(node.op, DepthwiseConv2D) else 0
@@ -204,6 +219,17 @@ def _batch_norm_as_depthwise(state: ImportState, bn: BatchNorm) -> Append:
     channels = bn.scale.size
     consts = float32(weights=bn.scale.reshape(1, 1, 1, channels), bias=(0.0 - bn.mean) * bn.scale + bn.beta)
     return Append(DepthwiseConv2D(Window((1, 1))), (bn.src,), consts)
+
+
+def _fold_bias_add(state: ImportState, p: BiasAdd) -> int | None:
+    """Into the bias of the conv / depthwise / dense producing its input, with no activation and no
+    other reader: b' = b + constant, in float64, then float32."""
+    node = _affine_producer(state, p.src)
+    if node is None:
+        return None
+    bias = node.consts["bias"].astype(np.float64) + p.per_channel()
+    state.graph.nodes[p.src] = replace(node, consts={**node.consts, **float32(bias=bias)})
+    return p.src
 
 
 def _drop_noop_requantisation(state: ImportState, p: Requantisation) -> int | None:
@@ -258,6 +284,8 @@ RULES: tuple[Rule, ...] = (
          "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
     Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",
          BatchNorm, _batch_norm_as_depthwise),
+    Rule("fold_bias_add", "ADD of a float constant, the sole reader of a conv / depthwise / dense without "
+         "activation", "the producer with the constant added to its bias", BiasAdd, _fold_bias_add),
     Rule("drop_noop_requantisation", "QUANTIZE of a quantised tensor to its own quantisation",
          "no node: the tensor itself", Requantisation, _drop_noop_requantisation),
     Rule("requantise", "any other QUANTIZE of a quantised tensor", "a requantize node", Requantisation,
@@ -270,8 +298,8 @@ RULES: tuple[Rule, ...] = (
 
 def rewrite(state: ImportState, proposal: Proposal) -> int | Append | None:
     """The IR tensor holding the proposal's result, or the node to append for it, from the first
-    rule that applies to it (in RULES' order); None for an open channel view, which stays with the
-    frontend."""
+    rule that applies to it (in RULES' order). None when no rule applies: an open channel view
+    stays with the frontend, and an ADD of a constant that does not fold is the frontend's own."""
     for rule in RULES:
         if isinstance(proposal, rule.proposal):
             tensor = rule.apply(state, proposal)
