@@ -682,3 +682,14 @@ def test_the_operator_tables_load_without_the_model_readers():
     code = ("import sys; from msfcnn.frontends import operators; from msfcnn.ops import op_facts; op_facts(); "
             "assert not {'tflite', 'onnx', 'msfcnn.frontends.tflite'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_format_table_lists_its_converters_and_the_kinds_they_make():
+    from msfcnn.frontends import layer_list, onnx, operators, tflite
+
+    converters = {"tflite": tflite.CONVERTERS, "onnx": onnx.CONVERTERS, "layer_list": layer_list.CONVERTERS}
+    assert {name: set(table) for name, table in operators.FORMATS.items()} == \
+        {name: set(table) for name, table in converters.items()}
+    kinds = operators.kinds_by_name(operators.TFLITE)
+    assert kinds["ADD"] == ("add", "add_const") and kinds["SHAPE"] == ()
+    assert operators.kinds_by_name(operators.LAYER_LIST)["channel_shuffle"] == ("channel_gather",)

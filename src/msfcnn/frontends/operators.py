@@ -130,6 +130,48 @@ ONNX: dict[str, OpClasses] = {
 }
 
 
+# JSON layer-list layer type -> the op classes its converter (frontends/layer_list.py) makes (int8).
+LAYER_LIST: dict[str, OpClasses] = {
+    "conv2d": (Conv2D,),
+    "depthwise_conv2d": (DepthwiseConv2D,),
+    "max_pool2d": (MaxPool2D,),
+    "avg_pool2d": (AvgPool2D,),
+    "add": (Add, AddConst),
+    "mul": (Mul, MulConst, MulBroadcast),
+    "sub": (Sub, SubConst),
+    "squared_difference": (SquaredDifference, SquaredDifferenceConst),
+    "maximum": (Maximum, MaximumConst),
+    "minimum": (Minimum, MinimumConst),
+    "concat": (Concat,),
+    "channel_slice": (ChannelSlice,),
+    "channel_shuffle": (ChannelGather,),
+    "space_to_depth": (SpaceToDepth,),
+    "depth_to_space": (DepthToSpace,),
+    "global_avg_pool": (GlobalAvgPool,),
+    "mean": (AxisMean,),
+    "pad": (Pad,),
+    "transpose": (Transpose,),
+    "dense": (Dense,),
+    "softmax": (Softmax,),
+    "relu": (Activation,),
+    "relu6": (Activation,),
+    "logistic": (Logistic,),
+    "hard_swish": (HardSwish,),
+    "leaky_relu": (LeakyRelu,),
+    "tanh": (Tanh,),
+    "elu": (Elu,),
+    "prelu": (Prelu,),
+    "relu_n1_to_1": (Activation,),
+    "relu_0_to_1": (Activation,),
+}
+FORMATS = {"tflite": TFLITE, "onnx": ONNX, "layer_list": LAYER_LIST}
+
+
+def kinds_by_name(operators: dict[str, OpClasses]) -> dict[str, tuple[str, ...]]:
+    """A frontend's table as operator name -> the op kinds it can make (sorted)."""
+    return {name: tuple(sorted({cls.kind for cls in classes})) for name, classes in operators.items()}
+
+
 def reaching(element: str, operators: dict[str, OpClasses]) -> set[str]:
     """The operators of a frontend's table with a kernel for `element` among their op classes."""
     return {name for name, classes in operators.items() if any(cls.supports(element) for cls in classes)}
