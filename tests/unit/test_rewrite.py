@@ -10,13 +10,15 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, Requantisation
+from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, MovedAxes,
+                                     Requantisation, unit_layout)
 from msfcnn.ir import NETWORK_INPUT, Graph, Quant
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
 from msfcnn.ops.channel_gather import ChannelGather
 from msfcnn.ops.depthwise_conv2d import DepthwiseConv2D
 from msfcnn.ops.min_max import MaximumConst
+from msfcnn.ops.transpose import Transpose
 
 Q = Quant(0.05, -10)
 
@@ -143,6 +145,33 @@ def test_a_channel_shuffle_becomes_one_gather_once_the_channels_are_one_axis_aga
 def test_a_shuffle_that_puts_every_channel_back_is_no_node():
     view = ChannelView(0, np.arange(6).reshape(2, 3)).transposed([1, 0]).transposed([1, 0]).reshaped((6,))
     assert _applied(_int8_conv(), view) == (0, "shuffle_to_gather")
+
+
+# ---- views with moved axes (TRANSPOSE, SQUEEZE, EXPAND_DIMS folded at import) -------------------
+
+
+def _map(shape) -> State:
+    graph = Graph("t", shape, input_quant=Q)
+    graph.append(Requantize(), (NETWORK_INPUT,), quant=Q)
+    return State(graph)
+
+
+def test_a_view_that_moves_only_unit_axes_is_the_tensor_or_a_reshape():
+    state = _map((1, 5, 3))  # a sequence of 5 steps as a map of one row
+    layout = unit_layout((1, 5, 3), (5, 1, 3))  # EXPAND_DIMS at the other axis
+    assert layout == (1, 0, 2)
+    assert _applied(state, MovedAxes(0, layout, (5, 1, 3))) == (Append(Reshape((5, 1, 3)), (0,)), "moved_axes_as_reshape")
+    assert _applied(state, MovedAxes(0, (0, 1, 2), (1, 5, 3))) == (0, "moved_axes_as_reshape")
+    assert unit_layout((1, 5, 3), (1, 1, 5, 3)) is None  # more axes than the IR tensor: a reshape of its own
+    with pytest.raises(UserError, match="cannot view 1x5x3 as 3x5"):
+        unit_layout((1, 5, 3), (3, 5))
+
+
+def test_a_view_that_moves_h_w_or_c_is_a_transpose_and_only_of_a_map():
+    state = _map((4, 5, 3))
+    result, rule = _applied(state, MovedAxes(0, (2, 0, 1), (3, 4, 5)))  # NHWC to NCHW
+    assert rule == "moved_axes_as_transpose" and result == Append(Transpose((2, 0, 1)), (0,))
+    assert stage.rewrite(state, MovedAxes(0, (1, 0), (5, 4))) is None  # (the frontend refuses it)
 
 
 # ---- batch normalisation ------------------------------------------------------------------------

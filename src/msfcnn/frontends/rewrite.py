@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import UserError
 from ..ir import Graph, Quant, is_network_input
 from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
+from ..ops.transpose import Transpose
 from ..ops.activation import Activation
 from ..ops.channel_gather import ChannelGather
 
@@ -71,6 +72,39 @@ class ChannelView:
 
 
 @dataclass(frozen=True)
+class MovedAxes:
+    """IR tensor `src` seen with its axes moved, or axes of size 1 added or removed (a TRANSPOSE, a
+    SQUEEZE or EXPAND_DIMS folded at import), read by an operator that needs it as a tensor of
+    its own of shape `shape`. `layout` gives the IR axis of each of the view's axes; the IR axes
+    it leaves out have size 1."""
+
+    src: int
+    layout: tuple[int, ...]
+    shape: tuple[int, ...]
+
+
+def in_byte_order(ir_shape: tuple[int, ...], layout: tuple[int, ...]) -> bool:
+    """Whether a view (see MovedAxes) moves only axes of size 1: the same bytes in the same order."""
+    moved = [a for a in layout if ir_shape[a] > 1]
+    return moved == sorted(moved)
+
+
+def unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The layout (see MovedAxes) that views an IR tensor as `target`, a shape with the IR shape's
+    axes larger than 1 in their order and axes of size 1 anywhere: those larger than 1 in order,
+    those of size 1 onto the IR's unused axes of size 1 in order. None if the IR tensor has too
+    few axes."""
+    large = [a for a, d in enumerate(ir_shape) if d != 1]
+    units = [a for a, d in enumerate(ir_shape) if d == 1]
+    if [ir_shape[a] for a in large] != [d for d in target if d != 1]:
+        raise UserError(f"cannot view {'x'.join(map(str, ir_shape))} as {'x'.join(map(str, target)) or 'scalar'}")
+    if len(target) > len(ir_shape):
+        return None
+    large_iter, unit_iter = iter(large), iter(units)
+    return tuple(next(large_iter) if d != 1 else next(unit_iter) for d in target)
+
+
+@dataclass(frozen=True)
 class BatchNorm:
     """An inference batch normalisation of `src`: (x - mean) * scale + beta per channel (scale =
     gamma / sqrt(var + epsilon)), in float64."""
@@ -106,7 +140,7 @@ class Flatten:
     src: int
 
 
-Proposal = Clamp | ChannelView | BatchNorm | BiasAdd | Requantisation | Flatten
+Proposal = Clamp | ChannelView | MovedAxes | BatchNorm | BiasAdd | Requantisation | Flatten
 
 
 @dataclass(frozen=True)
@@ -185,6 +219,19 @@ def _shuffle_to_gather(state: ImportState, view: ChannelView) -> int | Append | 
     if order == list(range(len(order))):
         return view.src
     return Append(ChannelGather(tuple(order)), (view.src,))
+
+
+def _moved_axes_as_reshape(state: ImportState, view: MovedAxes) -> int | Append | None:
+    """Only axes of size 1 moved: the tensor itself, or a reshape (no copy) to the view's shape."""
+    if not in_byte_order(state.graph.shape_of(view.src), view.layout):
+        return None
+    return view.src if state.graph.shape_of(view.src) == view.shape else Append(Reshape(view.shape), (view.src,))
+
+
+def _moved_axes_as_transpose(state: ImportState, view: MovedAxes) -> Append | None:
+    """A map's H, W and C moved: a transpose node (unfused: it needs its whole input), of which the
+    view is then the plain tensor. None (refused) for a view of more axes."""
+    return Append(Transpose(view.layout), (view.src,)) if len(view.layout) == 3 else None
 
 
 def _affine_producer(state: ImportState, src: int):
@@ -280,6 +327,11 @@ RULES: tuple[Rule, ...] = (
     Rule("standalone_clamp", "any other RELU / RELU6", "an activation node", Clamp, _standalone_clamp),
     Rule("shuffle_to_gather", "RESHAPE into channel groups, TRANSPOSE of the groups, RESHAPE back",
          "one channel_gather node (none for the identity)", ChannelView, _shuffle_to_gather),
+    Rule("moved_axes_as_reshape", "a TRANSPOSE / SQUEEZE / EXPAND_DIMS folded at import, moving only axes "
+         "of size 1, read by an operator that needs its own tensor", "no node, or a reshape node (no copy)",
+         MovedAxes, _moved_axes_as_reshape),
+    Rule("moved_axes_as_transpose", "the same, moving H, W or C", "a transpose node", MovedAxes,
+         _moved_axes_as_transpose),
     Rule("fold_batch_norm", "BatchNormalization of the sole reader of a conv / depthwise / dense without "
          "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
     Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",

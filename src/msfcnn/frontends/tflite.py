@@ -57,11 +57,10 @@ from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
-from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, op_kinds, reaching
-from .rewrite import Append, ChannelView, Clamp, Requantisation
+from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -425,19 +424,19 @@ class _Importer:
         self.layout[tensor] = layout
 
     def _materialise(self, tensor: int) -> None:
-        """Give a moved tensor (see self.layout) an IR tensor of its own shape: a reshape when its
-        bytes are already in order (only axes of size 1 moved), else a transpose."""
+        """Give a moved tensor (see self.layout) an IR tensor of its own shape, as the rewrite stage
+        makes it: a reshape when its bytes are already in order (only axes of size 1 moved), else a
+        transpose."""
         layout, src = self.layout.pop(tensor), self.ir_tensor[tensor]
-        ir_shape, declared = self.graph.shape_of(src), self.fmap_shape(tensor)
-        moved = [a for a in layout if ir_shape[a] > 1]
-        if moved != sorted(moved):
-            if len(layout) != 3:
-                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read "
-                                "(a channel shuffle's TRANSPOSE may move only the channel axes)")
-            src = self.graph.append(Transpose(layout), (src,), quant=self.graph.quant_of(src))
-        if self.graph.shape_of(src) != declared:
-            src = self.graph.append(Reshape(declared), (src,), quant=self.graph.quant_of(src))
-        self.ir_tensor[tensor] = src
+        declared = self.fmap_shape(tensor)
+        result = stage.rewrite(self, MovedAxes(src, layout, declared))
+        while isinstance(result, Append):  # a transpose, then the plain view of it (maybe a reshape)
+            src = self.graph.append(result.op, result.inputs, result.consts, self.graph.quant_of(src))
+            result = stage.rewrite(self, MovedAxes(src, tuple(range(len(self.graph.shape_of(src)))), declared))
+        if result is None:
+            raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read "
+                            "(a channel shuffle's TRANSPOSE may move only the channel axes)")
+        self.ir_tensor[tensor] = result
 
     def _materialise_channel_view(self, tensor: int) -> None:
         """Give a channel view (see self.channel_views) read by another operator than RESHAPE or
@@ -1184,25 +1183,11 @@ def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's")
     ir_shape, target = imp.graph.shape_of(src), shape[1:]
-    layout = _unit_layout(ir_shape, target)
+    layout = unit_layout(ir_shape, target)
     if layout is None:  # more axes than the IR tensor has: a reshape
         imp.emit(op, Reshape(target), (imp.source(index),))
     else:
         imp.bind_moved(out, src, layout)
-
-
-def _unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The IR axis of each axis of `target`, a shape with the IR shape's axes larger than 1 in their
-    order and axes of size 1 anywhere: those larger than 1 in order, those of size 1 onto the IR's
-    unused axes of size 1 in order. None if the IR tensor has too few axes."""
-    large = [a for a, d in enumerate(ir_shape) if d != 1]
-    units = [a for a, d in enumerate(ir_shape) if d == 1]
-    if [ir_shape[a] for a in large] != [d for d in target if d != 1]:
-        raise UserError(f"cannot view {_dims(ir_shape)} as {_dims(target)}")
-    if len(target) > len(ir_shape):
-        return None
-    large_iter, unit_iter = iter(large), iter(units)
-    return tuple(next(large_iter) if d != 1 else next(unit_iter) for d in target)
 
 
 def _bytes_of(imp: _Importer, index: int) -> int:
@@ -1214,11 +1199,7 @@ def _bytes_of(imp: _Importer, index: int) -> int:
 
 def _in_byte_order(imp: _Importer, index: int) -> bool:
     """Whether a TFLite tensor is its IR tensor with only axes of size 1 moved (the same bytes)."""
-    if index not in imp.layout:
-        return False
-    ir_shape = imp.graph.shape_of(imp.ir_tensor[index])
-    moved = [a for a in imp.layout[index] if ir_shape[a] > 1]
-    return moved == sorted(moved)
+    return index in imp.layout and in_byte_order(imp.graph.shape_of(imp.ir_tensor[index]), imp.layout[index])
 
 
 def _transposed(ir_op: Op) -> Op:
@@ -1300,7 +1281,7 @@ def _pad_sequence(imp: _Importer, op: Operator, value: int | None = None) -> Non
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
     if len(imp.graph.shape_of(src)) != 3:
         raise UserError(f"needs a sequence or an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
-    layout = imp.layout.get(index) or _unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
+    layout = imp.layout.get(index) or unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
     if pads.shape != (len(layout) + 1, 2) or pads.dtype == np.int8:
         raise UserError(f"expected int32 paddings of shape {len(layout) + 1}x2, got {pads.dtype} {_dims(pads.shape)}")
     ir_pads = {0: (0, 0), 1: (0, 0), 2: (0, 0)}
