@@ -21,9 +21,9 @@ import numpy as np
 from ..errors import UserError
 from ..ir import Graph, Quant, is_network_input
 from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
-from ..ops.transpose import Transpose
 from ..ops.activation import Activation
 from ..ops.channel_gather import ChannelGather
+from ..ops.transpose import Transpose
 
 
 class ImportState(Protocol):
