@@ -18,7 +18,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32"})):
     kind = "add"
     c_kernel = "msf_add"
     activation: str | None = None

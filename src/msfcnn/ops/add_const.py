@@ -13,7 +13,7 @@ from .mul import ConstOperand
 
 
 @dataclass(frozen=True)
-class AddConst(ConstOperand):
+class AddConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     """TFLite's int8 ADD (see add.py) with its second input a constant (C: kernels/const_operand.c)."""
 
     kind = "add_const"

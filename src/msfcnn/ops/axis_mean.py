@@ -19,7 +19,7 @@ from .loop_counts import Counts, KernelRun
 
 
 @dataclass(frozen=True)
-class AxisMean(Op, pattern=Pattern.WINDOW):
+class AxisMean(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
     kind = "axis_mean"
     c_kernel = "msf_axis_mean"
     win: Window  # kernel (H, 1), (1, W) or (H, W): the reduced axes' extents; stride 1, no pads

@@ -185,12 +185,16 @@ class Op:
     # accumulate(acc, region, rows, cols, in_shape, ctx) and finish(acc, in_shape, ctx).
     accumulates: ClassVar[bool] = False
     is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
+    # The element types ("int8", "int16", "float32", "uint8") of the first input that the op has
+    # kernels for; a frontend refuses any other (see `supports`). A uint8 kernel computes on the
+    # int8 values holding the same reals (frontends/tflite.py's _UINT8_SHIFT).
+    elements: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **facts):
         """An op states its fusion facts in its class statement, e.g.
         `class Conv2D(Op, pattern=Pattern.WINDOW)`; the others keep the defaults above."""
         for name, value in facts.items():
-            if name not in ("pattern", "c_call", "accumulates", "is_view"):
+            if name not in ("pattern", "c_call", "accumulates", "is_view", "elements"):
                 raise TypeError(f"{cls.__name__}: {name} is not an op fact")
             setattr(cls, name, value)
     # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
@@ -236,6 +240,22 @@ class Op:
         """True when output channel c reads only input channel c, so the op can run channel by
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""
         return False
+
+    @classmethod
+    def supports(cls, element: str) -> bool:
+        """Whether the op has a kernel for a first input of element type `element`."""
+        return element in cls.elements
+
+    @classmethod
+    def numerics_for(cls, element: str) -> tuple[str, ...]:
+        """The numerics (numerics.NUMERICS) whose kernels the op has for `element`, for every value
+        of its attributes (refused_under may refuse some attribute values under others)."""
+        return nx.NUMERICS if cls.supports(element) else ()
+
+    def takes_clamp(self) -> bool:
+        """Whether the op's kernels apply the fused RELU / RELU6 of an `activation` field, so that a
+        clamp after it may fold into it (frontends/rewrite.py)."""
+        return "activation" in getattr(self, "__dataclass_fields__", {})
 
     def refused_under(self, numerics: str) -> str | None:
         """Why the runtime whose numerics are `numerics` has no kernel for this op (None: it has

@@ -17,7 +17,7 @@ from .sliding import pad_hw, windows
 
 
 @dataclass(frozen=True)
-class Conv2D(Op, pattern=Pattern.WINDOW):
+class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "conv2d"
     c_kernel = "msf_conv2d"
     filters: int

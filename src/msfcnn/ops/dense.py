@@ -14,7 +14,8 @@ from .conv2d import weighted_c_fields
 
 
 @dataclass(frozen=True)
-class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
+class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=True,
+            elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "dense"
     c_kernel = "msf_dense"
     units: int

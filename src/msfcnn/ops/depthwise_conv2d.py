@@ -19,7 +19,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
+class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "depthwise_conv2d"
     c_kernel = "msf_depthwise_conv2d"
     win: Window

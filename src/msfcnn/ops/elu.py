@@ -23,7 +23,7 @@ def _elu_tflm(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Elu(LookupOp):
+class Elu(LookupOp, elements=frozenset({"int8"})):
     kind = "elu"
     int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
 

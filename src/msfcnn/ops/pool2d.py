@@ -62,7 +62,7 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 
 
 @dataclass(frozen=True)
-class MaxPool2D(_Pool2D):
+class MaxPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "max_pool2d"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
@@ -79,7 +79,7 @@ class MaxPool2D(_Pool2D):
 
 
 @dataclass(frozen=True)
-class AvgPool2D(_Pool2D):
+class AvgPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32"})):
     kind = "avg_pool2d"
     # True: divide by the full kernel area, padding included (ONNX count_include_pad=1, PyTorch's
     # default). False, as TFLite: divide by the number of taps inside the input.
@@ -109,7 +109,7 @@ class AvgPool2D(_Pool2D):
 
 
 @dataclass(frozen=True)
-class AvgPool2DHalfUp(AvgPool2D):
+class AvgPool2DHalfUp(AvgPool2D, elements=frozenset({"uint8"})):
     """The AVERAGE_POOL_2D of uint8 models, on their values held as int8 (uint8 - 128): TFLite's
     uint8 kernel rounds the quotient of its non-negative sums half up, (sum + count/2) / count,
     which on the int8 sum (uint8 sum - 128 * count) is floor((sum + count/2) / count)."""

@@ -133,7 +133,7 @@ def _tanhf(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Tanh(LookupOp):
+class Tanh(LookupOp, elements=frozenset({"int8", "uint8"})):
     kind = "tanh"
     int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
 
