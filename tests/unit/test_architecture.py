@@ -29,7 +29,7 @@ LAYERS = [
     ["fusion", "tensors", "executor", "frontends"],
     ["schedule", "plan"],
     ["cost", "fused_executor", "codegen", "latency"],
-    ["planner", "report"],
+    ["planner", "report", "support"],  # support: the support matrix (msfcnn ops), a report on the ops
     ["pipeline"],
     ["fit"],
     ["cli", "__main__"],

@@ -177,6 +177,31 @@ def reaching(element: str, operators: dict[str, OpClasses]) -> set[str]:
     return {name for name, classes in operators.items() if any(cls.supports(element) for cls in classes)}
 
 
+# What each element type of a TFLite model reaches beyond, or short of, the kernels its ops declare:
+# frontend facts, not op capabilities (here, not in tflite.py, so that `msfcnn ops` reads them
+# without the flatbuffer classes). A 16x8 model's QUANTIZE / DEQUANTIZE at its float32 edges is
+# folded into the graph (no op).
+TFLITE_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE"})}
+# Forms whose op has the kernel but whose converter reads only quantised constants and options, or
+# whose uint8 form was never checked against LiteRT (tests/integration/test_uint8.py): refused.
+TFLITE_NOT_CONVERTED = {
+    "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
+                          "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
+                          "SQUEEZE", "SUB"}),
+    "int16": frozenset({"REDUCE_MAX"}),
+    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
+}
+
+
+def tflite_converted(element: str) -> frozenset[str]:
+    """The builtin operators the TFLite importer converts on `element` activations (it refuses the
+    others, frontends/tflite.py): those with an op that has a kernel for it, and the shape
+    arithmetic folded at import."""
+    reached = reaching(element, TFLITE) | {name for name, classes in TFLITE.items() if not classes}
+    reached |= TFLITE_FOLDED_FOR.get(element, frozenset())
+    return frozenset(reached - TFLITE_NOT_CONVERTED.get(element, frozenset()))
+
+
 def op_kinds(classes: OpClasses) -> str:
     """The op kinds of some op classes, for a message: "add, add_const and add_uint8"."""
     kinds = sorted({cls.kind for cls in classes})

@@ -59,7 +59,7 @@ from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
-from .operators import TFLITE as OPERATORS, op_kinds, reaching
+from .operators import TFLITE as OPERATORS, op_kinds, tflite_converted as converted
 from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
 
 IDENTIFIER = b"TFL3"
@@ -1495,32 +1495,13 @@ def _pack(imp: _Importer, op: Operator) -> None:
 # Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
 MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
-# What each element type reaches beyond, or short of, the kernels its ops declare (frontends/
-# operators.py maps each builtin to its op classes): frontend facts, not op capabilities.
-# A 16x8 model's QUANTIZE / DEQUANTIZE at its float32 edges is folded into the graph (no op).
-_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE"})}
-# Forms whose op has the kernel but whose converter reads only quantised constants and options, or
-# whose uint8 form was never checked against LiteRT (tests/integration/test_uint8.py): refused.
-_NOT_CONVERTED = {
-    "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
-                          "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
-                          "SQUEEZE", "SUB"}),
-    "int16": frozenset({"REDUCE_MAX"}),
-    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
-}
+# _check_elements' refusals (which operators each element type reaches: operators.tflite_converted).
 _REFUSALS = {
     "int16": "operator {index} ({name}) has int16 activations: 16x8 models support only {names} ({why})",
     "float32": "operator {index} ({name}) reads float32 activations: float32 operators may be {names} ({why})",
     "uint8": "operator {index} ({name}): {name} on uint8 tensors is not supported (uint8 models may use {names}; "
              "{why})",
 }
-
-
-def converted(element: str) -> frozenset[str]:
-    """The builtin operators this frontend converts on `element` activations: those with an op
-    that has a kernel for it, and the shape arithmetic folded at import."""
-    reached = reaching(element, OPERATORS) | {name for name, classes in OPERATORS.items() if not classes}
-    return frozenset(reached | _FOLDED_FOR.get(element, frozenset())) - _NOT_CONVERTED.get(element, frozenset())
 
 
 def _why_not(name: str, element: str) -> str:

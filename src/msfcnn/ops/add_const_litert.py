@@ -88,9 +88,10 @@ def _codes_agree(op: AddConst, ctx: KernelContext) -> bool:
 
 
 @dataclass(frozen=True)
-class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE):
+class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
     """LiteRT's int8 ADD of a constant per channel, or of one value to a map of a multiple of 8
-    values: vector code on the first C // 16 * 16 channels of every pixel, or on every value."""
+    values: vector code on the first C // 16 * 16 channels of every pixel, or on every value.
+    (Its float ADD is TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_const_litert"
 

@@ -63,8 +63,9 @@ def vector_end(size: int) -> int:
 
 
 @dataclass(frozen=True)
-class AddLitert(Add, pattern=Pattern.ELEMENTWISE):
-    """LiteRT's int8 ADD of a tensor whose size is a multiple of 16: vector code on every value."""
+class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
+    """LiteRT's int8 ADD of a tensor whose size is a multiple of 16: vector code on every value.
+    (Its int16 and float ADDs are TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_litert"
 

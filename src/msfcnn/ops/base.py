@@ -249,8 +249,11 @@ class Op:
     @classmethod
     def numerics_for(cls, element: str) -> tuple[str, ...]:
         """The numerics (numerics.NUMERICS) whose kernels the op has for `element`, for every value
-        of its attributes (refused_under may refuse some attribute values under others)."""
-        return nx.NUMERICS if cls.supports(element) else ()
+        of its attributes (refused_under may refuse some attribute values under others). TFLite
+        Micro has no uint8 kernels (ir.with_numerics refuses uint8 models under tflm)."""
+        if not cls.supports(element):
+            return ()
+        return (nx.LITERT,) if element == "uint8" else nx.NUMERICS
 
     def takes_clamp(self) -> bool:
         """Whether the op's kernels apply the fused RELU / RELU6 of an `activation` field, so that a
@@ -303,6 +306,13 @@ class Op:
         appends "_f32" for float kernels): its kind, unless the kernel has several loop structures
         (`dsp`: an int8 kernel on a core with Arm's DSP extension)."""
         return self.int8_counted_as if int8 and self.int8_counted_as else self.kind
+
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        """Every family `latency_family` names for some op of the class (the support matrix,
+        support.py, asks which targets have coefficients for all of them); a class whose
+        latency_family depends on its attributes lists each family they can give."""
+        return (cls.int8_counted_as if int8 and cls.int8_counted_as else cls.kind,)
 
     def count_region(self, run: KernelRun, counts: Counts) -> None:
         """Add the counts of the kernel's own loops for one run over a region (the calls, rows,

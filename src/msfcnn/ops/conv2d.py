@@ -86,6 +86,10 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
         return "conv_1x1" if pointwise else "conv"
 
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("conv_direct", "conv_gather") if dsp else ("conv_1x1", "conv")
+
     def output_stage_rounding(self, numerics: str) -> str:
         return nx.gemm_rounding(numerics)
 

@@ -104,6 +104,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
     def latency_family(self, int8: bool, dsp: bool) -> str:
         return "depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier"
 
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("depthwise", "depthwise_multiplier")
+
     def output_stage_rounding(self, numerics: str) -> str:
         return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
 

@@ -31,6 +31,10 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     def latency_family(self, int8: bool, dsp: bool) -> str:
         return "mean"
 
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("mean",)
+
     def describe(self) -> str:
         if not self.pool:
             return super().describe()
