@@ -77,6 +77,15 @@ def test_a_uint8_model_has_no_tflm_numerics(rows):
         load_model(str(MODELS / "u8_softmax.tflite"), numerics="tflm")
 
 
+def test_an_op_some_of_whose_forms_tflm_refuses_says_so(rows):
+    """RELU_N1_TO_1 becomes an activation op, which TFLite Micro has for RELU but not for it."""
+    assert _row(rows, "tflite", "RELU_N1_TO_1", "int8").fewer_numerics
+    assert not _row(rows, "tflite", "CONV_2D", "int8").fewer_numerics
+    assert load_model(str(MODELS / "act_relu_n1_to_1.tflite")).numerics == "litert"
+    with pytest.raises(UserError, match="tflm"):
+        load_model(str(MODELS / "act_relu_n1_to_1.tflite"), numerics="tflm")
+
+
 def test_a_layer_list_layer_is_listed_with_the_ops_it_makes(rows):
     doc = {"input": [6, 6, 8], "layers": [{"op": "space_to_depth", "block": 2}, {"op": "prelu"}]}
     graph = graph_from_layer_list(doc)
