@@ -80,10 +80,11 @@ def models() -> dict[str, LatencyModel]:
 
 def matrix(latency: Mapping[str, LatencyModel]) -> list[Row]:
     """The rows of every format, operator and element type, given the targets' latency models."""
-    rows = []
+    rows, every_class = [], op_classes()
     for name, operators in FORMATS.items():
         for operator, classes in sorted(operators.items()):
-            rows.extend(_row(name, operator, classes, element, latency) for element in FORMAT_ELEMENTS[name])
+            rows.extend(_row(name, operator, classes, element, latency, every_class)
+                        for element in FORMAT_ELEMENTS[name])
     return rows
 
 
@@ -98,18 +99,18 @@ def _imports(format_name: str, operator: str, classes: OpClasses, element: str) 
     return NOT_CONVERTED if any(cls.supports(element) for cls in classes) else NO_KERNEL
 
 
-def _forms(classes: OpClasses, element: str) -> list[type[Op]]:
+def _forms(classes: OpClasses, element: str, every_class: list[type[Op]]) -> list[type[Op]]:
     """The op classes an operator's ops may take on `element`: the frontend's, and their variants
     of the same kind (numerics variants, weight offsets) with a kernel for it."""
-    return [cls for cls in op_classes()
+    return [cls for cls in every_class
             if cls.supports(element) and any(issubclass(cls, base) and cls.kind == base.kind for base in classes)]
 
 
 def _row(format_name: str, operator: str, classes: OpClasses, element: str,
-         latency: Mapping[str, LatencyModel]) -> Row:
+         latency: Mapping[str, LatencyModel], every_class: list[type[Op]]) -> Row:
     imports = _imports(format_name, operator, classes, element)
     made = [cls for cls in classes if cls.supports(element)] if imports == IMPORTED else []
-    forms = _forms(tuple(made), element)
+    forms = _forms(tuple(made), element, every_class)
     numerics = tuple(n for n in made[0].numerics_for(element) if all(n in cls.numerics_for(element) for cls in made)) \
         if made else ()
     families = {target: _families(forms, element, model.dsp) for target, model in latency.items()}
