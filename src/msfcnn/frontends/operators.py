@@ -32,6 +32,7 @@ from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.rsqrt import Rsqrt
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
@@ -91,6 +92,7 @@ TFLITE_ELEMENTWISE: dict[str, type[Op]] = {
     "LOGISTIC": Logistic,
     "HARD_SWISH": HardSwish,
     "ELU": Elu,
+    "RSQRT": Rsqrt,
 }
 TFLITE.update({name: (op_class,) for name, op_class in TFLITE_ELEMENTWISE.items()})
 
