@@ -32,6 +32,7 @@ from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.rsqrt import Rsqrt
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
@@ -51,11 +52,8 @@ TFLITE: dict[str, OpClasses] = {
     "SQUARED_DIFFERENCE": (SquaredDifference, SquaredDifferenceConst),
     "MAXIMUM": (Maximum, MaximumConst),
     "MINIMUM": (Minimum, MinimumConst),
-    "LOGISTIC": (Logistic,),
-    "HARD_SWISH": (HardSwish,),
     "LEAKY_RELU": (LeakyRelu, WideLeakyRelu),
     "TANH": (Tanh,),
-    "ELU": (Elu,),
     "PRELU": (Prelu,),
     "RELU": (Activation,),
     "RELU6": (Activation,),
@@ -86,6 +84,17 @@ TFLITE: dict[str, OpClasses] = {
     "SPLIT_V": (ChannelSlice,),
     "SLICE": (ChannelSlice,),
 }
+
+# Element-wise TFLite operators without options, each made into one op by the importer's generic
+# converter: a table op (ops/lookup.py) becomes its int8 table, any other op runs its own kernel.
+# Adding such an operator to the TFLite frontend is one line here.
+TFLITE_ELEMENTWISE: dict[str, type[Op]] = {
+    "LOGISTIC": Logistic,
+    "HARD_SWISH": HardSwish,
+    "ELU": Elu,
+    "RSQRT": Rsqrt,
+}
+TFLITE.update({name: (op_class,) for name, op_class in TFLITE_ELEMENTWISE.items()})
 
 # ONNX op type -> the op classes its converter (frontends/onnx.py) can produce (all float32).
 ONNX: dict[str, OpClasses] = {

@@ -43,11 +43,10 @@ from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
-from ..ops.elu import Elu
 from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
-from ..ops.logistic import Logistic
+from ..ops.lookup import LookupOp
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
@@ -59,7 +58,7 @@ from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
-from .operators import TFLITE as OPERATORS, op_kinds, tflite_converted as converted
+from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
 from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
 
 IDENTIFIER = b"TFL3"
@@ -823,10 +822,14 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     imp.emit(op, ir_op, (src,), {"operand": values.reshape(-1).copy()})
 
 
-def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
-    """LOGISTIC / HARD_SWISH / ELU: a function of each int8 value, as a table (ops/lookup.py)."""
+def _elementwise(cls: type) -> Callable[[_Importer, Operator], None]:
+    """An element-wise operator without options (operators.TFLITE_ELEMENTWISE): a table op's int8
+    form is a table of each value (ops/lookup.py); any other op runs its own kernel."""
     def convert(imp: _Importer, op: Operator) -> None:
-        _emit_table(imp, op, cls())
+        if issubclass(cls, LookupOp):
+            _emit_table(imp, op, cls())
+        else:
+            imp.emit(op, cls(), (imp.source(imp.input(op, 0)),))
     return convert
 
 
@@ -1524,11 +1527,8 @@ CONVERTERS: dict[str, Converter] = {
     "SQUARED_DIFFERENCE": _sub(SquaredDifference, SquaredDifferenceConst),
     "MAXIMUM": _min_max(Maximum, MaximumConst),
     "MINIMUM": _min_max(Minimum, MinimumConst),
-    "LOGISTIC": _lookup(Logistic),
-    "HARD_SWISH": _lookup(HardSwish),
     "LEAKY_RELU": _leaky_relu,
     "TANH": _tanh,
-    "ELU": _lookup(Elu),
     "PRELU": _prelu,
     "RELU_N1_TO_1": _clamp("relu_n1_to_1"),
     "RELU_0_TO_1": _clamp("relu_0_to_1"),
@@ -1558,6 +1558,7 @@ CONVERTERS: dict[str, Converter] = {
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,
+    **{name: _elementwise(op_class) for name, op_class in TFLITE_ELEMENTWISE.items()},
 }
 
 
