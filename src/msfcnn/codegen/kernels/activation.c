@@ -5,7 +5,8 @@
  * MultiplyByQuantizedMultiplier (multiplier from float32(in_scale / out_scale), rounding
  * MSF_ROUND_DOUBLE), add the output zero point, then clamp to the activation's range.
  */
-#include "msfcnn_kernels.h"
+#include "activation.h"
+#include "numerics.h"
 
 void msf_activation_s8(const msf_activation_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)

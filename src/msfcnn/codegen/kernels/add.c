@@ -7,7 +7,8 @@
  * (p->rounding = MSF_ROUND_DOUBLE); then the output zero point and the activation clamp.
  * |input - zero point| <= 255, so the scaled values stay below 2^28 and their sum in int32.
  */
-#include "msfcnn_kernels.h"
+#include "add.h"
+#include "numerics.h"
 
 void msf_add_s8(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)

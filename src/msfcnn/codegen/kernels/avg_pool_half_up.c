@@ -9,7 +9,8 @@
  * half away from zero instead: the two differ on ties below zero.)
  * Loops (msf_window, window.c): output pixel, its in-bounds taps (a run per tap), channel, tap.
  */
-#include "msfcnn_kernels.h"
+#include "avg_pool_half_up.h"
+#include "window.h"
 
 static void sum_taps(const void *params, const msf_runs *taps, int32_t ch0, int32_t n, const int32_t *start,
                      msf_block *acc)

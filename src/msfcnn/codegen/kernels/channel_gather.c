@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "channel_gather.h"
 
 static void msf_channel_gather(const msf_channel_gather_params *p, const msf_view *in, msf_view *out,
                                int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "concat.h"
 
 static void msf_concat(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)

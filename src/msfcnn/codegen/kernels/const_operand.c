@@ -10,7 +10,8 @@
  * their zero points, scaled up by 2^left_shift and rescaled to a common scale, summed, rescaled to
  * the output; the constant's rescaled value is the same at every position.
  */
-#include "msfcnn_kernels.h"
+#include "const_operand.h"
+#include "numerics.h"
 
 void msf_mul_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)

@@ -21,7 +21,8 @@
  * the chunk, two multiply-accumulates an SMLAD. The odd last pixel of a region goes alone, four
  * output channels at a time.
  */
-#include "msfcnn_kernels.h"
+#include "conv2d.h"
+#include "window.h"
 
 #if !defined(MSF_ARM_DSP)  /* (the DSP extension's loops are further down) */
 /* acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four

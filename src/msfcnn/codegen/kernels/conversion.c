@@ -6,7 +6,8 @@
  * Element-wise: the output may be written over the input only where both have one size, which the
  * planner never does (a float32 value takes four bytes, an int8 one one).
  */
-#include "msfcnn_kernels.h"
+#include "conversion.h"
+#include "numerics.h"
 
 static int32_t position(const msf_quantize_region_params *p, int32_t r, int32_t c)
 {

@@ -18,7 +18,8 @@
  * one pixel to the left of an input row it reads: pixel x lands on input pixel x - 1, which no
  * later pixel reads and whose channels of the block the sums have already read.
  */
-#include "msfcnn_kernels.h"
+#include "depthwise_conv2d.h"
+#include "window.h"
 
 #if defined(MSF_ARM_DSP)
 /* s + the products of the taps [src, end) for four channels (multiplier 1), from input channel ch

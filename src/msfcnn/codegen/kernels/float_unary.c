@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "float_unary.h"
 
 static float msf_unary_f32(int32_t function, float alpha, float x)
 {

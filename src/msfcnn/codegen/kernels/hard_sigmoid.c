@@ -2,7 +2,7 @@
  * HardSigmoid over a region (src/msfcnn/ops/hard_sigmoid.py), float32 only:
  * y = max(0, min(1, alpha * x + beta)), in float as onnxruntime computes it.
  */
-#include "msfcnn_kernels.h"
+#include "hard_sigmoid.h"
 
 void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)

@@ -12,7 +12,8 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "int16.h"
+#include "window.h"
 
 static int16_t *at_s16(const msf_view *v, int32_t r, int32_t c, int32_t ch)
 {

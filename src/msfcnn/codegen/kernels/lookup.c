@@ -8,7 +8,7 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "lookup.h"
 
 void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)

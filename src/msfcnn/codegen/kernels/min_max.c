@@ -3,7 +3,7 @@
  * constant of 1 or `channels` values. TFLite's int8 kernels compare the raw values (the inputs and
  * the output share one quantisation), so the int8 and float kernels are the same comparison.
  */
-#include "msfcnn_kernels.h"
+#include "min_max.h"
 
 /* in2 NULL (msf_min_max_const_s8): the second operand is the constant p->operand. */
 void msf_min_max_s8(const msf_min_max_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,

@@ -16,7 +16,8 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "pool2d.h"
+#include "window.h"
 
 /* What the hooks are told: the params, and the element type. */
 typedef struct {

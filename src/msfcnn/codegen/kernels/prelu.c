@@ -9,7 +9,8 @@
  * runs here too, every alpha 1 and its negative side's factor in (neg_mult, neg_shift).
  * float: the same choice in float32.
  */
-#include "msfcnn_kernels.h"
+#include "prelu.h"
+#include "numerics.h"
 
 static int32_t prelu_value(const msf_prelu_params *p, int32_t x, int32_t ch)
 {

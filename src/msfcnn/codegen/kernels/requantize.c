@@ -4,7 +4,8 @@
  * TFLite's Requantize: (x - input zero point) rescaled with its MultiplyByQuantizedMultiplier
  * (MSF_ROUND_DOUBLE), plus the output zero point, saturated to int8. Float graphs: a copy.
  */
-#include "msfcnn_kernels.h"
+#include "requantize.h"
+#include "numerics.h"
 
 void msf_requantize_s8(const msf_requantize_params *p, const msf_view *in, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1)

@@ -10,7 +10,7 @@
  * A weight lies in [-512, 1536] and the two weights of an axis add up to at most 2048 in absolute
  * value, so an int8 sum stays below 128 * 2048 * 2048 < 2^31 (int32); an int16 sum needs int64.
  */
-#include "msfcnn_kernels.h"
+#include "resize_bilinear.h"
 
 #define MSF_BILINEAR_ONE 1024
 #define MSF_BILINEAR_SHIFT 20

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "resize_nearest.h"
 
 static void msf_resize_nearest(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
                                int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)

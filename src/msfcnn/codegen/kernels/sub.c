@@ -11,7 +11,8 @@
  * the Python side computes it (p->operand). SQUARED_DIFFERENCE: the inputs shifted left by 7, the
  * sum of the two terms squared before the output rescale, no activation.
  */
-#include "msfcnn_kernels.h"
+#include "sub.h"
+#include "numerics.h"
 
 static int32_t msf_sub_term(int32_t q, int32_t offset, int32_t mult, int32_t shift, int32_t sign,
                             const msf_sub_params *p)

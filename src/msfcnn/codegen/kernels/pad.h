@@ -1,0 +1,24 @@
+/* PAD (pad.c). */
+#ifndef MSF_PAD_H
+#define MSF_PAD_H
+
+#include "msfcnn_common.h"
+
+MSF_BEGIN_DECLS
+
+/* PAD of the spatial axes with the zero point (0.0 in float graphs). */
+typedef struct {
+    int32_t in_h, in_w, channels;
+    int32_t pad_top, pad_left;
+    int32_t fill;                   /* int8 graphs: the output zero point, or PADV2's constant */
+} msf_pad_params;
+
+/* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
+void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
+                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pad_f32(const msf_pad_params *p, const msf_view *in, msf_view *out,
+                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+
+MSF_END_DECLS
+
+#endif /* MSF_PAD_H */
