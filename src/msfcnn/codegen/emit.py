@@ -412,7 +412,9 @@ def support_sources(target: Target) -> dict[str, str]:
 
 
 # A declaration of an external function or constant at the start of a line of a kernel header.
-_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*[(\[]", re.M)
+# (`void msf_x_s8 MSF_REGION_ARGS(msf_x_params);` declares a region kernel: msfcnn_common.h)
+_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*(?:[(\[]|MSF_REGION2?_ARGS\b)",
+                       re.M)
 # A type a kernel header names: `} msf_x;` closing a struct, or `typedef ... msf_x;`.
 _TYPE = re.compile(r"^(?:\}|typedef\b[^;(]*?)\s*(msf_\w+);", re.M)
 # The header every kernel header includes: views, copies, the region loop (kernels/msfcnn_common.h).

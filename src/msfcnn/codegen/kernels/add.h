@@ -21,10 +21,8 @@ typedef struct {
     int32_t activation;
 } msf_add_params;
 
-void msf_add_s8(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_add_f32(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_add_s8 MSF_REGION2_ARGS(msf_add_params);
+void msf_add_f32 MSF_REGION2_ARGS(msf_add_params);
 
 MSF_END_DECLS
 

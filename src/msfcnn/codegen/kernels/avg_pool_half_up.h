@@ -9,8 +9,7 @@ MSF_BEGIN_DECLS
 /* uint8 AVERAGE_POOL_2D (avg_pool_half_up.c): the pool's params (max 0, count_include_pad 0). */
 typedef msf_pool2d_params msf_avg_pool_half_up_params;
 
-void msf_avg_pool_half_up_s8(const msf_avg_pool_half_up_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_avg_pool_half_up_s8 MSF_REGION_ARGS(msf_avg_pool_half_up_params);
 
 MSF_END_DECLS
 

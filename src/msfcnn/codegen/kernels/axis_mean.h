@@ -17,10 +17,8 @@ typedef struct {
     int32_t output_offset;
 } msf_axis_mean_params;
 
-void msf_axis_mean_s8(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_axis_mean_f32(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_axis_mean_s8 MSF_REGION_ARGS(msf_axis_mean_params);
+void msf_axis_mean_f32 MSF_REGION_ARGS(msf_axis_mean_params);
 
 MSF_END_DECLS
 

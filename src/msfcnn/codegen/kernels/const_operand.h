@@ -37,18 +37,12 @@ typedef struct {
     int32_t activation;
 } msf_mul_params;
 
-void msf_mul_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_mul_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_mul_s8(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_mul_f32(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_mul_const_s8 MSF_REGION_ARGS(msf_const_operand_params);
+void msf_mul_const_f32 MSF_REGION_ARGS(msf_const_operand_params);
+void msf_mul_s8 MSF_REGION2_ARGS(msf_mul_params);
+void msf_mul_f32 MSF_REGION2_ARGS(msf_mul_params);
+void msf_add_const_s8 MSF_REGION_ARGS(msf_const_operand_params);
+void msf_add_const_f32 MSF_REGION_ARGS(msf_const_operand_params);
 
 MSF_END_DECLS
 

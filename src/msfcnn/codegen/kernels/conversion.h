@@ -20,10 +20,8 @@ typedef struct {
 } msf_quantize_region_params;
 typedef msf_quantize_region_params msf_dequantize_region_params;
 
-void msf_dequantize_region_s8(const msf_dequantize_region_params *p, const msf_view *in, msf_view *out,
-                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_quantize_region_f32(const msf_quantize_region_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_dequantize_region_s8 MSF_REGION_ARGS(msf_dequantize_region_params);
+void msf_quantize_region_f32 MSF_REGION_ARGS(msf_quantize_region_params);
 
 MSF_END_DECLS
 

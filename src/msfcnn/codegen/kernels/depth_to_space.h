@@ -12,12 +12,9 @@ typedef struct {
 } msf_depth_to_space_params;
 typedef msf_depth_to_space_params msf_depth_to_space_s16_params;  /* 16x8 graphs: the same copy of int16 values */
 
-void msf_depth_to_space_s8(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_depth_to_space_s16(const msf_depth_to_space_s16_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_depth_to_space_f32(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_depth_to_space_s8 MSF_REGION_ARGS(msf_depth_to_space_params);
+void msf_depth_to_space_s16 MSF_REGION_ARGS(msf_depth_to_space_s16_params);
+void msf_depth_to_space_f32 MSF_REGION_ARGS(msf_depth_to_space_params);
 
 MSF_END_DECLS
 

@@ -14,8 +14,7 @@ typedef struct {
     float alpha;                    /* LeakyRelu's slope, Elu's scale */
 } msf_float_unary_params;
 
-void msf_float_unary_f32(const msf_float_unary_params *p, const msf_view *in, msf_view *out,
-                         int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_float_unary_f32 MSF_REGION_ARGS(msf_float_unary_params);
 
 MSF_END_DECLS
 

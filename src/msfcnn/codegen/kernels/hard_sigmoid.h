@@ -12,8 +12,7 @@ typedef struct {
     float alpha, beta;
 } msf_hard_sigmoid_params;
 
-void msf_hard_sigmoid_f32(const msf_hard_sigmoid_params *p, const msf_view *in, msf_view *out,
-                          int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_hard_sigmoid_f32 MSF_REGION_ARGS(msf_hard_sigmoid_params);
 
 MSF_END_DECLS
 

@@ -57,16 +57,12 @@ typedef msf_pool2d_params msf_pool2d_s16_params;
 typedef msf_add_params msf_add_s16_params;
 typedef msf_global_avg_pool_params msf_global_avg_pool_s16_params;
 
-void msf_conv2d_s16(const msf_conv2d_s16_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_depthwise_conv2d_s16(const msf_depthwise_conv2d_s16_params *p, const msf_view *in, msf_view *out,
-                              int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_conv2d_s16 MSF_REGION_ARGS(msf_conv2d_s16_params);
+void msf_depthwise_conv2d_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_s16_params);
 void msf_depthwise_conv2d_inplace_s16(const msf_depthwise_conv2d_s16_params *p, const msf_view *in, msf_view *out,
                                       int16_t *plane, int32_t out_h, int32_t out_w);
-void msf_pool2d_s16(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_add_s16(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pool2d_s16 MSF_REGION_ARGS(msf_pool2d_params);
+void msf_add_s16 MSF_REGION2_ARGS(msf_add_params);
 /* Tails: the accumulators are int64 (channels / units of them). */
 void msf_global_avg_pool_s16(const msf_global_avg_pool_params *p, const msf_view *in, int16_t *out);
 void msf_global_avg_pool_accumulate_s16(const msf_global_avg_pool_params *p, const msf_view *in,

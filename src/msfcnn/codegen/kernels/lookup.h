@@ -14,10 +14,8 @@ typedef struct {
     const int8_t *table;            /* int8: [256] */
 } msf_lookup_params;
 
-void msf_lookup_s8(const msf_lookup_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_lookup_f32(const msf_lookup_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_lookup_s8 MSF_REGION_ARGS(msf_lookup_params);
+void msf_lookup_f32 MSF_REGION_ARGS(msf_lookup_params);
 
 MSF_END_DECLS
 

@@ -17,14 +17,10 @@ typedef struct {
 } msf_min_max_params;
 typedef msf_min_max_params msf_min_max_const_params;
 
-void msf_min_max_s8(const msf_min_max_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_min_max_f32(const msf_min_max_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                     int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_min_max_const_s8(const msf_min_max_params *p, const msf_view *in, msf_view *out,
-                          int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_min_max_const_f32(const msf_min_max_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_min_max_s8 MSF_REGION2_ARGS(msf_min_max_params);
+void msf_min_max_f32 MSF_REGION2_ARGS(msf_min_max_params);
+void msf_min_max_const_s8 MSF_REGION_ARGS(msf_min_max_params);
+void msf_min_max_const_f32 MSF_REGION_ARGS(msf_min_max_params);
 
 MSF_END_DECLS
 

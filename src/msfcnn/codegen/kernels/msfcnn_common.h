@@ -294,6 +294,10 @@ static inline float *msf_at_f32(const msf_view *v, int32_t r, int32_t c, int32_t
     return (float *)v->base + msf_offset(v, r, c, ch);
 }
 
+/* The same for int16 maps, as a macro: the 16x8 kernels address them with this very expression,
+   which compilers schedule otherwise than an inlined call (the object code stays as calibrated). */
+#define msf_at_s16(v, r, c, ch) ((int16_t *)(v)->base + msf_offset(v, r, c, ch))
+
 /* The view with its strides in bytes, for values of `element` bytes: msf_offset then counts bytes,
    so that one loop addresses int8 and float maps alike, with no multiplication per pixel. */
 static inline msf_view msf_bytes_view(const msf_view *v, int32_t element)
@@ -303,6 +307,70 @@ static inline msf_view msf_bytes_view(const msf_view *v, int32_t element)
     bytes.col_stride *= element;
     return bytes;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Region kernels. A kernel computes the output rows [r0, r1) x columns [c0, c1) (all channels) of
+ * its op from one input (MSF_REGION_ARGS) or two (MSF_REGION2_ARGS), given its params struct p:
+ *     void msf_relu_s8 MSF_REGION_ARGS(msf_relu_params);
+ * Element-wise kernels, whose region is the same in the input(s) and the output, write their loop
+ * once, as a macro (so that it compiles into each kernel as if written there):
+ *     MSF_EACH_PIXEL(IN, OUT, statements)   per pixel (r, c): src at its channel 0 in `in`, dst at
+ *                                           its channel 0 in `out` (IN, OUT: s8, s16 or f32)
+ *     MSF_EACH_VALUE(IN, OUT, n, statements)   the same per value: channel ch of n, src[ch], dst[ch]
+ *     MSF_EACH_VALUE2(T, second, n, statements)   two inputs: a at the pixel in `in1`, b = second
+ *                                                  (an expression of r and c), dst in `out`
+ * ------------------------------------------------------------------------------------------- */
+
+#define MSF_REGION_ARGS(params) \
+    (const params *p, const msf_view *in, msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+#define MSF_REGION2_ARGS(params) \
+    (const params *p, const msf_view *in1, const msf_view *in2, msf_view *out, \
+     int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+
+/* Defines the kernels msf_<op>_s8, _s16 and _f32 of an op that moves bytes and no values, whose
+   loop static void msf_<op>(p, in, out, r0, r1, c0, c1, element bytes) serves every element type. */
+#define MSF_BYTE_COPY_KERNELS(op)                                                                       \
+    void msf_##op##_s8 MSF_REGION_ARGS(msf_##op##_params)                                               \
+    { msf_##op(p, in, out, r0, r1, c0, c1, 1); }                                                        \
+    void msf_##op##_s16 MSF_REGION_ARGS(msf_##op##_s16_params)                                          \
+    { msf_##op(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(int16_t)); }                                 \
+    void msf_##op##_f32 MSF_REGION_ARGS(msf_##op##_params)                                              \
+    { msf_##op(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float)); }
+
+/* The element type of a kernel suffix (msf_at_s8 addresses an MSF_TYPE_s8). */
+#define MSF_TYPE_s8 int8_t
+#define MSF_TYPE_s16 int16_t
+#define MSF_TYPE_f32 float
+
+#define MSF_EACH_PIXEL(IN, OUT, ...)                                          \
+    do {                                                                      \
+        int32_t r, c;                                                         \
+        for (r = r0; r < r1; ++r) {                                           \
+            for (c = c0; c < c1; ++c) {                                       \
+                const MSF_TYPE_##IN *src = msf_at_##IN(in, r, c, 0);          \
+                MSF_TYPE_##OUT *dst = msf_at_##OUT(out, r, c, 0);             \
+                __VA_ARGS__                                                   \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+#define MSF_EACH_VALUE(IN, OUT, n, ...) \
+    MSF_EACH_PIXEL(IN, OUT, int32_t ch; for (ch = 0; ch < (n); ++ch) { __VA_ARGS__ })
+
+#define MSF_EACH_VALUE2(T, second, n, ...)                                    \
+    do {                                                                      \
+        int32_t r, c, ch;                                                     \
+        for (r = r0; r < r1; ++r) {                                           \
+            for (c = c0; c < c1; ++c) {                                       \
+                const MSF_TYPE_##T *a = msf_at_##T(in1, r, c, 0);             \
+                const MSF_TYPE_##T *b = (second);                             \
+                MSF_TYPE_##T *dst = msf_at_##T(out, r, c, 0);                 \
+                for (ch = 0; ch < (n); ++ch) {                                \
+                    __VA_ARGS__                                               \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
 
 MSF_END_DECLS
 

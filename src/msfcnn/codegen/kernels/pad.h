@@ -14,10 +14,8 @@ typedef struct {
 } msf_pad_params;
 
 /* PAD: output region (output coordinates); input positions are output - (pad_top, pad_left). */
-void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_pad_f32(const msf_pad_params *p, const msf_view *in, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pad_s8 MSF_REGION_ARGS(msf_pad_params);
+void msf_pad_f32 MSF_REGION_ARGS(msf_pad_params);
 
 MSF_END_DECLS
 

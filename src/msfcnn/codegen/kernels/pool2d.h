@@ -16,10 +16,8 @@ typedef struct {
     int32_t activation;
 } msf_pool2d_params;
 
-void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_pool2d_s8 MSF_REGION_ARGS(msf_pool2d_params);
+void msf_pool2d_f32 MSF_REGION_ARGS(msf_pool2d_params);
 
 MSF_END_DECLS
 

@@ -18,12 +18,9 @@ typedef struct {
 } msf_prelu_params;
 typedef msf_prelu_params msf_prelu_s16_params;  /* 16x8 graphs: int16 values, int8 alphas */
 
-void msf_prelu_s8(const msf_prelu_params *p, const msf_view *in, msf_view *out,
-                  int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_prelu_s16(const msf_prelu_s16_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_prelu_f32(const msf_prelu_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_prelu_s8 MSF_REGION_ARGS(msf_prelu_params);
+void msf_prelu_s16 MSF_REGION_ARGS(msf_prelu_s16_params);
+void msf_prelu_f32 MSF_REGION_ARGS(msf_prelu_params);
 
 MSF_END_DECLS
 

@@ -14,11 +14,9 @@ typedef struct {
     int32_t rounding;
 } msf_requantize_params;
 
-void msf_requantize_s8(const msf_requantize_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_requantize_s8 MSF_REGION_ARGS(msf_requantize_params);
 
-void msf_requantize_f32(const msf_requantize_params *p, const msf_view *in, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_requantize_f32 MSF_REGION_ARGS(msf_requantize_params);
 
 MSF_END_DECLS
 

@@ -17,12 +17,9 @@ typedef struct {
 } msf_resize_bilinear_params;
 typedef msf_resize_bilinear_params msf_resize_bilinear_s16_params;
 
-void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_resize_bilinear_s8 MSF_REGION_ARGS(msf_resize_bilinear_params);
+void msf_resize_bilinear_s16 MSF_REGION_ARGS(msf_resize_bilinear_s16_params);
+void msf_resize_bilinear_f32 MSF_REGION_ARGS(msf_resize_bilinear_params);
 
 MSF_END_DECLS
 

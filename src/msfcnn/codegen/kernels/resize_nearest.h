@@ -13,10 +13,8 @@ typedef struct {
     const int32_t *rows, *cols;
 } msf_resize_nearest_params;
 
-void msf_resize_nearest_s8(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_resize_nearest_f32(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_resize_nearest_s8 MSF_REGION_ARGS(msf_resize_nearest_params);
+void msf_resize_nearest_f32 MSF_REGION_ARGS(msf_resize_nearest_params);
 
 MSF_END_DECLS
 

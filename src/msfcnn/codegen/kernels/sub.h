@@ -26,14 +26,10 @@ typedef struct {
 } msf_sub_params;
 typedef msf_sub_params msf_sub_const_params;
 
-void msf_sub_s8(const msf_sub_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_sub_f32(const msf_sub_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_sub_const_s8(const msf_sub_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_sub_const_f32(const msf_sub_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_sub_s8 MSF_REGION2_ARGS(msf_sub_params);
+void msf_sub_f32 MSF_REGION2_ARGS(msf_sub_params);
+void msf_sub_const_s8 MSF_REGION_ARGS(msf_sub_params);
+void msf_sub_const_f32 MSF_REGION_ARGS(msf_sub_params);
 
 MSF_END_DECLS
 

@@ -14,10 +14,8 @@ typedef struct {
     int32_t axis0, axis1, axis2;
 } msf_transpose_params;
 
-void msf_transpose_s8(const msf_transpose_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_transpose_f32(const msf_transpose_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1);
+void msf_transpose_s8 MSF_REGION_ARGS(msf_transpose_params);
+void msf_transpose_f32 MSF_REGION_ARGS(msf_transpose_params);
 
 MSF_END_DECLS
 
