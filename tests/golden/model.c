@@ -15,6 +15,7 @@
 #include "kernels/dense.h"
 #include "kernels/depthwise_conv2d.h"
 #include "kernels/global_avg_pool.h"
+#include "kernels/numerics.h"
 #include "kernels/softmax.h"
 #include "weights.h"
 

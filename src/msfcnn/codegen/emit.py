@@ -417,6 +417,8 @@ _EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*
                        re.M)
 # A type a kernel header names: `} msf_x;` closing a struct, or `typedef ... msf_x;`.
 _TYPE = re.compile(r"^(?:\}|typedef\b[^;(]*?)\s*(msf_\w+);", re.M)
+# A constant a params struct may hold (MSF_ROUND_RUY, MSF_ACT_RELU...): `MSF_X = value` in an enum.
+_CONSTANT = re.compile(r"\b(MSF_[A-Z0-9_]+)\s*=")
 # The header every kernel header includes: views, copies, the region loop (kernels/msfcnn_common.h).
 COMMON_HEADER = "msfcnn_common.h"
 
@@ -433,11 +435,12 @@ def _kernel_headers() -> dict[str, str]:
 def _declaring_header() -> dict[str, str]:
     """Each kernel function and params type (msf_*) -> the header that declares it."""
     return {name: header for header, text in _kernel_headers().items()
-            for name in _EXTERNAL.findall(text) + _TYPE.findall(text)}
+            for name in _EXTERNAL.findall(text) + _TYPE.findall(text) + _CONSTANT.findall(text)}
 
 
 def kernel_headers(code: str) -> list[str]:
-    """The kernel headers C `code` needs: the common one, and those declaring the msf_* names it uses."""
+    """The kernel headers C `code` needs: the common one, and those declaring the msf_* and MSF_*
+    names it uses."""
     declared = _declaring_header()
-    used = {declared[name] for name in re.findall(r"\bmsf_\w+", code) if name in declared}
+    used = {declared[name] for name in re.findall(r"\b(?:msf|MSF)_\w+", code) if name in declared}
     return [COMMON_HEADER, *sorted(used - {COMMON_HEADER})]
