@@ -46,8 +46,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The names of the external symbols of the kernel headers (msf_*): msfcnn compile --prefix NAME writes a
-   msfcnn_prefix.h that renames each to NAME_msf_*, so that networks compiled with different
+/* The names of the kernel headers' external symbols (msf_*): msfcnn compile --prefix NAME writes
+   a msfcnn_prefix.h that renames each to NAME_msf_*, so that networks compiled with different
    prefixes link into one program; this one, the default, renames nothing. */
 #include "msfcnn_prefix.h"
 
@@ -311,9 +311,10 @@ static inline msf_view msf_bytes_view(const msf_view *v, int32_t element)
 /* ---------------------------------------------------------------------------------------------
  * Region kernels. A kernel computes the output rows [r0, r1) x columns [c0, c1) (all channels) of
  * its op from one input (MSF_REGION_ARGS) or two (MSF_REGION2_ARGS), given its params struct p:
- *     void msf_relu_s8 MSF_REGION_ARGS(msf_relu_params);
- * Element-wise kernels, whose region is the same in the input(s) and the output, write their loop
- * once, as a macro (so that it compiles into each kernel as if written there):
+ *     void msf_activation_s8 MSF_REGION_ARGS(msf_activation_params);
+ * Element-wise kernels, whose region is the same in the input(s) and the output, share one loop
+ * over it, a macro (so that it compiles into each kernel as if written there) used in the body of
+ * a kernel so defined (it reads the kernel's in or in1, out, r0, r1, c0 and c1):
  *     MSF_EACH_PIXEL(IN, OUT, statements)   per pixel (r, c): src at its channel 0 in `in`, dst at
  *                                           its channel 0 in `out` (IN, OUT: s8, s16 or f32)
  *     MSF_EACH_VALUE(IN, OUT, n, statements)   the same per value: channel ch of n, src[ch], dst[ch]
