@@ -22,7 +22,8 @@ from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..ops import CCall
 from ..plan import Plan
-from ..schedule import LoweredBlock, Schedule
+from ..schedule import LoweredBlock, Schedule, loop_kinds
+from ..schedule.loop_kinds import EMITTER, handles
 from ..schedule.lowered import Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
@@ -146,7 +147,8 @@ class _Emitter:
         offsets = self.schedule.tensor_offsets[index]
         scratch = self.schedule.scratch_offsets[index]
         scheme = get_scheme(block.scheme)
-        data = BLOCK_DATA[type(block.loops)](self, block, offsets, scratch, index)
+        # The values its template partial shows, as its loop kind prepares them.
+        data = loop_kinds.handler(EMITTER, block.loops)(self, block, offsets, scratch, index)
         data.update(id=index, template=scheme.template_for(block), explain=scheme.explain(block), moves=self.schedule.moves[index])
         return data
 
@@ -155,6 +157,7 @@ class _Emitter:
         span = f"op {block.first}" if block.first == block.last else f"ops {block.first}-{block.last}"
         return f"{span} ({ops})"
 
+    @handles(EMITTER, Whole)
     def whole(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         t = block.first
         node = self.graph.nodes[t]
@@ -168,6 +171,7 @@ class _Emitter:
             body = [self.call(t, ins, "out", f"0, {h}, 0, {w}")]
         return {"title": self.title(block), "views": views, "body": body}
 
+    @handles(EMITTER, Channels)
     def channels(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         t = block.first
         source = self.graph.nodes[t].inputs[0]
@@ -196,6 +200,7 @@ class _Emitter:
         epilogue += [self.vector_call(t, target[t - 1], target[t]) for t in range(consumer + 1, tail.last + 1)]
         return prologue, epilogue, accumulate
 
+    @handles(EMITTER, Stream)
     def stream(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         graph, loops, first = self.graph, block.loops, block.first
         end, axis = loops.end, loops.axis
@@ -245,6 +250,7 @@ class _Emitter:
                              for spans in loops.sweeps]
         return data
 
+    @handles(EMITTER, Patches)
     def patches(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         graph, loops, first = self.graph, block.loops, block.first
         end = loops.end
@@ -281,10 +287,6 @@ class _Emitter:
         return {"title": self.title(block), "count": end - first + 1, "externals": externals,
                 "views": views, "ops": ops, "prologue": prologue, "epilogue": epilogue,
                 "row_bands": table(loops.row_spans), "col_bands": table(loops.col_spans)}
-
-
-# How each kind of loop nest becomes the values its template partial shows.
-BLOCK_DATA = {Whole: _Emitter.whole, Stream: _Emitter.stream, Patches: _Emitter.patches, Channels: _Emitter.channels}
 
 
 def _hwc(shape) -> tuple[int, int, int]:
