@@ -336,7 +336,9 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
     }
-    files = {name: env.get_template(f"{name}.j2").render(**values) for name in PROJECT_FILES}
+    files = {name: env.get_template(f"{name}.j2").render(**values, kernel_headers=[]) for name in PROJECT_FILES}
+    # model.c includes the headers of the kernels it calls only: known once its code is written
+    files["model.c"] = env.get_template("model.c.j2").render(**values, kernel_headers=kernel_headers(files["model.c"]))
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
@@ -411,10 +413,36 @@ def support_sources(target: Target) -> dict[str, str]:
     return {f"support/{item.name}": item.read_text() for item in sorted(folder.iterdir(), key=lambda i: i.name)}
 
 
-# A declaration of an external function or constant at the start of a line of the kernel header.
-_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*[(\[]", re.M)
+# A declaration of an external function or constant at the start of a line of a kernel header.
+# (`void msf_x_s8 MSF_REGION_ARGS(msf_x_params);` declares a region kernel: msfcnn_common.h)
+_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*(?:[(\[]|MSF_REGION2?_ARGS\b)",
+                       re.M)
+# A type a kernel header names: `} msf_x;` closing a struct, or `typedef ... msf_x;`.
+_TYPE = re.compile(r"^(?:\}|typedef\b[^;(]*?)\s*(msf_\w+);", re.M)
+# A constant a params struct may hold (MSF_ROUND_RUY, MSF_ACT_RELU...): `MSF_X = value` in an enum.
+_CONSTANT = re.compile(r"\b(MSF_[A-Z0-9_]+)\s*=")
+# The header every kernel header includes: views, copies, the region loop (kernels/msfcnn_common.h).
+COMMON_HEADER = "msfcnn_common.h"
 
 
 def kernel_symbols() -> list[str]:
-    """The kernel library's external symbols (msf_*), as msfcnn_kernels.h declares them."""
-    return sorted(set(_EXTERNAL.findall(kernel_sources()["msfcnn_kernels.h"])))
+    """The kernel library's external symbols (msf_*), as the kernel headers declare them."""
+    return sorted({name for text in _kernel_headers().values() for name in _EXTERNAL.findall(text)})
+
+
+def _kernel_headers() -> dict[str, str]:
+    return {name: text for name, text in kernel_sources().items() if name.endswith(".h")}
+
+
+def _declaring_header() -> dict[str, str]:
+    """Each kernel function and params type (msf_*) -> the header that declares it."""
+    return {name: header for header, text in _kernel_headers().items()
+            for name in _EXTERNAL.findall(text) + _TYPE.findall(text) + _CONSTANT.findall(text)}
+
+
+def kernel_headers(code: str) -> list[str]:
+    """The kernel headers C `code` needs: the common one, and those declaring the msf_* and MSF_*
+    names it uses."""
+    declared = _declaring_header()
+    used = {declared[name] for name in re.findall(r"\b(?:msf|MSF)_\w+", code) if name in declared}
+    return [COMMON_HEADER, *sorted(used - {COMMON_HEADER})]

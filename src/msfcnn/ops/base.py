@@ -126,7 +126,7 @@ class Pattern(Enum):
 
 
 class CCall(Enum):
-    """The form of an op's C kernel call (codegen/kernels/msfcnn_kernels.h)."""
+    """The form of an op's C kernel call (codegen/kernels/<op>.h)."""
 
     REGION = "region"  # kernel(&params, &in0[, &in1], &out, r0, r1, c0, c1): views, an output region
     MAP_TO_VECTOR = "map_to_vector"  # kernel(&params, &in, out): a view in, a vector out

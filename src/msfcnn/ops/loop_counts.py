@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/msfcnn_kernels.h): output channels per accumulator block
+CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/window.h): output channels per accumulator block
 MAX_RUNS = 25  # MSF_MAX_RUNS: runs of a window gathered at once (a depthwise or pool tap is a run)
 POINTWISE_CHUNK = 96  # MSF_POINTWISE_CHUNK (kernels/conv2d.c): patch values extended at once on DSP cores
 
