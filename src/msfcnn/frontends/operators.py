@@ -9,6 +9,7 @@ operator on an element type that none of its op classes supports, in one line na
 from __future__ import annotations
 
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Requantize, Reshape, Softmax
+from ..ops.abs import Abs
 from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
@@ -93,6 +94,7 @@ TFLITE_ELEMENTWISE: dict[str, type[Op]] = {
     "HARD_SWISH": HardSwish,
     "ELU": Elu,
     "RSQRT": Rsqrt,
+    "ABS": Abs,
 }
 TFLITE.update({name: (op_class,) for name, op_class in TFLITE_ELEMENTWISE.items()})
 
