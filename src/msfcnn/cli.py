@@ -1,4 +1,6 @@
-"""The `msfcnn` command line (docs/cli.md). User errors exit 2 with one line on stderr."""
+"""The `msfcnn` command line (docs/cli.md): each command's arguments become a frozen request, which
+the command runs through `pipeline` and renders through `report`. User errors exit 2 with one line on
+stderr."""
 
 from __future__ import annotations
 
@@ -449,8 +451,7 @@ def fit_request(args) -> FitRequest:
 
 def _planner(options: PlanOptions, graph=None):
     """The planner of the options' model (or of `graph`, its already loaded graph)."""
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     model = pipeline.latency_model(options)
     # A weightless model is predicted with the weights compile would give it (the output stage's
     # loops depend on the requantisation shifts).
@@ -515,8 +516,7 @@ def cmd_models(request: ModelsRequest) -> None:
 
 
 def cmd_plan(request: PlanRequest) -> None:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     planner = _planner(request.options)
     plan = _solve(request.options, planner)
     doc = report.json_text(report.plan_doc(plan, request.board))
@@ -529,8 +529,7 @@ def cmd_plan(request: PlanRequest) -> None:
 
 
 def cmd_sweep(request: SweepRequest) -> None:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     planners = []
     with progress.step("sweep: enumerating fused blocks, model", total=len(request.models)) as bar:
         for model in request.models:  # validate every model before printing
@@ -550,7 +549,8 @@ def cmd_sweep(request: SweepRequest) -> None:
 
 def _sweep(request: SweepRequest, planner):
     """Vanilla, heuristic, and the P1 and P2 plans under every cap."""
-    with progress.step(f"sweep {planner.graph.name}: plan", total=2 + len(request.overheads) + len(request.rams)) as bar:
+    steps = 2 + len(request.overheads) + len(request.rams)
+    with progress.step(f"sweep {planner.graph.name}: plan", total=steps) as bar:
         vanilla, heuristic = planner.vanilla(), planner.heuristic()
         bar.advance(2)
         p1, p2 = [], []
@@ -564,9 +564,8 @@ def _sweep(request: SweepRequest, planner):
 
 
 def cmd_run(request: RunRequest) -> None:
-    from . import report
     import numpy as np
-    from . import pipeline
+    from . import pipeline, report
     from .tensors import save_outputs
     graph, plan, schedule = _planned_schedule(request.model)
     x = _input(request.input, request.seed, graph)
@@ -588,8 +587,7 @@ def cmd_run(request: RunRequest) -> None:
 
 
 def cmd_compile(request: CompileRequest) -> None:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
@@ -599,8 +597,7 @@ def cmd_compile(request: CompileRequest) -> None:
 
 
 def cmd_verify(request: VerifyRequest) -> int:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
@@ -657,8 +654,7 @@ def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
 
 
 def cmd_fit(request: FitRequest) -> None:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     from .fit import fit
     board = request.board
     graph = pipeline.load(request.model, weights=True)
@@ -676,8 +672,7 @@ def cmd_fit(request: FitRequest) -> None:
 
 
 def cmd_pareto(request: ParetoRequest) -> None:
-    from . import report
-    from . import pipeline
+    from . import pipeline, report
     options = request.options
     planner = _planner(options)
     weight = "instructions" if request.axis == "latency" else "macs"

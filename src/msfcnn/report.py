@@ -336,7 +336,8 @@ def verify_doc(graph: Graph, target: str, plan: Plan, check, predicted: list[flo
            "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes, "instructions": check.instructions,
            "predicted_instructions": None if predicted is None else round(sum(predicted)),
            "block_instructions": None if check.block_instructions is None else [
-               {**block_name(b), "instructions": n, **({} if predicted is None else {"predicted_instructions": round(p)})}
+               {**block_name(b), "instructions": n,
+                **({} if predicted is None else {"predicted_instructions": round(p)})}
                for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
     doc.update(linked or {})
     if len(graph.output_tensors) > 1:
