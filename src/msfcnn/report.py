@@ -231,19 +231,22 @@ def plan_doc(plan: Plan, board=None) -> dict:
     """`plan --json`: the plan, and with --board its time at the board's clock."""
     fields = plan.to_dict()
     if board is not None and plan.feasible:
-        # instructions at one a cycle: a lower bound on the board (flash wait states, caches,
-        # multi-cycle instructions only add)
         fields.update({"board": board.name, "clock_hz": board.clock_hz,
-                       "predicted_ms_lower_bound": round(plan.predicted_instructions / board.clock_hz * 1000, 3)})
+                       "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
     return fields
+
+
+def _lower_bound_ms(plan: Plan, board) -> float:
+    # instructions at one a cycle: a lower bound on the board (flash wait states, caches,
+    # multi-cycle instructions only add)
+    return round(plan.predicted_instructions / board.clock_hz * 1000, 3)
 
 
 def plan_text(plan: Plan, graph: Graph, board=None) -> str:
     text = plan_table(plan, graph)
     if board is not None and plan.feasible:
-        text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least "
-                 f"{plan_doc(plan, board)['predicted_ms_lower_bound']:g} ms (one instruction a cycle; {board.target} "
-                 f"stands for its core)")
+        text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
+                 f"(one instruction a cycle; {board.target} stands for its core)")
     return text
 
 
