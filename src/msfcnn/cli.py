@@ -338,9 +338,15 @@ class FitRequest:
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
-    """The shared part of a request; `reads` and `writes` are the paths given (None if not)."""
-    return Invocation(args.quiet or args.quiet_all, json_output, tuple(p for p in reads if p),
+    """The shared part of a request; `reads` and `writes` are the paths given (None if not). An
+    output that would replace an input is refused first, before any other check of the request."""
+    from .files import check_not_input, guarding_inputs
+    call = Invocation(args.quiet or args.quiet_all, json_output, tuple(p for p in reads if p),
                       tuple(p for p in writes if p))
+    with guarding_inputs(call.reads):
+        for path in call.writes:
+            check_not_input(path)
+    return call
 
 
 def _schemes(names: list[str] | None) -> tuple[str, ...] | None:
@@ -393,28 +399,30 @@ def models_request(args) -> ModelsRequest:
 
 def plan_request(args) -> PlanRequest:
     from .pipeline import PlanOptions
+    call = _invocation(args, args.json, [args.model], [args.output, args.timeline])
     board = None if args.board is None else _board_on(args.board, args.target)
     target = board.target if board else args.target
     timed = args.objective == "min-latency" or args.max_latency is not None or board is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
                           board.clock_hz if board else None, _weighing_target(target, timed))
-    return PlanRequest(_invocation(args, args.json, [args.model], [args.output, args.timeline]), options, board,
-                       args.output, args.timeline)
+    return PlanRequest(call, options, board, args.output, args.timeline)
 
 
 def sweep_request(args) -> SweepRequest:
+    call = _invocation(args, args.json, args.models)
     overheads = tuple(parse_overhead(f) for f in split_list(args.max_overhead))
     rams = tuple(parse_size(s) for s in split_list(args.max_ram))
-    return SweepRequest(_invocation(args, args.json, args.models), tuple(args.models), overheads, rams,
-                        args.cost_model, _schemes(args.schemes), args.count_io)
+    return SweepRequest(call, tuple(args.models), overheads, rams, args.cost_model, _schemes(args.schemes),
+                        args.count_io)
 
 
 def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
+    call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
                           latency_target=_weighing_target(args.target, args.axis == "latency"))
-    return ParetoRequest(_invocation(args, args.json, [args.model], [args.plot]), options, args.axis, args.plot)
+    return ParetoRequest(call, options, args.axis, args.plot)
 
 
 def run_request(args) -> RunRequest:
@@ -423,15 +431,15 @@ def run_request(args) -> RunRequest:
 
 
 def compile_request(args) -> CompileRequest:
+    call = _invocation(args, False, [args.model, args.plan], [args.output])
     link = _link(args)
-    return CompileRequest(_invocation(args, False, [args.model, args.plan], [args.output]),
-                          _model_plan(args, args.target or _board_target(link)), link, args.output)
+    return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
 
 
 def verify_request(args) -> VerifyRequest:
+    call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
     link = _link(args)
-    return VerifyRequest(_invocation(args, args.json, [args.model, args.input, args.plan], [args.keep]),
-                         _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
+    return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
                          args.keep, args.instructions)
 
 
@@ -442,8 +450,8 @@ def _board_target(link: Link) -> str | None:
 def fit_request(args) -> FitRequest:
     from .boards import get_board
     from .fit import DEFAULT_RESERVE
-    board = get_board(args.board)
-    return FitRequest(_invocation(args, args.json, [args.model], [args.output]), args.model, board,
+    call = _invocation(args, args.json, [args.model], [args.output])
+    return FitRequest(call, args.model, get_board(args.board),
                       DEFAULT_RESERVE if args.reserve is None else args.reserve, args.input_in_flash, args.output)
 
 
@@ -716,10 +724,8 @@ def main(argv: list[str] | None = None) -> int:
         build, command = COMMANDS[args.command]
         request = build(args)
         progress.configure(request.call.quiet, request.call.json)
-        from .files import check_not_input, guarding_inputs
+        from .files import guarding_inputs
         with guarding_inputs(request.call.reads):  # no output replaces a file the command reads
-            for path in request.call.writes:  # refused before any work
-                check_not_input(path)
             return command(request) or 0
     except UserError as err:
         print(f"msfcnn: error: {err}", file=sys.stderr)

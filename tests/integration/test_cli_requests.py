@@ -94,3 +94,19 @@ def test_requests_refuse_bad_arguments_before_any_work(argv, message):
     build, _ = COMMANDS[argv[0]]
     with pytest.raises(cli.UserError, match=message):
         build(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [["compile", "{m}", "--input-in-flash", "-o", "{m}"],
+                                  ["plan", "{m}", "--board", "nosuch", "-o", "{m}"],
+                                  ["sweep", "{m}", "--max-ram", "1KB", "--json"]])
+def test_an_output_over_an_input_is_refused_before_any_other_check(tmp_path, capsys, argv):
+    """As before requests: the first error is the output that would replace the model file."""
+    model = tmp_path / "m.json"
+    model.write_text('{"input": [8, 8, 1], "layers": [{"op": "relu"}]}')
+    code = cli.main([a.format(m=model) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    if "-o" in argv:
+        assert "is the command's input: refusing to write over it" in err, err
+    else:  # sweep writes nothing: its own check speaks
+        assert "bad size '1KB'" in err, err
