@@ -18,7 +18,8 @@ import numpy as np
 from . import executor
 from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
 from .ir.graph import aligned
-from .schedule import LoweredBlock, Schedule
+from .schedule import LoweredBlock, Schedule, loop_kinds
+from .schedule.loop_kinds import WALKER, handles
 from .schedule.lowered import Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
 
@@ -129,16 +130,17 @@ class _BlockRunner:
 
     # ---- blocks ----------------------------------------------------------------------------
     def block(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
-        """Walk the block's loop nest (whichever scheme lowered it)."""
-        WALKERS[type(block.loops)](self, block, scratch)
+        """Walk the block's loop nest (whichever scheme lowered it): its loop kind's walker."""
+        loop_kinds.handler(WALKER, block.loops)(self, block, scratch)
 
+    @handles(WALKER, Whole)
     def whole(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
         node = self.graph.nodes[block.first]
         out = node.op.reference([self.tensor(t) for t in node.inputs], self.graph.kernel_context(block.first))
         self.macs += self.graph.macs(block.first)
         self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
 
-
+    @handles(WALKER, Channels)
     def channels(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
         """An op over its own input, channel by channel through the plane (in the arena, so a
         channel overwritten too early would show in the result)."""
@@ -175,10 +177,6 @@ class _Stream:
         self.end = self.loops.end
         self.tail = self.loops.tail
         self.acc = self.buffers[self.tail.acc.name] if self.tail else None
-
-    @classmethod
-    def walk(cls, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
-        cls(runner, block, scratch).run()
 
     # ---- storage -----------------------------------------------------------------------------
     def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
@@ -280,6 +278,11 @@ class _Stream:
             value = target
 
 
+@handles(WALKER, Stream)
+def _walk_stream(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
+    _Stream(runner, block, scratch).run()
+
+
 class _Patches(_Stream):
     """MCUNetV2 patches: each square patch of the stream end is computed from scratch, every
     inner tensor's region into its own tile buffer (recomputing overlap in both directions)."""
@@ -311,5 +314,6 @@ class _Patches(_Stream):
             self.finish_tail()
 
 
-# How each kind of loop nest is walked (schedule.lowered): the executor never asks a scheme's name.
-WALKERS = {Whole: _BlockRunner.whole, Stream: _Stream.walk, Patches: _Patches.walk, Channels: _BlockRunner.channels}
+@handles(WALKER, Patches)
+def _walk_patches(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
+    _Patches(runner, block, scratch).run()

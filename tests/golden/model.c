@@ -9,7 +9,14 @@
 #include <string.h>
 
 #include "model.h"
-#include "kernels/msfcnn_kernels.h"
+#include "kernels/msfcnn_common.h"
+#include "kernels/add.h"
+#include "kernels/conv2d.h"
+#include "kernels/dense.h"
+#include "kernels/depthwise_conv2d.h"
+#include "kernels/global_avg_pool.h"
+#include "kernels/numerics.h"
+#include "kernels/softmax.h"
 #include "weights.h"
 
 #define MSF_MIN(a, b) ((a) < (b) ? (a) : (b))

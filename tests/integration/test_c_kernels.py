@@ -24,6 +24,7 @@ from support.c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_lib
                                        kernel_sources, node_inputs, regions)
 from support.toolchains import require_tools  # noqa: E402
 from msfcnn import numerics as nx  # noqa: E402
+from msfcnn.codegen.emit import kernel_headers, kernel_symbols  # noqa: E402
 from msfcnn.errors import UserError  # noqa: E402
 from msfcnn.frontends import load_model  # noqa: E402
 from msfcnn.ir import Quant  # noqa: E402
@@ -65,10 +66,32 @@ def test_each_kernel_file_compiles_strict_c99(source, c_dir):
     assert done.stderr == ""
 
 
+@pytest.mark.parametrize("header", sorted(kernel_sources()[0].parent.glob("*.h")), ids=lambda p: p.name)
+def test_each_kernel_header_compiles_on_its_own(header):
+    # model.c includes only the headers of the kernels it calls: each must bring what it needs
+    code = f'#include "{header.name}"\nint msf_test_unit_is_not_empty;\n'
+    for compiler, language in (("gcc", [*STRICT, "-x", "c"]), ("g++", ["-Wall", "-Werror", "-x", "c++"])):
+        done = subprocess.run([compiler, *language, "-fsyntax-only", f"-I{header.parent}", "-"], input=code,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
+def test_model_c_includes_the_headers_of_the_names_it_uses():
+    code = "msf_view in; msf_conv2d_params p = { .rounding = MSF_ROUND_RUY }; msf_conv2d_s8(&p, &in, &in, 0, 1, 0, 1);"
+    assert kernel_headers(code) == ["msfcnn_common.h", "conv2d.h", "numerics.h"]
+    assert kernel_headers("msf_view v;") == ["msfcnn_common.h"]
+    # every kernel has a header that declares it (in a header of its own source)
+    headers = {name: kernel_headers(name) for name in kernel_symbols()}
+    assert all(len(found) == 2 for found in headers.values()), [n for n, found in headers.items() if len(found) != 2]
+
+
 def test_kernels_use_no_libc_beyond_the_allowed_headers():
     # <arm_acle.h>: the compiler's own header of Arm intrinsics (no library), for the DSP loops
-    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", "<arm_acle.h>", '"msfcnn_kernels.h"', '"msfcnn_prefix.h"'}
-    for source in [*kernel_sources(), kernel_sources()[0].parent / "msfcnn_kernels.h"]:
+    # and the kernel library's own headers
+    folder = kernel_sources()[0].parent
+    headers = sorted(folder.glob("*.h"))
+    allowed = {"<stdint.h>", "<stddef.h>", "<math.h>", "<string.h>", "<arm_acle.h>", *(f'"{h.name}"' for h in headers)}
+    for source in [*kernel_sources(), *headers]:
         for line in source.read_text().splitlines():
             if line.startswith("#include"):
                 assert line.split()[1] in allowed, f"{source.name}: {line}"

@@ -18,7 +18,7 @@ PROGRAM = r"""
 #include <vector>
 
 #include "alpha/model.h"
-#include "alpha/kernels/msfcnn_kernels.h"  /* msf_quantize_f32 is alpha_msf_quantize_f32 here */
+#include "alpha/kernels/numerics.h"  /* msf_quantize_f32 is alpha_msf_quantize_f32 here */
 #include "beta/model.h"
 
 template <typename T>

@@ -37,6 +37,11 @@ def kernel_sources() -> list[Path]:
     return sorted(KERNELS.glob("*.c"))
 
 
+def kernel_includes() -> list[str]:
+    """#include lines of every kernel header (each kernel source has its own), for test drivers."""
+    return [f'#include "{h.name}"' for h in sorted(KERNELS.glob("*.h"))]
+
+
 def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, ...] = (),
                   target: Target | None = None) -> Path:
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
@@ -123,7 +128,7 @@ class Driver:
     def source(self) -> str:
         loads = "\n".join(f"    load({name}, sizeof {name});" for name, _ in self.loads)
         return "\n".join([
-            "#include <stdio.h>", "#include <stdlib.h>", '#include "msfcnn_kernels.h"', "",
+            "#include <stdio.h>", "#include <stdlib.h>", *kernel_includes(), "",
             "static FILE *data, *dumps;",
             "void load(void *p, size_t n);", "void dump(const void *p, size_t n);",
             "void load(void *p, size_t n) {",

@@ -115,8 +115,8 @@ def test_the_band_floor_bounds_every_longer_block(seed):
         if "patches" not in bounds.floors:
             continue  # not covered: no floor is used
         for block in exact.build_dag(graph, count_io=count_io, complete=True).blocks:
-            axes = exact.GROWING.get(block.scheme)
-            if axes is None:
+            axes = registry.SCHEMES[block.scheme].growing
+            if not axes:
                 continue
             for last in range(block.first, block.last + 1):
                 floor = bounds.band_floor(axes, block.first, last)

@@ -21,7 +21,7 @@ from msfcnn.fusion.dag import Block, FusionDAG
 from msfcnn.latency.features import BlockCounter, _Profile
 from msfcnn.ops import CCall
 from msfcnn.planner import Planner
-from msfcnn.schedule import schedule_plan
+from msfcnn.schedule import loop_kinds, schedule_plan
 from msfcnn.schedule.lowered import Channels, Whole
 
 
@@ -72,7 +72,7 @@ def _executor_calls(schedule, monkeypatch) -> list[tuple]:
         return whole(self, block, scratch)
 
     monkeypatch.setattr(fused_executor._Stream, "compute_region", record_region)
-    monkeypatch.setitem(fused_executor.WALKERS, Whole, record_whole)
+    monkeypatch.setitem(loop_kinds.handlers(Whole), loop_kinds.WALKER, record_whole)
     fused_executor.run_fused(schedule, np.zeros(schedule.graph.input_shape, np.int8))
     runs = len(fused_executor.SENTINELS)  # the executor runs the schedule once per sentinel byte
     assert calls[:len(calls) // runs] * runs == calls

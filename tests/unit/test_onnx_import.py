@@ -504,3 +504,11 @@ def test_cli_reports_a_bad_onnx_file(tmp_path, capsys):
     assert main(["plan", str(path)]) == 2
     err = capsys.readouterr().err
     assert "bad.onnx" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_every_onnx_converter_names_the_float32_ops_it_makes():
+    from msfcnn.frontends import operators
+    from msfcnn.frontends.onnx import CONVERTERS
+
+    assert set(operators.ONNX) == set(CONVERTERS)
+    assert all(cls.supports("float32") for classes in operators.ONNX.values() for cls in classes)

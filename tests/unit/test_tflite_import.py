@@ -639,3 +639,57 @@ def test_fuzz_mutated_files_give_a_graph_or_a_user_error():
     elapsed = time.perf_counter() - started
     assert outcomes["error"] > FUZZ_ITERATIONS // 4 and outcomes["graph"] > FUZZ_ITERATIONS // 40, outcomes
     print(f"fuzz: {FUZZ_ITERATIONS} mutations in {elapsed:.1f} s: {outcomes}")
+
+
+# ---- element types: declared by the ops, asked by the importer -------------------------------------
+
+
+def test_every_converter_names_the_ops_it_makes_and_every_op_declares_its_element_types():
+    from msfcnn.frontends import operators
+    from msfcnn.frontends.tflite import CONVERTERS
+    from msfcnn.ops import ELEMENTS, op_facts
+
+    assert set(operators.TFLITE) == set(CONVERTERS)
+    facts = op_facts()
+    assert len(facts) > 40 and all(f.elements and set(f.elements) <= set(ELEMENTS) for f in facts)
+    made = {cls for classes in operators.TFLITE.values() for cls in classes}
+    assert {f.name for f in facts} >= {cls.__name__ for cls in made}
+
+
+def test_what_each_element_type_reaches_follows_the_ops_declarations():
+    from msfcnn.frontends.tflite import converted
+
+    assert {"CONV_2D", "ADD", "SOFTMAX", "SPLIT", "SHAPE"} <= converted("int16")
+    assert not {"LOGISTIC", "MUL", "CONCATENATION"} & converted("int16")  # no int16 kernels
+    assert "MUL" in converted("float32") and "MUL" not in converted("uint8")
+    assert "TANH" in converted("uint8") and "TANH" not in converted("float32")  # Tanh: int8 / uint8 kernels
+
+
+@pytest.mark.parametrize("fixture,message", [
+    ("unsupported_i16_logistic", "(LOGISTIC) has int16 activations: 16x8 models support only ADD, "),
+    ("unsupported_i16_logistic", "(msfcnn's logistic op has no int16 kernel)"),
+    ("unsupported_u8_mul", "MUL on uint8 tensors is not supported (uint8 models may use ADD, "),
+    ("unsupported_u8_mul", "; msfcnn's mul, mul_broadcast and mul_const ops have no uint8 kernel)"),
+])
+def test_an_operator_without_a_kernel_for_its_element_type_is_refused_in_one_line(fixture, message):
+    with pytest.raises(UserError) as err:
+        load_tflite(MODELS / f"{fixture}.tflite")
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_operator_tables_load_without_the_model_readers():
+    """`msfcnn ops` lists them without importing the flatbuffer classes or onnx."""
+    code = ("import sys; from msfcnn.frontends import operators; from msfcnn.ops import op_facts; op_facts(); "
+            "assert not {'tflite', 'onnx', 'msfcnn.frontends.tflite'} & set(sys.modules), sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_format_table_lists_its_converters_and_the_kinds_they_make():
+    from msfcnn.frontends import layer_list, onnx, operators, tflite
+
+    converters = {"tflite": tflite.CONVERTERS, "onnx": onnx.CONVERTERS, "layer_list": layer_list.CONVERTERS}
+    assert {name: set(table) for name, table in operators.FORMATS.items()} == \
+        {name: set(table) for name, table in converters.items()}
+    kinds = operators.kinds_by_name(operators.TFLITE)
+    assert kinds["ADD"] == ("add", "add_const") and kinds["SHAPE"] == ()
+    assert operators.kinds_by_name(operators.LAYER_LIST)["channel_shuffle"] == ("channel_gather",)

@@ -22,7 +22,8 @@ from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..ops import CCall
 from ..plan import Plan
-from ..schedule import LoweredBlock, Schedule
+from ..schedule import LoweredBlock, Schedule, loop_kinds
+from ..schedule.loop_kinds import EMITTER, handles
 from ..schedule.lowered import Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
@@ -146,7 +147,8 @@ class _Emitter:
         offsets = self.schedule.tensor_offsets[index]
         scratch = self.schedule.scratch_offsets[index]
         scheme = get_scheme(block.scheme)
-        data = BLOCK_DATA[type(block.loops)](self, block, offsets, scratch, index)
+        # The values its template partial shows, as its loop kind prepares them.
+        data = loop_kinds.handler(EMITTER, block.loops)(self, block, offsets, scratch, index)
         data.update(id=index, template=scheme.template_for(block), explain=scheme.explain(block), moves=self.schedule.moves[index])
         return data
 
@@ -155,6 +157,7 @@ class _Emitter:
         span = f"op {block.first}" if block.first == block.last else f"ops {block.first}-{block.last}"
         return f"{span} ({ops})"
 
+    @handles(EMITTER, Whole)
     def whole(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         t = block.first
         node = self.graph.nodes[t]
@@ -168,6 +171,7 @@ class _Emitter:
             body = [self.call(t, ins, "out", f"0, {h}, 0, {w}")]
         return {"title": self.title(block), "views": views, "body": body}
 
+    @handles(EMITTER, Channels)
     def channels(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         t = block.first
         source = self.graph.nodes[t].inputs[0]
@@ -196,6 +200,7 @@ class _Emitter:
         epilogue += [self.vector_call(t, target[t - 1], target[t]) for t in range(consumer + 1, tail.last + 1)]
         return prologue, epilogue, accumulate
 
+    @handles(EMITTER, Stream)
     def stream(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         graph, loops, first = self.graph, block.loops, block.first
         end, axis = loops.end, loops.axis
@@ -245,6 +250,7 @@ class _Emitter:
                              for spans in loops.sweeps]
         return data
 
+    @handles(EMITTER, Patches)
     def patches(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
         graph, loops, first = self.graph, block.loops, block.first
         end = loops.end
@@ -281,10 +287,6 @@ class _Emitter:
         return {"title": self.title(block), "count": end - first + 1, "externals": externals,
                 "views": views, "ops": ops, "prologue": prologue, "epilogue": epilogue,
                 "row_bands": table(loops.row_spans), "col_bands": table(loops.col_spans)}
-
-
-# How each kind of loop nest becomes the values its template partial shows.
-BLOCK_DATA = {Whole: _Emitter.whole, Stream: _Emitter.stream, Patches: _Emitter.patches, Channels: _Emitter.channels}
 
 
 def _hwc(shape) -> tuple[int, int, int]:
@@ -334,7 +336,9 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
     }
-    files = {name: env.get_template(f"{name}.j2").render(**values) for name in PROJECT_FILES}
+    files = {name: env.get_template(f"{name}.j2").render(**values, kernel_headers=[]) for name in PROJECT_FILES}
+    # model.c includes the headers of the kernels it calls only: known once its code is written
+    files["model.c"] = env.get_template("model.c.j2").render(**values, kernel_headers=kernel_headers(files["model.c"]))
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
@@ -409,10 +413,36 @@ def support_sources(target: Target) -> dict[str, str]:
     return {f"support/{item.name}": item.read_text() for item in sorted(folder.iterdir(), key=lambda i: i.name)}
 
 
-# A declaration of an external function or constant at the start of a line of the kernel header.
-_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*[(\[]", re.M)
+# A declaration of an external function or constant at the start of a line of a kernel header.
+# (`void msf_x_s8 MSF_REGION_ARGS(msf_x_params);` declares a region kernel: msfcnn_common.h)
+_EXTERNAL = re.compile(r"^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s]*?[\s*](msf_\w+)\s*(?:[(\[]|MSF_REGION2?_ARGS\b)",
+                       re.M)
+# A type a kernel header names: `} msf_x;` closing a struct, or `typedef ... msf_x;`.
+_TYPE = re.compile(r"^(?:\}|typedef\b[^;(]*?)\s*(msf_\w+);", re.M)
+# A constant a params struct may hold (MSF_ROUND_RUY, MSF_ACT_RELU...): `MSF_X = value` in an enum.
+_CONSTANT = re.compile(r"\b(MSF_[A-Z0-9_]+)\s*=")
+# The header every kernel header includes: views, copies, the region loop (kernels/msfcnn_common.h).
+COMMON_HEADER = "msfcnn_common.h"
 
 
 def kernel_symbols() -> list[str]:
-    """The kernel library's external symbols (msf_*), as msfcnn_kernels.h declares them."""
-    return sorted(set(_EXTERNAL.findall(kernel_sources()["msfcnn_kernels.h"])))
+    """The kernel library's external symbols (msf_*), as the kernel headers declare them."""
+    return sorted({name for text in _kernel_headers().values() for name in _EXTERNAL.findall(text)})
+
+
+def _kernel_headers() -> dict[str, str]:
+    return {name: text for name, text in kernel_sources().items() if name.endswith(".h")}
+
+
+def _declaring_header() -> dict[str, str]:
+    """Each kernel function and params type (msf_*) -> the header that declares it."""
+    return {name: header for header, text in _kernel_headers().items()
+            for name in _EXTERNAL.findall(text) + _TYPE.findall(text) + _CONSTANT.findall(text)}
+
+
+def kernel_headers(code: str) -> list[str]:
+    """The kernel headers C `code` needs: the common one, and those declaring the msf_* and MSF_*
+    names it uses."""
+    declared = _declaring_header()
+    used = {declared[name] for name in re.findall(r"\b(?:msf|MSF)_\w+", code) if name in declared}
+    return [COMMON_HEADER, *sorted(used - {COMMON_HEADER})]

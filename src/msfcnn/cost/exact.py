@@ -17,16 +17,25 @@ from .. import progress
 from ..fusion.dag import Block, FusionDAG
 from ..ir import Graph
 from ..ops import Pattern
-from ..schedule import Liveness, LoweredBlock, streaming
+from ..schedule import Liveness, LoweredBlock, loop_kinds, streaming
 from ..schedule import schemes as registry
+from ..schedule.loop_kinds import FLOOR, handles
+from ..schedule.lowered import Channels, Patches, Stream, Whole
+from ..schedule.schemes.base import FLOORS
 
 NAME = "exact"
 SCHEMES = registry.FUSED_SCHEMES  # every fused scheme of the registry
 
 
 def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
+    scheme = registry.SCHEMES[lowered.scheme]
+    # The floor the scheme lets `_Witness` assume must be one its block's loop kind respects.
+    floors = loop_kinds.handler(FLOOR, lowered.loops)(lowered)
+    if scheme.floor is not None and scheme.floor not in floors:
+        raise AssertionError(f"scheme {scheme.name} declares the {scheme.floor!r} floor, which its block "
+                             f"{lowered.first}..{lowered.last} ({type(lowered.loops).__name__}) may not respect")
     return Block(lowered.first, lowered.last, lowered.scheme, live.block_ram(lowered), lowered.macs, lowered.rows,
-                 lowered, registry.SCHEMES[lowered.scheme].time_rank)
+                 lowered, scheme.time_rank)
 
 
 def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False, complete: bool = False) -> FusionDAG:
@@ -62,7 +71,7 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
     for scheme in (registry.SCHEMES[name] for name in fused):
         for first in range(n):
             progress.advance()
-            witness = None if bounds is None else bounds.witness(scheme.name, first)
+            witness = None if bounds is None else bounds.witness(scheme, first)
             for last in range(first, reach[first]):  # one op too, for the schemes that take one
                 if witness is not None and witness.beats_all_from(last):
                     break  # every block first..last' with last' >= last is beaten: none lowered
@@ -127,13 +136,33 @@ def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = 
 # slow MACs, time_rank x MACs, at least those of a W of unfused MACs); its RAM is at least the
 # rings of its inner tensors (`_ring_floor`) plus what it reads or writes.
 
-# The schemes whose blocks' costs are bounded below before lowering, by kind of floor: row
-# streams (`inplace` may also drop the rings of depthwise rows), bands and tiles.
-FLOORS = {"linebuffer": "rows", "overlap": "rows", "inplace": "homes", "hcache": "patches", "recompute": "patches"}
-# The schemes whose buffers hold, of every inner tensor, its widest band of rows (and of columns:
-# a tile) over the bands of the stream end: those axes grow with the distance to the stream end
-# (`_Bounds.band_floor`).
-GROWING = {"hcache": (0,), "recompute": (0, 1)}
+# A scheme states the kind of floor bounding its blocks' costs before lowering (`Scheme.floor`:
+# row streams; `inplace`'s, whose depthwise rows may live in their input's ring; bands and tiles)
+# and the axes along which its buffers grow (`Scheme.growing`: `_Bounds.band_floor`). Each loop
+# kind states the floors its blocks respect (its FLOOR handler, below); every lowered block is
+# checked against its scheme's (`_edge`).
+
+
+@handles(FLOOR, Whole, Channels)
+def _one_op_floors(block: LoweredBlock) -> tuple[str, ...]:
+    """One op: no inner tensor, so every floor (of tensors first..last-1) is nothing."""
+    return FLOORS
+
+
+@handles(FLOOR, Stream)
+def _stream_floors(block: LoweredBlock) -> tuple[str, ...]:
+    """A row stream keeps a ring of whole rows of each inner tensor (`rows`), but for the ones
+    homed in their input's ring (`homes`, which a row stream without homes respects too); a column
+    stream a band of rows by a ring of columns (`patches`)."""
+    if block.loops.axis == 1:
+        return ("patches",)
+    return ("homes",) if block.homes else ("rows", "homes")
+
+
+@handles(FLOOR, Patches)
+def _patches_floors(block: LoweredBlock) -> tuple[str, ...]:
+    """A tile of each inner tensor, at least its reader's window on both axes."""
+    return ("patches",)
 
 
 class _Bounds:
@@ -157,15 +186,15 @@ class _Bounds:
                                                         for t in range(n))]
         self.sides = [_ring_sides(graph, t, readers.get(t, ()), "patches") for t in range(n)]
 
-    def witness(self, scheme: str, first: int) -> "_Witness":
-        kind = FLOORS.get(scheme)
+    def witness(self, scheme: registry.Scheme, first: int) -> "_Witness":
+        kind = scheme.floor
         floors = self.floors.get(kind)
-        return _Witness(self, first, floors, kind != "patches", GROWING.get(scheme) if floors else None)
+        return _Witness(self, first, floors, kind != "patches", (scheme.growing or None) if floors else None)
 
     def band_floor(self, axes: tuple[int, ...], first: int, last: int) -> int:
         """Bytes that the buffers of tensors first..e-1 take at least in any block first..last'
-        (last' >= last, any rows) of a scheme growing along `axes` (GROWING), e the stream end of
-        first..last (`_covered` holding). Such a block's stream end e' is e or later, and it
+        (last' >= last, any rows) of a scheme growing along `axes` (`Scheme.growing`), e the stream
+        end of first..last (`_covered` holding). Such a block's stream end e' is e or later, and it
         keeps each of those tensors' widest band (along each axis in `axes`; a ring of columns
         along the other, at least `_ring_sides`) over the bands of e'. That band is at least
         the narrowest band that one position of e needs (`streaming.band_profile` of 1 row):
@@ -218,7 +247,7 @@ class _Witness:
     def __init__(self, bounds: _Bounds, first: int, floors: list[int] | None, one_rows: bool,
                  growing: tuple[int, ...] | None):
         self.bounds, self.first, self.floors = bounds, first, floors
-        self.growing = growing  # the axes along which the scheme's buffers grow (GROWING), if floored
+        self.growing = growing  # the axes along which the scheme's buffers grow (`Scheme.growing`), if floored
         self.one_rows = one_rows  # the scheme has one rows setting (1)
         self.last = first
         self.vanilla = bounds.ram[first]  # peak of the unfused ops first..self.last

@@ -12,9 +12,16 @@ from .builtin import builtin_names, load_builtin
 from .layer_list import load_layer_list
 from .onnx import load_onnx
 from .random_weights import with_random_weights
-from .tflite import load_tflite
 
-# File suffix -> loader. Later frontends (.tflite, .onnx) register here.
+
+def load_tflite(path: Path) -> Graph:
+    """tflite.load_tflite, imported when a .tflite file is read: its flatbuffer classes take a
+    quarter of a second to import, which listing the supported operators (operators.py) skips."""
+    from .tflite import load_tflite as load
+    return load(path)
+
+
+# File suffix -> loader.
 LOADERS: dict[str, Callable[[Path], Graph]] = {".json": load_layer_list, ".onnx": load_onnx,
                                                ".tflite": load_tflite}
 

@@ -9,6 +9,7 @@ activation inputs (`_Importer.value`) and constants (`_Importer.const`), appends
 binds its output name. Some ops fold into the node that produced their input instead of
 becoming nodes: Relu/Clip become the producer's fused activation, BatchNormalization is folded
 into the preceding convolution's weights, a constant Add after MatMul becomes the dense bias.
+Those rewrites are the rules of frontends/rewrite.py, which the TFLite importer shares.
 
 Flattening an NCHW feature map orders its elements (C, H, W) while the IR flattens (H, W, C);
 the flattened value remembers the map it came from (`_Value.flat_from`) and the Gemm/MatMul that
@@ -17,7 +18,6 @@ reads it permutes its weight columns, so the numbers equal onnxruntime's.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -27,12 +27,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import UserError
-from ..ir import Graph, GraphInput, Node, input_tensor, is_network_input
+from ..ir import Graph, GraphInput, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
-from ..ops.activation import Activation
 from ..ops.add import Add
 from ..ops.add_const import AddConst
-from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
@@ -45,6 +43,8 @@ from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
+from . import rewrite as stage
+from .rewrite import Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, float32 as _float32
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -126,9 +126,9 @@ class _Importer:
         # channels). Each is made where it is first read, so that a part and the branch reading it
         # are neighbours that fusion can join (as the TFLite importer does).
         self.pending_slices: dict[str, tuple[int, int, int]] = {}
-        # A channel shuffle under way (see _regroup): ONNX name -> (the NCHW map's value, the map's
-        # channel at each place of the channel axes (1, g, C/g, H, W) has between the batch and H, W).
-        self.channel_views: dict[str, tuple[_Value, np.ndarray]] = {}
+        # A channel shuffle under way (see _regroup): ONNX name -> its view of an NCHW map whose
+        # channels it holds in the axes (1, g, C/g, H, W) has between the batch and H, W.
+        self.channel_views: dict[str, ChannelView] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -341,9 +341,6 @@ class _Importer:
             raise UserError(f"needs a (1, N) matrix, got shape {list(_onnx_shape(shape))}")
         return value, shape[0]
 
-    def producer(self, value: _Value) -> Node | None:
-        return None if is_network_input(value.index) else self.graph.nodes[value.index]
-
     def sole_use(self, value: _Value) -> bool:
         """True when the node being converted is the only reader of the IR tensor, so that the
         tensor's producer may be rewritten: no IR node reads it yet and no other ONNX reader of
@@ -352,22 +349,25 @@ class _Importer:
             return False
         if any(src == value.index for src, _, _ in self.pending_slices.values()):
             return False  # a slice still to be made reads it
-        if any(src.index == value.index for src, _ in self.channel_views.values()):
+        if any(view.src == value.index for view in self.channel_views.values()):
             return False  # a channel shuffle under way reads it
         names = [name for name, v in self.values.items() if v.index == value.index]
         return sum(self.uses[name] for name in names) == 1
 
-    def emit(self, op: Op, inputs: tuple[int, ...], consts: dict[str, np.ndarray] | None = None) -> _Value:
-        return _Value(self.graph.append(op, inputs, consts))
+    def sole_reader(self, tensor: int) -> bool:
+        """For rewrite.py: sole_use of the tensor."""
+        return self.sole_use(_Value(tensor))
 
-    def rewrite(self, value: _Value, op: Op | None = None, consts: dict[str, np.ndarray] | None = None) -> _Value:
-        """Replace the op and/or constants of the node producing `value` (which must have no other reader)."""
-        node = self.graph.nodes[value.index]
-        op = op or node.op
-        shape = op.output_shape(self.graph.input_shapes(value.index))
-        self.graph.nodes[value.index] = dataclasses.replace(node, op=op, shape=tuple(int(d) for d in shape),
-                                                            consts=consts if consts is not None else node.consts)
-        return _Value(value.index, value.flat_from)
+    def rewritten(self, result: int | Append, flat_from: tuple[int, int, int] | None = None) -> _Value:
+        """The value the rewrite stage answered: a tensor it holds, or a node, appended now."""
+        if isinstance(result, Append):
+            return _Value(self.emit(result.op, result.inputs, result.consts).index, flat_from)
+        return _Value(result, flat_from)
+
+    def emit(self, op: Op, inputs: tuple[int, ...], consts: dict[str, np.ndarray] | None = None) -> _Value:
+        if not op.supports("float32"):  # every ONNX tensor the frontend reads is float32
+            raise UserError(f"msfcnn's {op.kind} op has no float32 kernel")
+        return _Value(self.graph.append(op, inputs, consts))
 
     def bind(self, name: str, value: _Value) -> None:
         self.values[name] = value
@@ -464,16 +464,6 @@ def _conv(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=ir_weights, bias=bias)))
 
 
-def _float32(**arrays: np.ndarray) -> dict[str, np.ndarray]:
-    """Constants by role, as float32 (computed in float64 where folded)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        consts = {role: np.ascontiguousarray(a, dtype=np.float32) for role, a in arrays.items()}
-    for role, array in consts.items():
-        if not np.isfinite(array).all():
-            raise UserError(f"the {role} overflow float32")
-    return consts
-
-
 def _batch_norm(imp: _Importer, node, attrs) -> None:
     if _int(attrs, "training_mode", 0) or _int(attrs, "spatial", 1) != 1:
         raise UserError("only inference-mode, spatial batch normalisation is supported")
@@ -486,41 +476,14 @@ def _batch_norm(imp: _Importer, node, attrs) -> None:
     if not (var_eps > 0).all():
         raise UserError("var + epsilon must be positive")
     scale = gamma / np.sqrt(var_eps)
-    producer = imp.producer(x)
-    if (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
-            and producer.op.activation is None and imp.sole_use(x) and x.flat_from is None):
-        # Fold exactly: w' = w * scale, b' = (b - mean) * scale + beta, in float64, then float32.
-        weights = producer.consts["weights"].astype(np.float64)
-        bias = producer.consts["bias"].astype(np.float64)
-        out_axis = -1 if isinstance(producer.op, DepthwiseConv2D) else 0
-        per_channel = scale.reshape([-1 if a == out_axis % weights.ndim else 1 for a in range(weights.ndim)])
-        folded = _float32(weights=weights * per_channel, bias=(bias - mean) * scale + beta)
-        imp.bind(node.output[0], imp.rewrite(x, consts={**producer.consts, **folded}))
-    elif len(shape) == 3:
-        # Standalone: a 1x1 depthwise convolution computes the same affine map per channel.
-        folded = _float32(weights=scale.reshape(1, 1, 1, channels), bias=(0.0 - mean) * scale + beta)
-        imp.bind(node.output[0], imp.emit(DepthwiseConv2D(Window((1, 1))), (x.index,), folded))
-    else:
-        raise UserError("batch normalisation of a vector is only supported right after Gemm/MatMul")
-
-
-# ops with an `activation`
-FUSABLE = (Conv2D, DepthwiseConv2D, Dense, Add, MaxPool2D, AvgPool2D, Activation, Mul, MulConst, AddConst)
-CLAMP_ORDER = {None: 0, "relu": 1, "relu6": 2}  # applying a later one after an earlier one gives the later
+    # folded into the conv / depthwise / dense before it, or a 1x1 depthwise conv (rewrite.py)
+    imp.bind(node.output[0], imp.rewritten(stage.rewrite(imp, BatchNorm(x.index, scale, mean, beta))))
 
 
 def _fuse_activation(imp: _Importer, node, activation: str) -> None:
+    """Relu / Clip(0, 6): a clamp, which the rewrite stage may fold into the op producing its input."""
     x = imp.value(node.input[0])
-    producer = imp.producer(x)
-    current = getattr(producer.op, "activation", None) if producer else None
-    combined = max(current, activation, key=CLAMP_ORDER.__getitem__)
-    if combined == current:  # already clamped that way: the op is an identity
-        imp.bind(node.output[0], x)
-    elif producer is not None and isinstance(producer.op, FUSABLE) and imp.sole_use(x):
-        imp.bind(node.output[0], imp.rewrite(x, op=dataclasses.replace(producer.op, activation=combined)))
-    else:  # e.g. after the network input, or on a tensor with other readers: a standalone op
-        out = imp.emit(Activation(activation), (x.index,))
-        imp.bind(node.output[0], _Value(out.index, x.flat_from))
+    imp.bind(node.output[0], imp.rewritten(stage.rewrite(imp, Clamp(activation, x.index, None)), x.flat_from))
 
 
 def _relu(imp: _Importer, node, attrs) -> None:
@@ -545,10 +508,11 @@ def _add(imp: _Importer, node, attrs) -> None:
     a, b = node.input[0], node.input[1]  # (two constants were folded before reaching here)
     if imp.is_const(a) or imp.is_const(b):
         value, constant = (imp.value(b), imp.consts[a]) if imp.is_const(a) else (imp.value(a), imp.consts[b])
-        if _foldable_into_bias(imp, value):
-            imp.bind(node.output[0], _add_bias(imp, value, constant))
-        else:  # an ADD of its own
+        folded = stage.rewrite(imp, BiasAdd(value.index, lambda: _bias_of(imp, value, constant)))
+        if folded is None:  # an ADD of its own
             imp.bind(node.output[0], _with_constant(imp, AddConst(), value, constant))
+        else:  # into the bias of the conv / gemm before it
+            imp.bind(node.output[0], imp.rewritten(folded, value.flat_from))
         return
     x, y = imp.value(a), imp.value(b)
     if x.flat_from != y.flat_from:
@@ -558,22 +522,14 @@ def _add(imp: _Importer, node, attrs) -> None:
     imp.bind(node.output[0], _Value(out.index, x.flat_from))
 
 
-def _foldable_into_bias(imp: _Importer, value: _Value) -> bool:
-    producer = imp.producer(value)
-    return (producer is not None and isinstance(producer.op, (Conv2D, DepthwiseConv2D, Dense))
-            and producer.op.activation is None and imp.sole_use(value))
-
-
-def _add_bias(imp: _Importer, value: _Value, constant: np.ndarray) -> _Value:
-    """value + constant, folded into the bias of the op producing `value`."""
-    producer = imp.producer(value)
+def _bias_of(imp: _Importer, value: _Value, constant: np.ndarray) -> np.ndarray:
+    """The constant added to `value` as one value per channel, to fold into a bias."""
     if not np.issubdtype(constant.dtype, np.floating):
         raise UserError(f"the added constant must be floating point, got {constant.dtype}")
     per_channel = _per_channel(imp, value, constant, "a per-channel bias for")
     if value.flat_from is not None:
         raise UserError("adding a constant to a flattened feature map is not supported")
-    bias = producer.consts["bias"].astype(np.float64) + per_channel
-    return imp.rewrite(value, consts={**producer.consts, **_float32(bias=bias)})
+    return per_channel
 
 
 def _with_constant(imp: _Importer, op: Op, value: _Value, constant: np.ndarray) -> _Value:
@@ -836,13 +792,11 @@ def _flatten_value(imp: _Importer, value: _Value) -> _Value:
     shape = imp.shape(value)
     if len(shape) == 1:
         return value
-    producer = imp.producer(value)
-    if (producer is not None and isinstance(producer.op, GlobalAvgPool) and producer.op.keepdims
-            and imp.sole_use(value)):
-        return imp.rewrite(value, op=GlobalAvgPool(keepdims=False))
     h, w, c = shape
-    out = imp.emit(Reshape((h * w * c,)), (value.index,))
-    return _Value(out.index, None if h * w == 1 or c == 1 else (h, w, c))
+    result = stage.rewrite(imp, Flatten(value.index))  # a mean without keep_dims, or a reshape
+    if isinstance(result, Append):  # a flattened map remembers its (H, W, C) order
+        return imp.rewritten(result, None if h * w == 1 or c == 1 else (h, w, c))
+    return imp.rewritten(result, value.flat_from)
 
 
 def _flatten(imp: _Importer, node, attrs) -> None:
@@ -858,14 +812,15 @@ def _flatten(imp: _Importer, node, attrs) -> None:
 
 def _reshape(imp: _Importer, node, attrs) -> None:
     view = imp.channel_views.get(node.input[0])
-    value = view[0] if view else imp.value(node.input[0])
-    in_shape = _view_shape(imp, value, view[1]) if view else _onnx_shape(imp.shape(value))
+    value = _Value(view.src) if view else imp.value(node.input[0])
+    in_shape = _view_shape(imp, view) if view else _onnx_shape(imp.shape(value))
     target = imp.const(node, 1, "the shape")
     if not np.issubdtype(target.dtype, np.integer) or target.ndim != 1:
         raise UserError("the shape must be a 1-D integer constant")
     resolved = _resolve_reshape(in_shape, [int(d) for d in target], bool(_int(attrs, "allowzero", 0)))
     if view or _splits_the_channels(imp, value, resolved):
-        _regroup(imp, node, value, (view[1] if view else np.arange(in_shape[1])).reshape(resolved[1:-2]), resolved)
+        view = view or ChannelView(value.index, np.arange(in_shape[1]))
+        _regroup(imp, node, view.reshaped(resolved[1:-2]), resolved)
     else:
         _reshape_to(imp, node, value, in_shape, resolved)
 
@@ -878,23 +833,22 @@ def _splits_the_channels(imp: _Importer, value: _Value, resolved: tuple[int, ...
             and resolved[-2:] == shape[:2] and sum(d > 1 for d in resolved[1:-2]) >= 2)
 
 
-def _view_shape(imp: _Importer, value: _Value, indices: np.ndarray) -> tuple[int, ...]:
+def _view_shape(imp: _Importer, view: ChannelView) -> tuple[int, ...]:
     """The ONNX shape of a channel view: (1, channel axes..., H, W)."""
-    return (1, *indices.shape, *imp.shape(value)[:2])
+    return (1, *view.places.shape, *imp.graph.shape_of(view.src)[:2])
 
 
-def _regroup(imp: _Importer, node, value: _Value, indices: np.ndarray, resolved: tuple[int, ...]) -> None:
-    """The node's output as NCHW map `value` with its channels at the places `indices` gives: a view
-    while there are several channel axes, then a channel gather (nothing for the identity)."""
-    if resolved[0] != 1 or resolved[-2:] != imp.shape(value)[:2]:
+def _regroup(imp: _Importer, node, view: ChannelView, resolved: tuple[int, ...]) -> None:
+    """The node's output as a channel view while there are several channel axes, then as the
+    rewrite stage makes it (a channel gather, nothing for the identity)."""
+    if resolved[0] != 1 or resolved[-2:] != imp.graph.shape_of(view.src)[:2]:
         raise UserError(f"reshape to {list(resolved)}: the channels regrouped into several axes may only be "
                         "reshaped among themselves (H and W kept)")
-    if indices.ndim > 1:
-        imp.channel_views[node.output[0]] = (value, indices)
-    elif indices.tolist() == list(range(indices.size)):
-        imp.bind(node.output[0], value)
+    result = stage.rewrite(imp, view)
+    if result is None:
+        imp.channel_views[node.output[0]] = view
     else:
-        imp.bind(node.output[0], imp.emit(ChannelGather(tuple(indices.tolist())), (value.index,)))
+        imp.bind(node.output[0], imp.rewritten(result))
 
 
 def _transpose(imp: _Importer, node, attrs) -> None:
@@ -903,14 +857,14 @@ def _transpose(imp: _Importer, node, attrs) -> None:
     if node.input[0] not in imp.channel_views:
         raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
                         "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
-    value, indices = imp.channel_views[node.input[0]]
-    rank = indices.ndim + 3
+    view = imp.channel_views[node.input[0]]
+    rank = view.places.ndim + 3
     perm = [int(p) for p in attrs.get("perm", range(rank - 1, -1, -1))]
     if sorted(perm) != list(range(rank)) or perm[0] != 0 or perm[-2:] != [rank - 2, rank - 1]:
-        raise UserError(f"Transpose {perm} of {list(_view_shape(imp, value, indices))}: only the channel axes of a "
+        raise UserError(f"Transpose {perm} of {list(_view_shape(imp, view))}: only the channel axes of a "
                         "channel shuffle may move (the batch, H and W stay)")
-    moved = indices.transpose([p - 1 for p in perm[1:-2]])
-    _regroup(imp, node, value, moved, _view_shape(imp, value, moved))
+    moved = view.transposed([p - 1 for p in perm[1:-2]])
+    _regroup(imp, node, moved, _view_shape(imp, moved))
 
 
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:

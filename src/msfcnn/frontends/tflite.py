@@ -36,7 +36,6 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
-from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
@@ -44,23 +43,23 @@ from ..ops.add_const import AddConst
 from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
-from ..ops.elu import Elu
 from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
-from ..ops.logistic import Logistic
+from ..ops.lookup import LookupOp
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
-from ..ops.requantize import Requantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
-from ..ops.transpose import Transpose
 from ..ops.weight_offset import with_weight_offset
+from . import rewrite as stage
+from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
+from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -150,11 +149,10 @@ class _Importer:
         # so that a part and the branch that reads it are neighbours that fusion can join; a part
         # nothing reads is never made.
         self.pending_slices: dict[int, tuple[Operator, int, int, int]] = {}
-        # Channel regroupings (see _regroup): TFLite tensor -> (IR tensor, index array). The tensor
-        # is the IR map with its channels viewed as several axes (the trailing ones), and the index
-        # array (of those axes' shape) holds the IR channel at each place. Only RESHAPE and
-        # TRANSPOSE of those axes may read it; a RESHAPE back to one channel axis makes a gather.
-        self.channel_views: dict[int, tuple[int, np.ndarray]] = {}
+        # Channel regroupings (see _splits_the_channels): TFLite tensor -> its view of an IR map
+        # whose channels it holds in several axes (the trailing ones). Only RESHAPE and TRANSPOSE of
+        # those axes may read it; a RESHAPE back to one channel axis makes a gather (rewrite.py).
+        self.channel_views: dict[int, ChannelView] = {}
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -183,16 +181,10 @@ class _Importer:
             self._bind_input(tensor, k, operators)
         for op in operators:
             converter = CONVERTERS.get(op.name)
-            if (converter is not None and self.graph.dtype == "int16" and op.name not in INT16_OPERATORS
-                    and not _reads_a_channel_view(self, op)):
-                raise UserError(f"operator {op.index} ({op.name}) has int16 activations: 16x8 models support only "
-                                f"{', '.join(sorted(INT16_OPERATORS - FOLDED_OPERATORS))}")
-            if converter is not None and op.name not in FLOAT32_OPERATORS and self.reads_float32(op):
-                raise UserError(f"operator {op.index} ({op.name}) reads float32 activations: float32 operators may "
-                                f"be {', '.join(sorted(FLOAT32_OPERATORS - FOLDED_OPERATORS))}")
             if converter is None:
                 raise UserError(f"unsupported operator {op.name} at operator index {op.index} "
                                 f"(supported: {', '.join(sorted(CONVERTERS))})")
+            self._check_elements(op)
             if op.name not in MULTI_OUTPUT_OPERATORS and (len(op.outputs) != 1 or op.outputs[0] < 0):
                 raise UserError(f"operator {op.index} ({op.name}) has {len(op.outputs)} outputs; expected one")
             try:
@@ -200,6 +192,20 @@ class _Importer:
             except UserError as err:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
         return self._finish(self.output_tensors)
+
+    def _check_elements(self, op: Operator) -> None:
+        """Refuse, in one line, an operator on an element type that none of the ops it becomes has a
+        kernel for (ops/*.py declare theirs): int16 activations in a 16x8 model, a float32 first
+        input, uint8 tensors. A channel shuffle's TRANSPOSE only moves values: any type."""
+        if _reads_a_channel_view(self, op):
+            return
+        uint8 = any(t >= 0 and self.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
+        for element, applies in (("int16", self.graph.dtype == "int16"), ("float32", self.reads_float32(op)),
+                                 ("uint8", uint8)):
+            if applies and op.name not in converted(element):
+                names = ", ".join(sorted(converted(element) - FOLDED_OPERATORS))
+                raise UserError(_REFUSALS[element].format(index=op.index, name=op.name, names=names,
+                                                          why=_why_not(op.name, element)))
 
     def _bind_input(self, tensor: int, k: int, operators: list[Operator]) -> None:
         """Model input k: the graph's input (k = 0) or one of its extra inputs."""
@@ -269,6 +275,10 @@ class _Importer:
             for t in op.inputs:
                 readers[t] = readers.get(t, 0) + 1
         return readers
+
+    def sole_reader(self, ir_tensor: int) -> bool:
+        """For rewrite.py: whether the operator being converted is the tensor's only reader."""
+        return self.readers_of(ir_tensor) == 1
 
     def readers_of(self, ir_tensor: int) -> int:
         """How many operators (and the model output) read an IR tensor, under all its TFLite names."""
@@ -413,27 +423,27 @@ class _Importer:
         self.layout[tensor] = layout
 
     def _materialise(self, tensor: int) -> None:
-        """Give a moved tensor (see self.layout) an IR tensor of its own shape: a reshape when its
-        bytes are already in order (only axes of size 1 moved), else a transpose."""
+        """Give a moved tensor (see self.layout) an IR tensor of its own shape, as the rewrite stage
+        makes it: a reshape when its bytes are already in order (only axes of size 1 moved), else a
+        transpose."""
         layout, src = self.layout.pop(tensor), self.ir_tensor[tensor]
-        ir_shape, declared = self.graph.shape_of(src), self.fmap_shape(tensor)
-        moved = [a for a in layout if ir_shape[a] > 1]
-        if moved != sorted(moved):
-            if len(layout) != 3:
-                raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read "
-                                "(a channel shuffle's TRANSPOSE may move only the channel axes)")
-            src = self.graph.append(Transpose(layout), (src,), quant=self.graph.quant_of(src))
-        if self.graph.shape_of(src) != declared:
-            src = self.graph.append(Reshape(declared), (src,), quant=self.graph.quant_of(src))
-        self.ir_tensor[tensor] = src
+        declared = self.fmap_shape(tensor)
+        result = stage.rewrite(self, MovedAxes(src, layout, declared))
+        while isinstance(result, Append):  # a transpose, then the plain view of it (maybe a reshape)
+            src = self.graph.append(result.op, result.inputs, result.consts, self.graph.quant_of(src))
+            result = stage.rewrite(self, MovedAxes(src, tuple(range(len(self.graph.shape_of(src)))), declared))
+        if result is None:
+            raise UserError(f"tensor {tensor} ({_dims(declared)}) is a transposed map that only a MEAN may read "
+                            "(a channel shuffle's TRANSPOSE may move only the channel axes)")
+        self.ir_tensor[tensor] = result
 
     def _materialise_channel_view(self, tensor: int) -> None:
         """Give a channel view (see self.channel_views) read by another operator than RESHAPE or
         TRANSPOSE an IR tensor of its own shape: its channels gathered in its order, reshaped."""
-        src, indices = self.channel_views.pop(tensor)
-        quant, flat = self.graph.quant_of(src), indices.reshape(-1).tolist()
-        if flat != list(range(len(flat))):
-            src = self.graph.append(ChannelGather(tuple(flat)), (src,), quant=quant)
+        view = self.channel_views.pop(tensor)
+        quant, src = self.graph.quant_of(view.src), stage.rewrite(self, view.reshaped((-1,)))
+        if isinstance(src, Append):
+            src = self.graph.append(src.op, src.inputs, src.consts, quant)
         self.ir_tensor[tensor] = self.graph.append(Reshape(self.fmap_shape(tensor)), (src,), quant=quant)
 
     def is_const(self, index: int) -> bool:
@@ -534,6 +544,9 @@ class _Importer:
         """Append an IR node computing the operator's output tensor (`out`, by default its first),
         with that tensor's quantisation."""
         out = op.outputs[0] if out is None else out
+        element = "uint8" if self.type_of(out) == schema.TensorType.UINT8 else self.graph.dtype_of(inputs[0])
+        if not ir_op.supports(element):  # _check_elements refuses the operator first; this guards the op made
+            raise UserError(f"msfcnn's {ir_op.kind} op has no {element} kernel")
         layout = self.moved_read.get(op.index)
         if layout == (1, 0, 2):  # see feature_map: the op on the IR map, its output swapped too
             ir_op, consts = _transposed(ir_op), _transposed_weights(consts)
@@ -546,6 +559,12 @@ class _Importer:
             self.bind_moved(out, node, layout)
             return node
         return self.bind(out, node)
+
+    def emit_rewritten(self, op: Operator, result: int | Append) -> int:
+        """The operator's output as the rewrite stage answered: a tensor it holds, or a node."""
+        if isinstance(result, Append):
+            return self.emit(op, result.op, result.inputs, result.consts)
+        return self.bind(op.outputs[0], result)
 
     def bind(self, tensor: int, ir_tensor: int) -> int:
         """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
@@ -803,10 +822,14 @@ def _const_operand(imp: _Importer, op: Operator, cls: type, activation: str | No
     imp.emit(op, ir_op, (src,), {"operand": values.reshape(-1).copy()})
 
 
-def _lookup(cls: type) -> Callable[[_Importer, Operator], None]:
-    """LOGISTIC / HARD_SWISH / ELU: a function of each int8 value, as a table (ops/lookup.py)."""
+def _elementwise(cls: type) -> Callable[[_Importer, Operator], None]:
+    """An element-wise operator without options (operators.TFLITE_ELEMENTWISE): a table op's int8
+    form is a table of each value (ops/lookup.py); any other op runs its own kernel."""
     def convert(imp: _Importer, op: Operator) -> None:
-        _emit_table(imp, op, cls())
+        if issubclass(cls, LookupOp):
+            _emit_table(imp, op, cls())
+        else:
+            imp.emit(op, cls(), (imp.source(imp.input(op, 0)),))
     return convert
 
 
@@ -1058,7 +1081,7 @@ def _reshape(imp: _Importer, op: Operator) -> None:
         imp.bind(out, NETWORK_INPUT)
         return
     if _splits_the_channels(imp, imp.input(op, 0), src, out, shape):
-        _bind_channel_view(imp, op, src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:]))
+        _bind_channel_view(imp, op, ChannelView(src, np.arange(in_shape[-1]).reshape(shape[len(in_shape) - 1:])))
         return
     imp.emit(op, Reshape(shape[1:]), (src,))
 
@@ -1075,21 +1098,20 @@ def _splits_the_channels(imp: _Importer, index: int, src: int, out: int, shape: 
             and sum(d > 1 for d in rest) >= 2 and imp.quant(out) == imp.graph.quant_of(src))
 
 
-def _bind_channel_view(imp: _Importer, op: Operator, src: int, indices: np.ndarray) -> None:
-    """The operator's output as IR tensor `src` with its channels at the places `indices` gives (a
-    view while it has several channel axes, a gather, or src itself, once it has one again)."""
-    out = op.outputs[0]
-    shape = (1, *imp.graph.shape_of(src)[:-1], *indices.shape)
+def _bind_channel_view(imp: _Importer, op: Operator, view: ChannelView) -> None:
+    """The operator's output as a channel view (while it has several channel axes), or as the rewrite
+    stage makes it once it has one again (a gather, or the view's IR tensor itself)."""
+    out, src = op.outputs[0], view.src
+    shape = (1, *imp.graph.shape_of(src)[:-1], *view.places.shape)
     if imp.shape(out) != shape:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's: a channel shuffle copies values")
-    if indices.ndim > 1:
-        imp.channel_views[out] = (src, indices)
-    elif indices.tolist() == list(range(indices.size)):
-        imp.bind(out, src)
+    result = stage.rewrite(imp, view)
+    if result is None:
+        imp.channel_views[out] = view
     else:
-        imp.emit(op, ChannelGather(tuple(indices.tolist())), (src,))
+        imp.emit_rewritten(op, result)
 
 
 def _reshape_channel_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> bool:
@@ -1097,11 +1119,11 @@ def _reshape_channel_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) 
     view with those axes, or a gather once one is left. False for another reshape (the view then
     becomes a reshape node, as any RESHAPE's output)."""
     index = imp.input(op, 0)
-    src, indices = imp.channel_views[index]
-    lead = len(imp.graph.shape_of(src))  # the batch and the map's axes but the channels
+    view = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(view.src))  # the batch and the map's axes but the channels
     if shape[:lead] != imp.shape(index)[:lead]:
         return False
-    _bind_channel_view(imp, op, src, indices.reshape(shape[lead:]))
+    _bind_channel_view(imp, op, view.reshaped(shape[lead:]))
     return True
 
 
@@ -1110,12 +1132,12 @@ def _transpose_channel_axes(imp: _Importer, op: Operator) -> bool:
     view with its places moved (ShuffleNet's swap of the groups and the channels in a group). False
     for another permutation (the view then becomes a reshape node, as any RESHAPE's output)."""
     index = imp.input(op, 0)
-    src, indices = imp.channel_views[index]
-    lead = len(imp.graph.shape_of(src))
+    view = imp.channel_views[index]
+    lead = len(imp.graph.shape_of(view.src))
     perm = imp.const(imp.input(op, 1), "permutation").reshape(-1).tolist()
     if sorted(perm) != list(range(len(imp.shape(index)))) or perm[:lead] != list(range(lead)):
         return False
-    _bind_channel_view(imp, op, src, indices.transpose([p - lead for p in perm[lead:]]))
+    _bind_channel_view(imp, op, view.transposed([p - lead for p in perm[lead:]]))
     return True
 
 
@@ -1164,25 +1186,11 @@ def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's")
     ir_shape, target = imp.graph.shape_of(src), shape[1:]
-    layout = _unit_layout(ir_shape, target)
+    layout = unit_layout(ir_shape, target)
     if layout is None:  # more axes than the IR tensor has: a reshape
         imp.emit(op, Reshape(target), (imp.source(index),))
     else:
         imp.bind_moved(out, src, layout)
-
-
-def _unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The IR axis of each axis of `target`, a shape with the IR shape's axes larger than 1 in their
-    order and axes of size 1 anywhere: those larger than 1 in order, those of size 1 onto the IR's
-    unused axes of size 1 in order. None if the IR tensor has too few axes."""
-    large = [a for a, d in enumerate(ir_shape) if d != 1]
-    units = [a for a, d in enumerate(ir_shape) if d == 1]
-    if [ir_shape[a] for a in large] != [d for d in target if d != 1]:
-        raise UserError(f"cannot view {_dims(ir_shape)} as {_dims(target)}")
-    if len(target) > len(ir_shape):
-        return None
-    large_iter, unit_iter = iter(large), iter(units)
-    return tuple(next(large_iter) if d != 1 else next(unit_iter) for d in target)
 
 
 def _bytes_of(imp: _Importer, index: int) -> int:
@@ -1194,11 +1202,7 @@ def _bytes_of(imp: _Importer, index: int) -> int:
 
 def _in_byte_order(imp: _Importer, index: int) -> bool:
     """Whether a TFLite tensor is its IR tensor with only axes of size 1 moved (the same bytes)."""
-    if index not in imp.layout:
-        return False
-    ir_shape = imp.graph.shape_of(imp.ir_tensor[index])
-    moved = [a for a in imp.layout[index] if ir_shape[a] > 1]
-    return moved == sorted(moved)
+    return index in imp.layout and in_byte_order(imp.graph.shape_of(imp.ir_tensor[index]), imp.layout[index])
 
 
 def _transposed(ir_op: Op) -> Op:
@@ -1280,7 +1284,7 @@ def _pad_sequence(imp: _Importer, op: Operator, value: int | None = None) -> Non
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
     if len(imp.graph.shape_of(src)) != 3:
         raise UserError(f"needs a sequence or an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
-    layout = imp.layout.get(index) or _unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
+    layout = imp.layout.get(index) or unit_layout(imp.graph.shape_of(src), imp.fmap_shape(index))
     if pads.shape != (len(layout) + 1, 2) or pads.dtype == np.int8:
         raise UserError(f"expected int32 paddings of shape {len(layout) + 1}x2, got {pads.dtype} {_dims(pads.shape)}")
     ir_pads = {0: (0, 0), 1: (0, 0), 2: (0, 0)}
@@ -1308,13 +1312,10 @@ def _quantize(imp: _Importer, op: Operator) -> None:
                             "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
         imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
         return
-    quant = imp.quant(out)
-    if imp.graph.quant_of(src) == quant:  # a no-op requantisation
-        imp.bind(out, src)
-    elif imp.graph.dtype == "int16":
+    result = stage.rewrite(imp, Requantisation(src, imp.quant(out)))  # no node if nothing changes
+    if isinstance(result, Append) and imp.graph.dtype == "int16":
         raise UserError("an int16 QUANTIZE that changes the scale is not supported (only at a float32 input)")
-    else:
-        imp.emit(op, Requantize(), (src,))
+    imp.emit_rewritten(op, result)
 
 
 def _dequantize(imp: _Importer, op: Operator) -> None:
@@ -1336,28 +1337,11 @@ def _dequantize(imp: _Importer, op: Operator) -> None:
 
 
 def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
+    """RELU / RELU6: a clamp, which the rewrite stage may fold into the op producing its input."""
     def convert(imp: _Importer, op: Operator) -> None:
-        src, out = imp.source(imp.input(op, 0)), op.outputs[0]
-        if _fold_activation(imp, src, imp.quant(out), activation):
-            imp.bind(out, src)
-        else:
-            imp.emit(op, Activation(activation), (src,))
+        src = imp.source(imp.input(op, 0))
+        imp.emit_rewritten(op, stage.rewrite(imp, Clamp(activation, src, imp.quant(op.outputs[0]))))
     return convert
-
-
-def _fold_activation(imp: _Importer, src: int, quant: Quant, activation: str) -> bool:
-    """Fuse a standalone RELU/RELU6 into the op producing its input, when that is bit-exact: the
-    producer has a fused activation slot, nothing else reads its output, and both tensors share one
-    quantisation (TFLite's RELU then only clamps, exactly as a fused activation does)."""
-    if is_network_input(src):
-        return False
-    node = imp.graph.nodes[src]
-    fusable = hasattr(node.op, "activation") and not isinstance(node.op, Activation)
-    if not fusable or imp.readers_of(src) != 1 or node.quant != quant:
-        return False
-    combined = "relu6" if "relu6" in (activation, node.op.activation) else "relu"
-    imp.graph.nodes[src] = replace(node, op=replace(node.op, activation=combined))
-    return True
 
 
 def _shape(imp: _Importer, op: Operator) -> None:
@@ -1511,23 +1495,25 @@ def _pack(imp: _Importer, op: Operator) -> None:
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
 
 
-# Shape arithmetic, folded at import (STRIDED_SLICE of a constant shape too: see SLICING_OPERATORS).
+# Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
-# Channel slices (and STRIDED_SLICE of a constant shape, folded): the same copy for every type.
-SLICING_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE"})
 MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
-# The operators whose float32 kernels msfcnn has (the ONNX importer's): a float island's or a float32
-# model's. Their converters are the int8 ones; the tensor types pick float32 nodes and constants.
-FLOAT32_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "LOGISTIC",
-                               "HARD_SWISH", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "CONCATENATION",
-                               "RESHAPE", "PAD", "RELU", "RELU6", "TRANSPOSE", "QUANTIZE",
-                               "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
-                              ) | FOLDED_OPERATORS | SLICING_OPERATORS
-# What a 16x8 model (int16 activations, int8 weights) may hold: the operators whose int16 kernels
-# msfcnn has, and the shape arithmetic folded at import.
-INT16_OPERATORS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D",
-                             "AVERAGE_POOL_2D", "MEAN", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                             "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU", "RESIZE_BILINEAR"}) | FOLDED_OPERATORS | SLICING_OPERATORS
+# _check_elements' refusals (which operators each element type reaches: operators.tflite_converted).
+_REFUSALS = {
+    "int16": "operator {index} ({name}) has int16 activations: 16x8 models support only {names} ({why})",
+    "float32": "operator {index} ({name}) reads float32 activations: float32 operators may be {names} ({why})",
+    "uint8": "operator {index} ({name}): {name} on uint8 tensors is not supported (uint8 models may use {names}; "
+             "{why})",
+}
+
+
+def _why_not(name: str, element: str) -> str:
+    classes = OPERATORS[name]
+    if any(cls.supports(element) for cls in classes):
+        return f"msfcnn converts no {element} {name} yet"
+    return f"msfcnn's {op_kinds(classes)} {'op has' if len({c.kind for c in classes}) == 1 else 'ops have'} " \
+           f"no {element} kernel"
+
 
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
@@ -1541,11 +1527,8 @@ CONVERTERS: dict[str, Converter] = {
     "SQUARED_DIFFERENCE": _sub(SquaredDifference, SquaredDifferenceConst),
     "MAXIMUM": _min_max(Maximum, MaximumConst),
     "MINIMUM": _min_max(Minimum, MinimumConst),
-    "LOGISTIC": _lookup(Logistic),
-    "HARD_SWISH": _lookup(HardSwish),
     "LEAKY_RELU": _leaky_relu,
     "TANH": _tanh,
-    "ELU": _lookup(Elu),
     "PRELU": _prelu,
     "RELU_N1_TO_1": _clamp("relu_n1_to_1"),
     "RELU_0_TO_1": _clamp("relu_0_to_1"),
@@ -1575,29 +1558,10 @@ CONVERTERS: dict[str, Converter] = {
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,
+    **{name: _elementwise(op_class) for name, op_class in TFLITE_ELEMENTWISE.items()},
 }
-
-# uint8 models: the operators whose uint8 kernels in LiteRT were checked bit-exact with ours
-# (tests/integration/test_uint8.py); the others refuse uint8 tensors rather than guess.
-_UINT8_CHECKED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MAX_POOL_2D", "AVERAGE_POOL_2D",
-                  "SOFTMAX", "RESHAPE", "CONCATENATION", "SHAPE", "STRIDED_SLICE", "PACK",
-                  "LOGISTIC", "LEAKY_RELU", "TANH", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU", "SPLIT", "SPLIT_V", "SLICE", "RESIZE_BILINEAR"}
 
 
 def _reads_a_channel_view(imp: _Importer, op: Operator) -> bool:
     """A TRANSPOSE of a channel shuffle (see _splits_the_channels): a copy of values, for any type."""
     return op.name == "TRANSPOSE" and bool(op.inputs) and op.inputs[0] in imp.channel_views
-
-
-def _int8_only(name: str, convert: Converter) -> Converter:
-    def checked(imp: _Importer, op: Operator) -> None:
-        uint8 = any(t >= 0 and imp.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
-        if uint8 and not _reads_a_channel_view(imp, op):
-            raise UserError(f"{name} on uint8 tensors is not supported (uint8 models may use "
-                            f"{', '.join(sorted(_UINT8_CHECKED - FOLDED_OPERATORS))})")
-        convert(imp, op)
-    return checked
-
-
-CONVERTERS = {name: convert if name in _UINT8_CHECKED else _int8_only(name, convert)
-              for name, convert in CONVERTERS.items()}

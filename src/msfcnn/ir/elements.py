@@ -28,7 +28,7 @@ class ElementType:
     @property
     def params_suffix(self) -> str:
         """The C params structs are `<kernel><params_suffix>_params`: int8 and float32 kernels share
-        one per op, 16x8 kernels have their own (msfcnn_kernels.h)."""
+        one per op, 16x8 kernels have their own (kernels/int16.h)."""
         return self.kernel_suffix if self.name == "int16" else ""
 
 

@@ -23,7 +23,6 @@ from ..frontends.layer_list import graph_from_layer_list
 from ..frontends.random_weights import with_random_weights
 from ..fusion.dag import FusionDAG
 from ..ir import Graph
-from ..ops import Conv2D, Dense, DepthwiseConv2D
 from .features import BlockCounter, Features
 from .model import KERNEL_SOURCE_FAMILIES, LatencyModel, calibrated_sources, schedule_features
 
@@ -42,8 +41,8 @@ def network(seed: int) -> dict:
     layers = [{"op": "conv2d", "filters": (c := rng.randint(4, 32)), "kernel": rng.choice([3, 3, 5]),
                "stride": rng.choice([1, 2]), "padding": "same", "act": "relu6"}]
     for _ in range(rng.randint(1, 4)):
-        kind = rng.choice(["bottleneck", "bottleneck", "bottleneck", "conv", "pool"])
-        if kind == "bottleneck":
+        part = rng.choice(["bottleneck", "bottleneck", "bottleneck", "conv", "pool"])
+        if part == "bottleneck":
             expand = c * rng.choice([1, 2, 3, 4, 6])
             if expand > 400:
                 expand = c
@@ -58,7 +57,7 @@ def network(seed: int) -> dict:
             if stride == 1 and out == c:
                 layers.append({"op": "add", "from": source})
             c = out
-        elif kind == "conv":
+        elif part == "conv":
             k = rng.choice([1, 3, 3, 5])
             c = _channels(rng)
             layer = {"op": "conv2d", "filters": c, "kernel": k, "stride": rng.choice([1, 1, 2]),
@@ -91,7 +90,8 @@ _LATER_MAP_LAYERS = [[{"op": "sub", "const": "channel"}], [{"op": "sub", "const"
                      [{"op": "maximum", "const": "scalar"}], [{"op": "maximum", "const": "channel"}],
                      [{"op": "minimum", "const": "scalar"}], [{"op": "minimum", "const": "channel"}], _PRELU, _PRELU]
 # Joins of two maps of one shape: MUL, or (by a draw of its own) one of the later kernels'.
-_LATER_JOINS = ["sub", "squared_difference", "maximum", "minimum"]
+# joins of two maps: (layer, whether the order of its operands matters)
+_LATER_JOINS = [("sub", True), ("squared_difference", False), ("maximum", False), ("minimum", False)]
 
 
 def op_network(seed: int) -> dict:
@@ -107,30 +107,31 @@ def op_network(seed: int) -> dict:
                "padding": "same", "act": "relu6"}]
     for _ in range(rng.randint(2, 6)):
         here = len(layers) - 1
-        kind = rng.choice(["map", "map", "map", "pad", "se", "concat", "mul", "conv"])
-        if kind == "map":
+        part = rng.choice(["map", "map", "map", "padding", "squeeze_excite", "branch_concat", "branch_gate", "conv"])
+        if part == "map":
             later = rng.random() < 0.5
             layers += [dict(layer) for layer in rng.choice(_LATER_MAP_LAYERS)] if later else [dict(rng.choice(_MAP_LAYERS))]
-        elif kind == "pad":
+        elif part == "padding":
             layers.append({"op": "pad", "pads": [rng.randint(0, 2) for _ in range(4)]})
-        elif kind == "se":
+        elif part == "squeeze_excite":
             layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": max(c // 4, 1), "act": "relu"},
                        {"op": "dense", "units": c}, {"op": "logistic"}, {"op": "mul", "from": here}]
-        elif kind in ("concat", "mul"):  # a 1x1 branch off this map, joined back
-            width = c if kind == "mul" else _channels(rng)
-            join = {"op": kind, "from": here}
-            if kind == "mul" and rng.random() < 0.6:
-                join["op"] = rng.choice(_LATER_JOINS)
-                if join["op"] == "sub":
+        elif part in ("branch_concat", "branch_gate"):  # a 1x1 branch off this map, joined back
+            gate = part == "branch_gate"  # joined by an element-wise op, not concatenated
+            width = c if gate else _channels(rng)
+            join = {"op": "mul" if gate else "concat", "from": here}
+            if gate and rng.random() < 0.6:
+                join["op"], ordered = rng.choice(_LATER_JOINS)
+                if ordered:
                     join["reversed"] = rng.random() < 0.5
             layers += [{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}, join]
-            c = c if kind == "mul" else c + width
+            c = c if gate else c + width
         else:
             layers.append({"op": "depthwise_conv2d", "kernel": 3, "stride": rng.choice([1, 2]), "padding": "same"})
-    head = rng.choice(["none", "mean", "transpose", "pool"])
+    head = rng.choice(["none", "mean", "transposed_means", "pool"])
     if head == "mean":
         layers.append({"op": "mean", "axes": rng.choice([[0], [1], [0, 1]])})
-    elif head == "transpose":  # an MCUNet-style head: a mean over W, then over H after a transpose
+    elif head == "transposed_means":  # an MCUNet-style head: a mean over W, then over H after a transpose
         layers += [{"op": "mean", "axes": [1]}, {"op": "transpose", "perm": [2, 0, 1]}, {"op": "mean", "axes": [1]}]
     elif head == "pool":
         layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": 10}, {"op": "softmax"}]
@@ -156,17 +157,11 @@ def with_random_float_weights(graph: Graph, seed: int = 0) -> Graph:
     for node in graph.nodes:
         op, src = node.op, node.inputs[0]
         consts = {}
-        if isinstance(op, (Conv2D, DepthwiseConv2D, Dense)):
-            c_in = graph.shape_of(src)[2] if len(graph.shape_of(src)) == 3 else int(np.prod(graph.shape_of(src)))
-            if isinstance(op, Conv2D):
-                shape, fan_in = (op.filters, *op.win.kernel, c_in), op.win.kernel[0] * op.win.kernel[1] * c_in
-            elif isinstance(op, DepthwiseConv2D):
-                shape, fan_in = (1, *op.win.kernel, node.shape[2]), op.win.kernel[0] * op.win.kernel[1]
-            else:
-                shape, fan_in = (op.units, int(np.prod(graph.shape_of(src)))), int(np.prod(graph.shape_of(src)))
+        weights = op.weights_shape(graph.shape_of(src), node.shape)
+        if weights is not None:
+            shape, fan_in = weights
             consts = {"weights": rng.normal(0, 1 / np.sqrt(fan_in), size=shape).astype(np.float32),
-                      "bias": rng.normal(0, 0.1, size=shape[0] if not isinstance(op, DepthwiseConv2D)
-                                         else shape[3]).astype(np.float32)}
+                      "bias": rng.normal(0, 0.1, size=node.shape[-1]).astype(np.float32)}
         elif "operand" in node.consts:  # MUL or ADD of a constant: one value or one per channel
             consts = {"operand": rng.uniform(-2, 2, size=node.consts["operand"].shape).astype(np.float32)}
         out.append(op, node.inputs, consts)

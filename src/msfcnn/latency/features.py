@@ -14,6 +14,10 @@ whose check in the tests fails when the stored coefficients stop predicting with
 
 Kernel calls are enumerated from the lowered block exactly as the fused executor walks it (one call
 per output region): a whole op, a row (or a column of a band) of a stream, a tile of a patch.
+
+What is particular to one kernel (its family, its own loops, its channel parts, its output stage)
+is the op's to say (`ops.base.Op`'s latency methods, ops/loop_counts.py): this module never names
+an op kind or an op class.
 """
 
 from __future__ import annotations
@@ -25,14 +29,13 @@ from math import prod
 import numpy as np
 
 from ..ir import Graph
+from ..numerics import SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
-from ..schedule import LoweredBlock, streaming
+from ..ops.loop_counts import MAX_RUNS, KernelRun, channel_blocks
+from ..schedule import LoweredBlock, loop_kinds, streaming
+from ..schedule.loop_kinds import LATENCY, handles
 from ..schedule.lowered import Channels, Patches, Stream, Whole
-
-CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/msfcnn_kernels.h): output channels per accumulator block
-MAX_RUNS = 25  # MSF_MAX_RUNS: runs of a window gathered at once (a depthwise or pool tap is a run)
-POINTWISE_CHUNK = 96  # MSF_POINTWISE_CHUNK (kernels/conv2d.c): patch values extended at once on DSP cores
 
 Features = Counter  # name -> count
 
@@ -60,11 +63,6 @@ class _Profile:
         return self.taps[hi] - self.taps[lo], self.whole[hi] - self.whole[lo]
 
 
-def _blocks(channels: int) -> list[int]:
-    """The output channels of each accumulator block (MSF_CHANNEL_BLOCK at a time)."""
-    return [min(CHANNEL_BLOCK, channels - k) for k in range(0, channels, CHANNEL_BLOCK)]
-
-
 class _Op:
     """One op's kernel as the features see it: its family and its per-region counts."""
 
@@ -79,9 +77,7 @@ class _Op:
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
-        kind = self.op.kind
-        self.kind = kind
-        self.family = _family(self, dsp) + ("_f32" if self.float else "")
+        self.family = self.op.latency_family(self.int8, self.dsp) + ("_f32" if self.float else "")
         if self.op.c_call is CCall.REGION and len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE:
             # an element-wise kernel on a vector runs on it as a 1 x 1 x C map
             self.shape, self.in_shape = as_feature_map(self.shape), as_feature_map(self.in_shape)
@@ -93,10 +89,10 @@ class _Op:
         else:
             self.profiles = None
             self.kernel = (1, 1)
-        self.batched = self.kind in ("depthwise_conv2d", "max_pool2d", "avg_pool2d")  # a run per tap
+        self.batched = self.op.runs_per_tap
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)
-        self.parts = _channel_parts(self.op, self.shape)
+        self.parts = self.op.channel_parts(self.shape[-1])
 
     def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -133,10 +129,16 @@ class _Op:
             f[f"{fam}:output"] += pixels * channels
             if self.stage:
                 f[f"{fam}:output_{self.stage}"] += pixels * channels
-            _REGION_COUNTS.get(self.kind, _no_more)(self, f, pixels, taps, row_taps * nc, clipped, channels)
+            self.op.count_region(self.run(nr, pixels, whole_rows, taps, row_taps * nc, clipped, channels), f)
             if self.batched:
                 self._batches(f, r0, r1, c0, c1)
         return f
+
+    def run(self, rows: int, pixels: int, whole_rows: int, taps: int, krows: int, clipped: int,
+            channels: int, family: str | None = None) -> KernelRun:
+        """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
+        return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
+                         self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -144,7 +146,7 @@ class _Op:
         if self.kernel[0] * self.kernel[1] <= MAX_RUNS:
             return
         rows, cols = self._tap_counts(0, r0, r1), self._tap_counts(1, c0, c1)
-        blocks = len(_blocks(self.shape[2]))
+        blocks = len(channel_blocks(self.shape[2]))
         fam = self.family
         for a, rows_a in rows:
             for b, cols_b in cols:
@@ -168,167 +170,21 @@ class _Op:
 
 
 def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
-    """The int8 output stage a conv / depthwise / dense kernel runs (msf_output_stage_mode): the
-    general requantisation, or a fast loop for one rounding, clamping or (full) not; and how many
-    output channels a per-channel kernel (the in-place one) can run fast. ("", 0) for other ops."""
+    """The int8 output stage a weighted kernel runs (msf_output_stage_mode; the op says its
+    rounding, Op.output_stage_rounding): the general requantisation, or a fast loop for one
+    rounding, clamping or (full) not; and how many output channels a per-channel kernel (the
+    in-place one) can run fast. ("", 0) for ops without such a stage."""
     node = graph.nodes[t]
-    if node.op.kind not in ("conv2d", "depthwise_conv2d", "dense") or graph.kernel_element(t).nbytes != 1:
+    rounding = node.op.output_stage_rounding(graph.numerics) if graph.kernel_element(t).nbytes == 1 else None
+    if rounding is None:
         return "", 0
-    from ..numerics import DOUBLE, SINGLE, activation_range, gemm_rounding
     ctx = graph.kernel_context(t)
-    rounding = DOUBLE if node.op.kind == "depthwise_conv2d" else gemm_rounding(ctx.numerics)
     right = node.op.c_consts(ctx).get("right")
     fast = 0 if right is None or rounding == SINGLE else int(np.count_nonzero(np.asarray(right) >= 1))
     if right is None or fast < len(right):
         return "general", fast
     low, high = activation_range(node.op.activation, ctx.output_quant)
     return rounding + ("_full" if (low, high) == (-128, 127) else ""), fast
-
-
-def _channel_parts(op, shape) -> tuple[int, ...]:
-    """The output channels of each kernel run over a region: all of them, but for LiteRT's int8
-    depthwise (ops/depthwise_conv2d_litert.py), whose C runs the depthwise kernel twice: over the
-    scalar channels (from the first output of their input channel), then over the vector ones."""
-    from ..ops.depthwise_conv2d_litert import DepthwiseConv2DLitert, tail_start, vector_channels
-    channels = shape[-1]
-    if not isinstance(op, DepthwiseConv2DLitert):
-        return (channels,)
-    vector = vector_channels(channels)
-    scalar = channels - tail_start(channels, op.depth_multiplier)
-    return (scalar, vector) if scalar else (vector,)
-
-
-def _family(op: _Op, dsp: bool) -> str:
-    kind = op.kind
-    if kind == "conv2d":
-        win = op.op.win
-        pointwise = win.kernel == (1, 1)
-        if dsp and not op.float:
-            return "conv_direct" if pointwise and win.pads[:2] == (0, 0) else "conv_gather"
-        return "conv_1x1" if pointwise else "conv"
-    if kind == "depthwise_conv2d":
-        return "depthwise" if op.op.depth_multiplier == 1 else "depthwise_multiplier"
-    if kind == "global_avg_pool":
-        return "mean"
-    if op.int8 and kind in LIKE_CALIBRATED:
-        return LIKE_CALIBRATED[kind]
-    return kind
-
-
-# int8 ops without coefficients of their own, counted as the calibrated kernel whose loops they
-# run: the table ops run msf_lookup_s8 (kernels/lookup.c) as LOGISTIC does.
-LIKE_CALIBRATED = {"leaky_relu": "logistic", "tanh": "logistic", "elu": "logistic"}
-
-
-def _no_more(op, f, pixels, taps, krows, clipped, channels) -> None:
-    pass
-
-
-def _conv(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
-    fam, out_c, in_c = op.family, op.shape[2], op.in_shape[2]
-    blocks = _blocks(out_c)
-    if op.dsp:
-        _conv_dsp(op, f, pixels, clipped, blocks)
-        return
-    # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops: four
-    # channels at a time over every run's values, then one channel at a time.
-    quads = sum(n // 4 for n in blocks)
-    singles = sum(n % 4 for n in blocks)
-    f[f"{fam}:block"] += pixels * len(blocks)
-    f[f"{fam}:run"] += krows
-    f[f"{fam}:run_channels"] += krows * (quads + singles)
-    f[f"{fam}:value_quad"] += taps * in_c * quads
-    f[f"{fam}:value_single"] += taps * in_c * singles
-
-
-def _conv_dsp(op: _Op, f: Features, pixels: int, clipped: int, blocks: list[int]) -> None:
-    """conv_pairs (kernels/conv2d.c): pixels in pairs, then an odd last one; per pair, per block of
-    output channels, per chunk of the patch: lanes, pairs of channels by pairs of quads."""
-    fam = op.family
-    kh, kw = op.op.win.kernel
-    patch = kh * kw * op.in_shape[2]
-    chunks = [min(POINTWISE_CHUNK, patch - k) for k in range(0, patch, POINTWISE_CHUNK)]
-    one_chunk = len(chunks) == 1
-    pairs, odd = pixels // 2, pixels % 2
-    lane_passes = 1 if one_chunk else len(blocks)  # one chunk: its lanes serve every block
-    quads_all = sum(m >> 2 if m >= 4 else 0 for m in chunks)
-    f[f"{fam}:pair"] += pairs
-    f[f"{fam}:single"] += odd
-    f[f"{fam}:lanes"] += (2 * pairs + odd) * lane_passes * len(chunks)
-    f[f"{fam}:lane_quad"] += (2 * pairs + odd) * lane_passes * quads_all
-    f[f"{fam}:block_chunk"] += (pairs + odd) * len(blocks) * len(chunks)
-    ch_pairs = sum(n >> 1 for n in blocks)
-    odd_channels = sum(n & 1 for n in blocks)
-    for m in chunks:
-        quads = m >> 2 if m >= 4 else 0
-        tail = m & 3 if quads else 0
-        singles = 0 if quads else m
-        f[f"{fam}:pair_channels"] += pairs * ch_pairs
-        f[f"{fam}:pair_quad2"] += pairs * ch_pairs * (quads >> 1)
-        f[f"{fam}:pair_quad1"] += pairs * ch_pairs * (quads & 1)
-        f[f"{fam}:pair_tail"] += pairs * ch_pairs * (tail > 0)
-        f[f"{fam}:pair_odd_channel"] += pairs * odd_channels
-        f[f"{fam}:pair_odd_quad"] += pairs * odd_channels * (quads + (tail > 0))
-        four = sum(n // 4 for n in blocks)
-        rest = sum(n % 4 for n in blocks)
-        f[f"{fam}:single_four"] += odd * four
-        f[f"{fam}:single_four_quad"] += odd * four * (quads + (tail > 0))
-        f[f"{fam}:single_rest"] += odd * rest
-        f[f"{fam}:single_rest_quad"] += odd * rest * (quads + (tail > 0))
-        f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * sum(blocks)
-    f[f"{fam}:requant_pair_{op.stage}"] += pairs * op.shape[2]
-    f[f"{fam}:requant_single_{op.stage}"] += odd * op.shape[2]
-    if fam.startswith("conv_gather"):
-        # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole and
-        # the patch one chunk, else kernel row by kernel row with padding filled
-        fast = pixels - clipped if one_chunk else 0
-        passes = lane_passes * len(chunks)
-        f[f"{fam}:gather_fast_row"] += fast * kh
-        f[f"{fam}:gather_fast_byte"] += fast * patch
-        f[f"{fam}:gather_slow"] += (pixels * passes - fast)
-        f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
-        f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
-
-
-def _depthwise(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
-    fam = op.family
-    blocks = _blocks(channels)
-    f[f"{fam}:block"] += pixels * len(blocks)
-    f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
-    if op.float or op.op.depth_multiplier != 1:
-        f[f"{fam}:tap_channel"] += taps * channels
-        f[f"{fam}:block_channel"] += pixels * channels
-    elif op.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
-        f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in blocks)
-        f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in blocks)
-        f[f"{fam}:four"] += pixels * sum(n // 4 + (n % 4 > 0) for n in blocks)
-    else:  # eight channels a tap at a time, then one by one
-        f[f"{fam}:tap_eight"] += taps * sum(n // 8 for n in blocks)
-        f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
-        f[f"{fam}:eight"] += pixels * sum(n // 8 for n in blocks)
-        f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
-
-
-def _pool(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
-    fam = op.family
-    f[f"{fam}:block"] += pixels * len(_blocks(op.shape[2]))
-    f[f"{fam}:tap"] += taps
-    f[f"{fam}:tap_channel"] += taps * op.shape[2]
-
-
-def _axis_mean(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
-    """kernels/axis_mean.c: per output value, a loop over the window's rows, each over its taps."""
-    f[f"{op.family}:krow_channel"] += krows * op.shape[2]
-    f[f"{op.family}:tap_channel"] += taps * op.shape[2]
-
-
-def _pad(op: _Op, f: Features, pixels: int, taps: int, krows: int, clipped: int, channels: int) -> None:
-    """kernels/pad.c: a pixel in the padding is filled, the others copied from the input."""
-    f[f"{op.family}:clipped_channel"] += clipped * op.shape[2]
-
-
-_REGION_COUNTS = {"conv2d": _conv, "depthwise_conv2d": _depthwise, "max_pool2d": _pool, "avg_pool2d": _pool,
-                  "axis_mean": _axis_mean, "pad": _pad}
 
 
 # ---- calls of a block ---------------------------------------------------------------------------
@@ -411,21 +267,22 @@ class BlockCounter:
         return groups
 
     def block(self, block: LoweredBlock):
-        """The block's counts (weighed): its kernel calls and its scheme's own loops."""
+        """The block's counts (weighed): its kernel calls, as its loop kind's counter enumerates
+        them (which also adds the loops of its own to `own`), and the block's own loops."""
         own = Counter({"block:call": 1})
-        loops = block.loops
-        total = self._zero()
-        if isinstance(loops, Whole):
-            t = block.first
-            h, w = _hw(self.graph.shape_of(t))
-            total = self.call(t, 0, h, 0, w)
-        elif isinstance(loops, Channels):
-            own.update(self._channels(block.first))
-        elif isinstance(loops, Stream):
-            total = self._stream(block, loops, own)
-        elif isinstance(loops, Patches):
-            total = self._patches(block, loops, own)
+        total = loop_kinds.handler(LATENCY, block.loops)(self, block, block.loops, own)
         return total + self.weigh(own)
+
+    @handles(LATENCY, Whole)
+    def _whole(self, block: LoweredBlock, loops: Whole, own: Features):
+        t = block.first
+        h, w = _hw(self.graph.shape_of(t))
+        return self.call(t, 0, h, 0, w)
+
+    @handles(LATENCY, Channels)
+    def _channels_block(self, block: LoweredBlock, loops: Channels, own: Features):
+        own.update(self._channels(block.first))  # one kernel call, counted as the block's own
+        return self._zero()
 
     def _channels(self, t: int) -> Features:
         """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel, row by
@@ -433,24 +290,12 @@ class BlockCounter:
         others the border loop over their in-bounds taps; then the plane is copied back."""
         f = Counter()
         op = self.op(t)
-        fam = "depthwise_inplace" + ("_f32" if op.float else "")
         h, w, c = op.shape
-        (kh, kw), win = op.kernel, op.op.win
         row_taps, whole_rows = op.profiles[0].sums(0, h)
-        col_taps, _ = op.profiles[1].sums(0, w)
-        x_lo = -(-win.pads[1] // win.strides[1])
-        x_hi = min((op.in_shape[1] - kw + win.pads[1]) // win.strides[1] + 1, w) if op.in_shape[1] - kw + win.pads[1] >= 0 else 0
-        inner = whole_rows * max(x_hi - min(x_lo, x_hi), 0) if not op.float else 0
-        f[f"{fam}:call"] += 1
-        f[f"{fam}:channel"] += c
-        f[f"{fam}:row_channel"] += h * c
-        f[f"{fam}:pixel_channel"] += h * w * c
-        f[f"{fam}:inner_pixel_channel" + ("_3x3" if (kh, kw) == (3, 3) else "")] += inner * c
-        f[f"{fam}:inner_krow_channel"] += (0 if (kh, kw) == (3, 3) else inner * kh * c)
-        f[f"{fam}:border_pixel_channel"] += (h * w - inner) * c
-        f[f"{fam}:border_tap_channel"] += (row_taps * col_taps - inner * kh * kw) * c
-        if not op.float:  # channels whose shift the fast loop cannot take: msf_requantize_block_s8
-            f[f"{fam}:general_pixel_channel"] += h * w * (c - op.fast_channels)
+        col_taps, whole_cols = op.profiles[1].sums(0, w)
+        family = op.op.in_place_family + ("_f32" if op.float else "")
+        op.op.count_in_place(op.run(h, h * w, whole_rows, row_taps * col_taps, row_taps * w,
+                                    h * w - whole_rows * whole_cols, c, family), f)
         return f
 
     def _spans(self, t: int, end: int, rows: int, axis: int) -> list[tuple[int, int]]:
@@ -467,6 +312,7 @@ class BlockCounter:
             self._sweeps[key] = compute()
         return self._sweeps[key]
 
+    @handles(LATENCY, Stream)
     def _stream(self, block: LoweredBlock, loops: Stream, own: Features):
         graph, first, end, axis = self.graph, block.first, loops.end, loops.axis
         # Stream.pulls, counted per consumer without building them: a read of each input >= first.
@@ -502,6 +348,7 @@ class BlockCounter:
             total = total + part
         return total
 
+    @handles(LATENCY, Patches)
     def _patches(self, block: LoweredBlock, loops: Patches, own: Features):
         first, end, (tile_rows, tile_cols) = block.first, loops.end, loops.tile
         total = self._zero()
@@ -527,8 +374,9 @@ class BlockCounter:
             f[f"{fam}:call"] += 1
             f[f"{fam}:value"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels
             f[f"{fam}:row"] += max(r1 - r0, 0)
-            if consumer.kind == "dense":
-                f[f"{fam}:mac"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels * consumer.shape[0]
+            macs = consumer.op.accumulate_macs(max(r1 - r0, 0) * max(c1 - c0, 0) * channels, consumer.shape)
+            if macs is not None:
+                f[f"{fam}:mac"] += macs
         f[f"{consumer.family}_finish:call"] += 1
         f[f"{consumer.family}_finish:output"] += prod(consumer.shape)
         f["tail:zero_byte"] += tail.acc.nbytes

@@ -124,6 +124,8 @@ KERNEL_SOURCE_FAMILIES = {
     "sub.c": ("sub", "sub_const", "squared_difference", "squared_difference_const"), "min_max.c": ("maximum", "minimum", "maximum_const", "minimum_const"),
     "prelu.c": ("prelu",),
 }
+# An op's header (<op>.h, beside <op>.c: its params struct and kernels) goes with its source.
+KERNEL_SOURCE_FAMILIES |= {name.removesuffix(".c") + ".h": families for name, families in KERNEL_SOURCE_FAMILIES.items()}
 
 
 def kernel_digests() -> dict[str, str]:

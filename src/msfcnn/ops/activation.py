@@ -24,7 +24,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
+class Activation(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32", "uint8"})):
     kind = "activation"
     c_kernel = "msf_activation"
     activation: str  # "relu" or "relu6" (the names of fused activations), "relu_n1_to_1", "relu_0_to_1"
@@ -68,6 +68,9 @@ class Activation(ValueMap, pattern=Pattern.ELEMENTWISE):
         return c_struct({**fields, "input_offset": offset_in, "output_offset": offset_out,
                          "mult": mult, "shift": shift, "act_min": low, "act_max": high,
                          "rounding": C_ROUNDING[ROUNDING]})
+
+    def takes_clamp(self) -> bool:
+        return self.activation in ("relu", "relu6")  # a clamp after these gives the tighter one
 
 
 def activation_multiplier(in_q, out_q) -> tuple[int, int]:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
-from .base import C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, as_feature_map, c_struct
+from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, as_feature_map, c_struct,
+                   in_numerics)
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -17,7 +18,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32"})):
     kind = "add"
     c_kernel = "msf_add"
     activation: str | None = None
@@ -39,12 +40,8 @@ class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
 
     def for_numerics(self, ctx: KernelContext, shape) -> "Add":
         """LiteRT's int8 ADD rounds as its vector code does where that differs from this op's
-        (ops/add_litert.py); TFLite Micro's, the int16 and the float ADD are this op's."""
-        from .add_litert import litert_add  # add_litert's ops are subclasses of this one
-
-        if ctx.numerics == nx.LITERT and ctx.dtype == "int8":
-            return litert_add(self.activation, ctx, shape)
-        return Add(self.activation)
+        (ops/add_litert.py registers it); TFLite Micro's, the int16 and the float ADD are this op's."""
+        return in_numerics(Add, Add(self.activation), ctx, shape)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}

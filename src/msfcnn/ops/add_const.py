@@ -8,12 +8,12 @@ import numpy as np
 
 from .. import numerics as nx
 from .add import LEFT_SHIFT, ROUNDING, add_params
-from .base import KernelContext
+from .base import KernelContext, in_numerics
 from .mul import ConstOperand
 
 
 @dataclass(frozen=True)
-class AddConst(ConstOperand):
+class AddConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     """TFLite's int8 ADD (see add.py) with its second input a constant (C: kernels/const_operand.c)."""
 
     kind = "add_const"
@@ -38,12 +38,8 @@ class AddConst(ConstOperand):
 
     def for_numerics(self, ctx: KernelContext, shape) -> "AddConst":
         """LiteRT's int8 ADD of a constant rounds as its vector code does where that differs from
-        this op's (ops/add_const_litert.py); TFLite Micro's and the float one are this op's."""
-        from .add_const_litert import litert_add_const  # its ops are subclasses of this one
-
-        if ctx.numerics == nx.LITERT and ctx.dtype == "int8":
-            return litert_add_const(self, ctx, shape)
-        return AddConst(self.operand_scale, self.operand_zero_point, self.activation)
+        this op's (ops/add_const_litert.py registers it); TFLite Micro's and the float one are this op's."""
+        return in_numerics(AddConst, AddConst(self.operand_scale, self.operand_zero_point, self.activation), ctx, shape)
 
     def int8_fields(self, ctx: KernelContext, out_shape) -> dict[str, int]:
         in_q, out_q = ctx.input_quant[0], ctx.output_quant

@@ -29,7 +29,7 @@ from .. import numerics as nx
 from .add import LEFT_SHIFT, Add, add_params
 from .add_const import AddConst
 from .add_litert import VECTOR_BLOCK, vector_add, vector_output
-from .base import KernelContext, Pattern, as_feature_map
+from .base import KernelContext, Pattern, as_feature_map, numerics_variant
 
 SCALAR_VECTOR_BLOCK = 8  # values per iteration of the interpreter's vector loop for one constant value
 
@@ -54,11 +54,16 @@ def litert_add_const(op: AddConst, ctx: KernelContext, shape) -> AddConst:
     return (AddConstLitert if position_free else AddConstLitertTail)(**fields)
 
 
+@numerics_variant(AddConst, nx.LITERT)
+def _under_litert(op: AddConst, ctx: KernelContext, shape) -> AddConst:
+    """AddConst.for_numerics under LiteRT: its int8 kernel (litert_add_const); its float one is TFLite's."""
+    return litert_add_const(op, ctx, shape) if ctx.dtype == "int8" else op
+
+
 def _pair_context(op: AddConst, ctx: KernelContext) -> KernelContext:
     """The context of the ADD of two maps that this ADD is, the constant as the second input."""
-    from ..ir import Quant
-
-    return replace(ctx, input_quant=(ctx.input_quant[0], Quant(op.operand_scale, op.operand_zero_point)))
+    operand_quant = replace(ctx.input_quant[0], scale=op.operand_scale, zero_point=op.operand_zero_point)
+    return replace(ctx, input_quant=(ctx.input_quant[0], operand_quant))
 
 
 def _vector_values(op: AddConst, x: np.ndarray, operand: np.ndarray, ctx: KernelContext) -> np.ndarray:
@@ -83,9 +88,10 @@ def _codes_agree(op: AddConst, ctx: KernelContext) -> bool:
 
 
 @dataclass(frozen=True)
-class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE):
+class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
     """LiteRT's int8 ADD of a constant per channel, or of one value to a map of a multiple of 8
-    values: vector code on the first C // 16 * 16 channels of every pixel, or on every value."""
+    values: vector code on the first C // 16 * 16 channels of every pixel, or on every value.
+    (Its float ADD is TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_const_litert"
 

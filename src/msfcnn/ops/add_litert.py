@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import numerics as nx
 from .add import LEFT_SHIFT, Add, add_params
-from .base import KernelContext, Pattern, as_feature_map
+from .base import KernelContext, Pattern, as_feature_map, numerics_variant
 
 VECTOR_BLOCK = 16  # int8 values per iteration of the interpreter's vector loop
 
@@ -41,6 +41,12 @@ def litert_add(activation: str | None, ctx: KernelContext, shape) -> Add:
     if ctx.output_quant is not None and codes_agree(activation, ctx):
         return Add(activation)
     return (AddLitert if prod(shape) % VECTOR_BLOCK == 0 else AddLitertTail)(activation)
+
+
+@numerics_variant(Add, nx.LITERT)
+def _under_litert(op: Add, ctx: KernelContext, shape) -> Add:
+    """Add.for_numerics under LiteRT: its int8 kernel (litert_add); its int16 and float ones are TFLite's."""
+    return litert_add(op.activation, ctx, shape) if ctx.dtype == "int8" else op
 
 
 def codes_agree(activation: str | None, ctx: KernelContext) -> bool:
@@ -57,8 +63,9 @@ def vector_end(size: int) -> int:
 
 
 @dataclass(frozen=True)
-class AddLitert(Add, pattern=Pattern.ELEMENTWISE):
-    """LiteRT's int8 ADD of a tensor whose size is a multiple of 16: vector code on every value."""
+class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
+    """LiteRT's int8 ADD of a tensor whose size is a multiple of 16: vector code on every value.
+    (Its int16 and float ADDs are TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_litert"
 

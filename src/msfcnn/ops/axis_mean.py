@@ -15,13 +15,19 @@ import numpy as np
 
 from .base import KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map
 from .global_avg_pool import _generic_params, _mean_generic
+from .loop_counts import Counts, KernelRun
 
 
 @dataclass(frozen=True)
-class AxisMean(Op, pattern=Pattern.WINDOW):
+class AxisMean(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
     kind = "axis_mean"
     c_kernel = "msf_axis_mean"
     win: Window  # kernel (H, 1), (1, W) or (H, W): the reduced axes' extents; stride 1, no pads
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """kernels/axis_mean.c: per output value, a loop over the window's rows, each over its taps."""
+        f[f"{run.family}:krow_channel"] += run.krows * run.shape[2]
+        f[f"{run.family}:tap_channel"] += run.taps * run.shape[2]
 
     @staticmethod
     def over(axes: tuple[int, ...], in_shape: Shape) -> "AxisMean":

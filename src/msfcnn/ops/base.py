@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
+from .loop_counts import Counts, KernelRun
 
 Shape = tuple[int, ...]
 
@@ -125,7 +126,7 @@ class Pattern(Enum):
 
 
 class CCall(Enum):
-    """The form of an op's C kernel call (codegen/kernels/msfcnn_kernels.h)."""
+    """The form of an op's C kernel call (codegen/kernels/<op>.h)."""
 
     REGION = "region"  # kernel(&params, &in0[, &in1], &out, r0, r1, c0, c1): views, an output region
     MAP_TO_VECTOR = "map_to_vector"  # kernel(&params, &in, out): a view in, a vector out
@@ -184,12 +185,16 @@ class Op:
     # accumulate(acc, region, rows, cols, in_shape, ctx) and finish(acc, in_shape, ctx).
     accumulates: ClassVar[bool] = False
     is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
+    # The element types ("int8", "int16", "float32", "uint8") of the first input that the op has
+    # kernels for; a frontend refuses any other (see `supports`). A uint8 kernel computes on the
+    # int8 values holding the same reals (frontends/tflite.py's _UINT8_SHIFT).
+    elements: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **facts):
         """An op states its fusion facts in its class statement, e.g.
         `class Conv2D(Op, pattern=Pattern.WINDOW)`; the others keep the defaults above."""
         for name, value in facts.items():
-            if name not in ("pattern", "c_call", "accumulates", "is_view"):
+            if name not in ("pattern", "c_call", "accumulates", "is_view", "elements"):
                 raise TypeError(f"{cls.__name__}: {name} is not an op fact")
             setattr(cls, name, value)
     # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
@@ -227,13 +232,33 @@ class Op:
     def for_numerics(self, ctx: "KernelContext", shape: Shape) -> "Op":
         """The op that computes this one as the kernels of `ctx.numerics` do (Graph.numerics, set
         once a graph is loaded), given its context and output shape: the op itself, unless that
-        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py)."""
+        runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py, found
+        through `in_numerics`)."""
         return self
 
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
         """True when output channel c reads only input channel c, so the op can run channel by
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""
         return False
+
+    @classmethod
+    def supports(cls, element: str) -> bool:
+        """Whether the op has a kernel for a first input of element type `element`."""
+        return element in cls.elements
+
+    @classmethod
+    def numerics_for(cls, element: str) -> tuple[str, ...]:
+        """The numerics (numerics.NUMERICS) whose kernels the op has for `element`, for every value
+        of its attributes (refused_under may refuse some attribute values under others). TFLite
+        Micro has no uint8 kernels (ir.with_numerics refuses uint8 models under tflm)."""
+        if not cls.supports(element):
+            return ()
+        return (nx.LITERT,) if element == "uint8" else nx.NUMERICS
+
+    def takes_clamp(self) -> bool:
+        """Whether the op's kernels apply the fused RELU / RELU6 of an `activation` field, so that a
+        clamp after it may fold into it (frontends/rewrite.py)."""
+        return "activation" in getattr(self, "__dataclass_fields__", {})
 
     def refused_under(self, numerics: str) -> str | None:
         """Why the runtime whose numerics are `numerics` has no kernel for this op (None: it has
@@ -268,6 +293,58 @@ class Op:
     def describe(self) -> str:
         return self.kind
 
+    # ---- the latency model's counts of the C kernel's loops (latency/features.py) ----------------
+    # True for kernels that gather a run per window tap (depthwise, pooling; window.c): a window of
+    # more than MSF_MAX_RUNS taps is gathered a batch at a time.
+    runs_per_tap: ClassVar[bool] = False
+    # An int8 kernel without coefficients of its own, counted as the calibrated kernel whose loops
+    # it runs (the table ops run msf_lookup_s8 as LOGISTIC does); None: its own.
+    int8_counted_as: ClassVar[str | None] = None
+
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        """The kernel as the target compiles it, which names its counts (`family:loop`; features.py
+        appends "_f32" for float kernels): its kind, unless the kernel has several loop structures
+        (`dsp`: an int8 kernel on a core with Arm's DSP extension)."""
+        return self.int8_counted_as if int8 and self.int8_counted_as else self.kind
+
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        """Every family `latency_family` names for some op of the class (the support matrix,
+        support.py, asks which targets have coefficients for all of them); a class whose
+        latency_family depends on its attributes lists each family they can give."""
+        return (cls.int8_counted_as if int8 and cls.int8_counted_as else cls.kind,)
+
+    def count_region(self, run: KernelRun, counts: Counts) -> None:
+        """Add the counts of the kernel's own loops for one run over a region (the calls, rows,
+        pixels and outputs every region kernel has are counted by features.py)."""
+
+    def channel_parts(self, channels: int) -> tuple[int, ...]:
+        """The output channels of each kernel run over a region: all of them in one run, for most
+        kernels."""
+        return (channels,)
+
+    def output_stage_rounding(self, numerics: str) -> str | None:
+        """The rounding of the int8 output stage the kernel shares with the other weighted kernels
+        (msf_output_stage_mode, whose fast loops the latency model counts apart) under the graph's
+        `numerics`; None: the kernel has no such stage."""
+        return None
+
+    def accumulate_macs(self, values: int, output: Shape) -> int | None:
+        """The multiply-accumulates of `accumulate` over `values` streamed values of an op whose
+        output has `output`; None when its accumulate only adds (a mean)."""
+        return None
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int] | None:
+        """(shape of the "weights" constant, fan-in of one output) of an op with weights, for
+        random ones (latency/calibration.py); None for ops without weights."""
+        return None
+
+    in_place_family: ClassVar[str | None] = None  # the in-place kernel's counts' names
+
+    def count_in_place(self, run: KernelRun, counts: Counts) -> None:
+        """Add the counts of the in-place kernel (in_place_channels) over the whole map."""
+        raise NotImplementedError(f"{self.kind} has no in-place kernel")
+
     # ---- the C kernel's interface (the code generator's contract) -------------------------------
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         """The constant arrays the C kernel's params point to, by role ("weights", "bias", "mult",
@@ -281,6 +358,32 @@ class Op:
         with these input / output shapes; `names` maps each role of `c_consts` to the C array
         that holds it."""
         raise NotImplementedError(f"{self.kind} has no C kernel")
+
+
+# ---- numerics variants --------------------------------------------------------------------------
+# How an op computes under one runtime's numerics, when that runtime's kernel rounds its own way:
+# (op class, numerics) -> choose(op, ctx, shape), which gives the op to run (a variant, or `op`).
+# A variant's module registers its chooser (`numerics_variant`) and imports only the op it varies;
+# ops/__init__.py imports every variant module, so the op's own module never imports them back.
+_NUMERICS_VARIANTS: dict[tuple[type, str], Callable[[Op, KernelContext, Shape], Op]] = {}
+
+
+def numerics_variant(op_class: type, numerics: str):
+    """Decorator: register `choose(op, ctx, shape) -> Op` as how `op_class`'s ops compute under
+    `numerics` (one chooser per class and numerics)."""
+    def register(choose):
+        if (op_class, numerics) in _NUMERICS_VARIANTS:
+            raise TypeError(f"{op_class.__name__} already has a {numerics} numerics variant")
+        _NUMERICS_VARIANTS[(op_class, numerics)] = choose
+        return choose
+    return register
+
+
+def in_numerics(op_class: type, op: Op, ctx: KernelContext, shape: Shape) -> Op:
+    """`op` (an `op_class` op) as the kernels of `ctx.numerics` compute it: the registered
+    variant's choice, or `op` itself when that runtime has no variant of the class."""
+    choose = _NUMERICS_VARIANTS.get((op_class, ctx.numerics))
+    return op if choose is None else choose(op, ctx, shape)
 
 
 class SameShapeBinary(Op):

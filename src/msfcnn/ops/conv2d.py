@@ -9,6 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, Window, c_pointer, c_struct,
                    require_feature_map, window_fields)
+from .loop_counts import POINTWISE_CHUNK, Counts, KernelRun, channel_blocks
 from .sliding import pad_hw, windows
 
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
@@ -16,7 +17,7 @@ from .sliding import pad_hw, windows
 
 
 @dataclass(frozen=True)
-class Conv2D(Op, pattern=Pattern.WINDOW):
+class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "conv2d"
     c_kernel = "msf_conv2d"
     filters: int
@@ -75,6 +76,90 @@ class Conv2D(Op, pattern=Pattern.WINDOW):
         fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": self.filters, **window_fields(self.win)}
         rounding = ctx.rounding(nx.gemm_rounding(ctx.numerics))
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+
+    # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        """On DSP cores a 1x1 unpadded conv reads its patch in place, the others gather it; on
+        other cores the 1x1 and the general conv loops differ."""
+        pointwise = self.win.kernel == (1, 1)
+        if dsp:
+            return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
+        return "conv_1x1" if pointwise else "conv"
+
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("conv_direct", "conv_gather") if dsp else ("conv_1x1", "conv")
+
+    def output_stage_rounding(self, numerics: str) -> str:
+        return nx.gemm_rounding(numerics)
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
+        kh, kw = self.win.kernel
+        return (self.filters, kh, kw, in_shape[2]), kh * kw * in_shape[2]
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        fam, out_c, in_c = run.family, run.shape[2], run.in_shape[2]
+        blocks = channel_blocks(out_c)
+        if run.dsp:
+            self._count_dsp(run, f, blocks)
+            return
+        # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops: four
+        # channels at a time over every run's values, then one channel at a time.
+        quads = sum(n // 4 for n in blocks)
+        singles = sum(n % 4 for n in blocks)
+        f[f"{fam}:block"] += run.pixels * len(blocks)
+        f[f"{fam}:run"] += run.krows
+        f[f"{fam}:run_channels"] += run.krows * (quads + singles)
+        f[f"{fam}:value_quad"] += run.taps * in_c * quads
+        f[f"{fam}:value_single"] += run.taps * in_c * singles
+
+    def _count_dsp(self, run: KernelRun, f: Counts, blocks: list[int]) -> None:
+        """conv_pairs (kernels/conv2d.c): pixels in pairs, then an odd last one; per pair, per block of
+        output channels, per chunk of the patch: lanes, pairs of channels by pairs of quads."""
+        fam, pixels, clipped = run.family, run.pixels, run.clipped
+        kh, kw = self.win.kernel
+        patch = kh * kw * run.in_shape[2]
+        chunks = [min(POINTWISE_CHUNK, patch - k) for k in range(0, patch, POINTWISE_CHUNK)]
+        one_chunk = len(chunks) == 1
+        pairs, odd = pixels // 2, pixels % 2
+        lane_passes = 1 if one_chunk else len(blocks)  # one chunk: its lanes serve every block
+        quads_all = sum(m >> 2 if m >= 4 else 0 for m in chunks)
+        f[f"{fam}:pair"] += pairs
+        f[f"{fam}:single"] += odd
+        f[f"{fam}:lanes"] += (2 * pairs + odd) * lane_passes * len(chunks)
+        f[f"{fam}:lane_quad"] += (2 * pairs + odd) * lane_passes * quads_all
+        f[f"{fam}:block_chunk"] += (pairs + odd) * len(blocks) * len(chunks)
+        ch_pairs = sum(n >> 1 for n in blocks)
+        odd_channels = sum(n & 1 for n in blocks)
+        for m in chunks:
+            quads = m >> 2 if m >= 4 else 0
+            tail = m & 3 if quads else 0
+            singles = 0 if quads else m
+            f[f"{fam}:pair_channels"] += pairs * ch_pairs
+            f[f"{fam}:pair_quad2"] += pairs * ch_pairs * (quads >> 1)
+            f[f"{fam}:pair_quad1"] += pairs * ch_pairs * (quads & 1)
+            f[f"{fam}:pair_tail"] += pairs * ch_pairs * (tail > 0)
+            f[f"{fam}:pair_odd_channel"] += pairs * odd_channels
+            f[f"{fam}:pair_odd_quad"] += pairs * odd_channels * (quads + (tail > 0))
+            four = sum(n // 4 for n in blocks)
+            rest = sum(n % 4 for n in blocks)
+            f[f"{fam}:single_four"] += odd * four
+            f[f"{fam}:single_four_quad"] += odd * four * (quads + (tail > 0))
+            f[f"{fam}:single_rest"] += odd * rest
+            f[f"{fam}:single_rest_quad"] += odd * rest * (quads + (tail > 0))
+            f[f"{fam}:small_chunk"] += (2 * pairs + odd) * singles * sum(blocks)
+        f[f"{fam}:requant_pair_{run.stage}"] += pairs * run.shape[2]
+        f[f"{fam}:requant_single_{run.stage}"] += odd * run.shape[2]
+        if fam.startswith("conv_gather"):
+            # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole and
+            # the patch one chunk, else kernel row by kernel row with padding filled
+            fast = pixels - clipped if one_chunk else 0
+            passes = lane_passes * len(chunks)
+            f[f"{fam}:gather_fast_row"] += fast * kh
+            f[f"{fam}:gather_fast_byte"] += fast * patch
+            f[f"{fam}:gather_slow"] += (pixels * passes - fast)
+            f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
+            f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
 
 
 def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[str, np.ndarray]:

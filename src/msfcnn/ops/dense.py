@@ -14,7 +14,8 @@ from .conv2d import weighted_c_fields
 
 
 @dataclass(frozen=True)
-class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
+class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=True,
+            elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "dense"
     c_kernel = "msf_dense"
     units: int
@@ -22,6 +23,18 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         return (self.units,)
+
+    def output_stage_rounding(self, numerics: str) -> str:
+        return nx.gemm_rounding(numerics)
+
+    def accumulate_macs(self, values: int, output: Shape) -> int:
+        return values * output[0]  # each streamed value into every unit
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
+        size = 1
+        for dim in in_shape:
+            size *= dim
+        return (self.units, size), size
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         size = 1

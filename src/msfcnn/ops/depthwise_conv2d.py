@@ -7,8 +7,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map, window_fields
+from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
+                   window_fields)
 from .conv2d import weighted_c_consts, weighted_c_fields
+from .loop_counts import Counts, KernelRun, channel_blocks
 from .sliding import pad_hw, tap_slices
 
 # TFLite's int8 depthwise kernel requantises with its own MultiplyByQuantizedMultiplier
@@ -17,13 +19,14 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
+class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "depthwise_conv2d"
     c_kernel = "msf_depthwise_conv2d"
     win: Window
     depth_multiplier: int = 1
     activation: str | None = None
     int8_rounding = ROUNDING  # of the C kernel's int8 output stage
+    runs_per_tap = True  # window.c gathers a run per tap
 
     @property
     def window(self) -> Window:
@@ -67,12 +70,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
 
     def for_numerics(self, ctx: KernelContext, shape) -> "DepthwiseConv2D":
         """LiteRT's int8 kernel rounds its leading channels as its vector code does
-        (ops/depthwise_conv2d_litert.py); TFLite Micro's, the 16x8 and the float ones are this op's."""
-        from .depthwise_conv2d_litert import litert_depthwise  # its op is a subclass of this one
-
-        if ctx.numerics == nx.LITERT and ctx.dtype == "int8" and ctx.output_quant is not None:
-            return litert_depthwise(self, shape)
-        return self
+        (ops/depthwise_conv2d_litert.py registers it); TFLite Micro's, the 16x8 and the float ones are this op's."""
+        return in_numerics(DepthwiseConv2D, self, ctx, shape)
 
     # The C in-place variant keeps one channel's taps on the stack (depthwise_inplace.c).
     MAX_IN_PLACE_TAPS = 64
@@ -100,6 +99,62 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW):
                   "depth_multiplier": self.depth_multiplier, **window_fields(self.win)}
         rounding = ctx.rounding(self.int8_rounding)
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+
+    # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        return "depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier"
+
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("depthwise", "depthwise_multiplier")
+
+    def output_stage_rounding(self, numerics: str) -> str:
+        return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
+
+    def weights_shape(self, in_shape: Shape, out_shape: Shape) -> tuple[Shape, int]:
+        kh, kw = self.win.kernel
+        return (1, kh, kw, out_shape[2]), kh * kw
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        fam, pixels, taps, channels = run.family, run.pixels, run.taps, run.channels
+        blocks = channel_blocks(channels)
+        f[f"{fam}:block"] += pixels * len(blocks)
+        f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
+        if run.is_float or self.depth_multiplier != 1:
+            f[f"{fam}:tap_channel"] += taps * channels
+            f[f"{fam}:block_channel"] += pixels * channels
+        elif run.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
+            f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in blocks)
+            f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in blocks)
+            f[f"{fam}:four"] += pixels * sum(n // 4 + (n % 4 > 0) for n in blocks)
+        else:  # eight channels a tap at a time, then one by one
+            f[f"{fam}:tap_eight"] += taps * sum(n // 8 for n in blocks)
+            f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
+            f[f"{fam}:eight"] += pixels * sum(n // 8 for n in blocks)
+            f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
+
+    in_place_family = "depthwise_inplace"  # the in-place kernel's counts' names
+
+    def count_in_place(self, run: KernelRun, f: Counts) -> None:
+        """The in-place kernel (kernels/depthwise_inplace.c): channel by channel, row by row; int8
+        pixels whose window lies inside the input take the unrolled inner loop, the others the
+        border loop over their in-bounds taps; then the plane is copied back."""
+        fam, win = run.family, self.win
+        h, w, c = run.shape
+        kh, kw = win.kernel
+        x_lo = -(-win.pads[1] // win.strides[1])
+        x_hi = min((run.in_shape[1] - kw + win.pads[1]) // win.strides[1] + 1, w) if run.in_shape[1] - kw + win.pads[1] >= 0 else 0
+        inner = run.whole_rows * max(x_hi - min(x_lo, x_hi), 0) if not run.is_float else 0
+        f[f"{fam}:call"] += 1
+        f[f"{fam}:channel"] += c
+        f[f"{fam}:row_channel"] += h * c
+        f[f"{fam}:pixel_channel"] += h * w * c
+        f[f"{fam}:inner_pixel_channel" + ("_3x3" if (kh, kw) == (3, 3) else "")] += inner * c
+        f[f"{fam}:inner_krow_channel"] += (0 if (kh, kw) == (3, 3) else inner * kh * c)
+        f[f"{fam}:border_pixel_channel"] += (h * w - inner) * c
+        f[f"{fam}:border_tap_channel"] += (run.taps - inner * kh * kw) * c
+        if not run.is_float:  # channels whose shift the fast loop cannot take: msf_requantize_block_s8
+            f[f"{fam}:general_pixel_channel"] += h * w * (c - run.fast_channels)
 
     def _accumulate(self, x: np.ndarray, kernel: np.ndarray, out_hw: tuple[int, int]) -> np.ndarray:
         """Sum over the kernel taps of input x weight; output channel o reads input channel o // m."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import numerics as nx
-from .base import KernelContext, require_feature_map
+from .base import KernelContext, numerics_variant, require_feature_map
 from .depthwise_conv2d import DepthwiseConv2D
 
 VECTOR_CHANNELS = 8  # output channels per iteration of the interpreter's vector output stage
@@ -44,6 +44,13 @@ def litert_depthwise(op: DepthwiseConv2D, shape) -> DepthwiseConv2D:
     return DepthwiseConv2DLitert(op.win, op.depth_multiplier, op.activation)
 
 
+@numerics_variant(DepthwiseConv2D, nx.LITERT)
+def _under_litert(op: DepthwiseConv2D, ctx: KernelContext, shape) -> DepthwiseConv2D:
+    """DepthwiseConv2D.for_numerics under LiteRT: its int8 kernel (litert_depthwise) once the
+    graph is quantised; its 16x8 and float ones are TFLite's."""
+    return litert_depthwise(op, shape) if ctx.dtype == "int8" and ctx.output_quant is not None else op
+
+
 def tail_start(out_c: int, depth_multiplier: int) -> int:
     """The first output channel of the C kernel's scalar part: that of the input channel whose
     outputs hold the first scalar one (the part must start at an input channel's first output). Its
@@ -60,6 +67,13 @@ class DepthwiseConv2DLitert(DepthwiseConv2D):
     def for_numerics(self, ctx: KernelContext, shape) -> DepthwiseConv2D:
         """Chosen again from the plain op (a graph loaded under LiteRT's numerics, then another's)."""
         return DepthwiseConv2D(self.win, self.depth_multiplier, self.activation).for_numerics(ctx, shape)
+
+    def channel_parts(self, channels: int) -> tuple[int, ...]:
+        """The C runs the depthwise kernel twice: over the scalar channels (from the first output
+        of their input channel), then over the vector ones."""
+        vector = vector_channels(channels)
+        scalar = channels - tail_start(channels, self.depth_multiplier)
+        return (scalar, vector) if scalar else (vector,)
 
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """Channel c's context, which says whether the channel is vector code (the in-place

@@ -11,7 +11,7 @@ from .conversion import Conversion
 
 
 @dataclass(frozen=True)
-class Dequantize(Conversion):
+class Dequantize(Conversion, elements=frozenset({"int8"})):
     kind = "dequantize"
     c_kernel = "msf_dequantize_region"  # _s8: the kernel of its int8 input
     output_type = "float32"

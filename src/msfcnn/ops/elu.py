@@ -23,8 +23,9 @@ def _elu_tflm(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Elu(LookupOp):
+class Elu(LookupOp, elements=frozenset({"int8"})):
     kind = "elu"
+    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
 
     def table(self, in_q, out_q) -> np.ndarray:
         return self.numerics_table(in_q, out_q, nx.LITERT)

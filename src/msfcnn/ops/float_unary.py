@@ -19,7 +19,7 @@ FUNCTIONS = {"leaky_relu": ("MSF_UNARY_LEAKY_RELU", leaky_relu_f32),
 
 
 @dataclass(frozen=True)
-class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE):
+class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"float32"})):
     kind = "float_unary"
     c_kernel = "msf_float_unary"
     function: str  # a key of FUNCTIONS

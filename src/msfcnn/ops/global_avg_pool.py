@@ -14,7 +14,8 @@ from .base import C_ACTIVATION, CCall, KernelContext, Op, Pattern, Shape, c_stru
 
 
 @dataclass(frozen=True)
-class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accumulates=True):
+class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accumulates=True,
+                    elements=frozenset({"int8", "int16", "float32"})):
     kind = "global_avg_pool"
     c_kernel = "msf_global_avg_pool"
     keepdims: bool = False  # True: (1, 1, C) as TFLite MEAN with keep_dims
@@ -26,6 +27,13 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     # stride at least the window, TFLite pools only those (DS-CNN's 24 x 5 window over a 25 x 5
     # map leaves the last row out). None: the whole map.
     extent: tuple[int, int] | None = None
+
+    def latency_family(self, int8: bool, dsp: bool) -> str:
+        return "mean"
+
+    @classmethod
+    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+        return ("mean",)
 
     def describe(self) -> str:
         if not self.pool:
@@ -104,6 +112,9 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
         mult, shift = _generic_params(h * w, in_q, out_q)
         return c_struct({**fields, "mult": mult, "shift": shift, "input_zero_point": in_q.zero_point,
                          "output_offset": out_q.zero_point, "vector_channels": 0})
+
+    def takes_clamp(self) -> bool:
+        return self.pool  # a MEAN's kernels apply no activation; an AVERAGE_POOL_2D's do
 
 
 def _optimised_mean(op: GlobalAvgPool, ctx: KernelContext) -> bool:

@@ -13,7 +13,7 @@ from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 
 
 @dataclass(frozen=True)
-class HardSigmoid(ValueMap, pattern=Pattern.ELEMENTWISE):
+class HardSigmoid(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"float32"})):
     kind = "hard_sigmoid"
     c_kernel = "msf_hard_sigmoid"
     alpha: float = 0.2

@@ -71,7 +71,7 @@ def hard_swish_table(in_q, out_q) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class HardSwish(LookupOp):
+class HardSwish(LookupOp, elements=frozenset({"int8", "float32"})):
     kind = "hard_swish"
 
     def table(self, in_q, out_q) -> np.ndarray:

@@ -26,8 +26,9 @@ def leaky_relu_multipliers(in_q, out_q, alpha: float) -> tuple[tuple[int, int], 
 
 
 @dataclass(frozen=True)
-class LeakyRelu(LookupOp):
+class LeakyRelu(LookupOp, elements=frozenset({"int8", "uint8"})):
     kind = "leaky_relu"
+    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
     alpha: float = 0.2
 
     def describe(self) -> str:
@@ -45,7 +46,7 @@ class LeakyRelu(LookupOp):
 
 
 @dataclass(frozen=True)
-class WideLeakyRelu(Prelu):
+class WideLeakyRelu(Prelu, elements=frozenset({"int16"})):
     """LEAKY_RELU in 16x8 graphs, where a table would have 65536 entries: PRELU's kernel with every
     alpha 1 (`consts["alpha"]`, int8 ones) and LEAKY_RELU's two factors, which both runtimes run
     with the same scalar arithmetic on int16 values (checked on LiteRT's x86 build)."""

@@ -64,7 +64,7 @@ def _sigmoid(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Logistic(LookupOp):
+class Logistic(LookupOp, elements=frozenset({"int8", "float32", "uint8"})):
     kind = "logistic"
 
     def table(self, in_q, out_q) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import UserError
 from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 
-# C_FUNCTIONS: the float kernel's function codes (msfcnn_kernels.h, MSF_FN_*).
+# C_FUNCTIONS: the float kernel's function codes (kernels/lookup.h, MSF_FN_*).
 C_FUNCTIONS = {"logistic": "MSF_FN_LOGISTIC", "hard_swish": "MSF_FN_HARD_SWISH"}
 
 

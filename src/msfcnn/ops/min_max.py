@@ -16,7 +16,7 @@ from .mul import ConstOperand
 
 
 @dataclass(frozen=True)
-class Maximum(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Maximum(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32"})):
     kind = "maximum"
     c_kernel = "msf_min_max"
     pick = staticmethod(np.maximum)
@@ -36,7 +36,7 @@ class Minimum(Maximum):
 
 
 @dataclass(frozen=True)
-class MaximumConst(ConstOperand):
+class MaximumConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     """The maximum of a map and a constant in its quantisation (`consts["operand"]`); the
     ConstOperand fields (the constant's scale and zero point, the map's; no activation) are kept
     for the importers' shared constant handling."""
@@ -56,6 +56,9 @@ class MaximumConst(ConstOperand):
         role = "operand_f32" if ctx.is_float else "operand"
         return c_struct({"channels": as_feature_map(out_shape)[2], "maximum": int(self.pick is np.maximum),
                          "operand_size": int(np.size(ctx.consts["operand"])), role: names["operand"]})
+
+    def takes_clamp(self) -> bool:
+        return False  # its kernels apply no activation (the field is ConstOperand's)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def _mul_fields(qa, qb, out_q, numerics: str) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class MulConst(ConstOperand):
+class MulConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     kind = "mul_const"
     c_kernel = "msf_mul_const"
 
@@ -93,7 +93,7 @@ class MulConst(ConstOperand):
 
 
 @dataclass(frozen=True)
-class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32"})):
     """MUL of two activations of the same shape."""
 
     kind = "mul"

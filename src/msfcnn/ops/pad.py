@@ -8,14 +8,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .base import AxisWindow, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
+from .loop_counts import Counts, KernelRun
 
 
 @dataclass(frozen=True)
-class Pad(Op, pattern=Pattern.WINDOW):
+class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
     kind = "pad"
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right
     value: int | None = None  # the quantised fill (PADV2's constant); None: a real 0.0
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """kernels/pad.c: a pixel in the padding is filled, the others copied from the input."""
+        f[f"{run.family}:clipped_channel"] += run.clipped * run.shape[2]
 
     def axis_window(self, axis: int) -> AxisWindow:
         """Output position i copies input position i - pad (the pad before the input on that axis)."""

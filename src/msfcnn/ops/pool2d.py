@@ -9,6 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
                    window_fields)
+from .loop_counts import Counts, KernelRun, channel_blocks
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
@@ -18,6 +19,12 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
     activation: str | None = None  # TFLite pools may carry a fused activation
     # One C kernel for both pools: its params say which (`max`).
     c_kernel = "msf_pool2d"
+    runs_per_tap = True  # window.c gathers a run per tap
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        f[f"{run.family}:block"] += run.pixels * len(channel_blocks(run.shape[2]))
+        f[f"{run.family}:tap"] += run.taps
+        f[f"{run.family}:tap_channel"] += run.taps * run.shape[2]
 
     @property
     def window(self) -> Window:
@@ -55,7 +62,7 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 
 
 @dataclass(frozen=True)
-class MaxPool2D(_Pool2D):
+class MaxPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "max_pool2d"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
@@ -72,7 +79,7 @@ class MaxPool2D(_Pool2D):
 
 
 @dataclass(frozen=True)
-class AvgPool2D(_Pool2D):
+class AvgPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32"})):
     kind = "avg_pool2d"
     # True: divide by the full kernel area, padding included (ONNX count_include_pad=1, PyTorch's
     # default). False, as TFLite: divide by the number of taps inside the input.
@@ -102,7 +109,7 @@ class AvgPool2D(_Pool2D):
 
 
 @dataclass(frozen=True)
-class AvgPool2DHalfUp(AvgPool2D):
+class AvgPool2DHalfUp(AvgPool2D, elements=frozenset({"uint8"})):
     """The AVERAGE_POOL_2D of uint8 models, on their values held as int8 (uint8 - 128): TFLite's
     uint8 kernel rounds the quotient of its non-negative sums half up, (sum + count/2) / count,
     which on the int8 sum (uint8 sum - 128 * count) is floor((sum + count/2) / count)."""

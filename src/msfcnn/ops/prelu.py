@@ -34,7 +34,7 @@ def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float,
 
 
 @dataclass(frozen=True)
-class Prelu(ValueMap, pattern=Pattern.ELEMENTWISE):
+class Prelu(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "prelu"
     c_kernel = "msf_prelu"
     alpha_scale: float = 1.0

@@ -11,7 +11,7 @@ from .conversion import Conversion
 
 
 @dataclass(frozen=True)
-class Quantize(Conversion):
+class Quantize(Conversion, elements=frozenset({"float32"})):
     """Into the output's quantisation (int8 only: 16x8 models quantise only their input)."""
 
     kind = "quantize"

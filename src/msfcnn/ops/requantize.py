@@ -14,7 +14,7 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE):
+class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
     kind = "requantize"
     c_kernel = "msf_requantize"
 

@@ -12,7 +12,8 @@ from .base import CCall, KernelContext, Op, Pattern, Shape
 
 
 @dataclass(frozen=True)
-class Reshape(Op, pattern=Pattern.VECTOR, c_call=CCall.NONE, is_view=True):
+class Reshape(Op, pattern=Pattern.VECTOR, c_call=CCall.NONE, is_view=True,
+              elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "reshape"
     # No C kernel: the bytes do not change, so the generated code aliases the input's buffer
     # (c_kernel stays None).

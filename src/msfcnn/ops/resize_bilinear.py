@@ -87,7 +87,7 @@ def round_weighted_sum(total: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ResizeBilinear(Resize):
+class ResizeBilinear(Resize, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "resize_bilinear"
     c_kernel = "msf_resize_bilinear"
     operator = "RESIZE_BILINEAR"
@@ -109,6 +109,11 @@ class ResizeBilinear(Resize):
             raise UserError("RESIZE_BILINEAR on int16 activations: TFLite Micro's kernel runs int8 and float32 only, "
                             "so there are no tflm numerics to follow (use the default, litert)")
         return self
+
+    @classmethod
+    def numerics_for(cls, element: str) -> tuple[str, ...]:
+        """TFLite Micro has no int16 RESIZE_BILINEAR (see for_numerics)."""
+        return (nx.LITERT,) if element == "int16" else super().numerics_for(element)
 
     def float_tables(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """Float32 graphs (ONNX Resize linear): ((rows, row weights), (cols, col weights))."""

@@ -13,7 +13,8 @@ from .logistic import expf
 
 
 @dataclass(frozen=True)
-class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR):
+class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
+              elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "softmax"
     c_kernel = "msf_softmax"
     beta: float = 1.0

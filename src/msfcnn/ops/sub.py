@@ -94,7 +94,7 @@ def squared_difference_rule(qa, qb, out_q) -> Rule:
 
 
 @dataclass(frozen=True)
-class Sub(SameShapeBinary, pattern=Pattern.ELEMENTWISE):
+class Sub(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32"})):
     """inputs[0] - inputs[1]; `reversed`: inputs[1] - inputs[0] (the importers put the main path
     first, as for ADD, whichever side of the minus it is on)."""
 
@@ -136,7 +136,7 @@ class SquaredDifference(Sub):
 
 
 @dataclass(frozen=True)
-class SubConst(ConstOperand):
+class SubConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     """x - const, or const - x (`reversed`), the constant an int8 scalar or one value per channel.
     The C kernel takes the constant's scaled value (with its sign) from a table computed here."""
 

@@ -133,8 +133,9 @@ def _tanhf(x: np.float32) -> np.float32:
 
 
 @dataclass(frozen=True)
-class Tanh(LookupOp):
+class Tanh(LookupOp, elements=frozenset({"int8", "uint8"})):
     kind = "tanh"
+    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC
 
     def table(self, in_q, out_q) -> np.ndarray:
         return self.numerics_table(in_q, out_q, nx.LITERT)

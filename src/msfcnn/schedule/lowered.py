@@ -12,6 +12,9 @@ shapes, so the executor allocates exactly them), the MACs it performs and its lo
   buffers;
 - `Channels`: one op over its own input, channel by channel through a plane buffer.
 
+Each is a loop kind (`loop_kinds`): the executor, the emitter, the latency model and the cost
+model each register a handler for it, and fail naming the kind when they have none.
+
 The tables a walker needs (bands, per-band spans) are computed on first use and kept, so the cost
 model can lower thousands of candidate blocks cheaply and the chosen ones are not lowered again.
 """
@@ -27,6 +30,7 @@ from ..ir import ELEMENT_TYPES, Graph, is_network_input
 from ..ir.graph import aligned
 from ..ops import AxisWindow
 from . import streaming
+from .loop_kinds import loop_kind
 
 Span = tuple[int, int]
 
@@ -76,11 +80,13 @@ class Pull:
         return self.window.span(i, i + 1, self.size)[1]
 
 
+@loop_kind
 @dataclass(frozen=True)
 class Whole:
     """One op on whole tensors."""
 
 
+@loop_kind
 @dataclass(frozen=True, eq=False)
 class Stream:
     """Ops first..end stream along `axis` (0: rows, top to bottom; 1: columns, left to right,
@@ -179,6 +185,7 @@ class Stream:
                      for lo, hi in streaming.bands(graph.shape_of(end)[0], self.band_rows))
 
 
+@loop_kind
 @dataclass(frozen=True, eq=False)
 class Patches:
     """The stream end's output in tiles of `tile` (rows, columns), each computed from scratch."""
@@ -204,6 +211,7 @@ class Patches:
         return self._spans(1)
 
 
+@loop_kind
 @dataclass(frozen=True)
 class Channels:
     """One op written over its own input a channel at a time: each output channel is computed

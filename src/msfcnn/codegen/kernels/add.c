@@ -7,43 +7,26 @@
  * (p->rounding = MSF_ROUND_DOUBLE); then the output zero point and the activation clamp.
  * |input - zero point| <= 255, so the scaled values stay below 2^28 and their sum in int32.
  */
-#include "msfcnn_kernels.h"
+#include "add.h"
+#include "numerics.h"
 
-void msf_add_s8(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_add_s8 MSF_REGION2_ARGS(msf_add_params)
 {
     const int32_t scale_up = (int32_t)1 << p->left_shift;
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *a = msf_at_s8(in1, r, c, 0);
-            const int8_t *b = msf_at_s8(in2, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                /* multiplications, not shifts: the shifted values may be negative */
-                const int32_t va = ((int32_t)a[ch] + p->input1_offset) * scale_up;
-                const int32_t vb = ((int32_t)b[ch] + p->input2_offset) * scale_up;
-                const int32_t sa = msf_mul_by_quantized_mult(va, p->input1_mult, p->input1_shift, p->rounding);
-                const int32_t sb = msf_mul_by_quantized_mult(vb, p->input2_mult, p->input2_shift, p->rounding);
-                const int32_t sum = msf_mul_by_quantized_mult(sa + sb, p->output_mult, p->output_shift, p->rounding);
-                dst[ch] = msf_clamp_s8(sum, p->output_offset, p->act_min, p->act_max);
-            }
-        }
-    }
+    MSF_EACH_VALUE2(s8, msf_at_s8(in2, r, c, 0), p->channels, {
+        /* multiplications, not shifts: the shifted values may be negative */
+        const int32_t va = ((int32_t)a[ch] + p->input1_offset) * scale_up;
+        const int32_t vb = ((int32_t)b[ch] + p->input2_offset) * scale_up;
+        const int32_t sa = msf_mul_by_quantized_mult(va, p->input1_mult, p->input1_shift, p->rounding);
+        const int32_t sb = msf_mul_by_quantized_mult(vb, p->input2_mult, p->input2_shift, p->rounding);
+        const int32_t sum = msf_mul_by_quantized_mult(sa + sb, p->output_mult, p->output_shift, p->rounding);
+        dst[ch] = msf_clamp_s8(sum, p->output_offset, p->act_min, p->act_max);
+    });
 }
 
-void msf_add_f32(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_add_f32 MSF_REGION2_ARGS(msf_add_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const float *a = msf_at_f32(in1, r, c, 0);
-            const float *b = msf_at_f32(in2, r, c, 0);
-            float *dst = msf_at_f32(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = msf_apply_activation_f32(a[ch] + b[ch], p->activation);
-            }
-        }
-    }
+    MSF_EACH_VALUE2(f32, msf_at_f32(in2, r, c, 0), p->channels, {
+        dst[ch] = msf_apply_activation_f32(a[ch] + b[ch], p->activation);
+    });
 }

@@ -7,7 +7,8 @@
  * operand as the uint8 ADD's (times 2^left_shift, vqrdmulh, a shift right rounding down) and the
  * sum as add_litert.c's. The params hold the ADD of two maps (add), the constant as input 2.
  */
-#include "msfcnn_kernels.h"
+#include "add_const_litert.h"
+#include "numerics.h"
 
 /* one operand through the vector code for one constant value */
 static int32_t broadcast_rescale(int32_t v, int32_t scale_up, int32_t multiplier, int32_t shift)

@@ -9,7 +9,8 @@
  * and a rounding divide (halves away from zero); then narrowed to int16, the output zero point
  * added in int16 (both wrap), saturated to int8 and clamped to the activation's range.
  */
-#include "msfcnn_kernels.h"
+#include "add_litert.h"
+#include "numerics.h"
 
 int32_t msf_high_mul_half_up(int32_t x, int32_t multiplier)
 {

@@ -9,7 +9,8 @@
  * from zero); then int16 arithmetic for the output zero point and a saturation to uint8, then
  * the activation clamp.
  */
-#include "msfcnn_kernels.h"
+#include "add_uint8.h"
+#include "numerics.h"
 
 static int8_t vector_value(const msf_add_params *p, int32_t a, int32_t b)
 {

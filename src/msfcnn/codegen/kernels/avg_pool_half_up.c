@@ -9,7 +9,8 @@
  * half away from zero instead: the two differ on ties below zero.)
  * Loops (msf_window, window.c): output pixel, its in-bounds taps (a run per tap), channel, tap.
  */
-#include "msfcnn_kernels.h"
+#include "avg_pool_half_up.h"
+#include "window.h"
 
 static void sum_taps(const void *params, const msf_runs *taps, int32_t ch0, int32_t n, const int32_t *start,
                      msf_block *acc)
@@ -43,8 +44,7 @@ static void average(const void *params, const msf_pixel *px, int32_t ch0, int32_
     }
 }
 
-void msf_avg_pool_half_up_s8(const msf_avg_pool_half_up_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_avg_pool_half_up_s8 MSF_REGION_ARGS(msf_avg_pool_half_up_params)
 {
     const msf_window_op op = {
         .shape = MSF_WINDOW_SHAPE(p), .channels = p->channels, .element = (int32_t)sizeof(int8_t),

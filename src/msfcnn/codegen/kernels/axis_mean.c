@@ -7,10 +7,10 @@
  * input_zero_point * count, rescaled by MultiplyByQuantizedMultiplier (1/count folded into mult /
  * shift, gemmlowp rounding), plus the output zero point, saturated. float: sum / count.
  */
-#include "msfcnn_kernels.h"
+#include "axis_mean.h"
+#include "numerics.h"
 
-void msf_axis_mean_s8(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_axis_mean_s8 MSF_REGION_ARGS(msf_axis_mean_params)
 {
     const int32_t count = p->kh * p->kw;
     int32_t r, c, ch, i, j;
@@ -31,8 +31,7 @@ void msf_axis_mean_s8(const msf_axis_mean_params *p, const msf_view *in, msf_vie
     }
 }
 
-void msf_axis_mean_f32(const msf_axis_mean_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_axis_mean_f32 MSF_REGION_ARGS(msf_axis_mean_params)
 {
     const float count = (float)(p->kh * p->kw);
     int32_t r, c, ch, i, j;

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "channel_slice.h"
 
 static void msf_channel_slice(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
                               int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -23,14 +23,5 @@ static void msf_channel_slice(const msf_channel_slice_params *p, const msf_view 
     }
 }
 
-void msf_channel_slice_s8(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
-                          int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_channel_slice(p, in, out, r0, r1, c0, c1, 1); }
-
-void msf_channel_slice_s16(const msf_channel_slice_s16_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_channel_slice(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(int16_t)); }
-
-void msf_channel_slice_f32(const msf_channel_slice_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_channel_slice(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float)); }
+/* msf_channel_slice_s8, msf_channel_slice_s16 and msf_channel_slice_f32 */
+MSF_BYTE_COPY_KERNELS(channel_slice)

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "concat.h"
 
 static void msf_concat(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -25,14 +25,12 @@ static void msf_concat(const msf_concat_params *p, const msf_view *in1, const ms
     }
 }
 
-void msf_concat_s8(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_concat_s8 MSF_REGION2_ARGS(msf_concat_params)
 {
     msf_concat(p, in1, in2, out, r0, r1, c0, c1, 1);
 }
 
-void msf_concat_f32(const msf_concat_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_concat_f32 MSF_REGION2_ARGS(msf_concat_params)
 {
     msf_concat(p, in1, in2, out, r0, r1, c0, c1, (int32_t)sizeof(float));
 }

@@ -10,25 +10,18 @@
  * their zero points, scaled up by 2^left_shift and rescaled to a common scale, summed, rescaled to
  * the output; the constant's rescaled value is the same at every position.
  */
-#include "msfcnn_kernels.h"
+#include "const_operand.h"
+#include "numerics.h"
 
-void msf_mul_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_mul_const_s8 MSF_REGION_ARGS(msf_const_operand_params)
 {
     const int32_t step = p->operand_size == 1 ? 0 : 1;
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *src = msf_at_s8(in, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                const int32_t product = ((int32_t)src[ch] + p->input_offset)
-                                        * ((int32_t)p->operand[ch * step] + p->operand_offset);
-                const int32_t v = msf_mul_by_quantized_mult(product, p->output_mult, p->output_shift, p->rounding);
-                dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
-            }
-        }
-    }
+    MSF_EACH_VALUE(s8, s8, p->channels, {
+        const int32_t product = ((int32_t)src[ch] + p->input_offset)
+                                * ((int32_t)p->operand[ch * step] + p->operand_offset);
+        const int32_t v = msf_mul_by_quantized_mult(product, p->output_mult, p->output_shift, p->rounding);
+        dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
+    });
 }
 
 static int32_t msf_scaled_operand(const msf_const_operand_params *p, int32_t i)
@@ -37,26 +30,18 @@ static int32_t msf_scaled_operand(const msf_const_operand_params *p, int32_t i)
     return msf_mul_by_quantized_mult(v, p->operand_mult, p->operand_shift, p->rounding);
 }
 
-void msf_add_const_s8(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_add_const_s8 MSF_REGION_ARGS(msf_const_operand_params)
 {
     const int32_t scale_up = (int32_t)1 << p->left_shift;
     const int32_t scalar = msf_scaled_operand(p, 0);
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *src = msf_at_s8(in, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                /* a multiplication, not a shift: the value may be negative */
-                const int32_t v = ((int32_t)src[ch] + p->input_offset) * scale_up;
-                const int32_t sx = msf_mul_by_quantized_mult(v, p->input_mult, p->input_shift, p->rounding);
-                const int32_t sc = p->operand_size == 1 ? scalar : msf_scaled_operand(p, ch);
-                const int32_t sum = msf_mul_by_quantized_mult(sx + sc, p->output_mult, p->output_shift, p->rounding);
-                dst[ch] = msf_clamp_s8(sum, p->output_offset, p->act_min, p->act_max);
-            }
-        }
-    }
+    MSF_EACH_VALUE(s8, s8, p->channels, {
+        /* a multiplication, not a shift: the value may be negative */
+        const int32_t v = ((int32_t)src[ch] + p->input_offset) * scale_up;
+        const int32_t sx = msf_mul_by_quantized_mult(v, p->input_mult, p->input_shift, p->rounding);
+        const int32_t sc = p->operand_size == 1 ? scalar : msf_scaled_operand(p, ch);
+        const int32_t sum = msf_mul_by_quantized_mult(sx + sc, p->output_mult, p->output_shift, p->rounding);
+        dst[ch] = msf_clamp_s8(sum, p->output_offset, p->act_min, p->act_max);
+    });
 }
 
 /* The float kernels: x * c (mul != 0) or x + c, then the activation. */
@@ -64,63 +49,36 @@ static void msf_const_operand_f32(const msf_const_operand_params *p, const msf_v
                                   int32_t r0, int32_t r1, int32_t c0, int32_t c1, int mul)
 {
     const int32_t step = p->operand_size == 1 ? 0 : 1;
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const float *src = msf_at_f32(in, r, c, 0);
-            float *dst = msf_at_f32(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                const float v = p->operand_f32[ch * step];
-                dst[ch] = msf_apply_activation_f32(mul ? src[ch] * v : src[ch] + v, p->activation);
-            }
-        }
-    }
+    MSF_EACH_VALUE(f32, f32, p->channels, {
+        const float v = p->operand_f32[ch * step];
+        dst[ch] = msf_apply_activation_f32(mul ? src[ch] * v : src[ch] + v, p->activation);
+    });
 }
 
-void msf_mul_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_mul_const_f32 MSF_REGION_ARGS(msf_const_operand_params)
 {
     msf_const_operand_f32(p, in, out, r0, r1, c0, c1, 1);
 }
 
-void msf_add_const_f32(const msf_const_operand_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_add_const_f32 MSF_REGION_ARGS(msf_const_operand_params)
 {
     msf_const_operand_f32(p, in, out, r0, r1, c0, c1, 0);
 }
 
 /* MUL of two activations (ops/mul.py: Mul, MulBroadcast): as msf_mul_const_s8 with the
    second operand read at the same position, or at (0, 0) when it is a per-channel vector. */
-void msf_mul_s8(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_mul_s8 MSF_REGION2_ARGS(msf_mul_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *a = msf_at_s8(in1, r, c, 0);
-            const int8_t *b = p->broadcast ? msf_at_s8(in2, 0, 0, 0) : msf_at_s8(in2, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                const int32_t product = ((int32_t)a[ch] + p->input1_offset) * ((int32_t)b[ch] + p->input2_offset);
-                const int32_t v = msf_mul_by_quantized_mult(product, p->output_mult, p->output_shift, p->rounding);
-                dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
-            }
-        }
-    }
+    MSF_EACH_VALUE2(s8, p->broadcast ? msf_at_s8(in2, 0, 0, 0) : msf_at_s8(in2, r, c, 0), p->channels, {
+        const int32_t product = ((int32_t)a[ch] + p->input1_offset) * ((int32_t)b[ch] + p->input2_offset);
+        const int32_t v = msf_mul_by_quantized_mult(product, p->output_mult, p->output_shift, p->rounding);
+        dst[ch] = msf_clamp_s8(v, p->output_offset, p->act_min, p->act_max);
+    });
 }
 
-void msf_mul_f32(const msf_mul_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_mul_f32 MSF_REGION2_ARGS(msf_mul_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const float *a = msf_at_f32(in1, r, c, 0);
-            const float *b = p->broadcast ? msf_at_f32(in2, 0, 0, 0) : msf_at_f32(in2, r, c, 0);
-            float *dst = msf_at_f32(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = msf_apply_activation_f32(a[ch] * b[ch], p->activation);
-            }
-        }
-    }
+    MSF_EACH_VALUE2(f32, p->broadcast ? msf_at_f32(in2, 0, 0, 0) : msf_at_f32(in2, r, c, 0), p->channels, {
+        dst[ch] = msf_apply_activation_f32(a[ch] * b[ch], p->activation);
+    });
 }

@@ -21,7 +21,8 @@
  * the chunk, two multiply-accumulates an SMLAD. The odd last pixel of a region goes alone, four
  * output channels at a time.
  */
-#include "msfcnn_kernels.h"
+#include "conv2d.h"
+#include "window.h"
 
 #if !defined(MSF_ARM_DSP)  /* (the DSP extension's loops are further down) */
 /* acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
@@ -488,8 +489,7 @@ static MSF_NOINLINE void conv_pairs_gathered(const msf_conv2d_params *p, const m
 }
 #endif
 
-void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_conv2d_s8 MSF_REGION_ARGS(msf_conv2d_params)
 {
 #if defined(MSF_ARM_DSP)
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
@@ -502,8 +502,7 @@ void msf_conv2d_s8(const msf_conv2d_params *p, const msf_view *in, msf_view *out
 #endif
 }
 
-void msf_conv2d_f32(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_conv2d_f32 MSF_REGION_ARGS(msf_conv2d_params)
 {
     convolution(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32);
 }

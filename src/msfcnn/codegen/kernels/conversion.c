@@ -6,44 +6,35 @@
  * Element-wise: the output may be written over the input only where both have one size, which the
  * planner never does (a float32 value takes four bytes, an int8 one one).
  */
-#include "msfcnn_kernels.h"
+#include "conversion.h"
+#include "numerics.h"
 
 static int32_t position(const msf_quantize_region_params *p, int32_t r, int32_t c)
 {
     return (r * p->width + c) * p->channels;
 }
 
-void msf_dequantize_region_s8(const msf_dequantize_region_params *p, const msf_view *in, msf_view *out,
-                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_dequantize_region_s8 MSF_REGION_ARGS(msf_dequantize_region_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *src = msf_at_s8(in, r, c, 0);
-            float *dst = msf_at_f32(out, r, c, 0);
-            const int32_t at = position(p, r, c);
-            for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = msf_dequantize_s8_one(src[ch], p->scale, p->zero_point, at + ch < p->vector_end);
-            }
+    MSF_EACH_PIXEL(s8, f32, {
+        const int32_t at = position(p, r, c);
+        int32_t ch;
+        for (ch = 0; ch < p->channels; ++ch) {
+            dst[ch] = msf_dequantize_s8_one(src[ch], p->scale, p->zero_point, at + ch < p->vector_end);
         }
-    }
+    });
 }
 
-void msf_quantize_region_f32(const msf_quantize_region_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_quantize_region_f32 MSF_REGION_ARGS(msf_quantize_region_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const float *src = msf_at_f32(in, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            const int32_t at = position(p, r, c);
-            for (ch = 0; ch < p->channels; ++ch) {
-                /* TFLite Micro: the quotient in float32, then the scalar code's rounding of it */
-                dst[ch] = p->float_division ? msf_quantize_f32_one(src[ch] / p->scale, 1.0f, p->zero_point, 0)
-                                            : msf_quantize_f32_one(src[ch], p->scale, p->zero_point,
-                                                                   at + ch < p->vector_end);
-            }
+    MSF_EACH_PIXEL(f32, s8, {
+        const int32_t at = position(p, r, c);
+        int32_t ch;
+        for (ch = 0; ch < p->channels; ++ch) {
+            /* TFLite Micro: the quotient in float32, then the scalar code's rounding of it */
+            dst[ch] = p->float_division ? msf_quantize_f32_one(src[ch] / p->scale, 1.0f, p->zero_point, 0)
+                                        : msf_quantize_f32_one(src[ch], p->scale, p->zero_point,
+                                                               at + ch < p->vector_end);
         }
-    }
+    });
 }

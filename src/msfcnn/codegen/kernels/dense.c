@@ -9,7 +9,8 @@
  * (computed in Python from the float32 product of the scales, as GetQuantizedConvolutionMultipler),
  * then the output zero point and the activation clamp. msf_dense_s8 / _f32 do both at once.
  */
-#include "msfcnn_kernels.h"
+#include "dense.h"
+#include "numerics.h"
 
 void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, void *acc,
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)

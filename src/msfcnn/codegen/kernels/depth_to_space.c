@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "depth_to_space.h"
 
 static void msf_depth_to_space(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
                                int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -24,14 +24,5 @@ static void msf_depth_to_space(const msf_depth_to_space_params *p, const msf_vie
     }
 }
 
-void msf_depth_to_space_s8(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_depth_to_space(p, in, out, r0, r1, c0, c1, 1); }
-
-void msf_depth_to_space_s16(const msf_depth_to_space_s16_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_depth_to_space(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(int16_t)); }
-
-void msf_depth_to_space_f32(const msf_depth_to_space_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_depth_to_space(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float)); }
+/* msf_depth_to_space_s8, msf_depth_to_space_s16 and msf_depth_to_space_f32 */
+MSF_BYTE_COPY_KERNELS(depth_to_space)

@@ -18,7 +18,8 @@
  * one pixel to the left of an input row it reads: pixel x lands on input pixel x - 1, which no
  * later pixel reads and whose channels of the block the sums have already read.
  */
-#include "msfcnn_kernels.h"
+#include "depthwise_conv2d.h"
+#include "window.h"
 
 #if defined(MSF_ARM_DSP)
 /* s + the products of the taps [src, end) for four channels (multiplier 1), from input channel ch
@@ -158,14 +159,12 @@ static MSF_ALWAYS_INLINE void depthwise(const msf_depthwise_conv2d_params *p, co
     msf_window(&op, in, out, r0, r1, c0, c1);
 }
 
-void msf_depthwise_conv2d_s8(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
 {
     depthwise(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate);
 }
 
-void msf_depthwise_conv2d_f32(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
-                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_depthwise_conv2d_f32 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
 {
     depthwise(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32);
 }

@@ -12,7 +12,8 @@
  * running after it, overwrites them. The in-place form (depthwise_inplace.c, multiplier 1, so no
  * such overlap) runs the same way: the parts read and write disjoint channels.
  */
-#include "msfcnn_kernels.h"
+#include "depthwise_conv2d_litert.h"
+#include "depthwise_inplace.h"
 
 /* The tail part's views: `in` and `out` moved to its first input channel and that channel's first
    output (same strides, the bases that many values further on). */

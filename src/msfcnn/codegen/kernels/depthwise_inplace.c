@@ -20,7 +20,8 @@
  * activation, as the numpy kernel does.
  *
  */
-#include "msfcnn_kernels.h"
+#include "depthwise_inplace.h"
+#include "window.h"
 
 /* Channel c's taps, as (kh, kw), out of the (1, kh, kw, C) weights. */
 static void channel_taps(const msf_depthwise_conv2d_params *p, int32_t c, void *taps, size_t element)

@@ -16,7 +16,8 @@
  *   rounded half away from zero, then the pool's fused activation (float: divided, activated).
  * msf_global_avg_pool_s8 / _f32 sum and finish at once, channel by channel, without an accumulator.
  */
-#include "msfcnn_kernels.h"
+#include "global_avg_pool.h"
+#include "numerics.h"
 
 void msf_global_avg_pool_accumulate_s8(const msf_global_avg_pool_params *p, const msf_view *in,
                                        void *acc, int32_t r0, int32_t r1, int32_t c0, int32_t c1)

@@ -12,7 +12,8 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "int16.h"
+#include "window.h"
 
 static int16_t *at_s16(const msf_view *v, int32_t r, int32_t c, int32_t ch)
 {
@@ -122,15 +123,13 @@ static void depthwise_pixel(const void *params, const msf_view *in, const msf_pi
     }
 }
 
-void msf_conv2d_s16(const msf_conv2d_s16_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_conv2d_s16 MSF_REGION_ARGS(msf_conv2d_s16_params)
 {
     const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
     each_pixel(&shape, conv_pixel, p, in, out, r0, r1, c0, c1);
 }
 
-void msf_depthwise_conv2d_s16(const msf_depthwise_conv2d_s16_params *p, const msf_view *in, msf_view *out,
-                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_depthwise_conv2d_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_s16_params)
 {
     const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
     each_pixel(&shape, depthwise_pixel, p, in, out, r0, r1, c0, c1);
@@ -181,8 +180,7 @@ static void pool_pixel(const void *params, const msf_view *in, const msf_pixel *
     }
 }
 
-void msf_pool2d_s16(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_pool2d_s16 MSF_REGION_ARGS(msf_pool2d_params)
 {
     const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
     each_pixel(&shape, pool_pixel, p, in, out, r0, r1, c0, c1);
@@ -196,8 +194,7 @@ static int32_t add_input(int32_t v, int32_t offset, const msf_add_params *p, int
     return msf_mul_by_quantized_mult((v + offset) * (1 << p->left_shift), mult, shift, p->rounding);
 }
 
-void msf_add_s16(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_add_s16 MSF_REGION2_ARGS(msf_add_params)
 {
     int32_t r, c, ch;
     for (r = r0; r < r1; ++r) {

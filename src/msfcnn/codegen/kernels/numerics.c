@@ -1,11 +1,11 @@
 /*
  * Shared conversion helpers: src/msfcnn/numerics.py in C. (The fixed-point multiply, rounding and
- * clamp helpers are static inline in msfcnn_kernels.h, since every int8 kernel calls them per
+ * clamp helpers are static inline in numerics.h, since every int8 kernel calls them per
  * output value.)
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "numerics.h"
 
 /* The output stage's rounding constants by right shift (see msf_requantize_block_s8):
    ruy: 2^30 + 2^(right - 1) * 2^31; gemmlowp for products below -2^30: one 2^31 less when right > 0. */

@@ -6,7 +6,8 @@
  * graphs pad with 0.0. The region is walked as a window op's: a 1 x 1 window, stride 1, whose one
  * tap is either inside the input or padding.
  */
-#include "msfcnn_kernels.h"
+#include "pad.h"
+#include "window.h"
 
 /* Both element types (`element` bytes a value); the input and output never overlap. */
 static void pad(const msf_pad_params *p, const msf_view *in, msf_view *out, int32_t r0, int32_t r1, int32_t c0,
@@ -36,14 +37,12 @@ static void pad(const msf_pad_params *p, const msf_view *in, msf_view *out, int3
     }
 }
 
-void msf_pad_s8(const msf_pad_params *p, const msf_view *in, msf_view *out,
-                int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_pad_s8 MSF_REGION_ARGS(msf_pad_params)
 {
     pad(p, in, out, r0, r1, c0, c1, sizeof(int8_t));
 }
 
-void msf_pad_f32(const msf_pad_params *p, const msf_view *in, msf_view *out,
-                 int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_pad_f32 MSF_REGION_ARGS(msf_pad_params)
 {
     pad(p, in, out, r0, r1, c0, c1, sizeof(float));
 }

@@ -16,7 +16,8 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "pool2d.h"
+#include "window.h"
 
 /* What the hooks are told: the params, and the element type. */
 typedef struct {
@@ -128,14 +129,12 @@ static MSF_ALWAYS_INLINE void pool(const msf_pool2d_params *p, const msf_view *i
     msf_window(&op, in, out, r0, r1, c0, c1);
 }
 
-void msf_pool2d_s8(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_pool2d_s8 MSF_REGION_ARGS(msf_pool2d_params)
 {
     pool(p, in, out, r0, r1, c0, c1, 0);
 }
 
-void msf_pool2d_f32(const msf_pool2d_params *p, const msf_view *in, msf_view *out,
-                    int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_pool2d_f32 MSF_REGION_ARGS(msf_pool2d_params)
 {
     pool(p, in, out, r0, r1, c0, c1, 1);
 }

@@ -9,7 +9,8 @@
  * runs here too, every alpha 1 and its negative side's factor in (neg_mult, neg_shift).
  * float: the same choice in float32.
  */
-#include "msfcnn_kernels.h"
+#include "prelu.h"
+#include "numerics.h"
 
 static int32_t prelu_value(const msf_prelu_params *p, int32_t x, int32_t ch)
 {
@@ -21,48 +22,24 @@ static int32_t prelu_value(const msf_prelu_params *p, int32_t x, int32_t ch)
                                             p->neg_shift);
 }
 
-void msf_prelu_s8(const msf_prelu_params *p, const msf_view *in, msf_view *out,
-                  int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_prelu_s8 MSF_REGION_ARGS(msf_prelu_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int8_t *src = msf_at_s8(in, r, c, 0);
-            int8_t *dst = msf_at_s8(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = msf_clamp_s8(prelu_value(p, src[ch], ch), p->output_offset, -128, 127);
-            }
-        }
-    }
+    MSF_EACH_VALUE(s8, s8, p->channels, {
+        dst[ch] = msf_clamp_s8(prelu_value(p, src[ch], ch), p->output_offset, -128, 127);
+    });
 }
 
-void msf_prelu_s16(const msf_prelu_s16_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_prelu_s16 MSF_REGION_ARGS(msf_prelu_s16_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const int16_t *src = (const int16_t *)in->base + msf_offset(in, r, c, 0);
-            int16_t *dst = (int16_t *)out->base + msf_offset(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                const int64_t v = (int64_t)prelu_value(p, src[ch], ch) + p->output_offset;
-                dst[ch] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
-            }
-        }
-    }
+    MSF_EACH_VALUE(s16, s16, p->channels, {
+        const int64_t v = (int64_t)prelu_value(p, src[ch], ch) + p->output_offset;
+        dst[ch] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+    });
 }
 
-void msf_prelu_f32(const msf_prelu_params *p, const msf_view *in, msf_view *out,
-                   int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_prelu_f32 MSF_REGION_ARGS(msf_prelu_params)
 {
-    int32_t r, c, ch;
-    for (r = r0; r < r1; ++r) {
-        for (c = c0; c < c1; ++c) {
-            const float *src = msf_at_f32(in, r, c, 0);
-            float *dst = msf_at_f32(out, r, c, 0);
-            for (ch = 0; ch < p->channels; ++ch) {
-                dst[ch] = src[ch] >= 0.0f ? src[ch] : src[ch] * p->alpha_f32[ch];
-            }
-        }
-    }
+    MSF_EACH_VALUE(f32, f32, p->channels, {
+        dst[ch] = src[ch] >= 0.0f ? src[ch] : src[ch] * p->alpha_f32[ch];
+    });
 }

@@ -10,7 +10,7 @@
  * A weight lies in [-512, 1536] and the two weights of an axis add up to at most 2048 in absolute
  * value, so an int8 sum stays below 128 * 2048 * 2048 < 2^31 (int32); an int16 sum needs int64.
  */
-#include "msfcnn_kernels.h"
+#include "resize_bilinear.h"
 
 #define MSF_BILINEAR_ONE 1024
 #define MSF_BILINEAR_SHIFT 20
@@ -57,8 +57,7 @@ static int64_t msf_bilinear_round_wide(int64_t sum)
 static void msf_resize_bilinear_float(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
                                       int32_t r0, int32_t r1, int32_t c0, int32_t c1, int uint8);
 
-void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_resize_bilinear_s8 MSF_REGION_ARGS(msf_resize_bilinear_params)
 {
     int32_t r, c, ch;
     if (p->row_weights != NULL) {  /* a uint8 model's: TFLite's float formula */
@@ -80,8 +79,7 @@ void msf_resize_bilinear_s8(const msf_resize_bilinear_params *p, const msf_view 
     }
 }
 
-void msf_resize_bilinear_s16(const msf_resize_bilinear_s16_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_resize_bilinear_s16 MSF_REGION_ARGS(msf_resize_bilinear_s16_params)
 {
     int32_t r, c, ch, k;
     for (r = r0; r < r1; ++r) {
@@ -159,8 +157,7 @@ static void msf_resize_bilinear_float(const msf_resize_bilinear_params *p, const
     }
 }
 
-void msf_resize_bilinear_f32(const msf_resize_bilinear_params *p, const msf_view *in, msf_view *out,
-                             int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_resize_bilinear_f32 MSF_REGION_ARGS(msf_resize_bilinear_params)
 {
     msf_resize_bilinear_float(p, in, out, r0, r1, c0, c1, 0);
 }

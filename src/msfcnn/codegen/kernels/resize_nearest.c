@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "resize_nearest.h"
 
 static void msf_resize_nearest(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
                                int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -24,10 +24,8 @@ static void msf_resize_nearest(const msf_resize_nearest_params *p, const msf_vie
 }
 
 /* The same byte copy for both element types: only the element's size differs. */
-void msf_resize_nearest_s8(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_resize_nearest_s8 MSF_REGION_ARGS(msf_resize_nearest_params)
 { msf_resize_nearest(p, in, out, r0, r1, c0, c1, 1); }
 
-void msf_resize_nearest_f32(const msf_resize_nearest_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_resize_nearest_f32 MSF_REGION_ARGS(msf_resize_nearest_params)
 { msf_resize_nearest(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float)); }

@@ -10,7 +10,8 @@
  */
 #include <math.h>
 
-#include "msfcnn_kernels.h"
+#include "softmax.h"
+#include "numerics.h"
 
 void msf_softmax_s8(const msf_softmax_params *p, const int8_t *in, int8_t *out)
 {

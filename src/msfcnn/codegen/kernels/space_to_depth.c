@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "space_to_depth.h"
 
 static void msf_space_to_depth(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
                                int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -29,14 +29,5 @@ static void msf_space_to_depth(const msf_space_to_depth_params *p, const msf_vie
     }
 }
 
-void msf_space_to_depth_s8(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
-                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_space_to_depth(p, in, out, r0, r1, c0, c1, 1); }
-
-void msf_space_to_depth_s16(const msf_space_to_depth_s16_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_space_to_depth(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(int16_t)); }
-
-void msf_space_to_depth_f32(const msf_space_to_depth_params *p, const msf_view *in, msf_view *out,
-                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
-{ msf_space_to_depth(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float)); }
+/* msf_space_to_depth_s8, msf_space_to_depth_s16 and msf_space_to_depth_f32 */
+MSF_BYTE_COPY_KERNELS(space_to_depth)

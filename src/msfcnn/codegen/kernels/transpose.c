@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "msfcnn_kernels.h"
+#include "transpose.h"
 
 static void msf_transpose(const msf_transpose_params *p, const msf_view *in, msf_view *out,
                           int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t elem)
@@ -30,14 +30,12 @@ static void msf_transpose(const msf_transpose_params *p, const msf_view *in, msf
     }
 }
 
-void msf_transpose_s8(const msf_transpose_params *p, const msf_view *in, msf_view *out,
-                      int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_transpose_s8 MSF_REGION_ARGS(msf_transpose_params)
 {
     msf_transpose(p, in, out, r0, r1, c0, c1, 1);
 }
 
-void msf_transpose_f32(const msf_transpose_params *p, const msf_view *in, msf_view *out,
-                       int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+void msf_transpose_f32 MSF_REGION_ARGS(msf_transpose_params)
 {
     msf_transpose(p, in, out, r0, r1, c0, c1, (int32_t)sizeof(float));
 }

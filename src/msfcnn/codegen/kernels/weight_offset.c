@@ -13,7 +13,8 @@
  * Loops: as the int8 kernels' portable loops (msf_window, window.c), one output channel at a time;
  * the weights are offset as they are read.
  */
-#include "msfcnn_kernels.h"
+#include "weight_offset.h"
+#include "window.h"
 
 /* The runs' sum of (x + input_offset) times the weight offset: what the offset adds to every
    output channel's sum, sum (x + io) * (w + wo) = sum (x + io) * w + wo * sum (x + io). */

@@ -12,7 +12,7 @@
  * accumulate reduces the runs and the output stage (the op's finish, or the convolutions'
  * requantisation or bias and activation) writes the block.
  */
-#include "msfcnn_kernels.h"
+#include "window.h"
 
 /* Where gathering stopped: kernel row i, column j. */
 typedef struct {

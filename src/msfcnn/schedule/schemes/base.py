@@ -8,6 +8,13 @@ from ...ir import Graph
 from ..lowered import Liveness, LoweredBlock
 
 
+# The kinds of RAM floor (`cost.exact._ring_floor`), each the least buffer an inner tensor of a
+# stream takes: a ring of rows by the whole width (`rows`), the same but for depthwise rows that
+# may live in their input's ring (`homes`), a band or tile of at least its reader's window
+# (`patches`).
+FLOORS = ("rows", "homes", "patches")
+
+
 class Scheme:
     """How a block of ops runs. A scheme knows which rows-per-step settings the cost model should
     try for a block, and lowers a block into what it allocates and computes (`LoweredBlock`,
@@ -22,14 +29,25 @@ class Scheme:
     # 1 for schemes that save RAM at a cost in time per MAC (one row or one channel per kernel
     # call): at equal MACs the solvers prefer rank 0, so they are chosen where they lower the peak.
     time_rank: ClassVar[int] = 0
+    # The least RAM the exact cost model may assume of its blocks before lowering them (one of
+    # FLOORS; None: no floor, every candidate is lowered), and the axes along which its buffers
+    # hold an inner tensor's widest band over the bands of the stream end (they grow with the
+    # distance to it: `cost.exact._Bounds.band_floor`; only with a floor).
+    floor: ClassVar[str | None] = None
+    growing: ClassVar[tuple[int, ...]] = ()
 
     def __init_subclass__(cls, name: str, template: str, order: int, fused: bool = True, time_rank: int = 0,
-                          **kwargs):
+                          floor: str | None = None, growing: tuple[int, ...] = (), **kwargs):
         """A scheme states its registry facts in its class statement, e.g.
-        `class HCache(Scheme, name="hcache", template="stream", order=20)`, and its summary as the
-        class docstring."""
+        `class HCache(Scheme, name="hcache", template="stream", order=20, floor="patches",
+        growing=(0,))`, and its summary as the class docstring."""
         super().__init_subclass__(**kwargs)
+        if floor not in (None, *FLOORS):
+            raise TypeError(f"scheme {name}: unknown floor {floor!r} (floors: {', '.join(FLOORS)})")
+        if growing and floor is None or not set(growing) <= {0, 1}:
+            raise TypeError(f"scheme {name}: growing axes {growing} need a floor and are among 0 (rows), 1 (columns)")
         cls.name, cls.template, cls.order, cls.fused, cls.time_rank = name, template, order, fused, time_rank
+        cls.floor, cls.growing = floor, tuple(growing)
         cls.summary = " ".join((cls.__doc__ or name).split())
 
     def rows_options(self, graph: Graph, first: int, last: int, cache: dict | None = None) -> list[int]:

@@ -18,7 +18,7 @@ from .placement import place_over_input
 from .tails import tail_of, tail_scratch
 
 
-class HCache(Scheme, name="hcache", template="stream", order=20):
+class HCache(Scheme, name="hcache", template="stream", order=20, floor="patches", growing=(0,)):
     """bands of R output rows; columns stream through rings of k columns; band overlap recomputed"""
 
     def rows_options(self, graph, first, last, cache=None):

@@ -28,7 +28,7 @@ from .linebuffer import lower_rows
 from .placement import on_top, place_over_input
 
 
-class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1):
+class InPlace(Scheme, name="inplace", template="single", order=5, time_rank=1, floor="homes"):
     """depthwise convs written over input they no longer read: a whole map over its own input a
     channel at a time, or each row of a row-streamed block over a dead row of its input's ring"""
 

@@ -14,7 +14,7 @@ from .base import Scheme
 from .tails import tail_of, tail_scratch
 
 
-class Linebuffer(Scheme, name="linebuffer", template="stream", order=10):
+class Linebuffer(Scheme, name="linebuffer", template="stream", order=10, floor="rows"):
     """rows stream top to bottom through rings of k rows; nothing recomputed"""
 
     def lower(self, graph, live, first, last, rows, cache):

@@ -16,7 +16,7 @@ from .linebuffer import lower_rows
 from .placement import may_place, place_over_input
 
 
-class Overlap(Scheme, name="overlap", template="stream", order=15, time_rank=1):
+class Overlap(Scheme, name="overlap", template="stream", order=15, time_rank=1, floor="rows"):
     """linebuffer whose output overwrites the input rows already consumed (vMCU); one op too"""
 
     def lower(self, graph, live, first, last, rows, cache):

@@ -17,7 +17,7 @@ from .placement import place_over_input
 from .tails import tail_of, tail_scratch
 
 
-class Recompute(Scheme, name="recompute", template="patches", order=30):
+class Recompute(Scheme, name="recompute", template="patches", order=30, floor="patches", growing=(0, 1)):
     """square output patches, each computed from scratch (overlap recomputed both ways)"""
 
     def rows_options(self, graph, first, last, cache=None):
