@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list the built-in models")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, description} objects")
 
+    p = sub.add_parser("ops", help="the support matrix: each model format's operators, their element types, "
+                                   "numerics, fusion and calibrated targets (docs/operators.md)")
+    p.add_argument("--json", action="store_true", help="print the matrix's rows as JSON")
+
     p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
     _plan_args(p)
     p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
@@ -248,6 +252,11 @@ class Invocation:
 
 @dataclass(frozen=True)
 class ModelsRequest:
+    call: Invocation
+
+
+@dataclass(frozen=True)
+class OpsRequest:
     call: Invocation
 
 
@@ -397,6 +406,10 @@ def models_request(args) -> ModelsRequest:
     return ModelsRequest(_invocation(args, args.json))
 
 
+def ops_request(args) -> OpsRequest:
+    return OpsRequest(_invocation(args, args.json))
+
+
 def plan_request(args) -> PlanRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.output, args.timeline])
@@ -521,6 +534,11 @@ def cmd_models(request: ModelsRequest) -> None:
         _print_json(report.models_doc(names))
     elif names:
         print(report.models_text(names))
+
+
+def cmd_ops(request: OpsRequest) -> None:
+    from .support import ops_command
+    print(ops_command(request.call.json).rstrip("\n"))
 
 
 def cmd_plan(request: PlanRequest) -> None:
@@ -712,7 +730,7 @@ def _plot_pareto(request: ParetoRequest, planner, weight: str, front, vanilla, h
 
 
 # Each command: the function that turns its arguments into a request, and the one that runs it.
-COMMANDS = {"models": (models_request, cmd_models), "plan": (plan_request, cmd_plan),
+COMMANDS = {"models": (models_request, cmd_models), "ops": (ops_request, cmd_ops), "plan": (plan_request, cmd_plan),
             "sweep": (sweep_request, cmd_sweep), "pareto": (pareto_request, cmd_pareto),
             "run": (run_request, cmd_run), "compile": (compile_request, cmd_compile),
             "verify": (verify_request, cmd_verify), "fit": (fit_request, cmd_fit)}

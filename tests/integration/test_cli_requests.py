@@ -48,7 +48,7 @@ def test_cli_never_writes_to_the_parsed_arguments():
     assert namespace_writes(CLI_SOURCE) == []
 
 
-ARGUMENTS = {"models": ["models"], "plan": ["plan", "m"], "sweep": ["sweep", "m"], "pareto": ["pareto", "m"],
+ARGUMENTS = {"models": ["models"], "ops": ["ops"], "plan": ["plan", "m"], "sweep": ["sweep", "m"], "pareto": ["pareto", "m"],
              "run": ["run", "m"], "compile": ["compile", "m", "-o", "d"], "verify": ["verify", "m"],
              "fit": ["fit", "m", "--board", "nucleo-f767zi"]}
 
@@ -60,7 +60,7 @@ def test_every_command_builds_a_frozen_request_and_leaves_the_arguments_alone(co
     build, _ = COMMANDS[command]
     request = build(args)
     assert vars(args) == before
-    assert dataclasses.is_dataclass(request) and request.call.reads == (() if command == "models" else ("m",))
+    assert dataclasses.is_dataclass(request) and request.call.reads == (() if command in ("models", "ops") else ("m",))
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.call = None
 
@@ -110,3 +110,16 @@ def test_an_output_over_an_input_is_refused_before_any_other_check(tmp_path, cap
         assert "is the command's input: refusing to write over it" in err, err
     else:  # sweep writes nothing: its own check speaks
         assert "bad size '1KB'" in err, err
+
+
+def test_ops_prints_the_support_matrix(capsys):
+    """`msfcnn ops [--json]`: the matrix support.py makes (docs/operators.md's rows)."""
+    import json
+
+    from msfcnn import support
+    assert cli.main(["ops", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == json.loads(support.ops_command(json_output=True)) and doc["operators"]
+    assert cli.main(["ops", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out == support.ops_command(json_output=False).rstrip("\n") + "\n" and "CONV_2D" in out
