@@ -1,15 +1,23 @@
-"""The `msfcnn` command line (docs/cli.md). User errors exit 2 with one line on stderr."""
+"""The `msfcnn` command line (docs/cli.md): each command's arguments become a frozen request, which
+the command runs through `pipeline` and renders through `report`. User errors exit 2 with one line on
+stderr."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import __version__, progress
 from .errors import UserError
 from .sizes import parse_overhead, parse_size, split_list
 from .targets import TARGETS
+
+if TYPE_CHECKING:  # (imported where used: `msfcnn --help` stays quick)
+    from .boards import Board
+    from .pipeline import PlanOptions
+    from .targets import Target
 
 TARGET_NAMES = ", ".join(TARGETS)
 
@@ -120,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list the built-in models")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, description} objects")
 
+    p = sub.add_parser("ops", help="the support matrix: each model format's operators, their element types, "
+                                   "numerics, fusion and calibrated targets (docs/operators.md)")
+    p.add_argument("--json", action="store_true", help="print the matrix's rows as JSON")
+
     p = sub.add_parser("plan", help="find the fusion plan for one model and constraint")
     _plan_args(p)
     p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
@@ -225,302 +237,438 @@ def _latency_cap(text: str) -> tuple[float, str]:
     return value * scale, unit
 
 
-def _board(args):
-    """The --board of `plan`, which names the target and the clock (None without)."""
-    if getattr(args, "board", None) is None:
-        return None
+# -- requests: the parsed arguments, checked and typed; the commands read nothing else -------------
+
+@dataclass(frozen=True)
+class Invocation:
+    """What every command shares: whether progress may show, and the files it reads and writes
+    (no output may replace an input)."""
+
+    quiet: bool
+    json: bool = False
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelsRequest:
+    call: Invocation
+
+
+@dataclass(frozen=True)
+class OpsRequest:
+    call: Invocation
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    call: Invocation
+    options: PlanOptions
+    board: Board | None  # its target weighs the plans; its clock turns instructions into time
+    output: str | None
+    timeline: str | None
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    call: Invocation
+    models: tuple[str, ...]
+    overheads: tuple[float, ...]
+    rams: tuple[int, ...]
+    cost_model: str
+    schemes: tuple[str, ...] | None
+    count_io: bool
+
+
+@dataclass(frozen=True)
+class ParetoRequest:
+    call: Invocation
+    options: PlanOptions
+    axis: str  # "macs" or "latency": the compute axis
+    plot: str | None
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """The model with weights and its plan: the saved one of --plan, or the one the options ask for."""
+
+    options: PlanOptions
+    saved_plan: str | None
+    numerics: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """Where the generated C goes: the target, the board it is linked as (or none), and the
+    prefix of its external names."""
+
+    target: Target
+    board: Board | None
+    input_in_flash: bool
+    prefix: str
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    call: Invocation
+    model: ModelPlan
+    input: str | None
+    seed: int
+    output: str | None
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    call: Invocation
+    model: ModelPlan
+    link: Link
+    output: str
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    call: Invocation
+    model: ModelPlan
+    link: Link
+    input: str | None
+    seed: int
+    keep: str | None
+    instructions: bool
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    call: Invocation
+    model: str
+    board: Board
+    reserve: int
+    input_in_flash: bool
+    output: str | None
+
+
+def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
+    """The shared part of a request; `reads` and `writes` are the paths given (None if not). An
+    output that would replace an input is refused first, before any other check of the request."""
+    from .files import check_not_input, guarding_inputs
+    call = Invocation(args.quiet or args.quiet_all, json_output, tuple(p for p in reads if p),
+                      tuple(p for p in writes if p))
+    with guarding_inputs(call.reads):
+        for path in call.writes:
+            check_not_input(path)
+    return call
+
+
+def _schemes(names: list[str] | None) -> tuple[str, ...] | None:
+    return None if names is None else tuple(names)
+
+
+def _weighing_target(target: str | None, timed: bool) -> str | None:
+    """`plan` and `pareto`: the target whose latency model weighs the plans; a time objective, cap
+    or axis needs one."""
+    if timed and target is None:
+        raise UserError("a latency objective, cap or axis needs --target (calibrated: " + _calibrated() + ")")
+    return target
+
+
+def _model_plan(args, target: str | None) -> ModelPlan:
+    """`run`, `compile` and `verify`: a time objective or cap weighs the plans on `target` (the
+    C's; the host's without one)."""
+    from .pipeline import PlanOptions
+    timed = args.objective == "min-latency" or args.max_latency is not None
+    options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
+                          args.objective, args.max_overhead, args.max_ram, args.max_latency,
+                          latency_target=(target or "host") if timed else None)
+    return ModelPlan(options, args.plan, args.numerics)
+
+
+def _board_on(name: str, target: str | None) -> Board:
+    """The board named, which must run on --target when both are given."""
     from .boards import get_board
-    board = get_board(args.board)
-    if args.target is not None and args.target != board.target:
-        raise UserError(f"--board {board.name} runs on target {board.target}, not --target {args.target}")
-    args.target = board.target
+    board = get_board(name)
+    if target is not None and target != board.target:
+        raise UserError(f"--board {board.name} runs on target {board.target}, not --target {target}")
     return board
 
 
-def _max_latency(args, board) -> int | None:
-    """--max-latency in predicted instructions (milliseconds at the board's clock, one instruction
-    a cycle: the cap is as many instructions as that time holds)."""
-    if getattr(args, "max_latency", None) is None:
-        return None
-    value, unit = args.max_latency
-    if unit == "instructions":
-        return round(value)
-    if board is None:
-        raise UserError("--max-latency in milliseconds needs --board (its clock turns time into instructions)")
-    return int(value * board.clock_hz // 1000)
+def _link(args) -> Link:
+    """`compile` and `verify`: --target, or the target of the board --board links for."""
+    from .codegen.emit import check_prefix
+    from .targets import get_target
+    if args.input_in_flash and args.link_board is None:
+        raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
+    board = None if args.link_board is None else _board_on(args.link_board, args.target)
+    target = get_target(board.target if board else args.target or "host")
+    check_prefix(args.prefix)
+    return Link(target, board, args.input_in_flash, args.prefix)
 
 
-def _latency_model(args):
-    """The latency model of args.target when the command weighs time: `plan` and `pareto` with
-    --target, and any command asked for min-latency or --max-latency."""
-    from . import latency
-    target = getattr(args, "target", None)
-    timed = getattr(args, "objective", None) == "min-latency" or getattr(args, "max_latency", None) is not None
-    timed = timed or getattr(args, "board", None) is not None
-    if args.command in ("plan", "pareto") and (target is not None or timed or getattr(args, "axis", "") == "latency"):
-        if target is None:
-            raise UserError("a latency objective, cap or axis needs --target (calibrated: " + _calibrated() + ")")
-        return latency.load(target)
-    if timed:
-        return latency.load(target or "host")
-    return None
+def models_request(args) -> ModelsRequest:
+    return ModelsRequest(_invocation(args, args.json))
 
 
-def _planner(args, graph=None):
-    """The planner of args.model (or of `graph`, its already loaded graph) under the options."""
-    from . import pipeline
-    model = _latency_model(args)
+def ops_request(args) -> OpsRequest:
+    return OpsRequest(_invocation(args, args.json))
+
+
+def plan_request(args) -> PlanRequest:
+    from .pipeline import PlanOptions
+    call = _invocation(args, args.json, [args.model], [args.output, args.timeline])
+    board = None if args.board is None else _board_on(args.board, args.target)
+    target = board.target if board else args.target
+    timed = args.objective == "min-latency" or args.max_latency is not None or board is not None
+    options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
+                          args.objective, args.max_overhead, args.max_ram, args.max_latency,
+                          board.clock_hz if board else None, _weighing_target(target, timed))
+    return PlanRequest(call, options, board, args.output, args.timeline)
+
+
+def sweep_request(args) -> SweepRequest:
+    call = _invocation(args, args.json, args.models)
+    overheads = tuple(parse_overhead(f) for f in split_list(args.max_overhead))
+    rams = tuple(parse_size(s) for s in split_list(args.max_ram))
+    return SweepRequest(call, tuple(args.models), overheads, rams, args.cost_model, _schemes(args.schemes),
+                        args.count_io)
+
+
+def pareto_request(args) -> ParetoRequest:
+    from .pipeline import PlanOptions
+    call = _invocation(args, args.json, [args.model], [args.plot])
+    options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
+                          latency_target=_weighing_target(args.target, args.axis == "latency"))
+    return ParetoRequest(call, options, args.axis, args.plot)
+
+
+def run_request(args) -> RunRequest:
+    return RunRequest(_invocation(args, args.json, [args.model, args.input, args.plan], [args.output]),
+                      _model_plan(args, None), args.input, args.seed, args.output)
+
+
+def compile_request(args) -> CompileRequest:
+    call = _invocation(args, False, [args.model, args.plan], [args.output])
+    link = _link(args)
+    return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
+
+
+def verify_request(args) -> VerifyRequest:
+    call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
+    link = _link(args)
+    return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
+                         args.keep, args.instructions)
+
+
+def _board_target(link: Link) -> str | None:
+    return None if link.board is None else link.board.target
+
+
+def fit_request(args) -> FitRequest:
+    from .boards import get_board
+    from .fit import DEFAULT_RESERVE
+    call = _invocation(args, args.json, [args.model], [args.output])
+    return FitRequest(call, args.model, get_board(args.board),
+                      DEFAULT_RESERVE if args.reserve is None else args.reserve, args.input_in_flash, args.output)
+
+
+# -- the steps the commands share ------------------------------------------------------------------
+
+def _planner(options: PlanOptions, graph=None):
+    """The planner of the options' model (or of `graph`, its already loaded graph)."""
+    from . import pipeline, report
+    model = pipeline.latency_model(options)
     # A weightless model is predicted with the weights compile would give it (the output stage's
     # loops depend on the requantisation shifts).
-    graph = graph if graph is not None else pipeline.load(args.model, weights=model is not None)
-    if model is not None and args.cost_model != "exact":
-        raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
-    with progress.step(f"planning {graph.name}: enumerating fused blocks"):
-        planner = pipeline.planner(graph, args.cost_model, args.schemes, args.count_io, model)
-    if model is not None and model.stale:
-        print(f"msfcnn: warning: {', '.join(model.stale_sources)} changed since the {model.target} latency model "
-              f"was calibrated; predictions may drift (re-run scripts/calibrate_latency.py --target {model.target})", file=sys.stderr)
-    if model is not None and planner.uncovered:
-        print(f"msfcnn: warning: the {model.target} latency model has no costs for {', '.join(planner.uncovered)} "
-              f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
+    graph = graph if graph is not None else pipeline.load(options.model, weights=model is not None)
+    planner = pipeline.options_planner(graph, options, model)
+    if model is not None:
+        _warn(report.latency_warnings(model, planner.uncovered))
     return planner
 
 
-def _solve(args, planner, board=None):
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def _solve(options: PlanOptions, planner):
     from . import pipeline
-    with progress.step(f"planning {planner.graph.name}: solving ({args.strategy})"):
-        return pipeline.solve(planner, args.strategy, args.objective, args.max_overhead, args.max_ram,
-                              _max_latency(args, board))
+    with progress.step(f"planning {planner.graph.name}: solving ({options.strategy})"):
+        return pipeline.solve_options(planner, options)
 
 
-def cmd_models(args) -> None:
+def _planned_schedule(model: ModelPlan):
+    """The model with weights, its plan and the plan's schedule."""
+    from . import pipeline
+    graph = pipeline.load(model.options.model, weights=True, numerics=model.numerics)
+    plan = (pipeline.load_plan(model.saved_plan, graph) if model.saved_plan
+            else _solve(model.options, _planner(model.options, graph)))
+    return graph, plan, pipeline.lower(graph, plan)
+
+
+def _input(path: str | None, seed: int, graph):
+    """The input file's tensor(s), or a seeded random input."""
+    from .tensors import load_input, random_input
+    return load_input(path, graph) if path else random_input(graph, seed)
+
+
+def _for_board(link: Link, graph, plan, schedule):
+    """The link's target linked as its board, with the plan's stack bound (codegen/stack.py)
+    reserved; and the bound."""
+    from .codegen.stack import footprint
+    target, board = link.target, link.board
+    with progress.step(f"bounding the stack of {graph.name} on {target.name}"):
+        bound = footprint(graph, schedule, plan, target)
+    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not link.input_in_flash), bound
+
+
+def _print_json(doc) -> None:
+    from . import report
+    print(report.json_text(doc))
+
+
+# -- the commands ----------------------------------------------------------------------------------
+
+def cmd_models(request: ModelsRequest) -> None:
+    from . import report
     from .frontends import builtin_names
     names = builtin_names()
-    if args.json:
-        print(json.dumps([{"name": n, "description": d} for n, d in names.items()], indent=1))
-    else:
-        for name, description in names.items():
-            print(f"{name:16s} {description}")
+    if request.call.json:
+        _print_json(report.models_doc(names))
+    elif names:
+        print(report.models_text(names))
 
 
-def cmd_plan(args) -> None:
-    from .report import plan_table
-    from . import pipeline
-    board = _board(args)
-    planner = _planner(args)
-    plan = _solve(args, planner, board)
-    fields = plan.to_dict()
-    if board is not None and plan.feasible:
-        # instructions at one a cycle: a lower bound on the board (flash wait states, caches,
-        # multi-cycle instructions only add)
-        fields.update({"board": board.name, "clock_hz": board.clock_hz,
-                       "predicted_ms_lower_bound": round(plan.predicted_instructions / board.clock_hz * 1000, 3)})
-    doc = json.dumps(fields, indent=1)
-    if args.timeline:
-        from .report import plot_timeline
-        plot_timeline(args.timeline, plan, pipeline.lower(planner.graph, plan))
-    if args.output:
+def cmd_ops(request: OpsRequest) -> None:
+    from .support import ops_command
+    print(ops_command(request.call.json).rstrip("\n"))
+
+
+def cmd_plan(request: PlanRequest) -> None:
+    from . import pipeline, report
+    planner = _planner(request.options)
+    plan = _solve(request.options, planner)
+    doc = report.json_text(report.plan_doc(plan, request.board))
+    if request.timeline:
+        report.plot_timeline(request.timeline, plan, pipeline.lower(planner.graph, plan))
+    if request.output:
         from .files import write_atomic
-        write_atomic(args.output, doc + "\n")
-    if args.json:
-        print(doc)
-        return
-    print(plan_table(plan, planner.graph))
-    if board is not None and plan.feasible:
-        print(f"on {board.name} at {board.clock_hz / 1e6:g} MHz: at least {fields['predicted_ms_lower_bound']:g} ms "
-              f"(one instruction a cycle; {board.target} stands for its core)")
+        write_atomic(request.output, doc + "\n")
+    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board))
 
 
-def cmd_sweep(args) -> None:
-    from .report import sweep_table
-    overheads = [parse_overhead(f) for f in split_list(args.max_overhead)]
-    rams = [parse_size(s) for s in split_list(args.max_ram)]
-    from . import pipeline
+def cmd_sweep(request: SweepRequest) -> None:
+    from . import pipeline, report
     planners = []
-    with progress.step("sweep: enumerating fused blocks, model", total=len(args.models)) as bar:
-        for model in args.models:  # validate every model before printing
-            planners.append(pipeline.planner(pipeline.load(model), args.cost_model, args.schemes, args.count_io))
+    with progress.step("sweep: enumerating fused blocks, model", total=len(request.models)) as bar:
+        for model in request.models:  # validate every model before printing
+            planners.append(pipeline.planner(pipeline.load(model), request.cost_model, request.schemes,
+                                             request.count_io))
             bar.advance()
-    results = []
+    docs = []
     for planner in planners:
-        with progress.step(f"sweep {planner.graph.name}: plan", total=2 + len(overheads) + len(rams)) as bar:
-            vanilla, heuristic = planner.vanilla(), planner.heuristic()
-            bar.advance(2)
-            p1, p2 = [], []
-            for f in overheads:
-                p1.append(planner.p1(f))
-                bar.advance()
-            for r in rams:
-                p2.append(planner.p2(r))
-                bar.advance()
-        if args.json:
-            results.append({"model": planner.graph.name, "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
-                            "p1": [p.to_dict() for p in p1], "p2": [p.to_dict() for p in p2]})
+        plans = _sweep(request, planner)
+        if request.call.json:
+            docs.append(report.sweep_doc(planner.graph.name, *plans))
         else:
-            print(sweep_table(planner.graph.name, vanilla, heuristic, p1, p2), end="\n\n")
-    if args.json:
-        print(json.dumps(results, indent=1))
+            print(report.sweep_table(planner.graph.name, *plans), end="\n\n")
+    if request.call.json:
+        _print_json(docs)
 
 
-def cmd_run(args) -> None:
+def _sweep(request: SweepRequest, planner):
+    """Vanilla, heuristic, and the P1 and P2 plans under every cap."""
+    steps = 2 + len(request.overheads) + len(request.rams)
+    with progress.step(f"sweep {planner.graph.name}: plan", total=steps) as bar:
+        vanilla, heuristic = planner.vanilla(), planner.heuristic()
+        bar.advance(2)
+        p1, p2 = [], []
+        for f in request.overheads:
+            p1.append(planner.p1(f))
+            bar.advance()
+        for r in request.rams:
+            p2.append(planner.p2(r))
+            bar.advance()
+    return vanilla, heuristic, p1, p2
+
+
+def cmd_run(request: RunRequest) -> None:
     import numpy as np
-    from . import pipeline
-    from .report import plan_table
-    from .tensors import load_input, random_input, save_outputs
-    graph, plan, schedule = _planned_schedule(args)
-    x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
+    from . import pipeline, report
+    from .tensors import save_outputs
+    graph, plan, schedule = _planned_schedule(request.model)
+    x = _input(request.input, request.seed, graph)
     with progress.step(f"running {graph.name}: fused and unfused numpy executors"):
         fused = pipeline.run(schedule, x)
         ys = fused.outputs
         diff = max(pipeline.max_abs_diff(y, ref) for y, ref in zip(ys, pipeline.run_reference_outputs(graph, x)))
     bad = sum(y.size - int(np.count_nonzero(np.isfinite(y))) for y in ys)
+    model = request.model.options.model
     if bad:  # a float model whose arithmetic overflows float32
-        raise UserError(f"{args.model}: {bad} of the {sum(y.size for y in ys)} output values are NaN or infinite: the "
+        raise UserError(f"{model}: {bad} of the {sum(y.size for y in ys)} output values are NaN or infinite: the "
                         f"model's float32 arithmetic overflows on this input (check its weights)")
-    if args.output:
-        save_outputs(args.output, ys, args.model)
-    y, caller = ys[0], ys[graph.output_tensors.index(graph.output)]  # caller: the output not in the arena
-    input_bytes = int(sum(a.nbytes for a in (x if isinstance(x, list) else [x])))
-    result = {"model": graph.name, "numerics": graph.numerics, "plan": plan.to_dict(), "output_shape": list(y.shape), "output_dtype": str(y.dtype),
-              "max_abs_diff_vs_vanilla": diff, "measured_peak_ram_bytes": fused.measured_peak_ram_bytes,
-              "predicted_peak_ram_bytes": fused.predicted_peak_ram_bytes,
-              "io_bytes": {"input": input_bytes, "output": int(caller.nbytes)}}
-    if len(ys) > 1:
-        result["outputs"] = [{"shape": list(y.shape), "dtype": str(y.dtype)} for y in ys]
-    if args.json:
-        print(json.dumps(result, indent=1))
+    if request.output:
+        save_outputs(request.output, ys, model)
+    if request.call.json:
+        _print_json(report.run_doc(graph, plan, x, fused, diff))
     else:
-        print(plan_table(plan, graph))
-        lines = []
-        for k, y in enumerate(ys):
-            flat = y.reshape(-1)
-            top = f", argmax {int(flat.argmax())}" if flat.size > 1 else ""
-            lines.append(f"output{f' {k}' if len(ys) > 1 else ''} {list(y.shape)} {y.dtype}{top}")
-        print("\n".join(lines) + f"; max |fused - unfused| = {diff:g}{' over all outputs' if len(ys) > 1 else ''}")
-        extra = f" and output {caller.nbytes} B" + ("; the other outputs are in the arena" if len(ys) > 1 else "")
-        print(f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B "
-              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {input_bytes} B{extra})")
+        print(report.run_text(graph, plan, x, fused, diff))
 
 
-def _planned_schedule(args):
-    """The model with weights, the plan (the saved one of --plan, or the one the options ask for)
-    and its schedule."""
-    from . import pipeline
-    graph = pipeline.load(args.model, weights=True, numerics=args.numerics)
-    plan = pipeline.load_plan(args.plan, graph) if args.plan else _solve(args, _planner(args, graph))
-    return graph, plan, pipeline.lower(graph, plan)
-
-
-def _link_target(args):
-    """The target of `compile` and `verify`: --target, or the board's of --board (None without)."""
-    from .targets import get_target
-    if args.input_in_flash and args.link_board is None:
-        raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
-    if args.link_board is None:
-        return get_target(args.target or "host"), None
-    from .boards import get_board
-    board = get_board(args.link_board)
-    if args.target is not None and args.target != board.target:
-        raise UserError(f"--board {board.name} runs on target {board.target}, not --target {args.target}")
-    args.target = board.target  # a latency objective weighs the plans on it
-    return get_target(board.target), board
-
-
-def _for_board(target, board, graph, plan, schedule, input_in_ram: bool):
-    """`target` linked as `board`, with the plan's stack bound (codegen/stack.py) reserved; and
-    the bound."""
-    from .codegen.stack import footprint
-    with progress.step(f"bounding the stack of {graph.name} on {target.name}"):
-        bound = footprint(graph, schedule, plan, target)
-    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, input_in_ram), bound
-
-
-def cmd_compile(args) -> None:
-    from . import pipeline
-    from .codegen.emit import check_prefix
-    target, board = _link_target(args)
-    check_prefix(args.prefix)
-    graph, plan, schedule = _planned_schedule(args)
-    if board is not None:
-        target, _ = _for_board(target, board, graph, plan, schedule, not args.input_in_flash)
+def cmd_compile(request: CompileRequest) -> None:
+    from . import pipeline, report
+    link = request.link
+    graph, plan, schedule = _planned_schedule(request.model)
+    target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
     with progress.step(f"writing the C for {graph.name}"):
-        files = pipeline.write_c(args.output, graph, schedule, plan, target, args.prefix)
-    linked = f" linked as {board.name}" if board else ""
-    print(f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
-          f"wrote {len(files)} files to {args.output} (build for {target.name}{linked}: make -C {args.output})")
+        files = pipeline.write_c(request.output, graph, schedule, plan, target, link.prefix)
+    print(report.compile_text(graph, plan, schedule, files, request.output, target.name, link.board))
 
 
-def cmd_verify(args) -> int:
-    from . import pipeline
-    from .plan import block_name
-    from .tensors import load_input, random_input
-    from .codegen.build import DoesNotFit
-    from .codegen.emit import check_prefix
-    target, board = _link_target(args)
-    check_prefix(args.prefix)
-    graph, plan, schedule = _planned_schedule(args)
-    if board is not None:
-        target, bound = _for_board(target, board, graph, plan, schedule, not args.input_in_flash)
-    x = load_input(args.input, graph) if args.input else random_input(graph, args.seed)
-    try:
-        check = pipeline.verify(graph, plan, schedule, x, target, args.keep, count_instructions=args.instructions,
-                                prefix=args.prefix)
-    except DoesNotFit as err:  # what to pass for a plan that fits, under the other options given
-        budget = plan.peak_ram_bytes - err.excess
-        if budget <= 0:  # no arena at all would fit beside the rest
-            hint = " (try --input-in-flash)" if board is not None and not args.input_in_flash else ""
-            raise UserError(f"{err}; no plan fits: the rest (io, stack, C library) alone overflows it{hint}") from None
-        advice = _planner(args, graph).advice_to_fit(args.strategy, args.max_overhead, budget)
-        raise UserError(f"{err}; {advice}") from None
+def cmd_verify(request: VerifyRequest) -> int:
+    from . import pipeline, report
+    link = request.link
+    graph, plan, schedule = _planned_schedule(request.model)
+    target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    x = _input(request.input, request.seed, graph)
+    check = _verified(request, graph, plan, schedule, x, target)
     predicted = _predicted_blocks(target.name, graph, schedule)
-    result = {"model": graph.name, "target": target.name, "numerics": graph.numerics, "plan": plan.to_dict(),
-              "pass": check.passed, "tolerance": check.tolerance, "bit_exact": check.bit_exact,
-              "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
-              "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes,
-              "instructions": check.instructions,
-              "predicted_instructions": None if predicted is None else round(sum(predicted)),
-              "block_instructions": None if check.block_instructions is None else [
-                  {**block_name(b), "instructions": n,
-                   **({} if predicted is None else {"predicted_instructions": round(p)})}
-                  for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
-    linked = {} if board is None else _linked_report(check, board, bound, graph, plan, args.input_in_flash)
-    result.update(linked)
-    verdict = _verdict(check)
-    if len(graph.output_tensors) > 1:  # the verdict is over all of them, one after the other
-        result["outputs"] = len(graph.output_tensors)
-        verdict += f" (all {len(graph.output_tensors)} outputs)"
-    if args.json:
-        print(json.dumps(result, indent=1))
+    linked = None if bound is None else _linked_report(check, link, bound, graph, plan)
+    if request.call.json:
+        _print_json(report.verify_doc(graph, target.name, plan, check, predicted, linked))
     else:
-        stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
-        entry = pipeline.entry_point(graph, target, args.prefix or "msfcnn")[0]
-        count = "" if check.instructions is None else f"; {check.instructions} instructions in {entry}"
-        if predicted is not None and check.instructions:
-            count += f" ({round(sum(predicted))} predicted, {sum(predicted) / check.instructions - 1:+.1%})"
-        elif predicted is not None:  # not counted (no --instructions): the latency model's figure alone
-            count += f"; {round(sum(predicted))} instructions predicted"
-        print(f"{graph.name} on {target.name}: {verdict}; arena {check.arena_bytes} B in the object file, "
-              f"{check.predicted_peak_ram_bytes} B predicted{stack}{count}")
-        for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
-            guess = "" if predicted is None else f", {round(predicted[k])} predicted"
-            print(f"  block {k:3d}  ops {block.first:3d}-{block.last:<3d} {block.scheme:10s} R={block.rows:<3d} "
-                  f"{n:12d} instructions ({n / check.instructions:6.1%}{guess})")
-        if linked:
-            print(f"linked as {board.name} ({board.ram_bytes} B of RAM, {bound.stack_bytes} B of it for the stack): "
-                  f"static data {check.static_ram_bytes} B (C library {linked['c_library_bytes']} B); stack "
-                  f"{check.stack_bytes} B measured, {'within' if linked['within_stack_bound'] else 'OVER'} its bound; "
-                  f"start-up and main frames {check.frames_bytes} B")
-    if check.passed and linked.get("within_stack_bound", True):
+        entry = pipeline.entry_point(graph, target, link.prefix or "msfcnn")[0]
+        print(report.verify_text(graph, target.name, plan, check, predicted, linked, entry))
+    failure = report.verify_failure(graph, target.name, check, linked)
+    if failure is None:
         return 0
-    if check.passed:
-        verdict = f"FAIL (stack {check.stack_bytes} B measured > its bound {bound.stack_bytes} B)"
-    print(f"msfcnn: verify: {graph.name} on {target.name}: {verdict}", file=sys.stderr)
+    print(failure, file=sys.stderr)
     return VERIFY_FAILED
 
 
-def _linked_report(check, board, bound, graph, plan, input_in_flash: bool) -> dict:
+def _verified(request: VerifyRequest, graph, plan, schedule, x, target):
+    """The C built and run against numpy; a build that does not fit the board's RAM is a user
+    error that says what to pass for a plan that fits."""
+    from . import pipeline
+    from .codegen.build import DoesNotFit
+    try:
+        return pipeline.verify(graph, plan, schedule, x, target, request.keep,
+                               count_instructions=request.instructions, prefix=request.link.prefix)
+    except DoesNotFit as err:
+        raise UserError(f"{err}; {_fitting_advice(request, graph, plan, err.excess)}") from None
+
+
+def _fitting_advice(request: VerifyRequest, graph, plan, excess: int) -> str:
+    """What to pass for a plan that fits, under the other options given, when the build overflows
+    the board's RAM by `excess` bytes."""
+    budget = plan.peak_ram_bytes - excess
+    if budget <= 0:  # no arena at all would fit beside the rest
+        hint = " (try --input-in-flash)" if request.link.board is not None and not request.link.input_in_flash else ""
+        return f"no plan fits: the rest (io, stack, C library) alone overflows it{hint}"
+    options = request.model.options
+    return _planner(options, graph).advice_to_fit(options.strategy, options.max_overhead, budget)
+
+
+def _linked_report(check, link: Link, bound, graph, plan) -> dict:
     from .fit import io_bytes, linked_report
-    return linked_report(check, board, bound, 0 if plan.io_counted else io_bytes(graph, input_in_flash))
+    return linked_report(check, link.board, bound, 0 if plan.io_counted else io_bytes(graph, link.input_in_flash))
 
 
 def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
@@ -531,106 +679,72 @@ def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
     return latency.load(target).counter(graph).schedule(schedule)
 
 
-def _verdict(check) -> str:
-    """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
-    diff = f"max |C - numpy| = {check.max_abs_diff:g}"
-    if not check.is_float:
-        return f"PASS (bit-exact, {diff})" if check.passed else f"FAIL (not bit-exact: {diff})"
-    if check.passed:
-        return f"PASS ({diff} <= tolerance {check.tolerance:.3g})"
-    return f"FAIL ({diff} > tolerance {check.tolerance:.3g})"
-
-
-def cmd_fit(args) -> None:
-    from . import pipeline
-    from .boards import get_board
-    from .fit import DEFAULT_RESERVE, fit
-    board = get_board(args.board)
-    reserve = DEFAULT_RESERVE if args.reserve is None else args.reserve
-    graph = pipeline.load(args.model, weights=True)
+def cmd_fit(request: FitRequest) -> None:
+    from . import pipeline, report
+    from .fit import fit
+    board = request.board
+    graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, reserve, args.input_in_flash)
+        result = fit(graph, board, request.reserve, request.input_in_flash)
     if result.uncovered:
-        print(f"msfcnn: warning: the {board.target} latency model has no costs for {', '.join(result.uncovered)} "
-              f"(not calibrated): their instructions are not in the predictions", file=sys.stderr)
-    if args.output:
+        _warn([report.uncovered_warning(board.target, result.uncovered)])
+    if request.output:
         from .files import write_atomic
-        write_atomic(args.output, json.dumps(result.plan.to_dict(), indent=1) + "\n")
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=1))
-        return
-    from .report import plan_table
-    plan = result.plan
-    near = "" if board.exact_core else " (nearest emulated target only)"
-    print(plan_table(plan, graph))
-    io = ("in the arena" if result.io_in_arena else
-          "output only, input in flash" if args.input_in_flash else "input and output")
-    print(f"{graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target {board.target}{near}:")
-    for label, value in (("arena", result.arena_bytes), (f"io ({io})", result.io_bytes),
-                         ("stack (bound)", result.code.stack_bytes), ("static data", result.code.static_bytes),
-                         ("reserve", result.reserve_bytes)):
-        print(f"  {label:34s} {value:9d} B")
-    print(f"  {'headroom':34s} {result.headroom_bytes:9d} B")
-    if plan.predicted_instructions is not None:
-        print(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
-              f">= {result.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one instruction "
-              f"per cycle)")
+        write_atomic(request.output, report.json_text(result.plan.to_dict()) + "\n")
+    if request.call.json:
+        _print_json(result.to_dict())
     else:
-        print(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no latency "
-              f"model (calibrated: {_calibrated()})")
-    if board.note:
-        print(f"note: {board.note}")
+        print(report.fit_text(result, request.input_in_flash, _calibrated()))
 
 
-def cmd_pareto(args) -> None:
-    from .report import pareto_table, plot_pareto
-    from . import pipeline
-    planner = _planner(args)
-    weight = "instructions" if args.axis == "latency" else "macs"
+def cmd_pareto(request: ParetoRequest) -> None:
+    from . import pipeline, report
+    options = request.options
+    planner = _planner(options)
+    weight = "instructions" if request.axis == "latency" else "macs"
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
         front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
         # The same model with the network input and output counted the other way, for comparison.
-        other = pipeline.planner(planner.graph, args.cost_model, args.schemes, not args.count_io,
+        other = pipeline.planner(planner.graph, options.cost_model, options.schemes, not options.count_io,
                                  planner.latency).pareto(weight=weight)
         bar.advance()
-    with_io, without_io = (front, other) if args.count_io else (other, front)
-    if args.plot:
-        fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
-        from .schedule.schemes import PAPER_SCHEME, in_paper_space
-        if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
-            # The paper's search space under the same cost model: H-cache with one row per step.
-            fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space, weight), **fronts}
-        plot_pareto(args.plot, planner.graph.name, fronts, vanilla, heuristic, args.axis)
-    if args.json:
-        print(json.dumps({"model": planner.graph.name, "cost_model": vanilla.cost_model,
-                          "front": [p.to_dict() for p in front], "vanilla": vanilla.to_dict(),
-                          "heuristic": heuristic.to_dict(), "front_with_io": [p.to_dict() for p in with_io],
-                          "front_without_io": [p.to_dict() for p in without_io]}, indent=1))
+    with_io, without_io = (front, other) if options.count_io else (other, front)
+    if request.plot:
+        _plot_pareto(request, planner, weight, front, vanilla, heuristic)
+    name = planner.graph.name
+    if request.call.json:
+        _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io))
     else:
-        print(pareto_table(planner.graph.name, front, vanilla, heuristic))
-        label = "without the input and output" if args.count_io else "with the input and output in the arena"
-        print(f"{label} (--count-io {'off' if args.count_io else 'on'}): " + ", ".join(
-            f"{p.peak_ram_bytes} B @ " + (f"{p.predicted_instructions} instructions" if args.axis == "latency"
-                                          else f"F {p.overhead:.4f}") for p in other))
+        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, request.axis))
 
 
-COMMANDS = {"models": cmd_models, "plan": cmd_plan, "sweep": cmd_sweep, "pareto": cmd_pareto, "run": cmd_run,
-            "compile": cmd_compile, "verify": cmd_verify,
-            "fit": cmd_fit}
+def _plot_pareto(request: ParetoRequest, planner, weight: str, front, vanilla, heuristic) -> None:
+    from . import report
+    from .schedule.schemes import PAPER_SCHEME, in_paper_space
+    fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
+    if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
+        # The paper's search space under the same cost model: H-cache with one row per step.
+        fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space, weight), **fronts}
+    report.plot_pareto(request.plot, planner.graph.name, fronts, vanilla, heuristic, request.axis)
+
+
+# Each command: the function that turns its arguments into a request, and the one that runs it.
+COMMANDS = {"models": (models_request, cmd_models), "ops": (ops_request, cmd_ops), "plan": (plan_request, cmd_plan),
+            "sweep": (sweep_request, cmd_sweep), "pareto": (pareto_request, cmd_pareto),
+            "run": (run_request, cmd_run), "compile": (compile_request, cmd_compile),
+            "verify": (verify_request, cmd_verify), "fit": (fit_request, cmd_fit)}
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        progress.configure(getattr(args, "quiet", False) or args.quiet_all, getattr(args, "json", False))
-        from .files import check_not_input, guarding_inputs
-        read = [getattr(args, name, None) for name in ("model", "input", "plan")] + getattr(args, "models", [])
-        with guarding_inputs(read):  # no output replaces a file the command reads
-            for name in ("output", "timeline", "plot", "keep"):  # refused before any work
-                if getattr(args, name, None):
-                    check_not_input(getattr(args, name))
-            return COMMANDS[args.command](args) or 0
+        build, command = COMMANDS[args.command]
+        request = build(args)
+        progress.configure(request.call.quiet, request.call.json)
+        from .files import guarding_inputs
+        with guarding_inputs(request.call.reads):  # no output replaces a file the command reads
+            return command(request) or 0
     except UserError as err:
         print(f"msfcnn: error: {err}", file=sys.stderr)
         return USER_ERROR

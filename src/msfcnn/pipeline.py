@@ -40,6 +40,61 @@ def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, co
     return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency)
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """One planning question: the model, how its blocks are counted (`cost_model`, `schemes`,
+    `count_io`), the strategy, the objective and the caps. `latency_target` names the target whose
+    latency model weighs the blocks (None: no latency model). `max_latency` is the time cap as
+    given, (value, "instructions" or "ms"); `clock_hz` turns milliseconds into instructions."""
+
+    model: str
+    cost_model: str = DEFAULT_COST_MODEL
+    schemes: tuple[str, ...] | None = None
+    count_io: bool = False
+    strategy: str = "optimal"
+    objective: str | None = None
+    max_overhead: float | None = None
+    max_ram: int | None = None
+    max_latency: tuple[float, str] | None = None
+    clock_hz: int | None = None
+    latency_target: str | None = None
+
+    def instruction_cap(self) -> int | None:
+        """The time cap in predicted instructions (milliseconds at `clock_hz`, one instruction a
+        cycle: as many instructions as that time holds)."""
+        if self.max_latency is None:
+            return None
+        value, unit = self.max_latency
+        if unit == "instructions":
+            return round(value)
+        if self.clock_hz is None:
+            raise UserError("--max-latency in milliseconds needs --board (its clock turns time into instructions)")
+        return int(value * self.clock_hz // 1000)
+
+
+def latency_model(options: PlanOptions):
+    """The latency model of the options' target, or None when no target weighs the plans."""
+    if options.latency_target is None:
+        return None
+    from . import latency
+    return latency.load(options.latency_target)
+
+
+def options_planner(graph: Graph, options: PlanOptions, latency=None) -> Planner:
+    """`planner` for the options; a latency model (`latency_model(options)`) needs the exact cost
+    model, whose blocks are the lowered ones it weighs."""
+    if latency is not None and options.cost_model != SCHEDULABLE_COST_MODEL:
+        raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
+    with progress.step(f"planning {graph.name}: enumerating fused blocks"):
+        return planner(graph, options.cost_model, options.schemes, options.count_io, latency)
+
+
+def solve_options(plans: Planner, options: PlanOptions) -> Plan:
+    """The plan the options ask for (`solve` with their strategy, objective and caps)."""
+    return solve(plans, options.strategy, options.objective, options.max_overhead, options.max_ram,
+                 options.instruction_cap())
+
+
 def objective_for(objective: str | None, max_overhead: float | None, max_ram: int | None) -> str:
     """The objective asked for, or the one the caps imply: only a RAM cap means fewest MACs under it."""
     return objective or ("min-mac" if max_ram is not None and max_overhead is None else "min-ram")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 
 from .errors import UserError
@@ -191,3 +192,220 @@ def plot_timeline(path: str, plan: Plan, schedule) -> None:
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+
+
+# -- what each command prints: its JSON document and its text -------------------------------------
+
+def json_text(doc) -> str:
+    """A command's JSON output (docs/json.md)."""
+    return json.dumps(doc, indent=1)
+
+
+def models_doc(names: dict[str, str]) -> list[dict]:
+    return [{"name": name, "description": description} for name, description in names.items()]
+
+
+def models_text(names: dict[str, str]) -> str:
+    return "\n".join(f"{name:16s} {description}" for name, description in names.items())
+
+
+def latency_warnings(model, uncovered) -> list[str]:
+    """Warnings on a latency model: calibrated on sources that changed since, or without costs for
+    some of the model's kernels (`uncovered`)."""
+    lines = []
+    if model.stale:
+        lines.append(f"msfcnn: warning: {', '.join(model.stale_sources)} changed since the {model.target} latency "
+                     f"model was calibrated; predictions may drift (re-run scripts/calibrate_latency.py --target "
+                     f"{model.target})")
+    if uncovered:
+        lines.append(uncovered_warning(model.target, uncovered))
+    return lines
+
+
+def uncovered_warning(target: str, uncovered) -> str:
+    return (f"msfcnn: warning: the {target} latency model has no costs for {', '.join(uncovered)} (not calibrated): "
+            f"their instructions are not in the predictions")
+
+
+def plan_doc(plan: Plan, board=None) -> dict:
+    """`plan --json`: the plan, and with --board its time at the board's clock."""
+    fields = plan.to_dict()
+    if board is not None and plan.feasible:
+        fields.update({"board": board.name, "clock_hz": board.clock_hz,
+                       "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
+    return fields
+
+
+def _lower_bound_ms(plan: Plan, board) -> float:
+    # instructions at one a cycle: a lower bound on the board (flash wait states, caches,
+    # multi-cycle instructions only add)
+    return round(plan.predicted_instructions / board.clock_hz * 1000, 3)
+
+
+def plan_text(plan: Plan, graph: Graph, board=None) -> str:
+    text = plan_table(plan, graph)
+    if board is not None and plan.feasible:
+        text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
+                 f"(one instruction a cycle; {board.target} stands for its core)")
+    return text
+
+
+def sweep_doc(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: list[Plan]) -> dict:
+    return {"model": model, "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
+            "p1": [p.to_dict() for p in p1], "p2": [p.to_dict() for p in p2]}
+
+
+def pareto_doc(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, with_io: list[Plan],
+               without_io: list[Plan]) -> dict:
+    return {"model": model, "cost_model": vanilla.cost_model, "front": [p.to_dict() for p in front],
+            "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
+            "front_with_io": [p.to_dict() for p in with_io], "front_without_io": [p.to_dict() for p in without_io]}
+
+
+def pareto_text(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, other: list[Plan],
+                count_io: bool, axis: str) -> str:
+    """The front's table, then the other front (the input and output counted the other way)."""
+    label = "without the input and output" if count_io else "with the input and output in the arena"
+    others = ", ".join(f"{p.peak_ram_bytes} B @ " + (f"{p.predicted_instructions} instructions" if axis == "latency"
+                                                      else f"F {p.overhead:.4f}") for p in other)
+    return (pareto_table(model, front, vanilla, heuristic)
+            + f"\n{label} (--count-io {'off' if count_io else 'on'}): {others}")
+
+
+def run_doc(graph: Graph, plan: Plan, x, fused, diff: float) -> dict:
+    """`run --json`: the outputs' shapes, the difference with the unfused executor, the RAM."""
+    ys = fused.outputs
+    y, caller = ys[0], ys[graph.output_tensors.index(graph.output)]  # caller: the output not in the arena
+    doc = {"model": graph.name, "numerics": graph.numerics, "plan": plan.to_dict(), "output_shape": list(y.shape),
+           "output_dtype": str(y.dtype), "max_abs_diff_vs_vanilla": diff,
+           "measured_peak_ram_bytes": fused.measured_peak_ram_bytes,
+           "predicted_peak_ram_bytes": fused.predicted_peak_ram_bytes,
+           "io_bytes": {"input": _input_bytes(x), "output": int(caller.nbytes)}}
+    if len(ys) > 1:
+        doc["outputs"] = [{"shape": list(y.shape), "dtype": str(y.dtype)} for y in ys]
+    return doc
+
+
+def _input_bytes(x) -> int:
+    return int(sum(a.nbytes for a in (x if isinstance(x, list) else [x])))
+
+
+def run_text(graph: Graph, plan: Plan, x, fused, diff: float) -> str:
+    ys = fused.outputs
+    caller = ys[graph.output_tensors.index(graph.output)]
+    several = len(ys) > 1
+    lines = []
+    for k, y in enumerate(ys):
+        flat = y.reshape(-1)
+        top = f", argmax {int(flat.argmax())}" if flat.size > 1 else ""
+        lines.append(f"output{f' {k}' if several else ''} {list(y.shape)} {y.dtype}{top}")
+    extra = f" and output {caller.nbytes} B" + ("; the other outputs are in the arena" if several else "")
+    return (plan_table(plan, graph) + "\n" + "\n".join(lines)
+            + f"; max |fused - unfused| = {diff:g}{' over all outputs' if several else ''}\n"
+            + f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B "
+              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
+
+
+def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target: str, board=None) -> str:
+    linked = f" linked as {board.name}" if board else ""
+    return (f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
+            f"wrote {len(files)} files to {folder} (build for {target}{linked}: make -C {folder})")
+
+
+def verdict(check) -> str:
+    """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
+    diff = f"max |C - numpy| = {check.max_abs_diff:g}"
+    if not check.is_float:
+        return f"PASS (bit-exact, {diff})" if check.passed else f"FAIL (not bit-exact: {diff})"
+    if check.passed:
+        return f"PASS ({diff} <= tolerance {check.tolerance:.3g})"
+    return f"FAIL ({diff} > tolerance {check.tolerance:.3g})"
+
+
+def verify_verdict(graph: Graph, check) -> str:
+    """The verdict; over all the outputs, one after the other, for a model with several."""
+    outputs = len(graph.output_tensors)
+    return verdict(check) + (f" (all {outputs} outputs)" if outputs > 1 else "")
+
+
+def verify_doc(graph: Graph, target: str, plan: Plan, check, predicted: list[float] | None,
+               linked: dict | None) -> dict:
+    """`verify --json`: the verdict's terms, the counted and predicted instructions, and (linked
+    as a board) fit's terms (fit.linked_report)."""
+    from .plan import block_name
+    doc = {"model": graph.name, "target": target, "numerics": graph.numerics, "plan": plan.to_dict(),
+           "pass": check.passed, "tolerance": check.tolerance, "bit_exact": check.bit_exact,
+           "arena_bytes": check.arena_bytes, "predicted_peak_ram_bytes": check.predicted_peak_ram_bytes,
+           "max_abs_diff": check.max_abs_diff, "stack_bytes": check.stack_bytes, "instructions": check.instructions,
+           "predicted_instructions": None if predicted is None else round(sum(predicted)),
+           "block_instructions": None if check.block_instructions is None else [
+               {**block_name(b), "instructions": n,
+                **({} if predicted is None else {"predicted_instructions": round(p)})}
+               for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
+    doc.update(linked or {})
+    if len(graph.output_tensors) > 1:
+        doc["outputs"] = len(graph.output_tensors)
+    return doc
+
+
+def verify_text(graph: Graph, target: str, plan: Plan, check, predicted: list[float] | None, linked: dict | None,
+                entry: str) -> str:
+    """The verdict line, the instructions block by block when counted, and the board's RAM when
+    linked as one; `entry` is the generated function whose instructions are counted."""
+    stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
+    count = "" if check.instructions is None else f"; {check.instructions} instructions in {entry}"
+    if predicted is not None and check.instructions:
+        count += f" ({round(sum(predicted))} predicted, {sum(predicted) / check.instructions - 1:+.1%})"
+    elif predicted is not None:  # not counted (no --instructions): the latency model's figure alone
+        count += f"; {round(sum(predicted))} instructions predicted"
+    lines = [f"{graph.name} on {target}: {verify_verdict(graph, check)}; arena {check.arena_bytes} B in the object "
+             f"file, {check.predicted_peak_ram_bytes} B predicted{stack}{count}"]
+    for k, (block, n) in enumerate(zip(plan.blocks, check.block_instructions or ())):
+        guess = "" if predicted is None else f", {round(predicted[k])} predicted"
+        lines.append(f"  block {k:3d}  ops {block.first:3d}-{block.last:<3d} {block.scheme:10s} R={block.rows:<3d} "
+                     f"{n:12d} instructions ({n / check.instructions:6.1%}{guess})")
+    if linked:
+        lines.append(f"linked as {linked['board']} ({linked['board_ram_bytes']} B of RAM, "
+                     f"{linked['stack_bound_bytes']} B of it for the stack): static data {check.static_ram_bytes} B "
+                     f"(C library {linked['c_library_bytes']} B); stack {check.stack_bytes} B measured, "
+                     f"{'within' if linked['within_stack_bound'] else 'OVER'} its bound; start-up and main frames "
+                     f"{check.frames_bytes} B")
+    return "\n".join(lines)
+
+
+def verify_failure(graph: Graph, target: str, check, linked: dict | None) -> str | None:
+    """The line on stderr when verify fails (None when it passes): the C differs from numpy, or
+    linked as a board its measured stack is over the bound reserved for it."""
+    within = (linked or {}).get("within_stack_bound", True)
+    if check.passed and within:
+        return None
+    reason = (verify_verdict(graph, check) if not check.passed else
+              f"FAIL (stack {check.stack_bytes} B measured > its bound {linked['stack_bound_bytes']} B)")
+    return f"msfcnn: verify: {graph.name} on {target}: {reason}"
+
+
+def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
+    """`fit`: the plan, the board's RAM term by term, and the time at its clock (`calibrated`
+    lists the targets with a latency model, for a board whose target has none)."""
+    plan, board = fitted.plan, fitted.board
+    near = "" if board.exact_core else " (nearest emulated target only)"
+    io = ("in the arena" if fitted.io_in_arena else
+          "output only, input in flash" if input_in_flash else "input and output")
+    lines = [plan_table(plan, fitted.graph),
+             f"{fitted.graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target "
+             f"{board.target}{near}:"]
+    for label, value in (("arena", fitted.arena_bytes), (f"io ({io})", fitted.io_bytes),
+                         ("stack (bound)", fitted.code.stack_bytes), ("static data", fitted.code.static_bytes),
+                         ("reserve", fitted.reserve_bytes)):
+        lines.append(f"  {label:34s} {value:9d} B")
+    lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
+    if plan.predicted_instructions is not None:
+        lines.append(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
+                     f">= {fitted.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one "
+                     f"instruction per cycle)")
+    else:
+        lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no "
+                     f"latency model (calibrated: {calibrated})")
+    if board.note:
+        lines.append(f"note: {board.note}")
+    return "\n".join(lines)
