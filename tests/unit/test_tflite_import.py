@@ -39,7 +39,7 @@ KIND = {"CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d", "FULLY_CON
         "CONCATENATION": "concat", "DEQUANTIZE": "dequantize", "LOGISTIC": "logistic",
         "HARD_SWISH": "hard_swish",  # (concatenations of two inputs)
         "LEAKY_RELU": "leaky_relu", "TANH": "tanh", "ELU": "elu", "PRELU": "prelu", "RELU_N1_TO_1": "activation",
-        "RELU_0_TO_1": "activation"}
+        "RELU_0_TO_1": "activation", "ABS": "abs", "RSQRT": "rsqrt"}
 FOLDED = {"SHAPE", "STRIDED_SLICE", "PACK"}  # shape arithmetic, computed at import
 
 
@@ -309,7 +309,7 @@ def test_transpose_folds_into_the_means_after_it():
 
 UNSUPPORTED = {
     "unsupported_log_softmax": r"unsupported_log_softmax.tflite: unsupported operator LOG_SOFTMAX at operator "
-                               r"index 1 \(supported: ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
+                               r"index 1 \(supported: ABS, ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_fi_hybrid_dense": "operator 0 \\(FULLY_CONNECTED\\): a float32 input needs rank-2 float32 weights, "
                                    "got int8 4x12 \\(hybrid",
     "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
@@ -666,7 +666,7 @@ def test_what_each_element_type_reaches_follows_the_ops_declarations():
 
 
 @pytest.mark.parametrize("fixture,message", [
-    ("unsupported_i16_logistic", "(LOGISTIC) has int16 activations: 16x8 models support only ADD, "),
+    ("unsupported_i16_logistic", "(LOGISTIC) has int16 activations: 16x8 models support only ABS, ADD, "),
     ("unsupported_i16_logistic", "(msfcnn's logistic op has no int16 kernel)"),
     ("unsupported_u8_mul", "MUL on uint8 tensors is not supported (uint8 models may use ADD, "),
     ("unsupported_u8_mul", "; msfcnn's mul, mul_broadcast and mul_const ops have no uint8 kernel)"),
