@@ -10,11 +10,12 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, MovedAxes,
+from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, Mean, MovedAxes,
                                      Requantisation, unit_layout)
 from msfcnn.ir import NETWORK_INPUT, Graph, Quant
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
+from msfcnn.ops.axis_mean import AxisMean
 from msfcnn.ops.channel_gather import ChannelGather
 from msfcnn.ops.depthwise_conv2d import DepthwiseConv2D
 from msfcnn.ops.min_max import MaximumConst
@@ -174,6 +175,36 @@ def test_a_view_that_moves_h_w_or_c_is_a_transpose_and_only_of_a_map():
     assert stage.rewrite(state, MovedAxes(0, (1, 0), (5, 4))) is None  # (the frontend refuses it)
 
 
+# ---- means of views (a TRANSPOSE, SQUEEZE or EXPAND_DIMS folded into the MEAN reading it) -------
+
+
+def test_a_mean_of_a_transposed_map_is_an_axis_mean_of_the_map_itself():
+    state = _map((4, 5, 3))
+    view = MovedAxes(0, (2, 0, 1), (3, 4, 5))  # NHWC to NCHW, then the mean over the view's last axis (W)
+    result, rule = _applied(state, Mean(view, (2,), False, lambda: (3, 4)))
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((1, 5))), (0,), layout=(2, 0))
+    result, rule = _applied(state, Mean(view, (1, 2), True, lambda: (3, 1, 1)))  # over H and W, keeping them
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((4, 5))), (0,), layout=(2, 0, 1))
+    assert len(state.graph.nodes) == 1
+
+
+def test_a_mean_over_every_step_of_a_squeezed_sequence_is_a_global_pool():
+    state = _map((1, 5, 3))  # a Conv1D's output, squeezed to 5 steps of 3 channels
+    view = MovedAxes(0, (1, 2), (5, 3))
+    assert _applied(state, Mean(view, (0,), False, lambda: (3,))) == \
+        (Append(GlobalAvgPool(False), (0,)), "mean_over_every_position")
+    result, rule = _applied(state, Mean(view, (0,), True, lambda: (1, 3)))  # keep_dims: the view keeps its axis
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((1, 5))), (0,), layout=(1, 2))
+
+
+def test_the_declared_output_of_a_mean_is_asked_only_when_a_rule_needs_it():
+    def never():
+        raise AssertionError("asked for the declared shape")
+
+    result, rule = _applied(_map((4, 5, 3)), Mean(MovedAxes(0, (2, 0, 1), (3, 4, 5)), (1,), False, never))
+    assert rule == "mean_of_the_ir_map" and result.op == AxisMean(Window((4, 1)))
+
+
 # ---- batch normalisation ------------------------------------------------------------------------
 
 
@@ -266,7 +297,7 @@ def test_any_other_flattening_is_a_reshape(why):
 
 
 def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
-    """The TFLite and ONNX importers hand their clamps, shuffles and batch norms to
+    """The TFLite and ONNX importers hand their clamps, shuffles, means of views and batch norms to
     frontends/rewrite.py (and have no copy of their own)."""
     seen = []
 
@@ -282,7 +313,8 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     load_model(str(FIXTURES / "models" / "onnx_gap_linear.onnx"))
     load_model(str(FIXTURES / "models" / "shuffle_groups3.tflite"))
     load_model(str(FIXTURES / "models" / "extra_requantize.tflite"))
-    assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation")} <= set(seen)
+    load_model(str(FIXTURES / "models" / "op14_transpose_mean.tflite"))
+    assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation", "Mean")} <= set(seen)
     load_model(str(FIXTURES / "models" / "onnx_matmul.onnx"))
     assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd")} \
         <= set(seen)

@@ -22,6 +22,7 @@ from ..errors import UserError
 from ..ir import Graph, Quant, is_network_input
 from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
 from ..ops.activation import Activation
+from ..ops.axis_mean import AxisMean
 from ..ops.channel_gather import ChannelGather
 from ..ops.transpose import Transpose
 
@@ -105,6 +106,24 @@ def unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int
 
 
 @dataclass(frozen=True)
+class Mean:
+    """A MEAN over the axes `axes` of `view` (the view's own axes, batch excluded), each of them H
+    or W of the IR map: the MEAN of a TRANSPOSE / SQUEEZE folded at import (or of a plain map over H
+    or W alone). `keep` is keep_dims. `declared()` gives the output's declared shape; it is called
+    only when a rule needs it (it may refuse a malformed tensor)."""
+
+    view: MovedAxes
+    axes: tuple[int, ...]
+    keep: bool
+    declared: Callable[[], tuple[int, ...]]
+
+    @property
+    def ir_axes(self) -> tuple[int, ...]:
+        """The reduced axes of the IR map (0: H, 1: W)."""
+        return tuple(sorted(self.view.layout[a] for a in self.axes))
+
+
+@dataclass(frozen=True)
 class BatchNorm:
     """An inference batch normalisation of `src`: (x - mean) * scale + beta per channel (scale =
     gamma / sqrt(var + epsilon)), in float64."""
@@ -140,16 +159,18 @@ class Flatten:
     src: int
 
 
-Proposal = Clamp | ChannelView | MovedAxes | BatchNorm | BiasAdd | Requantisation | Flatten
+Proposal = Clamp | ChannelView | MovedAxes | Mean | BatchNorm | BiasAdd | Requantisation | Flatten
 
 
 @dataclass(frozen=True)
 class Append:
-    """A rule's answer: the node for the frontend to append."""
+    """A rule's answer: the node for the frontend to append. `layout`, when given, is a view of the
+    node's output (see MovedAxes): the model's tensor is that output with its axes moved."""
 
     op: Op
     inputs: tuple[int, ...]
     consts: Mapping[str, np.ndarray] | None = None
+    layout: tuple[int, ...] | None = None
 
 
 # ---- the rules ---------------------------------------------------------------------------
@@ -232,6 +253,26 @@ def _moved_axes_as_transpose(state: ImportState, view: MovedAxes) -> Append | No
     """A map's H, W and C moved: a transpose node (unfused: it needs its whole input), of which the
     view is then the plain tensor. None (refused) for a view of more axes."""
     return Append(Transpose(view.layout), (view.src,)) if len(view.layout) == 3 else None
+
+
+def _mean_over_every_position(state: ImportState, p: Mean) -> Append | None:
+    """Over every position of a map whose view moves only axes of size 1 (GlobalAveragePooling1D
+    of a squeezed sequence), to the channels alone: a global average pool without keep_dims, the
+    same arithmetic, which streams as a tail."""
+    ir_shape = state.graph.shape_of(p.view.src)
+    if not in_byte_order(ir_shape, p.view.layout):
+        return None
+    if set(p.ir_axes) | {a for a in (0, 1) if ir_shape[a] == 1} != {0, 1} or p.declared() != ir_shape[2:]:
+        return None
+    return Append(GlobalAvgPool(False), (p.view.src,))
+
+
+def _mean_of_the_ir_map(state: ImportState, p: Mean) -> Append:
+    """The mean over the IR axes the view's reduced axes name, on the IR map itself (no transpose
+    node); the output is the mean's output seen with the view's remaining (or kept) axes."""
+    layout = p.view.layout
+    kept = layout if p.keep else tuple(a for i, a in enumerate(layout) if i not in p.axes)
+    return Append(AxisMean.over(p.ir_axes, state.graph.shape_of(p.view.src)), (p.view.src,), layout=kept)
 
 
 def _affine_producer(state: ImportState, src: int):
@@ -332,6 +373,12 @@ RULES: tuple[Rule, ...] = (
          MovedAxes, _moved_axes_as_reshape),
     Rule("moved_axes_as_transpose", "the same, moving H, W or C", "a transpose node", MovedAxes,
          _moved_axes_as_transpose),
+    Rule("mean_over_every_position", "MEAN over every position of a sequence whose SQUEEZE / EXPAND_DIMS was "
+         "folded at import, to the channels alone", "a global_avg_pool node without keep_dims", Mean,
+         _mean_over_every_position),
+    Rule("mean_of_the_ir_map", "any other MEAN over H and / or W of a view (a TRANSPOSE, SQUEEZE or "
+         "EXPAND_DIMS folded at import), or over H or W alone", "an axis_mean node of the IR map, its output "
+         "seen in the view's layout", Mean, _mean_of_the_ir_map),
     Rule("fold_batch_norm", "BatchNormalization of the sole reader of a conv / depthwise / dense without "
          "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
     Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",

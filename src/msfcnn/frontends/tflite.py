@@ -40,7 +40,6 @@ from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
-from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
 from ..ops.dequantize import Dequantize
@@ -59,7 +58,7 @@ from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
-from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
+from .rewrite import Append, ChannelView, Clamp, Mean, MovedAxes, Requantisation, in_byte_order, unit_layout
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -561,7 +560,12 @@ class _Importer:
         return self.bind(out, node)
 
     def emit_rewritten(self, op: Operator, result: int | Append) -> int:
-        """The operator's output as the rewrite stage answered: a tensor it holds, or a node."""
+        """The operator's output as the rewrite stage answered: a tensor it holds, or a node (whose
+        output the operator's may see with its axes moved: Append.layout)."""
+        if isinstance(result, Append) and result.layout is not None:
+            node = self.graph.append(result.op, result.inputs, result.consts, self.quant(op.outputs[0]))
+            self.bind_moved(op.outputs[0], node, result.layout)
+            return node
         if isinstance(result, Append):
             return self.emit(op, result.op, result.inputs, result.consts)
         return self.bind(op.outputs[0], result)
@@ -962,15 +966,10 @@ def _mean(imp: _Importer, op: Operator) -> None:
     if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
                         "are supported")
-    every_position = set(ir_axes) | {a for a in (0, 1) if shape[a] == 1} == {0, 1}
-    if moved and _in_byte_order(imp, index) and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
-        # Over every position of a squeezed sequence (GlobalAveragePooling1D): the global average
-        # pooling without keep_dims, the same arithmetic, which streams as a tail.
-        imp.emit(op, GlobalAvgPool(False), (src,))
-        return
-    node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
-    kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
-    imp.bind_moved(op.outputs[0], node, kept)
+    view = MovedAxes(src, layout, imp.fmap_shape(index))
+    out = op.outputs[0]
+    imp.emit_rewritten(op, stage.rewrite(imp, Mean(view, tuple(a - 1 for a in reduced), keep,
+                                                   lambda: imp.fmap_shape(out))))
 
 
 def _reduce_max(imp: _Importer, op: Operator) -> None:
