@@ -171,7 +171,7 @@ def test_candidate_blocks_take_two_bytes_a_value(name):
 
 
 @pytest.mark.parametrize("fixture,message", [
-    ("unsupported_i16_logistic", "operator 1 (LOGISTIC) has int16 activations: 16x8 models support only ADD, "),
+    ("unsupported_i16_logistic", "operator 1 (LOGISTIC) has int16 activations: 16x8 models support only ABS, ADD, "),
     ("unsupported_i16_softmax", "operator 1 (SOFTMAX): an int16 SOFTMAX must have the output scale 1/32768"),
     ("unsupported_i16_int32_bias", "operator 0 (CONV_2D): expected an int64 bias of 4, got int32"),
 ])

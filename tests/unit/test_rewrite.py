@@ -10,15 +10,17 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, Mean, MovedAxes,
-                                     Requantisation, unit_layout)
-from msfcnn.ir import NETWORK_INPUT, Graph, Quant
+from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Dequantisation, Flatten,
+                                     InputQuantisation, Mean, MovedAxes, Requantisation, unit_layout)
+from msfcnn.ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
 from msfcnn.ops.axis_mean import AxisMean
 from msfcnn.ops.channel_gather import ChannelGather
+from msfcnn.ops.dequantize import Dequantize
 from msfcnn.ops.depthwise_conv2d import DepthwiseConv2D
 from msfcnn.ops.min_max import MaximumConst
+from msfcnn.ops.quantize import Quantize
 from msfcnn.ops.transpose import Transpose
 
 Q = Quant(0.05, -10)
@@ -271,6 +273,42 @@ def test_a_requantisation_to_the_tensors_own_quantisation_is_no_node():
     assert rule == "requantise" and result == Append(Requantize(), (0,))
 
 
+@pytest.mark.parametrize("k", [0, 1])
+def test_quantising_a_float_model_input_is_left_to_the_graphs_caller(k):
+    graph = Graph("t", (4, 4, 3), extra_inputs=(GraphInput((4, 4, 3)),))  # float32 inputs, not quantised yet
+    assert _applied(State(graph), InputQuantisation(input_tensor(k), Q)) == (input_tensor(k), "quantise_at_the_caller")
+    assert graph.quant_of(input_tensor(k)) == Q and graph.quant_of(input_tensor(1 - k)) is None
+    assert graph.float_input and not graph.nodes
+    assert stage.rewrite(State(graph), InputQuantisation(input_tensor(k), Quant(0.1, 0))) is None  # (once)
+
+
+def _float_island() -> State:
+    """An int8 map, dequantised: a float32 tensor inside an int8 graph."""
+    state = _int8_conv()
+    state.graph.append(Dequantize((4, 4, 2)), (0,))
+    return state
+
+
+def test_quantising_a_float_tensor_inside_the_model_is_a_quantize_node():
+    state = _float_island()
+    assert _applied(state, Requantisation(1, Q)) == (Append(Quantize((4, 4, 2)), (1,)), "end_float_island")
+
+
+def test_dequantising_the_models_output_is_left_to_the_graphs_caller():
+    state = _int8_conv()
+    assert _applied(state, Dequantisation(0, model_output=True)) == (0, "dequantise_at_the_caller")
+    assert state.graph.float_output and len(state.graph.nodes) == 1
+
+
+@pytest.mark.parametrize("why", ["inside the model", "the model input"])
+def test_any_other_dequantisation_is_a_dequantize_node(why):
+    state = _int8_conv()
+    src, output = (0, False) if why == "inside the model" else (NETWORK_INPUT, True)
+    shape = state.graph.shape_of(src)
+    assert _applied(state, Dequantisation(src, output)) == (Append(Dequantize(shape), (src,)), "dequantise")
+    assert not state.graph.float_output
+
+
 def _pooled(dtype: str) -> State:
     graph = Graph("t", (4, 4, 3), dtype=dtype, input_quant=None if dtype == "float32" else Q)
     graph.append(GlobalAvgPool(True), (NETWORK_INPUT,), quant=None if dtype == "float32" else Q)
@@ -297,8 +335,8 @@ def test_any_other_flattening_is_a_reshape(why):
 
 
 def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
-    """The TFLite and ONNX importers hand their clamps, shuffles, means of views and batch norms to
-    frontends/rewrite.py (and have no copy of their own)."""
+    """The TFLite and ONNX importers hand their clamps, shuffles, means of views, (de)quantisations
+    and batch norms to frontends/rewrite.py (and have no copy of their own)."""
     seen = []
 
     def recording(state, proposal):
@@ -314,7 +352,9 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     load_model(str(FIXTURES / "models" / "shuffle_groups3.tflite"))
     load_model(str(FIXTURES / "models" / "extra_requantize.tflite"))
     load_model(str(FIXTURES / "models" / "op14_transpose_mean.tflite"))
-    assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation", "Mean")} <= set(seen)
+    load_model(str(FIXTURES / "models" / "fi_float_io.tflite"))  # float32 edges and a float island
+    tflite_kinds = ("Clamp", "ChannelView", "Requantisation", "Mean", "InputQuantisation", "Dequantisation")
+    assert {("msfcnn.frontends.tflite", kind) for kind in tflite_kinds} <= set(seen)
     load_model(str(FIXTURES / "models" / "onnx_matmul.onnx"))
     assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd")} \
         <= set(seen)

@@ -19,10 +19,12 @@ from typing import Callable, Mapping, Protocol
 import numpy as np
 
 from ..errors import UserError
-from ..ir import Graph, Quant, is_network_input
+from ..ir import NETWORK_INPUT, Graph, Quant, is_network_input
 from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
 from ..ops.activation import Activation
 from ..ops.axis_mean import AxisMean
+from ..ops.dequantize import Dequantize
+from ..ops.quantize import Quantize
 from ..ops.channel_gather import ChannelGather
 from ..ops.transpose import Transpose
 
@@ -146,10 +148,28 @@ class BiasAdd:
 
 @dataclass(frozen=True)
 class Requantisation:
-    """A QUANTIZE of the quantised tensor `src` to the quantisation `quant`."""
+    """A QUANTIZE of `src` to the quantisation `quant`: of a quantised tensor, or of a float32 one
+    inside the model (where a float island ends)."""
 
     src: int
     quant: Quant
+
+
+@dataclass(frozen=True)
+class InputQuantisation:
+    """The QUANTIZE of a float32 model input `src` that nothing else reads, to `quant`."""
+
+    src: int
+    quant: Quant
+
+
+@dataclass(frozen=True)
+class Dequantisation:
+    """A DEQUANTIZE of the quantised tensor `src`; `model_output` when its output is the model's
+    only output and nothing else reads it."""
+
+    src: int
+    model_output: bool
 
 
 @dataclass(frozen=True)
@@ -159,7 +179,8 @@ class Flatten:
     src: int
 
 
-Proposal = Clamp | ChannelView | MovedAxes | Mean | BatchNorm | BiasAdd | Requantisation | Flatten
+Proposal = (Clamp | ChannelView | MovedAxes | Mean | BatchNorm | BiasAdd | Requantisation | InputQuantisation
+            | Dequantisation | Flatten)
 
 
 @dataclass(frozen=True)
@@ -320,6 +341,47 @@ def _fold_bias_add(state: ImportState, p: BiasAdd) -> int | None:
     return p.src
 
 
+def _quantise_at_the_caller(state: ImportState, p: InputQuantisation) -> int | None:
+    """No node: the graph's input takes the quantisation, and the graph's caller quantises its
+    float32 values (Graph.float_input)."""
+    if not is_network_input(p.src) or state.graph.quant_of(p.src) is not None:
+        return None
+    set_input_quant(state.graph, p.src, p.quant)
+    state.graph.float_input = True
+    return p.src
+
+
+def set_input_quant(graph: Graph, tensor: int, quant: Quant) -> None:
+    """Give a model input (its IR tensor) its quantisation."""
+    k = NETWORK_INPUT - tensor
+    if k == 0:
+        graph.input_quant = quant
+    else:
+        extra = list(graph.extra_inputs)
+        extra[k - 1] = replace(extra[k - 1], quant=quant)
+        graph.extra_inputs = tuple(extra)
+
+
+def _end_float_island(state: ImportState, p: Requantisation) -> Append | None:
+    """A float32 tensor inside the model: a quantize node (where a float island ends)."""
+    if not state.graph.element_of(p.src).is_float:
+        return None
+    return Append(Quantize(state.graph.shape_of(p.src)), (p.src,))
+
+
+def _dequantise_at_the_caller(state: ImportState, p: Dequantisation) -> int | None:
+    """No node: the graph's caller dequantises its output (Graph.float_output)."""
+    if not p.model_output or is_network_input(p.src):
+        return None
+    state.graph.float_output = True
+    return p.src
+
+
+def _dequantise(state: ImportState, p: Dequantisation) -> Append:
+    """A dequantize node: a float island begins."""
+    return Append(Dequantize(state.graph.shape_of(p.src)), (p.src,))
+
+
 def _drop_noop_requantisation(state: ImportState, p: Requantisation) -> int | None:
     """The tensor already has the quantisation: no node."""
     return p.src if state.graph.quant_of(p.src) == p.quant else None
@@ -385,6 +447,14 @@ RULES: tuple[Rule, ...] = (
          BatchNorm, _batch_norm_as_depthwise),
     Rule("fold_bias_add", "ADD of a float constant, the sole reader of a conv / depthwise / dense without "
          "activation", "the producer with the constant added to its bias", BiasAdd, _fold_bias_add),
+    Rule("quantise_at_the_caller", "QUANTIZE of a float32 model input that nothing else reads",
+         "no node: the graph's quantised input, which its caller quantises", InputQuantisation,
+         _quantise_at_the_caller),
+    Rule("end_float_island", "QUANTIZE of a float32 tensor inside the model", "a quantize node",
+         Requantisation, _end_float_island),
+    Rule("dequantise_at_the_caller", "DEQUANTIZE to the model's only output, read by nothing else",
+         "no node: the graph's output, which its caller dequantises", Dequantisation, _dequantise_at_the_caller),
+    Rule("dequantise", "any other DEQUANTIZE", "a dequantize node", Dequantisation, _dequantise),
     Rule("drop_noop_requantisation", "QUANTIZE of a quantised tensor to its own quantisation",
          "no node: the tensor itself", Requantisation, _drop_noop_requantisation),
     Rule("requantise", "any other QUANTIZE of a quantised tensor", "a requantize node", Requantisation,

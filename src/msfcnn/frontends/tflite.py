@@ -32,8 +32,8 @@ import tflite as schema
 from ..errors import UserError
 from .. import numerics as nx
 from ..ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor, is_network_input, with_numerics
-from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
-                   Softmax, Window)
+from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Requantize,
+                   Reshape, Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
 from ..ops.channel_slice import ChannelSlice
@@ -42,7 +42,6 @@ from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
-from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
@@ -50,7 +49,6 @@ from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
-from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
@@ -58,7 +56,8 @@ from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
-from .rewrite import Append, ChannelView, Clamp, Mean, MovedAxes, Requantisation, in_byte_order, unit_layout
+from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
+                      in_byte_order, unit_layout)
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -237,17 +236,9 @@ class _Importer:
             self.ir_tensor[tensor] = input_tensor(k)
             return
         self._set_activation_type(tensor)
-        self._set_input_quant(k, self.quant(tensor))
+        stage.set_input_quant(graph, input_tensor(k), self.quant(tensor))
         graph.uint8_input = kind == schema.TensorType.UINT8
         self.ir_tensor[tensor] = input_tensor(k)
-
-    def _set_input_quant(self, k: int, quant: Quant) -> None:
-        if k == 0:
-            self.graph.input_quant = quant
-        else:
-            extra = list(self.graph.extra_inputs)
-            extra[k - 1] = replace(extra[k - 1], quant=quant)
-            self.graph.extra_inputs = tuple(extra)
 
     def _operator(self, index: int) -> Operator:
         raw = self.subgraph.Operators(index)
@@ -1298,21 +1289,15 @@ def _quantize(imp: _Importer, op: Operator) -> None:
     index, out = imp.input(op, 0), op.outputs[0]
     k = imp.float_inputs.get(index)
     if k is not None and imp.graph.quant_of(input_tensor(k)) is None:
-        # A float32 model input becomes int8 (or int16): the caller of the graph quantises it.
-        imp._set_activation_type(out)
-        imp._set_input_quant(k, imp.quant(out))
-        imp.graph.float_input = True
-        imp.bind(out, input_tensor(k))
+        imp._set_activation_type(out)  # an int16 input quantisation makes a 16x8 graph
+        imp.bind(out, stage.rewrite(imp, InputQuantisation(input_tensor(k), imp.quant(out))))
         return
     src = imp.source(index)
-    if imp.graph.element_of(src).is_float:  # where a float island ends
-        if imp.type_of(out) != schema.TensorType.INT8:
-            raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
-                            "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
-        imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
-        return
+    if imp.graph.element_of(src).is_float and imp.type_of(out) != schema.TensorType.INT8:
+        raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
+                        "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
     result = stage.rewrite(imp, Requantisation(src, imp.quant(out)))  # no node if nothing changes
-    if isinstance(result, Append) and imp.graph.dtype == "int16":
+    if isinstance(result, Append) and isinstance(result.op, Requantize) and imp.graph.dtype == "int16":
         raise UserError("an int16 QUANTIZE that changes the scale is not supported (only at a float32 input)")
     imp.emit_rewritten(op, result)
 
@@ -1325,14 +1310,12 @@ def _dequantize(imp: _Importer, op: Operator) -> None:
     src = imp.source(imp.input(op, 0))
     if imp.type_of(out) != _FLOAT32:
         raise UserError(f"DEQUANTIZE to {_TYPE_NAMES.get(imp.type_of(out), 'an unknown type')}: expected float32")
-    if out == imp.output_tensor and imp.readers[out] == 1 and not is_network_input(src):
-        imp.graph.float_output = True  # int8 -> float32 at the output: done by the caller of the graph
-        imp.bind(out, src)
-        return
-    if imp.graph.element_of(src).name != "int8" or imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8:
+    result = stage.rewrite(imp, Dequantisation(src, out == imp.output_tensor and imp.readers[out] == 1))
+    if isinstance(result, Append) and (imp.graph.element_of(src).name != "int8"
+                                       or imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8):
         raise UserError("a DEQUANTIZE inside the model (a float island) must read an int8 tensor "
                         "(16x8 and uint8 models may dequantise only their output)")
-    imp.emit(op, Dequantize(imp.graph.shape_of(src)), (src,))
+    imp.emit_rewritten(op, result)
 
 
 def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
