@@ -11,7 +11,7 @@ from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
 from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Dequantisation, Flatten,
-                                     InputQuantisation, Mean, MovedAxes, Requantisation, unit_layout)
+                                     InputQuantisation, Mean, MovedAxes, Requantisation, UnitAxes, unit_layout)
 from msfcnn.ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
@@ -157,6 +157,27 @@ def _map(shape) -> State:
     graph = Graph("t", shape, input_quant=Q)
     graph.append(Requantize(), (NETWORK_INPUT,), quant=Q)
     return State(graph)
+
+
+def _never():
+    raise AssertionError("asked for the input as a tensor of its own")
+
+
+def test_unit_axes_removed_or_added_within_the_tensors_rank_are_a_view():
+    state = _map((1, 5, 3))
+    assert _applied(state, UnitAxes(0, (5, 3), _never)) == (MovedAxes(0, (1, 2), (5, 3)), "unit_axes_as_a_view")
+    assert _applied(state, UnitAxes(0, (5, 1, 3), _never)) == (MovedAxes(0, (1, 0, 2), (5, 1, 3)), "unit_axes_as_a_view")
+    assert _applied(state, UnitAxes(0, (1, 5, 3), _never)) == (0, "unit_axes_as_the_tensor")
+    assert len(state.graph.nodes) == 1
+    with pytest.raises(UserError, match="cannot view 1x5x3 as 3x5"):
+        stage.rewrite(state, UnitAxes(0, (3, 5), _never))
+
+
+def test_unit_axes_beyond_the_tensors_rank_are_a_reshape_of_the_input_as_a_tensor():
+    state = _map((1, 5, 3))
+    asked = []
+    result, rule = _applied(state, UnitAxes(0, (1, 1, 5, 3), lambda: asked.append(0) or 7))
+    assert rule == "unit_axes_as_reshape" and result == Append(Reshape((1, 1, 5, 3)), (7,)) and asked == [0]
 
 
 def test_a_view_that_moves_only_unit_axes_is_the_tensor_or_a_reshape():
@@ -356,5 +377,8 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     tflite_kinds = ("Clamp", "ChannelView", "Requantisation", "Mean", "InputQuantisation", "Dequantisation")
     assert {("msfcnn.frontends.tflite", kind) for kind in tflite_kinds} <= set(seen)
     load_model(str(FIXTURES / "models" / "onnx_matmul.onnx"))
-    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd")} \
-        <= set(seen)
+    load_model(str(FIXTURES / "models" / "onnx_sub_max_min.onnx"))  # (Unsqueeze)
+    load_model(str(FIXTURES / "models" / "bin_conv1d.tflite"))  # (EXPAND_DIMS, SQUEEZE)
+    onnx_kinds = ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd", "UnitAxes")
+    assert {("msfcnn.frontends.onnx", kind) for kind in onnx_kinds} <= set(seen)
+    assert ("msfcnn.frontends.tflite", "UnitAxes") in seen

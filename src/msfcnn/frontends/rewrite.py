@@ -108,6 +108,19 @@ def unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int
 
 
 @dataclass(frozen=True)
+class UnitAxes:
+    """IR tensor `src` (maybe seen through a view, see MovedAxes) with axes of size 1 added or
+    removed, to `shape`: a SQUEEZE / EXPAND_DIMS, an ONNX Squeeze / Unsqueeze, or a reshape that
+    does no more. The axes of `shape` larger than 1 are the IR tensor's, in its order. `tensor()`
+    gives the input as an IR tensor of its own shape (a view made into one first), called only by
+    a rule that appends a node reading it."""
+
+    src: int
+    shape: tuple[int, ...]
+    tensor: Callable[[], int]
+
+
+@dataclass(frozen=True)
 class Mean:
     """A MEAN over the axes `axes` of `view` (the view's own axes, batch excluded), each of them H
     or W of the IR map: the MEAN of a TRANSPOSE / SQUEEZE folded at import (or of a plain map over H
@@ -179,7 +192,7 @@ class Flatten:
     src: int
 
 
-Proposal = (Clamp | ChannelView | MovedAxes | Mean | BatchNorm | BiasAdd | Requantisation | InputQuantisation
+Proposal = (Clamp | ChannelView | MovedAxes | UnitAxes | Mean | BatchNorm | BiasAdd | Requantisation | InputQuantisation
             | Dequantisation | Flatten)
 
 
@@ -207,7 +220,7 @@ class Rule:
     matches: str
     produces: str
     proposal: type
-    apply: Callable[[ImportState, Proposal], int | Append | None]
+    apply: Callable[[ImportState, Proposal], int | Append | MovedAxes | None]
 
     @property
     def doc(self) -> str:
@@ -274,6 +287,23 @@ def _moved_axes_as_transpose(state: ImportState, view: MovedAxes) -> Append | No
     """A map's H, W and C moved: a transpose node (unfused: it needs its whole input), of which the
     view is then the plain tensor. None (refused) for a view of more axes."""
     return Append(Transpose(view.layout), (view.src,)) if len(view.layout) == 3 else None
+
+
+def _unit_axes_as_the_tensor(state: ImportState, p: UnitAxes) -> int | None:
+    """The IR tensor has the shape already (a Squeeze undoing an Unsqueeze): no node."""
+    return p.src if state.graph.shape_of(p.src) == p.shape else None
+
+
+def _unit_axes_as_a_view(state: ImportState, p: UnitAxes) -> MovedAxes | None:
+    """No more axes than the IR tensor: a view of it (no node), which a reader that needs a tensor
+    of its own gets through the MovedAxes rules, and a window op or MEAN reads as it is."""
+    layout = unit_layout(state.graph.shape_of(p.src), p.shape)
+    return None if layout is None else MovedAxes(p.src, layout, p.shape)
+
+
+def _unit_axes_as_reshape(state: ImportState, p: UnitAxes) -> Append:
+    """More axes than the IR tensor: a reshape node (no copy) of the input."""
+    return Append(Reshape(p.shape), (p.tensor(),))
 
 
 def _mean_over_every_position(state: ImportState, p: Mean) -> Append | None:
@@ -435,6 +465,12 @@ RULES: tuple[Rule, ...] = (
          MovedAxes, _moved_axes_as_reshape),
     Rule("moved_axes_as_transpose", "the same, moving H, W or C", "a transpose node", MovedAxes,
          _moved_axes_as_transpose),
+    Rule("unit_axes_as_the_tensor", "SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to the IR tensor's own shape",
+         "no node: the tensor itself", UnitAxes, _unit_axes_as_the_tensor),
+    Rule("unit_axes_as_a_view", "any other SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to no more axes than the "
+         "IR tensor has", "no node: a view of the tensor (MovedAxes)", UnitAxes, _unit_axes_as_a_view),
+    Rule("unit_axes_as_reshape", "SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to more axes than the IR tensor has",
+         "a reshape node", UnitAxes, _unit_axes_as_reshape),
     Rule("mean_over_every_position", "MEAN over every position of a sequence whose SQUEEZE / EXPAND_DIMS was "
          "folded at import, to the channels alone", "a global_avg_pool node without keep_dims", Mean,
          _mean_over_every_position),
@@ -465,10 +501,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def rewrite(state: ImportState, proposal: Proposal) -> int | Append | None:
-    """The IR tensor holding the proposal's result, or the node to append for it, from the first
-    rule that applies to it (in RULES' order). None when no rule applies: an open channel view
-    stays with the frontend, and an ADD of a constant that does not fold is the frontend's own."""
+def rewrite(state: ImportState, proposal: Proposal) -> int | Append | MovedAxes | None:
+    """The IR tensor holding the proposal's result, the node to append for it, or (for UnitAxes)
+    a view for the frontend to keep, from the first rule that applies to it (in RULES' order).
+    None when no rule applies: an open channel view stays with the frontend, and an ADD of a
+    constant that does not fold is the frontend's own."""
     for rule in RULES:
         if isinstance(proposal, rule.proposal):
             tensor = rule.apply(state, proposal)

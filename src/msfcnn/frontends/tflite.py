@@ -57,7 +57,7 @@ from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
 from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
-                      in_byte_order, unit_layout)
+                      UnitAxes, in_byte_order, unit_layout)
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -1165,8 +1165,8 @@ def _expand_dims(imp: _Importer, op: Operator) -> None:
 
 def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     """SQUEEZE / EXPAND_DIMS to `shape` (batch included): the same bytes with axes of size 1 removed
-    or added, folded at import like a TRANSPOSE (the output is the input's IR tensor with its axes
-    named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
+    or added, which the rewrite stage folds into a view like a TRANSPOSE (the output is the input's
+    IR tensor with its axes named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
     a map with one row, which fuses with its neighbours; a reader other than a window op (see
     feature_map) or a MEAN then gets a reshape."""
     index, out = imp.input(op, 0), op.outputs[0]
@@ -1175,12 +1175,11 @@ def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's")
-    ir_shape, target = imp.graph.shape_of(src), shape[1:]
-    layout = unit_layout(ir_shape, target)
-    if layout is None:  # more axes than the IR tensor has: a reshape
-        imp.emit(op, Reshape(target), (imp.source(index),))
+    result = stage.rewrite(imp, UnitAxes(src, shape[1:], lambda: imp.source(index)))
+    if isinstance(result, MovedAxes):
+        imp.bind_moved(out, result.src, result.layout)
     else:
-        imp.bind_moved(out, src, layout)
+        imp.emit_rewritten(op, result)
 
 
 def _bytes_of(imp: _Importer, index: int) -> int:
