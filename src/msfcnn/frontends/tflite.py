@@ -1165,10 +1165,10 @@ def _expand_dims(imp: _Importer, op: Operator) -> None:
 
 def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     """SQUEEZE / EXPAND_DIMS to `shape` (batch included): the same bytes with axes of size 1 removed
-    or added, which the rewrite stage folds into a view like a TRANSPOSE (the output is the input's
-    IR tensor with its axes named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
-    a map with one row, which fuses with its neighbours; a reader other than a window op (see
-    feature_map) or a MEAN then gets a reshape."""
+    or added, which the rewrite stage folds into a view like a TRANSPOSE (the output is the
+    input's IR tensor with its axes named by self.layout), so that Keras' Conv1D (EXPAND_DIMS,
+    CONV_2D, SQUEEZE) is a convolution of a map with one row, which fuses with its neighbours; a
+    reader other than a window op (see feature_map) or a MEAN then gets a reshape."""
     index, out = imp.input(op, 0), op.outputs[0]
     if imp.shape(out) != shape:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
