@@ -10,14 +10,17 @@ from support.paths import FIXTURES
 from msfcnn.errors import UserError
 from msfcnn.frontends import load_model
 from msfcnn.frontends import rewrite as stage
-from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, MovedAxes,
-                                     Requantisation, unit_layout)
-from msfcnn.ir import NETWORK_INPUT, Graph, Quant
+from msfcnn.frontends.rewrite import (RULES, Append, BatchNorm, BiasAdd, ChannelView, Clamp, Dequantisation, Flatten,
+                                     InputQuantisation, Mean, MovedAxes, Requantisation, UnitAxes, unit_layout)
+from msfcnn.ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor
 from msfcnn.ops import Conv2D, Dense, GlobalAvgPool, Requantize, Reshape, Window
 from msfcnn.ops.activation import Activation
+from msfcnn.ops.axis_mean import AxisMean
 from msfcnn.ops.channel_gather import ChannelGather
+from msfcnn.ops.dequantize import Dequantize
 from msfcnn.ops.depthwise_conv2d import DepthwiseConv2D
 from msfcnn.ops.min_max import MaximumConst
+from msfcnn.ops.quantize import Quantize
 from msfcnn.ops.transpose import Transpose
 
 Q = Quant(0.05, -10)
@@ -156,6 +159,28 @@ def _map(shape) -> State:
     return State(graph)
 
 
+def _never():
+    raise AssertionError("asked for the input as a tensor of its own")
+
+
+def test_unit_axes_removed_or_added_within_the_tensors_rank_are_a_view():
+    state = _map((1, 5, 3))
+    assert _applied(state, UnitAxes(0, (5, 3), _never)) == (MovedAxes(0, (1, 2), (5, 3)), "unit_axes_as_a_view")
+    expanded = MovedAxes(0, (1, 0, 2), (5, 1, 3))
+    assert _applied(state, UnitAxes(0, (5, 1, 3), _never)) == (expanded, "unit_axes_as_a_view")
+    assert _applied(state, UnitAxes(0, (1, 5, 3), _never)) == (0, "unit_axes_as_the_tensor")
+    assert len(state.graph.nodes) == 1
+    with pytest.raises(UserError, match="cannot view 1x5x3 as 3x5"):
+        stage.rewrite(state, UnitAxes(0, (3, 5), _never))
+
+
+def test_unit_axes_beyond_the_tensors_rank_are_a_reshape_of_the_input_as_a_tensor():
+    state = _map((1, 5, 3))
+    asked = []
+    result, rule = _applied(state, UnitAxes(0, (1, 1, 5, 3), lambda: asked.append(0) or 7))
+    assert rule == "unit_axes_as_reshape" and result == Append(Reshape((1, 1, 5, 3)), (7,)) and asked == [0]
+
+
 def test_a_view_that_moves_only_unit_axes_is_the_tensor_or_a_reshape():
     state = _map((1, 5, 3))  # a sequence of 5 steps as a map of one row
     layout = unit_layout((1, 5, 3), (5, 1, 3))  # EXPAND_DIMS at the other axis
@@ -172,6 +197,36 @@ def test_a_view_that_moves_h_w_or_c_is_a_transpose_and_only_of_a_map():
     result, rule = _applied(state, MovedAxes(0, (2, 0, 1), (3, 4, 5)))  # NHWC to NCHW
     assert rule == "moved_axes_as_transpose" and result == Append(Transpose((2, 0, 1)), (0,))
     assert stage.rewrite(state, MovedAxes(0, (1, 0), (5, 4))) is None  # (the frontend refuses it)
+
+
+# ---- means of views (a TRANSPOSE, SQUEEZE or EXPAND_DIMS folded into the MEAN reading it) -------
+
+
+def test_a_mean_of_a_transposed_map_is_an_axis_mean_of_the_map_itself():
+    state = _map((4, 5, 3))
+    view = MovedAxes(0, (2, 0, 1), (3, 4, 5))  # NHWC to NCHW, then the mean over the view's last axis (W)
+    result, rule = _applied(state, Mean(view, (2,), False, lambda: (3, 4)))
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((1, 5))), (0,), layout=(2, 0))
+    result, rule = _applied(state, Mean(view, (1, 2), True, lambda: (3, 1, 1)))  # over H and W, keeping them
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((4, 5))), (0,), layout=(2, 0, 1))
+    assert len(state.graph.nodes) == 1
+
+
+def test_a_mean_over_every_step_of_a_squeezed_sequence_is_a_global_pool():
+    state = _map((1, 5, 3))  # a Conv1D's output, squeezed to 5 steps of 3 channels
+    view = MovedAxes(0, (1, 2), (5, 3))
+    assert _applied(state, Mean(view, (0,), False, lambda: (3,))) == \
+        (Append(GlobalAvgPool(False), (0,)), "mean_over_every_position")
+    result, rule = _applied(state, Mean(view, (0,), True, lambda: (1, 3)))  # keep_dims: the view keeps its axis
+    assert rule == "mean_of_the_ir_map" and result == Append(AxisMean(Window((1, 5))), (0,), layout=(1, 2))
+
+
+def test_the_declared_output_of_a_mean_is_asked_only_when_a_rule_needs_it():
+    def never():
+        raise AssertionError("asked for the declared shape")
+
+    result, rule = _applied(_map((4, 5, 3)), Mean(MovedAxes(0, (2, 0, 1), (3, 4, 5)), (1,), False, never))
+    assert rule == "mean_of_the_ir_map" and result.op == AxisMean(Window((4, 1)))
 
 
 # ---- batch normalisation ------------------------------------------------------------------------
@@ -240,6 +295,42 @@ def test_a_requantisation_to_the_tensors_own_quantisation_is_no_node():
     assert rule == "requantise" and result == Append(Requantize(), (0,))
 
 
+@pytest.mark.parametrize("k", [0, 1])
+def test_quantising_a_float_model_input_is_left_to_the_graphs_caller(k):
+    graph = Graph("t", (4, 4, 3), extra_inputs=(GraphInput((4, 4, 3)),))  # float32 inputs, not quantised yet
+    assert _applied(State(graph), InputQuantisation(input_tensor(k), Q)) == (input_tensor(k), "quantise_at_the_caller")
+    assert graph.quant_of(input_tensor(k)) == Q and graph.quant_of(input_tensor(1 - k)) is None
+    assert graph.float_input and not graph.nodes
+    assert stage.rewrite(State(graph), InputQuantisation(input_tensor(k), Quant(0.1, 0))) is None  # (once)
+
+
+def _float_island() -> State:
+    """An int8 map, dequantised: a float32 tensor inside an int8 graph."""
+    state = _int8_conv()
+    state.graph.append(Dequantize((4, 4, 2)), (0,))
+    return state
+
+
+def test_quantising_a_float_tensor_inside_the_model_is_a_quantize_node():
+    state = _float_island()
+    assert _applied(state, Requantisation(1, Q)) == (Append(Quantize((4, 4, 2)), (1,)), "end_float_island")
+
+
+def test_dequantising_the_models_output_is_left_to_the_graphs_caller():
+    state = _int8_conv()
+    assert _applied(state, Dequantisation(0, model_output=True)) == (0, "dequantise_at_the_caller")
+    assert state.graph.float_output and len(state.graph.nodes) == 1
+
+
+@pytest.mark.parametrize("why", ["inside the model", "the model input"])
+def test_any_other_dequantisation_is_a_dequantize_node(why):
+    state = _int8_conv()
+    src, output = (0, False) if why == "inside the model" else (NETWORK_INPUT, True)
+    shape = state.graph.shape_of(src)
+    assert _applied(state, Dequantisation(src, output)) == (Append(Dequantize(shape), (src,)), "dequantise")
+    assert not state.graph.float_output
+
+
 def _pooled(dtype: str) -> State:
     graph = Graph("t", (4, 4, 3), dtype=dtype, input_quant=None if dtype == "float32" else Q)
     graph.append(GlobalAvgPool(True), (NETWORK_INPUT,), quant=None if dtype == "float32" else Q)
@@ -266,8 +357,8 @@ def test_any_other_flattening_is_a_reshape(why):
 
 
 def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
-    """The TFLite and ONNX importers hand their clamps, shuffles and batch norms to
-    frontends/rewrite.py (and have no copy of their own)."""
+    """The TFLite and ONNX importers hand their clamps, shuffles, means of views, (de)quantisations
+    and batch norms to frontends/rewrite.py (and have no copy of their own)."""
     seen = []
 
     def recording(state, proposal):
@@ -282,7 +373,13 @@ def test_both_importers_rewrite_through_the_one_stage(monkeypatch):
     load_model(str(FIXTURES / "models" / "onnx_gap_linear.onnx"))
     load_model(str(FIXTURES / "models" / "shuffle_groups3.tflite"))
     load_model(str(FIXTURES / "models" / "extra_requantize.tflite"))
-    assert {("msfcnn.frontends.tflite", kind) for kind in ("Clamp", "ChannelView", "Requantisation")} <= set(seen)
+    load_model(str(FIXTURES / "models" / "op14_transpose_mean.tflite"))
+    load_model(str(FIXTURES / "models" / "fi_float_io.tflite"))  # float32 edges and a float island
+    tflite_kinds = ("Clamp", "ChannelView", "Requantisation", "Mean", "InputQuantisation", "Dequantisation")
+    assert {("msfcnn.frontends.tflite", kind) for kind in tflite_kinds} <= set(seen)
     load_model(str(FIXTURES / "models" / "onnx_matmul.onnx"))
-    assert {("msfcnn.frontends.onnx", kind) for kind in ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd")} \
-        <= set(seen)
+    load_model(str(FIXTURES / "models" / "onnx_sub_max_min.onnx"))  # (Unsqueeze)
+    load_model(str(FIXTURES / "models" / "bin_conv1d.tflite"))  # (EXPAND_DIMS, SQUEEZE)
+    onnx_kinds = ("Clamp", "BatchNorm", "ChannelView", "Flatten", "BiasAdd", "UnitAxes")
+    assert {("msfcnn.frontends.onnx", kind) for kind in onnx_kinds} <= set(seen)
+    assert ("msfcnn.frontends.tflite", "UnitAxes") in seen

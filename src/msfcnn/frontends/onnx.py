@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..ir import Graph, GraphInput, input_tensor, is_network_input
-from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape, Softmax, Window
+from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Softmax, Window
 from ..ops.add import Add
 from ..ops.add_const import AddConst
 from ..ops.channel_slice import ChannelSlice
@@ -44,7 +44,7 @@ from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.sub import Sub, SubConst
 from . import rewrite as stage
-from .rewrite import Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, float32 as _float32
+from .rewrite import Append, BatchNorm, BiasAdd, ChannelView, Clamp, Flatten, UnitAxes, float32 as _float32
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 
@@ -897,14 +897,18 @@ def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
 
 
 def _reshape_to(imp: _Importer, node, value: _Value, in_shape: tuple[int, ...], resolved: tuple[int, ...]) -> None:
-    if resolved == in_shape:
-        imp.bind(node.output[0], value)
+    """Reshape / Squeeze / Unsqueeze of `value` (of ONNX shape `in_shape`) to `resolved`: to its own
+    shape or from (1, N) to (1, N, 1, 1), which only add or remove axes of size 1 (the rewrite
+    stage's UnitAxes rules: the tensor itself, or a reshape node), or a flattening to (1, N)."""
+    to_map = len(resolved) == 4 and resolved[0] == 1 and resolved[2:] == (1, 1) and len(in_shape) == 2
+    if resolved == in_shape or (to_map and value.flat_from is None):
+        ir_shape = imp.shape(value) if resolved == in_shape else (1, 1, resolved[1])
+        result = stage.rewrite(imp, UnitAxes(value.index, ir_shape, lambda: value.index))
+        imp.bind(node.output[0], imp.rewritten(result, value.flat_from))  # (never a view: no more axes)
     elif len(resolved) == 2 and resolved[0] == 1:
         imp.bind(node.output[0], _flatten_value(imp, value))
-    elif len(resolved) == 4 and resolved[0] == 1 and resolved[2:] == (1, 1) and len(in_shape) == 2:
-        if value.flat_from is not None:
-            raise UserError("reshaping a flattened feature map back is not supported")
-        imp.bind(node.output[0], imp.emit(Reshape((1, 1, resolved[1])), (value.index,)))
+    elif to_map:
+        raise UserError("reshaping a flattened feature map back is not supported")
     else:
         raise UserError(f"reshape {list(in_shape)} -> {list(resolved)} is not supported: only flattening to "
                         "(1, N) and (1, N) -> (1, N, 1, 1)")

@@ -19,9 +19,12 @@ from typing import Callable, Mapping, Protocol
 import numpy as np
 
 from ..errors import UserError
-from ..ir import Graph, Quant, is_network_input
+from ..ir import NETWORK_INPUT, Graph, Quant, is_network_input
 from ..ops import Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, Op, Requantize, Reshape, Window
 from ..ops.activation import Activation
+from ..ops.axis_mean import AxisMean
+from ..ops.dequantize import Dequantize
+from ..ops.quantize import Quantize
 from ..ops.channel_gather import ChannelGather
 from ..ops.transpose import Transpose
 
@@ -105,6 +108,37 @@ def unit_layout(ir_shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int
 
 
 @dataclass(frozen=True)
+class UnitAxes:
+    """IR tensor `src` (maybe seen through a view, see MovedAxes) with axes of size 1 added or
+    removed, to `shape`: a SQUEEZE / EXPAND_DIMS, an ONNX Squeeze / Unsqueeze, or a reshape that
+    does no more. The axes of `shape` larger than 1 are the IR tensor's, in its order. `tensor()`
+    gives the input as an IR tensor of its own shape (a view made into one first), called only by
+    a rule that appends a node reading it."""
+
+    src: int
+    shape: tuple[int, ...]
+    tensor: Callable[[], int]
+
+
+@dataclass(frozen=True)
+class Mean:
+    """A MEAN over the axes `axes` of `view` (the view's own axes, batch excluded), each of them H
+    or W of the IR map: the MEAN of a TRANSPOSE / SQUEEZE folded at import (or of a plain map over H
+    or W alone). `keep` is keep_dims. `declared()` gives the output's declared shape; it is called
+    only when a rule needs it (it may refuse a malformed tensor)."""
+
+    view: MovedAxes
+    axes: tuple[int, ...]
+    keep: bool
+    declared: Callable[[], tuple[int, ...]]
+
+    @property
+    def ir_axes(self) -> tuple[int, ...]:
+        """The reduced axes of the IR map (0: H, 1: W)."""
+        return tuple(sorted(self.view.layout[a] for a in self.axes))
+
+
+@dataclass(frozen=True)
 class BatchNorm:
     """An inference batch normalisation of `src`: (x - mean) * scale + beta per channel (scale =
     gamma / sqrt(var + epsilon)), in float64."""
@@ -127,10 +161,28 @@ class BiasAdd:
 
 @dataclass(frozen=True)
 class Requantisation:
-    """A QUANTIZE of the quantised tensor `src` to the quantisation `quant`."""
+    """A QUANTIZE of `src` to the quantisation `quant`: of a quantised tensor, or of a float32 one
+    inside the model (where a float island ends)."""
 
     src: int
     quant: Quant
+
+
+@dataclass(frozen=True)
+class InputQuantisation:
+    """The QUANTIZE of a float32 model input `src` that nothing else reads, to `quant`."""
+
+    src: int
+    quant: Quant
+
+
+@dataclass(frozen=True)
+class Dequantisation:
+    """A DEQUANTIZE of the quantised tensor `src`; `model_output` when its output is the model's
+    only output and nothing else reads it."""
+
+    src: int
+    model_output: bool
 
 
 @dataclass(frozen=True)
@@ -140,16 +192,19 @@ class Flatten:
     src: int
 
 
-Proposal = Clamp | ChannelView | MovedAxes | BatchNorm | BiasAdd | Requantisation | Flatten
+Proposal = (Clamp | ChannelView | MovedAxes | UnitAxes | Mean | BatchNorm | BiasAdd | Requantisation | InputQuantisation
+            | Dequantisation | Flatten)
 
 
 @dataclass(frozen=True)
 class Append:
-    """A rule's answer: the node for the frontend to append."""
+    """A rule's answer: the node for the frontend to append. `layout`, when given, is a view of the
+    node's output (see MovedAxes): the model's tensor is that output with its axes moved."""
 
     op: Op
     inputs: tuple[int, ...]
     consts: Mapping[str, np.ndarray] | None = None
+    layout: tuple[int, ...] | None = None
 
 
 # ---- the rules ---------------------------------------------------------------------------
@@ -165,7 +220,7 @@ class Rule:
     matches: str
     produces: str
     proposal: type
-    apply: Callable[[ImportState, Proposal], int | Append | None]
+    apply: Callable[[ImportState, Proposal], int | Append | MovedAxes | None]
 
     @property
     def doc(self) -> str:
@@ -234,6 +289,43 @@ def _moved_axes_as_transpose(state: ImportState, view: MovedAxes) -> Append | No
     return Append(Transpose(view.layout), (view.src,)) if len(view.layout) == 3 else None
 
 
+def _unit_axes_as_the_tensor(state: ImportState, p: UnitAxes) -> int | None:
+    """The IR tensor has the shape already (a Squeeze undoing an Unsqueeze): no node."""
+    return p.src if state.graph.shape_of(p.src) == p.shape else None
+
+
+def _unit_axes_as_a_view(state: ImportState, p: UnitAxes) -> MovedAxes | None:
+    """No more axes than the IR tensor: a view of it (no node), which a reader that needs a tensor
+    of its own gets through the MovedAxes rules, and a window op or MEAN reads as it is."""
+    layout = unit_layout(state.graph.shape_of(p.src), p.shape)
+    return None if layout is None else MovedAxes(p.src, layout, p.shape)
+
+
+def _unit_axes_as_reshape(state: ImportState, p: UnitAxes) -> Append:
+    """More axes than the IR tensor: a reshape node (no copy) of the input."""
+    return Append(Reshape(p.shape), (p.tensor(),))
+
+
+def _mean_over_every_position(state: ImportState, p: Mean) -> Append | None:
+    """Over every position of a map whose view moves only axes of size 1 (GlobalAveragePooling1D
+    of a squeezed sequence), to the channels alone: a global average pool without keep_dims, the
+    same arithmetic, which streams as a tail."""
+    ir_shape = state.graph.shape_of(p.view.src)
+    if not in_byte_order(ir_shape, p.view.layout):
+        return None
+    if set(p.ir_axes) | {a for a in (0, 1) if ir_shape[a] == 1} != {0, 1} or p.declared() != ir_shape[2:]:
+        return None
+    return Append(GlobalAvgPool(False), (p.view.src,))
+
+
+def _mean_of_the_ir_map(state: ImportState, p: Mean) -> Append:
+    """The mean over the IR axes the view's reduced axes name, on the IR map itself (no transpose
+    node); the output is the mean's output seen with the view's remaining (or kept) axes."""
+    layout = p.view.layout
+    kept = layout if p.keep else tuple(a for i, a in enumerate(layout) if i not in p.axes)
+    return Append(AxisMean.over(p.ir_axes, state.graph.shape_of(p.view.src)), (p.view.src,), layout=kept)
+
+
 def _affine_producer(state: ImportState, src: int):
     """The node producing `src` when a per-channel affine map after it folds into its weights and
     bias: a conv / depthwise / dense with no activation and no other reader; else None."""
@@ -277,6 +369,47 @@ def _fold_bias_add(state: ImportState, p: BiasAdd) -> int | None:
     bias = node.consts["bias"].astype(np.float64) + p.per_channel()
     state.graph.nodes[p.src] = replace(node, consts={**node.consts, **float32(bias=bias)})
     return p.src
+
+
+def _quantise_at_the_caller(state: ImportState, p: InputQuantisation) -> int | None:
+    """No node: the graph's input takes the quantisation, and the graph's caller quantises its
+    float32 values (Graph.float_input)."""
+    if not is_network_input(p.src) or state.graph.quant_of(p.src) is not None:
+        return None
+    set_input_quant(state.graph, p.src, p.quant)
+    state.graph.float_input = True
+    return p.src
+
+
+def set_input_quant(graph: Graph, tensor: int, quant: Quant) -> None:
+    """Give a model input (its IR tensor) its quantisation."""
+    k = NETWORK_INPUT - tensor
+    if k == 0:
+        graph.input_quant = quant
+    else:
+        extra = list(graph.extra_inputs)
+        extra[k - 1] = replace(extra[k - 1], quant=quant)
+        graph.extra_inputs = tuple(extra)
+
+
+def _end_float_island(state: ImportState, p: Requantisation) -> Append | None:
+    """A float32 tensor inside the model: a quantize node (where a float island ends)."""
+    if not state.graph.element_of(p.src).is_float:
+        return None
+    return Append(Quantize(state.graph.shape_of(p.src)), (p.src,))
+
+
+def _dequantise_at_the_caller(state: ImportState, p: Dequantisation) -> int | None:
+    """No node: the graph's caller dequantises its output (Graph.float_output)."""
+    if not p.model_output or is_network_input(p.src):
+        return None
+    state.graph.float_output = True
+    return p.src
+
+
+def _dequantise(state: ImportState, p: Dequantisation) -> Append:
+    """A dequantize node: a float island begins."""
+    return Append(Dequantize(state.graph.shape_of(p.src)), (p.src,))
 
 
 def _drop_noop_requantisation(state: ImportState, p: Requantisation) -> int | None:
@@ -332,12 +465,32 @@ RULES: tuple[Rule, ...] = (
          MovedAxes, _moved_axes_as_reshape),
     Rule("moved_axes_as_transpose", "the same, moving H, W or C", "a transpose node", MovedAxes,
          _moved_axes_as_transpose),
+    Rule("unit_axes_as_the_tensor", "SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to the IR tensor's own shape",
+         "no node: the tensor itself", UnitAxes, _unit_axes_as_the_tensor),
+    Rule("unit_axes_as_a_view", "any other SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to no more axes than the "
+         "IR tensor has", "no node: a view of the tensor (MovedAxes)", UnitAxes, _unit_axes_as_a_view),
+    Rule("unit_axes_as_reshape", "SQUEEZE / EXPAND_DIMS / Squeeze / Unsqueeze to more axes than the IR tensor has",
+         "a reshape node", UnitAxes, _unit_axes_as_reshape),
+    Rule("mean_over_every_position", "MEAN over every position of a sequence whose SQUEEZE / EXPAND_DIMS was "
+         "folded at import, to the channels alone", "a global_avg_pool node without keep_dims", Mean,
+         _mean_over_every_position),
+    Rule("mean_of_the_ir_map", "any other MEAN over H and / or W of a view (a TRANSPOSE, SQUEEZE or "
+         "EXPAND_DIMS folded at import), or over H or W alone", "an axis_mean node of the IR map, its output "
+         "seen in the view's layout", Mean, _mean_of_the_ir_map),
     Rule("fold_batch_norm", "BatchNormalization of the sole reader of a conv / depthwise / dense without "
          "activation", "the producer with scaled weights and shifted bias", BatchNorm, _fold_batch_norm),
     Rule("batch_norm_as_depthwise", "any other BatchNormalization of a map", "a 1x1 depthwise_conv2d node",
          BatchNorm, _batch_norm_as_depthwise),
     Rule("fold_bias_add", "ADD of a float constant, the sole reader of a conv / depthwise / dense without "
          "activation", "the producer with the constant added to its bias", BiasAdd, _fold_bias_add),
+    Rule("quantise_at_the_caller", "QUANTIZE of a float32 model input that nothing else reads",
+         "no node: the graph's quantised input, which its caller quantises", InputQuantisation,
+         _quantise_at_the_caller),
+    Rule("end_float_island", "QUANTIZE of a float32 tensor inside the model", "a quantize node",
+         Requantisation, _end_float_island),
+    Rule("dequantise_at_the_caller", "DEQUANTIZE to the model's only output, read by nothing else",
+         "no node: the graph's output, which its caller dequantises", Dequantisation, _dequantise_at_the_caller),
+    Rule("dequantise", "any other DEQUANTIZE", "a dequantize node", Dequantisation, _dequantise),
     Rule("drop_noop_requantisation", "QUANTIZE of a quantised tensor to its own quantisation",
          "no node: the tensor itself", Requantisation, _drop_noop_requantisation),
     Rule("requantise", "any other QUANTIZE of a quantised tensor", "a requantize node", Requantisation,
@@ -348,10 +501,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def rewrite(state: ImportState, proposal: Proposal) -> int | Append | None:
-    """The IR tensor holding the proposal's result, or the node to append for it, from the first
-    rule that applies to it (in RULES' order). None when no rule applies: an open channel view
-    stays with the frontend, and an ADD of a constant that does not fold is the frontend's own."""
+def rewrite(state: ImportState, proposal: Proposal) -> int | Append | MovedAxes | None:
+    """The IR tensor holding the proposal's result, the node to append for it, or (for UnitAxes)
+    a view for the frontend to keep, from the first rule that applies to it (in RULES' order).
+    None when no rule applies: an open channel view stays with the frontend, and an ADD of a
+    constant that does not fold is the frontend's own."""
     for rule in RULES:
         if isinstance(proposal, rule.proposal):
             tensor = rule.apply(state, proposal)

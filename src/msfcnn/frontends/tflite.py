@@ -32,18 +32,16 @@ import tflite as schema
 from ..errors import UserError
 from .. import numerics as nx
 from ..ir import NETWORK_INPUT, Graph, GraphInput, Quant, input_tensor, is_network_input, with_numerics
-from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Reshape,
-                   Softmax, Window)
+from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Requantize,
+                   Reshape, Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.add_const import AddConst
-from ..ops.axis_mean import AxisMean
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
-from ..ops.dequantize import Dequantize
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
@@ -51,7 +49,6 @@ from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
 from ..ops.prelu import Prelu
-from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
@@ -59,7 +56,8 @@ from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
-from .rewrite import Append, ChannelView, Clamp, MovedAxes, Requantisation, in_byte_order, unit_layout
+from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
+                      UnitAxes, in_byte_order, unit_layout)
 
 IDENTIFIER = b"TFL3"
 _OP_NAMES = {code: name for name, code in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
@@ -238,17 +236,9 @@ class _Importer:
             self.ir_tensor[tensor] = input_tensor(k)
             return
         self._set_activation_type(tensor)
-        self._set_input_quant(k, self.quant(tensor))
+        stage.set_input_quant(graph, input_tensor(k), self.quant(tensor))
         graph.uint8_input = kind == schema.TensorType.UINT8
         self.ir_tensor[tensor] = input_tensor(k)
-
-    def _set_input_quant(self, k: int, quant: Quant) -> None:
-        if k == 0:
-            self.graph.input_quant = quant
-        else:
-            extra = list(self.graph.extra_inputs)
-            extra[k - 1] = replace(extra[k - 1], quant=quant)
-            self.graph.extra_inputs = tuple(extra)
 
     def _operator(self, index: int) -> Operator:
         raw = self.subgraph.Operators(index)
@@ -561,7 +551,12 @@ class _Importer:
         return self.bind(out, node)
 
     def emit_rewritten(self, op: Operator, result: int | Append) -> int:
-        """The operator's output as the rewrite stage answered: a tensor it holds, or a node."""
+        """The operator's output as the rewrite stage answered: a tensor it holds, or a node (whose
+        output the operator's may see with its axes moved: Append.layout)."""
+        if isinstance(result, Append) and result.layout is not None:
+            node = self.graph.append(result.op, result.inputs, result.consts, self.quant(op.outputs[0]))
+            self.bind_moved(op.outputs[0], node, result.layout)
+            return node
         if isinstance(result, Append):
             return self.emit(op, result.op, result.inputs, result.consts)
         return self.bind(op.outputs[0], result)
@@ -962,15 +957,10 @@ def _mean(imp: _Importer, op: Operator) -> None:
     if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
                         "are supported")
-    every_position = set(ir_axes) | {a for a in (0, 1) if shape[a] == 1} == {0, 1}
-    if moved and _in_byte_order(imp, index) and every_position and imp.fmap_shape(op.outputs[0]) == shape[2:]:
-        # Over every position of a squeezed sequence (GlobalAveragePooling1D): the global average
-        # pooling without keep_dims, the same arithmetic, which streams as a tail.
-        imp.emit(op, GlobalAvgPool(False), (src,))
-        return
-    node = imp.graph.append(AxisMean.over(ir_axes, shape), (src,), quant=imp.quant(op.outputs[0]))
-    kept = layout if keep else tuple(a for i, a in enumerate(layout) if i + 1 not in reduced)
-    imp.bind_moved(op.outputs[0], node, kept)
+    view = MovedAxes(src, layout, imp.fmap_shape(index))
+    out = op.outputs[0]
+    imp.emit_rewritten(op, stage.rewrite(imp, Mean(view, tuple(a - 1 for a in reduced), keep,
+                                                   lambda: imp.fmap_shape(out))))
 
 
 def _reduce_max(imp: _Importer, op: Operator) -> None:
@@ -1175,22 +1165,21 @@ def _expand_dims(imp: _Importer, op: Operator) -> None:
 
 def _unit_axes(imp: _Importer, op: Operator, shape: tuple[int, ...]) -> None:
     """SQUEEZE / EXPAND_DIMS to `shape` (batch included): the same bytes with axes of size 1 removed
-    or added, folded at import like a TRANSPOSE (the output is the input's IR tensor with its axes
-    named by self.layout), so that Keras' Conv1D (EXPAND_DIMS, CONV_2D, SQUEEZE) is a convolution of
-    a map with one row, which fuses with its neighbours; a reader other than a window op (see
-    feature_map) or a MEAN then gets a reshape."""
+    or added, which the rewrite stage folds into a view like a TRANSPOSE (the output is the
+    input's IR tensor with its axes named by self.layout), so that Keras' Conv1D (EXPAND_DIMS,
+    CONV_2D, SQUEEZE) is a convolution of a map with one row, which fuses with its neighbours; a
+    reader other than a window op (see feature_map) or a MEAN then gets a reshape."""
     index, out = imp.input(op, 0), op.outputs[0]
     if imp.shape(out) != shape:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))} but computes to {_dims(shape)}")
     src = imp.ir_tensor[index] if index in imp.layout else imp.source(index)
     if imp.quant(out) != imp.graph.quant_of(src):
         raise UserError("the output's quantisation differs from the input's")
-    ir_shape, target = imp.graph.shape_of(src), shape[1:]
-    layout = unit_layout(ir_shape, target)
-    if layout is None:  # more axes than the IR tensor has: a reshape
-        imp.emit(op, Reshape(target), (imp.source(index),))
+    result = stage.rewrite(imp, UnitAxes(src, shape[1:], lambda: imp.source(index)))
+    if isinstance(result, MovedAxes):
+        imp.bind_moved(out, result.src, result.layout)
     else:
-        imp.bind_moved(out, src, layout)
+        imp.emit_rewritten(op, result)
 
 
 def _bytes_of(imp: _Importer, index: int) -> int:
@@ -1299,21 +1288,15 @@ def _quantize(imp: _Importer, op: Operator) -> None:
     index, out = imp.input(op, 0), op.outputs[0]
     k = imp.float_inputs.get(index)
     if k is not None and imp.graph.quant_of(input_tensor(k)) is None:
-        # A float32 model input becomes int8 (or int16): the caller of the graph quantises it.
-        imp._set_activation_type(out)
-        imp._set_input_quant(k, imp.quant(out))
-        imp.graph.float_input = True
-        imp.bind(out, input_tensor(k))
+        imp._set_activation_type(out)  # an int16 input quantisation makes a 16x8 graph
+        imp.bind(out, stage.rewrite(imp, InputQuantisation(input_tensor(k), imp.quant(out))))
         return
     src = imp.source(index)
-    if imp.graph.element_of(src).is_float:  # where a float island ends
-        if imp.type_of(out) != schema.TensorType.INT8:
-            raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
-                            "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
-        imp.emit(op, Quantize(imp.graph.shape_of(src)), (src,))
-        return
+    if imp.graph.element_of(src).is_float and imp.type_of(out) != schema.TensorType.INT8:
+        raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
+                        "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
     result = stage.rewrite(imp, Requantisation(src, imp.quant(out)))  # no node if nothing changes
-    if isinstance(result, Append) and imp.graph.dtype == "int16":
+    if isinstance(result, Append) and isinstance(result.op, Requantize) and imp.graph.dtype == "int16":
         raise UserError("an int16 QUANTIZE that changes the scale is not supported (only at a float32 input)")
     imp.emit_rewritten(op, result)
 
@@ -1326,14 +1309,12 @@ def _dequantize(imp: _Importer, op: Operator) -> None:
     src = imp.source(imp.input(op, 0))
     if imp.type_of(out) != _FLOAT32:
         raise UserError(f"DEQUANTIZE to {_TYPE_NAMES.get(imp.type_of(out), 'an unknown type')}: expected float32")
-    if out == imp.output_tensor and imp.readers[out] == 1 and not is_network_input(src):
-        imp.graph.float_output = True  # int8 -> float32 at the output: done by the caller of the graph
-        imp.bind(out, src)
-        return
-    if imp.graph.element_of(src).name != "int8" or imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8:
+    result = stage.rewrite(imp, Dequantisation(src, out == imp.output_tensor and imp.readers[out] == 1))
+    if isinstance(result, Append) and (imp.graph.element_of(src).name != "int8"
+                                       or imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8):
         raise UserError("a DEQUANTIZE inside the model (a float island) must read an int8 tensor "
                         "(16x8 and uint8 models may dequantise only their output)")
-    imp.emit(op, Dequantize(imp.graph.shape_of(src)), (src,))
+    imp.emit_rewritten(op, result)
 
 
 def _relu(activation: str) -> Callable[[_Importer, Operator], None]:
