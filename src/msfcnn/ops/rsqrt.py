@@ -91,4 +91,4 @@ class Rsqrt(LookupOp, elements=frozenset({"int8"})):
             data = nx.multiply_by_quantized_multiplier(1, inverse, inverse_shift + KEEP_INTEGER_SHIFT)
             out = nx.multiply_by_quantized_multiplier(data, multiplier, shift - KEEP_INTEGER_SHIFT)
             table[q + 128] = min(max(int(out) + int(out_q.zero_point), -128), 127)
-        return table
+        return table.astype(np.int8)
