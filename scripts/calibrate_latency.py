@@ -25,6 +25,13 @@ from msfcnn import pipeline
 from msfcnn.codegen import build as c_build
 from msfcnn.codegen.build import DoesNotFit
 from msfcnn.errors import UserError
+from msfcnn.frontends.layer_list import CONVERTERS, graph_from_layer_list
+from msfcnn.ir import Graph
+from msfcnn.ops.float_unary import FloatUnary
+from msfcnn.ops.hard_sigmoid import HardSigmoid
+from msfcnn.ops.requantize import Requantize
+from msfcnn.ops.resize_bilinear import ResizeBilinear
+from msfcnn.ops.resize_nearest import ResizeNearest
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
 from msfcnn.latency.model import LatencyModel, coefficients_path
@@ -226,10 +233,41 @@ def _with_litert_adds(graph):
     return graph
 
 
+def _extra_converter(layer: dict, graph: Graph, index: int):
+    """The calibration's layers the layer-list format has no name for (None for the others)."""
+    kind = layer["op"]
+    if kind in ("resize_nearest", "resize_bilinear"):
+        resize = ResizeNearest if kind == "resize_nearest" else ResizeBilinear
+        h, w = graph.shape_of(index - 1)[:2]
+        return resize((h, w), tuple(layer["size"]), layer["align_corners"], layer["half_pixel_centers"]), (index - 1,)
+    if kind == "requantize":
+        return Requantize(), (index - 1,)
+    if kind == "hard_sigmoid":
+        return HardSigmoid(), (index - 1,)
+    if kind == "float_unary":
+        return FloatUnary(layer["function"], layer.get("alpha", 0.0)), (index - 1,)
+    return None
+
+
+_EXTRA_LAYERS = ("resize_nearest", "resize_bilinear", "requantize", "hard_sigmoid", "float_unary")
+
+
+def _graph_with_extras(doc: dict) -> Graph:
+    """graph_from_layer_list of a layer list, knowing the cover networks' own layers too
+    (calibration.cover_network, _extra_converter)."""
+    if not any(layer.get("op") in _EXTRA_LAYERS for layer in doc["layers"]):
+        return graph_from_layer_list(doc)
+    graph = Graph(doc["name"], tuple(doc["input"]))
+    for index, layer in enumerate(doc["layers"]):
+        op, inputs, *consts = _extra_converter(layer, graph, index) or CONVERTERS[layer["op"]](layer, graph, index)
+        graph.append(op, inputs, *consts)
+    return graph
+
+
 def graph_of(doc: dict, dtype: str):
     """The graph of a calibration network's doc (a layer list, or a generated .tflite), or None."""
     if doc.get("generated") not in GENERATED:
-        graph = calibration.graph_of(doc, dtype)
+        graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
     with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp:
         path = Path(tmp) / f"{doc['name']}.tflite"
@@ -304,6 +342,10 @@ def load_samples(samples_path: Path, dsp: bool):
         graph = graph_of(row["doc"], row.get("dtype", "int8"))
         plan = Plan.from_dict(row["plan"])
         plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
+        if graph is None or plan.blocks[-1].last != len(graph) - 1:
+            # the frontend now makes another graph of it (a generated .tflite): not the one measured
+            print(f"{samples_path.name}: {row['doc']['name']} is no longer the graph measured: left out", file=sys.stderr)
+            continue
         schedule = pipeline.lower(graph, plan)
         samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
                                              f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}")

@@ -150,47 +150,49 @@ _FLOAT_MAPS = [{"op": "hard_sigmoid"}, {"op": "float_unary", "function": "leaky_
 def _cover_layer(rng: random.Random, c: int, hw: tuple[int, int], float32: bool) -> tuple[list, int, tuple[int, int]]:
     """One random layer (or a few) of a kernel `network` and `op_network` never run, on a map of
     `c` channels and size `hw`: the layers and the channels and size after them."""
-    kinds = ["slice", "shuffle", "space_to_depth", "depth_to_space", "multiplier", "resize_nearest",
-             "resize_bilinear", "concat", "pad"]
-    kinds += ["map", "map", "map", "float_map", "float_map", "se"] if float32 else ["requantize", "requantize", "residual"]
-    kind = rng.choice(kinds)
+    parts = ["slice", "shuffle", "blocks_to_depth", "depth_to_blocks", "multiplier", "nearest_resize",
+             "bilinear_resize", "branch_join", "padding"]
+    parts += ["map", "map", "map", "float_map", "float_map", "se"] if float32 else ["rescale", "rescale", "residual"]
+    part = rng.choice(parts)
     h, w = hw
-    if kind == "slice" and c > 1:
+    if part == "slice" and c > 1:
         n = rng.randint(1, c - 1)
         return [{"op": "channel_slice", "begin": rng.randint(0, c - n), "channels": n}], n, hw
-    if kind == "shuffle" and any(c % g == 0 for g in (2, 3, 4)):
+    if part == "shuffle" and any(c % g == 0 for g in (2, 3, 4)):
         return [{"op": "channel_shuffle", "groups": rng.choice([g for g in (2, 3, 4) if c % g == 0])}], c, hw
-    if kind == "space_to_depth" and h % 2 == 0 and w % 2 == 0 and h > 2:
+    if part == "blocks_to_depth" and h % 2 == 0 and w % 2 == 0 and h > 2:
         return [{"op": "space_to_depth", "block": 2}], 4 * c, (h // 2, w // 2)
-    if kind == "depth_to_space" and h * w <= 256:  # after a 1x1 convolution to 4k channels, where needed
+    if part == "depth_to_blocks" and h * w <= 256:  # after a 1x1 convolution to 4k channels, where needed
         width = c if c % 4 == 0 else 4 * rng.randint(1, 8)
         widen = [] if width == c else [{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}]
         return [*widen, {"op": "depth_to_space", "block": 2}], width // 4, (2 * h, 2 * w)
-    if kind == "multiplier" and c <= 48:
+    if part == "multiplier" and c <= 48:
         m = rng.choice([2, 3])
-        return [{"op": "depthwise_conv2d", "kernel": rng.choice([3, 5]), "stride": rng.choice([1, 2]),
-                 "padding": "same", "depth_multiplier": m}], c * m, hw
-    if kind in ("resize_nearest", "resize_bilinear") and h * w <= 144:
+        layer = {"op": "depthwise_conv2d", "kernel": rng.choice([3, 5]), "stride": rng.choice([1, 2]),
+                 "padding": "same", "depth_multiplier": m}
+        return [layer], c * m, (-(-h // layer["stride"]), -(-w // layer["stride"]))
+    if part in ("nearest_resize", "bilinear_resize") and h * w <= 144:
         size = [rng.choice([h, 2 * h, h + 3, max(h // 2, 1)]), rng.choice([w, 2 * w, w + 1, max(w // 2, 1)])]
         align = rng.random() < 0.3
-        layer = {"op": kind, "size": size, "align_corners": align, "half_pixel_centers": not align and rng.random() < 0.5}
+        layer = {"op": "resize_" + part.removesuffix("_resize"), "size": size, "align_corners": align, "half_pixel_centers": not align and rng.random() < 0.5}
         return [layer], c, tuple(size)
-    if kind == "pad":
+    if part == "padding":
         pads = [rng.randint(0, 2) for _ in range(4)]
         return [{"op": "pad", "pads": pads}], c, (h + pads[0] + pads[2], w + pads[1] + pads[3])
-    if kind == "requantize":
+    if part == "rescale":
         return [{"op": "requantize"}], c, hw
-    if kind == "concat":  # or, a third of the time, another join of two maps of one shape
-        join = rng.choice(["concat", "concat", "concat", "mul", "add", "add", *(name for name, _ in _LATER_JOINS)])
-        width = _channels(rng) if join == "concat" else c
+    if part == "branch_join":  # a concatenation, or a third of the time another join of two maps of one shape
+        join, concatenated = rng.choice([*[("concat", True)] * 3, ("mul", False), ("add", False), ("add", False),
+                                         *((name, False) for name, _ in _LATER_JOINS)])
+        width = _channels(rng) if concatenated else c
         return ([{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}, {"op": join, "from": -2}],
-                c + width if join == "concat" else c, hw)
-    if kind == "residual":  # an ADD of two maps, and of a constant
+                c + width if concatenated else c, hw)
+    if part == "residual":  # an ADD of two maps, and of a constant
         return [{"op": "conv2d", "filters": c, "kernel": 1, "act": "relu"}, {"op": "add", "from": -2},
                 {"op": "add", "const": rng.choice(["scalar", "channel"])}], c, hw
-    if kind == "float_map":
+    if part == "float_map":
         return [dict(_FLOAT_MAPS[0] if rng.random() < 0.4 else rng.choice(_FLOAT_MAPS[1:]))], c, hw
-    if kind == "se":  # squeeze-and-excite: MUL of the map by a per-channel vector
+    if part == "se":  # squeeze-and-excite: MUL of the map by a per-channel vector
         return [{"op": "global_avg_pool"}, {"op": "dense", "units": max(c // 4, 1), "act": "relu"},
                 {"op": "dense", "units": c}, {"op": "logistic"}, {"op": "mul", "from": -2}], c, hw
     return [dict(layer) for layer in rng.choice(_COVER_MAPS)], c, hw
@@ -211,8 +213,6 @@ def cover_network(seed: int, float32: bool = False) -> dict:
     layers = [{"op": "conv2d", "filters": c, "kernel": 3, "padding": "same", "act": "relu6"}]
     for _ in range(rng.randint(2, 5)):
         extra, c, hw = _cover_layer(rng, c, hw, float32)
-        if extra and extra[0]["op"] == "depthwise_conv2d" and extra[0].get("stride") == 2:
-            hw = (-(-hw[0] // 2), -(-hw[1] // 2))
         here = len(layers) - 1
         for layer in extra:
             if layer.get("from") == -2:
@@ -221,59 +221,25 @@ def cover_network(seed: int, float32: bool = False) -> dict:
         if rng.random() < 0.4:
             c = _channels(rng)
             layers.append({"op": "conv2d", "filters": c, "kernel": 1, "act": "relu"})
-    head = rng.choice(["none", "pool", "mean", "transpose"])
+    head = rng.choice(["none", "pool", "mean", "transposed_mean"])
     if head == "pool":
         layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": 10}]
     elif head == "mean":
         layers.append({"op": "mean", "axes": rng.choice([[0], [1]])})
-    elif head == "transpose":
+    elif head == "transposed_mean":
         layers += [{"op": "transpose", "perm": [1, 0, 2]}, {"op": "mean", "axes": [1]}]
     doc = {"name": f"calibration_cover{seed}", "input": [*first, 3], "layers": layers}
     # a third of the int8 networks run their ADDs as LiteRT's vector code does (in the script)
     return {**doc, "litert_adds": True} if not float32 and rng.random() < 0.35 else doc
 
 
-def _extra_converter(layer: dict, graph: Graph, index: int):
-    """The calibration's layers the layer-list format has no name for (None for the others)."""
-    from ..ops.float_unary import FloatUnary
-    from ..ops.hard_sigmoid import HardSigmoid
-    from ..ops.requantize import Requantize
-    from ..ops.resize_bilinear import ResizeBilinear
-    from ..ops.resize_nearest import ResizeNearest
-    kind = layer["op"]
-    if kind in ("resize_nearest", "resize_bilinear"):
-        resize = ResizeNearest if kind == "resize_nearest" else ResizeBilinear
-        h, w = graph.shape_of(index - 1)[:2]
-        return resize((h, w), tuple(layer["size"]), layer["align_corners"], layer["half_pixel_centers"]), (index - 1,)
-    if kind == "requantize":
-        return Requantize(), (index - 1,)
-    if kind == "hard_sigmoid":
-        return HardSigmoid(), (index - 1,)
-    if kind == "float_unary":
-        return FloatUnary(layer["function"], layer.get("alpha", 0.0)), (index - 1,)
-    return None
-
-
-_EXTRA_LAYERS = ("resize_nearest", "resize_bilinear", "requantize", "hard_sigmoid", "float_unary")
-
-
-def _graph_with_extras(doc: dict) -> Graph:
-    """graph_from_layer_list of a layer list with the calibration's own layers (_extra_converter)."""
-    from ..frontends.layer_list import CONVERTERS
-    graph = Graph(doc["name"], tuple(doc["input"]))
-    for index, layer in enumerate(doc["layers"]):
-        op, inputs, *consts = _extra_converter(layer, graph, index) or CONVERTERS[layer["op"]](layer, graph, index)
-        graph.append(op, inputs, *consts)
-    return graph
-
-
-def graph_of(doc: dict, dtype: str = "int8") -> Graph | None:
+def graph_of(doc: dict, dtype: str = "int8", build=graph_from_layer_list) -> Graph | None:
     """The layer list's graph with random int8 (or float32) weights, or None when its shapes do
-    not work out."""
+    not work out. `build`: the layer list's reader (the calibration script's knows layers the
+    layer-list format has no name for, which the cover networks draw)."""
     from ..errors import UserError
     try:
-        extras = any(layer.get("op") in _EXTRA_LAYERS for layer in doc["layers"])
-        graph = _graph_with_extras(doc) if extras else graph_from_layer_list(doc)
+        graph = build(doc)
     except UserError:
         return None
     return with_random_weights(graph, seed=0) if dtype == "int8" else with_random_float_weights(graph, seed=0)
