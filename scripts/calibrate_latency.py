@@ -2,7 +2,7 @@
 instructions block by block, fit the coefficients and store them with the package.
 
     python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
-    python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands]
+    python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -212,7 +212,46 @@ def _islands_tflite(doc: dict) -> bytes:
     return m.build([x], [y])
 
 
-GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite}
+def abs_network(seed: int) -> dict:
+    """A seeded random network of ABS layers (int8; 16x8 for odd seeds): built as
+    int16_network's are (ABS has no layer-list name)."""
+    return {"name": f"calibration_abs_{seed}", "generated": "abs", "seed": seed, "int16": seed % 2 == 1}
+
+
+def _abs_tflite(doc: dict) -> bytes:
+    """The .tflite of abs_network(seed): a 3x3 stem, then 1 to 3 ABS layers (half of them with
+    the input's scale, which only moves the zero point, the others rescaled), each followed by a
+    convolution (1x1 or 3x3) to a drawn number of channels."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_abs_rsqrt_models import unary
+    from make_int16_models import act16, conv16
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    h = rng.choice([4, 6, 8, 10, 12, 16])
+    shape = (1, h, h + rng.choice([0, 0, 2]), 3)
+    c = rng.randint(4, 48)
+    if doc["int16"]:
+        x = act16(m, shape, 1 / 4096)
+        y = conv16(m, x, c, 1 / 2048)
+    else:
+        x = m.act(shape, 0.02, -3)
+        y = m.conv(x, shape, c, 0.05, rng.randint(-10, 10))
+    for _ in range(rng.randint(1, 3)):
+        in_scale = m.tensors[y][2][0][0]
+        scale = in_scale * rng.choice([1.0, 1.0, 0.75, 0.5, 1.3])
+        y = unary(m, "ABS", y, scale, 0 if doc["int16"] else rng.randint(-128, -60))
+        width, k = rng.randint(4, 48), rng.choice([1, 3])
+        if doc["int16"]:
+            y = conv16(m, y, width, 1 / 2048, k=k)
+        else:
+            y = m.conv(y, (1, *shape[1:3], c), width, 0.05, rng.randint(-10, 10), k=k)
+        c = width
+    return m.build([x], [y])
+
+
+GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite}
 
 
 def _with_litert_adds(graph):
@@ -389,6 +428,8 @@ def main() -> None:
                         "(uint8_network; to --samples, default build/latency/TARGET-cover-u8.jsonl)")
     parser.add_argument("--islands", action="store_true", help="with --cover: measure int8 networks with float32 "
                         "islands instead (island_network; to --samples, default build/latency/TARGET-cover-fi.jsonl)")
+    parser.add_argument("--abs", action="store_true", help="with --cover: measure networks of ABS layers instead "
+                        "(abs_network, int8 and 16x8; to --samples, default build/latency/TARGET-cover-abs.jsonl)")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -399,14 +440,15 @@ def main() -> None:
     ops_files = [folder / f"{args.target}-ops.jsonl", folder / f"{args.target}-ops-f32.jsonl"]
     cover_files = [folder / f"{args.target}-cover.jsonl", folder / f"{args.target}-cover-f32.jsonl",
                    folder / f"{args.target}-cover-s16.jsonl", folder / f"{args.target}-cover-u8.jsonl",
-                   folder / f"{args.target}-cover-fi.jsonl"]
+                   folder / f"{args.target}-cover-fi.jsonl", folder / f"{args.target}-cover-abs.jsonl"]
     samples_path = args.samples or (ops_files[int(args.float)] if args.ops else
-                                    cover_files[4 if args.islands else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
+                                    cover_files[5 if args.abs else 4 if args.islands else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if not args.refit:
         make = (calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
+                abs_network if args.cover and args.abs else
                 partial(calibration.cover_network, float32=args.float) if args.cover else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
