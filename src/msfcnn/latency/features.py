@@ -93,6 +93,7 @@ class _Op:
             self.profiles = None
             self.kernel = (1, 1)
         self.batched = self.op.gathers_runs(self.build)
+        self.path = self.op.value_path(graph.kernel_context(t))
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)
         self.parts = self.op.channel_parts(self.shape[-1])
@@ -141,7 +142,8 @@ class _Op:
             channels: int, family: str | None = None) -> KernelRun:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
-                         self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide)
+                         self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
+                         self.path)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at

@@ -332,6 +332,12 @@ class Op:
     def _int8_or_kind(cls, kernel: KernelBuild) -> str:
         return cls.int8_counted_as if kernel.int8 and cls.int8_counted_as else cls.kind
 
+    def value_path(self, ctx: KernelContext) -> str:
+        """The per-value path of the kernel that the node's constants and quantisation choose, when
+        the kernel has several of different cost (ABS rescales or not): it names a count of its
+        own. "" for kernels with one path."""
+        return ""
+
     def gathers_runs(self, kernel: KernelBuild) -> bool:
         """Whether the kernel gathers a window's taps as runs in batches (window.c): the int8 and
         float32 kernels of runs_per_tap, not the 16x8 ones."""

@@ -62,6 +62,7 @@ class KernelRun:
     clipped: int  # pixels whose window the input's border clips
     channels: int  # the output channels this run computes (Op.channel_parts)
     wide: bool = False  # a 16x8 kernel (KernelBuild.wide)
+    path: str = ""  # the per-value path the op's constants choose (Op.value_path), "" for one path
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
