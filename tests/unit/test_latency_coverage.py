@@ -31,6 +31,10 @@ CONSTANT_FORMS = ("add", "mul", "sub", "squared_difference", "maximum", "minimum
 # Layer-list ops whose float32 form no frontend makes: float32 models run LeakyRelu, Tanh and Elu
 # as FloatUnary (onnx.py), and have no SQUARED_DIFFERENCE (tflite.FLOAT32_OPERATORS).
 NOT_FLOAT32 = {"leaky_relu", "tanh", "elu", "squared_difference"}
+# Families a target cannot be calibrated for, and why: xtensa-lx106's support code has no 64-bit
+# division (__divdi3: the 16x8 MEAN does not link; the 16x8 calibration networks reach a dense
+# only after a MEAN) and no double soft-float (QUANTIZE and DEQUANTIZE do not link).
+UNMEASURABLE = {"xtensa-lx106": {"mean_s16", "dense_s16", "dequantize", "quantize_f32"}}
 # Op classes with a C kernel that are never a graph's node: bases, and a part of another's kernel.
 NOT_NODES = {"LookupOp", "_Pool2D", "_VectorPart"}
 
@@ -103,11 +107,12 @@ def test_every_kernel_class_is_enumerated():
 @pytest.mark.parametrize("target", latency.calibrated_targets())
 def test_every_kernel_has_coefficients(target):
     """Every op kind x element type the frontends produce runs a kernel family that `target`'s
-    calibration fitted (its cost per call at least): the missing ones are listed."""
+    calibration fitted (its cost per call at least), but those it cannot measure (UNMEASURABLE):
+    the missing ones are listed."""
     model = latency.load(target)
     missing = defaultdict(list)
     for (family, op, element), example in sorted(_kernels(model.dsp).items()):
-        if f"{family}:call" not in model.coefficients:
+        if f"{family}:call" not in model.coefficients and family not in UNMEASURABLE.get(target, ()):
             missing[family].append(f"{op} {element} ({example})")
     assert not missing, f"{target}: {len(missing)} kernel families without coefficients:\n" + "\n".join(
         f"  {family}: {', '.join(kernels)}" for family, kernels in sorted(missing.items()))
@@ -121,3 +126,11 @@ def test_a_family_without_coefficients_is_named_uncovered():
     assert fitted.uncovered(graph) == []
     without = replace(fitted, coefficients={k: v for k, v in fitted.coefficients.items() if not k.startswith("channel_gather:")})
     assert without.uncovered(graph) == ["channel_gather"]
+
+
+def test_unmeasurable_families_are_still_uncalibrated():
+    """UNMEASURABLE lists only families that still have no coefficients: one calibrated since is
+    taken off it, so that the coverage test checks it again."""
+    calibrated = {target: sorted(f for f in families if f"{f}:call" in latency.load(target).coefficients)
+                  for target, families in UNMEASURABLE.items()}
+    assert calibrated == {target: [] for target in UNMEASURABLE}
