@@ -2,6 +2,7 @@
 instructions block by block, fit the coefficients and store them with the package.
 
     python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
+    python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -12,14 +13,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from msfcnn import pipeline
 from msfcnn.codegen import build as c_build
 from msfcnn.codegen.build import DoesNotFit
+from msfcnn.errors import UserError
+from msfcnn.frontends.layer_list import CONVERTERS, graph_from_layer_list
+from msfcnn.ir import Graph
+from msfcnn.ops.float_unary import FloatUnary
+from msfcnn.ops.hard_sigmoid import HardSigmoid
+from msfcnn.ops.requantize import Requantize
+from msfcnn.ops.resize_bilinear import ResizeBilinear
+from msfcnn.ops.resize_nearest import ResizeNearest
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
 from msfcnn.latency.model import LatencyModel, coefficients_path
@@ -31,10 +43,290 @@ DSP_TARGETS = {"cortex-m4", "cortex-m7"}
 MAX_MACS = 20_000_000
 
 
+FIXTURE_MAKERS = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def int16_network(seed: int) -> dict:
+    """A seeded random 16x8 (int16) network, as a layer list cannot say (its element type): built
+    as a .tflite file by the fixture makers' helpers (fixtures/make_*_models.py) when its graph is
+    needed (graph_of)."""
+    return {"name": f"calibration_i16_{seed}", "generated": "int16", "seed": seed, "pixel_softmax": seed >= 7020,
+            "units": seed >= 7030}
+
+
+def _units(doc: dict) -> int:
+    """The dense head's units: 10, or with "units" one of several (drawn apart from the network's
+    other draws, so that the networks measured before it stay as they were)."""
+    return random.Random(doc["seed"] * 3 + 1).choice([4, 16, 24, 48]) if doc.get("units") else 10
+
+
+def _int16_tflite(doc: dict) -> bytes:
+    """The .tflite of int16_network(seed): a 3x3 stem, then 2 to 5 random layers of the 16x8
+    kernels (convolutions, depthwise with and without a multiplier, pools, a residual ADD, LEAKY_RELU,
+    PRELU, RESIZE_BILINEAR, a channel slice, a channel shuffle), and a MEAN, dense and SOFTMAX
+    head half of the time; with "pixel_softmax" (seeds from 7020 on), first a SOFTMAX over each
+    pixel's channels. The doc holds the seed only: a change here must keep the networks already
+    measured as they were."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    import numpy as np
+    from make_int16_models import RELU, _schema, act16, add16, conv16, dw16, fc16, mean16, pool16, softmax16
+    from make_op_models import Model
+    from make_resize_bilinear_models import _resize_bilinear
+    from make_shuffle_models import channel_shuffle
+    from make_split_models import slice_
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    h = rng.choice([6, 8, 10, 12, 16])
+    w = h + rng.choice([0, 0, 2])
+    x = act16(m, (1, h, w, 3), 1 / 4096)
+    c = rng.randint(4, 24)
+    y = conv16(m, x, c, 1 / 2048, activation=RELU)
+    for _ in range(rng.randint(2, 5)):
+        _, h, w, c = m.tensors[y][0]
+        kind = rng.choice(["conv", "conv", "dw", "pool", "add", "leaky", "prelu", "resize", "slice", "shuffle"])
+        if kind == "conv":
+            k = rng.choice([1, 1, 3, 5])
+            y = conv16(m, y, rng.randint(2, 32), 1 / 2048, k=k, stride=rng.choice([1, 1, 2]),
+                       same=k == 1 or rng.random() < 0.7, activation=rng.choice([0, RELU]))
+        elif kind == "dw":
+            y = dw16(m, y, 1 / 2048, k=rng.choice([3, 3, 5]), stride=rng.choice([1, 2]),
+                     multiplier=rng.choice([1, 1, 2]))
+        elif kind == "pool" and min(h, w) >= 3:
+            y = pool16(m, rng.choice(["MAX_POOL_2D", "AVERAGE_POOL_2D"]), y, rng.choice([2, 3]), 2, rng.random() < 0.5)
+        elif kind == "add":
+            y = add16(m, y, conv16(m, y, c, 1 / 2048, k=1), 1 / 1024, activation=rng.choice([0, RELU]))
+        elif kind == "leaky":
+            out = act16(m, (1, h, w, c), rng.choice([1 / 1024, 0.00037]))
+            opt = _schema().LeakyReluOptionsT()
+            opt.alpha = rng.choice([0.1, 0.25])
+            m.op("LEAKY_RELU", [y], [out], ("LeakyReluOptions", opt), version=2)
+            y = out
+        elif kind == "prelu":
+            alpha = m.const(m.rng.integers(-60, 100, (1, 1, c)).astype(np.int8), "INT8", ([1 / 64], [0]))
+            out = act16(m, (1, h, w, c), 1 / 1024)
+            m.op("PRELU", [y, alpha], [out])
+            y = out
+        elif kind == "resize" and h * w <= 144:
+            size = (rng.choice([h + 3, 2 * h, max(h // 2, 1)]), rng.choice([w + 1, 2 * w, max(w // 2, 1)]))
+            align = rng.random() < 0.3
+            y = _resize_bilinear(m, y, size, c, align_corners=align, half_pixel_centers=not align and rng.random() < 0.5,
+                                 out=act16(m, (1, *size, c), m.tensors[y][2][0][0]))
+        elif kind == "slice" and c > 1:
+            n = rng.randint(1, c - 1)
+            begin = rng.randint(0, c - n)
+            y = slice_(m, y, [0, 0, 0, begin], [-1, h, w, n], (1, h, w, n))
+        elif kind == "shuffle" and c % 2 == 0:
+            y = channel_shuffle(m, y, rng.choice([g for g in (2, 4) if c % g == 0]))
+    head = rng.random() < 0.5
+    if doc.get("pixel_softmax"):  # (a draw after the others: the networks measured before it stay as they were)
+        y = softmax16(m, y, rng.choice([0.5, 1.0]))
+    if head:
+        y = softmax16(m, fc16(m, mean16(m, y, 1 / 2048, keep=False), _units(doc), 1 / 1000), 1.0)
+    return m.build([x], [y])
+
+
+def uint8_network(seed: int) -> dict:
+    """A seeded random uint8 network (uint8 activations and per-tensor uint8 weights, whose
+    kernels add the weight offset): built as int16_network's are."""
+    return {"name": f"calibration_u8_{seed}", "generated": "uint8", "seed": seed, "resize": seed >= 8026, "units": seed >= 8036}
+
+
+def _uint8_tflite(doc: dict) -> bytes:
+    """The .tflite of uint8_network(seed): a 3x3 stem, then 2 to 5 random convolutions, depthwise
+    convolutions (with and without a multiplier), pools and residual ADDs, and a dense head half
+    of the time; with "resize" (seeds from 8026 on), first a RESIZE_BILINEAR."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_resize_bilinear_models import _resize_bilinear
+    from make_uint8_models import RELU, SAME, VALID, U8Model
+
+    rng = random.Random(doc["seed"])
+    m = U8Model(doc["name"])
+    h = rng.choice([6, 8, 10, 12, 16])
+    quant = lambda: (rng.choice([0.03, 0.05, 0.06]), rng.randint(80, 140))  # noqa: E731
+    x = m.act((1, h, h + rng.choice([0, 0, 2]), 3), 0.0078125, 128)
+    y = m.conv(x, rng.randint(4, 24), quant(), activation=RELU)
+    for _ in range(rng.randint(2, 5)):
+        _, h, w, c = m.shape_of(y)
+        kind = rng.choice(["conv", "conv", "dw", "pool", "add"])
+        if kind == "conv":
+            k = rng.choice([1, 1, 3, 5])
+            y = m.conv(y, rng.randint(2, 32), quant(), k=k, stride=rng.choice([1, 1, 2]),
+                       padding=SAME if k == 1 or rng.random() < 0.7 else VALID, w_zp=rng.randint(100, 150))
+        elif kind == "dw":
+            y = m.depthwise(y, quant(), k=rng.choice([3, 3, 5]), stride=rng.choice([1, 2]),
+                            multiplier=rng.choice([1, 1, 2]), w_zp=rng.randint(100, 150))
+        elif kind == "pool" and min(h, w) >= 3:
+            y = m.pool(rng.choice(["MAX_POOL_2D", "AVERAGE_POOL_2D"]), y, rng.choice([2, 3]), 2,
+                       rng.choice([SAME, VALID]), m.tensors[y][2][0] + m.tensors[y][2][1])
+        elif kind == "add":
+            y = m.add(y, m.conv(y, c, quant(), k=1), quant(), activation=rng.choice([0, RELU]))
+    head = rng.random() < 0.5
+    if doc.get("resize"):  # (a draw after the others: the networks measured before it stay as they were)
+        _, h, w, c = m.shape_of(y)
+        size = (rng.choice([h + 3, 2 * h, max(h // 2, 1)]), rng.choice([w + 1, 2 * w, max(w // 2, 1)]))
+        align = rng.random() < 0.3
+        scale, zero_point = m.tensors[y][2][0][0], m.tensors[y][2][1][0]
+        y = _resize_bilinear(m, y, size, c, align_corners=align, half_pixel_centers=not align and rng.random() < 0.5,
+                             out=m.act((1, *size, c), scale, zero_point))
+    if head:
+        _, h, w, c = m.shape_of(y)
+        y = m.softmax(m.fully_connected(m.reshape(y, (1, h * w * c)), _units(doc), quant()))
+    return m.build([x], [y])
+
+
+def island_network(seed: int) -> dict:
+    """A seeded random int8 network with float32 islands (DEQUANTIZE ... QUANTIZE): built as
+    int16_network's are."""
+    return {"name": f"calibration_fi_{seed}", "generated": "islands", "seed": seed}
+
+
+def _islands_tflite(doc: dict) -> bytes:
+    """The .tflite of island_network(seed): int8 convolutions with 1 or 2 float32 islands between
+    them (float convolutions, residual ADDs, LOGISTIC, HARD_SWISH, RELU), and a float32 head (a
+    DEQUANTIZE into MEAN, dense, SOFTMAX) half of the time."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_float_island_models import dequantize, float_add, float_conv, float_dense, float_mean, float_softmax, float_unary, quantize
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    h = rng.choice([6, 8, 10, 12, 16])
+    x = m.act((1, h, h + rng.choice([0, 0, 2]), 3), 0.02, -3)
+    y = m.conv(x, m.tensors[x][0], rng.randint(4, 24), 0.05, 4)
+    for _ in range(rng.randint(1, 2)):
+        f = dequantize(m, y)
+        for _ in range(rng.randint(1, 3)):
+            kind = rng.choice(["conv", "add", "LOGISTIC", "HARD_SWISH", "RELU"])
+            c = m.tensors[f][0][3]
+            if kind == "conv":
+                f = float_conv(m, f, c, k=rng.choice([1, 3]), depthwise=rng.random() < 0.3)
+            elif kind == "add":
+                f = float_add(m, f, float_conv(m, f, c, k=1))
+            else:
+                f = float_unary(m, kind, f)
+        y = quantize(m, f, rng.choice([1 / 256, 0.05, 0.1]), rng.choice([-128, 0, 4]))
+        y = m.conv(y, m.tensors[y][0], rng.randint(4, 24), 0.05, rng.randint(-5, 5))
+    if rng.random() < 0.5:
+        y = float_softmax(m, float_dense(m, float_mean(m, dequantize(m, y)), 10))
+    return m.build([x], [y])
+
+
+def abs_network(seed: int) -> dict:
+    """A seeded random network of ABS layers (int8; 16x8 for odd seeds): built as
+    int16_network's are (ABS has no layer-list name)."""
+    return {"name": f"calibration_abs_{seed}", "generated": "abs", "seed": seed, "int16": seed % 2 == 1,
+            "narrow": seed >= 10012}
+
+
+def _abs_tflite(doc: dict) -> bytes:
+    """The .tflite of abs_network(seed): a 3x3 stem, then 1 to 3 ABS layers (half of them with
+    the input's scale, which only moves the zero point, the others rescaled), each followed by a
+    convolution (1x1 or 3x3) to a drawn number of channels; with "narrow" (seeds from 10012 on),
+    the stem has 1 to 3 channels."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_abs_rsqrt_models import unary
+    from make_int16_models import act16, conv16
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    h = rng.choice([4, 6, 8, 10, 12, 16])
+    shape = (1, h, h + rng.choice([0, 0, 2]), 3)
+    c = rng.randint(4, 48)
+    if doc.get("narrow"):  # 1 to 3 channels into the first ABS (a draw of its own: earlier seeds stay as measured)
+        c = random.Random(doc["seed"] * 3 + 2).randint(1, 3)
+    if doc["int16"]:
+        x = act16(m, shape, 1 / 4096)
+        y = conv16(m, x, c, 1 / 2048)
+    else:
+        x = m.act(shape, 0.02, -3)
+        y = m.conv(x, shape, c, 0.05, rng.randint(-10, 10))
+    for _ in range(rng.randint(1, 3)):
+        in_scale = m.tensors[y][2][0][0]
+        scale = in_scale * rng.choice([1.0, 1.0, 0.75, 0.5, 1.3])
+        y = unary(m, "ABS", y, scale, 0 if doc["int16"] else rng.randint(-128, -60))
+        width, k = rng.randint(4, 48), rng.choice([1, 3])
+        if doc["int16"]:
+            y = conv16(m, y, width, 1 / 2048, k=k)
+        else:
+            y = m.conv(y, (1, *shape[1:3], c), width, 0.05, rng.randint(-10, 10), k=k)
+        c = width
+    return m.build([x], [y])
+
+
+GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite}
+
+
+def _with_litert_adds(graph):
+    """The graph with each int8 ADD (of two maps, of a constant) as LiteRT's vector code runs it
+    (ops/add_litert.py, ops/add_const_litert.py): the kernels LiteRT numerics choose for the
+    scale sets where it rounds otherwise, which random weights seldom give."""
+    from msfcnn.ops.add import Add
+    from msfcnn.ops.add_const import AddConst
+    from msfcnn.ops.add_const_litert import AddConstLitert, AddConstLitertTail
+    from msfcnn.ops.add_litert import VECTOR_BLOCK, AddLitert, AddLitertTail
+    for t, node in enumerate(graph.nodes):
+        whole = graph.elements(t) % VECTOR_BLOCK == 0
+        if type(node.op) is Add:
+            graph.nodes[t] = replace(node, op=(AddLitert if whole else AddLitertTail)(node.op.activation))
+        elif type(node.op) is AddConst:
+            op = AddConstLitert if whole else AddConstLitertTail
+            graph.nodes[t] = replace(node, op=op(node.op.operand_scale, node.op.operand_zero_point, node.op.activation))
+    return graph
+
+
+def _extra_converter(layer: dict, graph: Graph, index: int):
+    """The calibration's layers the layer-list format has no name for (None for the others)."""
+    kind = layer["op"]
+    if kind in ("resize_nearest", "resize_bilinear"):
+        resize = ResizeNearest if kind == "resize_nearest" else ResizeBilinear
+        h, w = graph.shape_of(index - 1)[:2]
+        return resize((h, w), tuple(layer["size"]), layer["align_corners"], layer["half_pixel_centers"]), (index - 1,)
+    if kind == "requantize":
+        return Requantize(), (index - 1,)
+    if kind == "hard_sigmoid":
+        return HardSigmoid(), (index - 1,)
+    if kind == "float_unary":
+        return FloatUnary(layer["function"], layer.get("alpha", 0.0)), (index - 1,)
+    return None
+
+
+_EXTRA_LAYERS = ("resize_nearest", "resize_bilinear", "requantize", "hard_sigmoid", "float_unary")
+
+
+def _graph_with_extras(doc: dict) -> Graph:
+    """graph_from_layer_list of a layer list, knowing the cover networks' own layers too
+    (calibration.cover_network, _extra_converter)."""
+    if not any(layer.get("op") in _EXTRA_LAYERS for layer in doc["layers"]):
+        return graph_from_layer_list(doc)
+    graph = Graph(doc["name"], tuple(doc["input"]))
+    for index, layer in enumerate(doc["layers"]):
+        op, inputs, *consts = _extra_converter(layer, graph, index) or CONVERTERS[layer["op"]](layer, graph, index)
+        graph.append(op, inputs, *consts)
+    return graph
+
+
+def graph_of(doc: dict, dtype: str):
+    """The graph of a calibration network's doc (a layer list, or a generated .tflite), or None."""
+    if doc.get("generated") not in GENERATED:
+        graph = calibration.graph_of(doc, dtype, _graph_with_extras)
+        return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
+    with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp:
+        path = Path(tmp) / f"{doc['name']}.tflite"
+        path.write_bytes(GENERATED[doc["generated"]](doc))
+        try:
+            return pipeline.load(str(path), weights=True)
+        except UserError as err:
+            print(f"{doc['name']}: {err}", file=sys.stderr)
+            return None
+
+
 def plans_of(graph, seed: int, kind: str = "all"):
     """(name, count_io, plan) for the plans measured on one network; kind="inplace": only the
     unfused plan with every op that can be written over its input whole (the `inplace` scheme's
-    channel-by-channel kernel) written so."""
+    channel-by-channel kernel) written so; kind="cover": only the plans without the network's
+    input and output in the arena."""
     if kind == "inplace":
         planner = pipeline.planner(graph)
         swap = {b.first: b for b in planner.dag.blocks if b.scheme == "inplace" and b.first == b.last}
@@ -42,7 +334,7 @@ def plans_of(graph, seed: int, kind: str = "all"):
             blocks = tuple(swap.get(b.first, b) for b in planner.vanilla().blocks)
             yield "inplace", False, planner._plan(DagPath(blocks))
         return
-    for count_io in (False, True):
+    for count_io in (False,) if kind == "cover" else (False, True):  # (the io copies are calibrated)
         planner = pipeline.planner(graph, count_io=count_io)
         yield "vanilla", count_io, planner.vanilla()
         yield "min-ram", count_io, planner.min_ram()
@@ -63,7 +355,7 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
             if seed in done:
                 continue
             doc = (make or calibration.network)(seed)
-            graph = calibration.graph_of(doc, dtype)
+            graph = graph_of(doc, dtype)
             if graph is None or sum(graph.macs(t) for t in range(len(graph))) > MAX_MACS:
                 continue  # shapes that do not work out, or too slow to run many plans of
             x = random_input(graph, seed)
@@ -78,6 +370,9 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
                     result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
                 except DoesNotFit:
                     continue  # a plan larger than the board's RAM
+                except UserError as err:  # C the target cannot build (xtensa-lx106 has no __divdi3)
+                    print(f"seed {seed} plan {name}: {err}: left out", file=sys.stderr)
+                    break
                 if not result.passed:
                     raise SystemExit(f"seed {seed} plan {name}: the C does not match numpy")
                 out.write(json.dumps({"seed": seed, "dtype": dtype, "doc": doc, "plan_name": name, "plan": plan.to_dict(),
@@ -90,20 +385,26 @@ def load_samples(samples_path: Path, dsp: bool):
     samples = []
     for line in samples_path.read_text().splitlines():
         row = json.loads(line)
-        graph = calibration.graph_of(row["doc"], row.get("dtype", "int8"))
+        graph = graph_of(row["doc"], row.get("dtype", "int8"))
         plan = Plan.from_dict(row["plan"])
         plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
+        if graph is None or plan.blocks[-1].last != len(graph) - 1:
+            # the frontend now makes another graph of it (a generated .tflite): not the one measured
+            print(f"{samples_path.name}: {row['doc']['name']} is no longer the graph measured: left out", file=sys.stderr)
+            continue
         schedule = pipeline.lower(graph, plan)
         samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
                                              f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}")
-    return samples
+    # a block of no instructions (a RESHAPE the C aliases, of a generated .tflite) has nothing to fit
+    return [s for s in samples if s.instructions > 0]
 
 
-def _stored(target: str) -> LatencyModel:
-    """The target's stored coefficients, without what an earlier --ops fit added."""
+def _stored(target: str, fits=("extension", "coverage")) -> LatencyModel:
+    """The target's stored coefficients, without what earlier fits on top of them added (`fits`:
+    "extension" of --ops, "coverage" of --cover)."""
     model = LatencyModel.from_dict(json.loads(Path(str(coefficients_path(target))).read_text()))
     calibration_stats = dict(model.calibration)
-    added = set(calibration_stats.pop("extension", {}).get("fitted", ()))
+    added = {name for key in fits for name in calibration_stats.pop(key, {}).get("fitted", ())}
     return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
                         model.kernel_digests, calibration_stats)
 
@@ -123,6 +424,19 @@ def main() -> None:
                         "(calibration.op_network: element-wise maps, MUL, CONCATENATION, PAD, MEAN, TRANSPOSE; to "
                         "--samples, default build/latency/TARGET-ops[-f32].jsonl) and fit only their kernels' "
                         "coefficients (on both files), keeping the stored ones")
+    parser.add_argument("--cover", action="store_true", help="measure networks of the kernels the other "
+                        "networks never run (calibration.cover_network: channel slices and shuffles, SPACE_TO_DEPTH, "
+                        "DEPTH_TO_SPACE, depth multipliers, resizes, REQUANTIZE; with --float the float32 kernels of "
+                        "the other operators; to --samples, default build/latency/TARGET-cover[-f32].jsonl) and fit "
+                        "only their kernels' coefficients (on both files), keeping every stored one")
+    parser.add_argument("--int16", action="store_true", help="with --cover: measure 16x8 networks instead "
+                        "(int16_network; to --samples, default build/latency/TARGET-cover-s16.jsonl)")
+    parser.add_argument("--uint8", action="store_true", help="with --cover: measure uint8 networks instead "
+                        "(uint8_network; to --samples, default build/latency/TARGET-cover-u8.jsonl)")
+    parser.add_argument("--islands", action="store_true", help="with --cover: measure int8 networks with float32 "
+                        "islands instead (island_network; to --samples, default build/latency/TARGET-cover-fi.jsonl)")
+    parser.add_argument("--abs", action="store_true", help="with --cover: measure networks of ABS layers instead "
+                        "(abs_network, int8 and 16x8; to --samples, default build/latency/TARGET-cover-abs.jsonl)")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -131,22 +445,40 @@ def main() -> None:
     files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl",
              folder / f"{args.target}-inplace.jsonl"]
     ops_files = [folder / f"{args.target}-ops.jsonl", folder / f"{args.target}-ops-f32.jsonl"]
-    samples_path = args.samples or (ops_files[int(args.float)] if args.ops else files[2 if args.inplace else int(args.float)])
+    cover_files = [folder / f"{args.target}-cover.jsonl", folder / f"{args.target}-cover-f32.jsonl",
+                   folder / f"{args.target}-cover-s16.jsonl", folder / f"{args.target}-cover-u8.jsonl",
+                   folder / f"{args.target}-cover-fi.jsonl", folder / f"{args.target}-cover-abs.jsonl"]
+    samples_path = args.samples or (ops_files[int(args.float)] if args.ops else
+                                    cover_files[5 if args.abs else 4 if args.islands else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
+                                    if args.cover else files[2 if args.inplace else int(args.float)])
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if not args.refit:
+        make = (calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
+                uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
+                abs_network if args.cover and args.abs else
+                partial(calibration.cover_network, float32=args.float) if args.cover else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
-                "float32" if args.float else "int8", "inplace" if args.inplace else "all",
-                calibration.op_network if args.ops else None)
+                "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
+                "inplace" if args.inplace else "cover" if args.cover else "all",
+                make)
     dsp = args.target in DSP_TARGETS
-    ops_samples = [s for path in ({samples_path} if args.ops else set()) | {f for f in ops_files if f.exists()}
-                   for s in load_samples(path, dsp)]
-    if args.ops:  # the stored coefficients stay; the other operators' are fitted on top of them
+
+    def samples_of(paths, measured: bool):
+        return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
+                for s in load_samples(path, dsp)]
+
+    ops_samples, cover_samples = samples_of(ops_files, args.ops), samples_of(cover_files, args.cover)
+    if args.cover:  # every stored coefficient stays; the uncovered kernels' are fitted on top
+        model = _stored(args.target, ("coverage",))
+    elif args.ops:  # the main coefficients stay; the other operators' are fitted on top of them
         model = calibration.fit(ops_samples, args.target, dsp, fixed=_stored(args.target))
     else:
         samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp)]
         model = calibration.fit(samples, args.target, dsp)
         if ops_samples:  # fit the other operators again on top of the new coefficients
             model = calibration.fit(ops_samples, args.target, dsp, fixed=model)
+    if cover_samples:  # and the kernels of the cover networks on top of those
+        model = calibration.fit(cover_samples, args.target, dsp, fixed=model, key="coverage")
     for name in [args.target, *args.also]:
         doc = model.to_dict()
         doc["target"] = name

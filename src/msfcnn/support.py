@@ -23,6 +23,7 @@ from .frontends.operators import FORMATS, OpClasses, reaching, tflite_converted
 from .ir.elements import ELEMENT_TYPES, INT8
 from .latency.model import LatencyModel, calibrated_targets, load
 from .ops import ELEMENTS, Op, Pattern, op_classes
+from .ops.loop_counts import KernelBuild
 from .report import table
 
 # The element types each format's importer reads: TFLite models of any of them (a uint8 kernel
@@ -132,8 +133,8 @@ def _families(forms: list[type[Op]], element: str, dsp: bool) -> tuple[str, ...]
         if cls.c_kernel is None:
             found.add("memmove")
         else:
-            found.update(f + suffix for f in cls.latency_families(kernel_element.nbytes == 1,
-                                                                  dsp and not kernel_element.is_float))
+            build = KernelBuild(element if element == "uint8" else kernel_element.name, dsp and not kernel_element.is_float)
+            found.update(f + suffix for f in cls.latency_families(build))
     return tuple(sorted(found))
 
 

@@ -138,12 +138,108 @@ def op_network(seed: int) -> dict:
     return {"name": f"calibration_ops{seed}", "input": [size, size + rng.choice([0, 0, 4]), 3], "layers": layers}
 
 
-def graph_of(doc: dict, dtype: str = "int8") -> Graph | None:
+# ---- networks of the kernels the op networks do not run (`--cover`) ------------------------------
+# Element-wise layers of both element types' op networks, drawn in cover networks (whose float32
+# versions run these ops' float kernels, which no other calibration network does).
+_COVER_MAPS = [*[[layer] for layer in _MAP_LAYERS], *_LATER_MAP_LAYERS]
+# Layers of float32 kernels only (ONNX's HardSigmoid and the float LeakyRelu / Tanh / Elu).
+_FLOAT_MAPS = [{"op": "hard_sigmoid"}, {"op": "float_unary", "function": "leaky_relu", "alpha": 0.1},
+               {"op": "float_unary", "function": "tanh"}, {"op": "float_unary", "function": "elu", "alpha": 1.0}]
+
+
+def _cover_layer(rng: random.Random, c: int, hw: tuple[int, int], float32: bool) -> tuple[list, int, tuple[int, int]]:
+    """One random layer (or a few) of a kernel `network` and `op_network` never run, on a map of
+    `c` channels and size `hw`: the layers and the channels and size after them."""
+    parts = ["slice", "shuffle", "blocks_to_depth", "depth_to_blocks", "multiplier", "nearest_resize",
+             "bilinear_resize", "branch_join", "padding"]
+    parts += ["map", "map", "map", "float_map", "float_map", "se"] if float32 else ["rescale", "rescale", "residual"]
+    part = rng.choice(parts)
+    h, w = hw
+    if part == "slice" and c > 1:
+        n = rng.randint(1, c - 1)
+        return [{"op": "channel_slice", "begin": rng.randint(0, c - n), "channels": n}], n, hw
+    if part == "shuffle" and any(c % g == 0 for g in (2, 3, 4)):
+        return [{"op": "channel_shuffle", "groups": rng.choice([g for g in (2, 3, 4) if c % g == 0])}], c, hw
+    if part == "blocks_to_depth" and h % 2 == 0 and w % 2 == 0 and h > 2:
+        return [{"op": "space_to_depth", "block": 2}], 4 * c, (h // 2, w // 2)
+    if part == "depth_to_blocks" and h * w <= 256:  # after a 1x1 convolution to 4k channels, where needed
+        width = c if c % 4 == 0 else 4 * rng.randint(1, 8)
+        widen = [] if width == c else [{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}]
+        return [*widen, {"op": "depth_to_space", "block": 2}], width // 4, (2 * h, 2 * w)
+    if part == "multiplier" and c <= 48:
+        m = rng.choice([2, 3])
+        layer = {"op": "depthwise_conv2d", "kernel": rng.choice([3, 5]), "stride": rng.choice([1, 2]),
+                 "padding": "same", "depth_multiplier": m}
+        return [layer], c * m, (-(-h // layer["stride"]), -(-w // layer["stride"]))
+    if part in ("nearest_resize", "bilinear_resize") and h * w <= 144:
+        size = [rng.choice([h, 2 * h, h + 3, max(h // 2, 1)]), rng.choice([w, 2 * w, w + 1, max(w // 2, 1)])]
+        align = rng.random() < 0.3
+        layer = {"op": "resize_" + part.removesuffix("_resize"), "size": size, "align_corners": align, "half_pixel_centers": not align and rng.random() < 0.5}
+        return [layer], c, tuple(size)
+    if part == "padding":
+        pads = [rng.randint(0, 2) for _ in range(4)]
+        return [{"op": "pad", "pads": pads}], c, (h + pads[0] + pads[2], w + pads[1] + pads[3])
+    if part == "rescale":
+        return [{"op": "requantize"}], c, hw
+    if part == "branch_join":  # a concatenation, or a third of the time another join of two maps of one shape
+        join, concatenated = rng.choice([*[("concat", True)] * 3, ("mul", False), ("add", False), ("add", False),
+                                         *((name, False) for name, _ in _LATER_JOINS)])
+        width = _channels(rng) if concatenated else c
+        return ([{"op": "conv2d", "filters": width, "kernel": 1, "act": "relu"}, {"op": join, "from": -2}],
+                c + width if concatenated else c, hw)
+    if part == "residual":  # an ADD of two maps, and of a constant
+        return [{"op": "conv2d", "filters": c, "kernel": 1, "act": "relu"}, {"op": "add", "from": -2},
+                {"op": "add", "const": rng.choice(["scalar", "channel"])}], c, hw
+    if part == "float_map":
+        return [dict(_FLOAT_MAPS[0] if rng.random() < 0.4 else rng.choice(_FLOAT_MAPS[1:]))], c, hw
+    if part == "se":  # squeeze-and-excite: MUL of the map by a per-channel vector
+        return [{"op": "global_avg_pool"}, {"op": "dense", "units": max(c // 4, 1), "act": "relu"},
+                {"op": "dense", "units": c}, {"op": "logistic"}, {"op": "mul", "from": -2}], c, hw
+    return [dict(layer) for layer in rng.choice(_COVER_MAPS)], c, hw
+
+
+def cover_network(seed: int, float32: bool = False) -> dict:
+    """A random layer list (seeded) of the kernels `network` and `op_network` never run in int8,
+    between convolutions: channel slices, channel shuffles (a channel gather), PAD, SPACE_TO_DEPTH,
+    DEPTH_TO_SPACE, depthwise convolutions with a depth multiplier, RESIZE_NEAREST_NEIGHBOR and
+    RESIZE_BILINEAR, REQUANTIZE; and, for their float32 kernels, the op networks' element-wise
+    maps and CONCATENATION (and float32's HardSigmoid and LeakyRelu / Tanh / Elu). `float32`: the
+    network is measured in float32 (the float-only maps may be drawn). A layer `"from": -2` of
+    `_cover_layer` reads the map before its layers (made absolute here)."""
+    rng = random.Random(seed * 7 + 1)
+    size = rng.choice([4, 6, 8, 10, 12, 16])
+    hw = first = (size, size + rng.choice([0, 0, 2]))
+    c = _channels(rng)
+    layers = [{"op": "conv2d", "filters": c, "kernel": 3, "padding": "same", "act": "relu6"}]
+    for _ in range(rng.randint(2, 5)):
+        extra, c, hw = _cover_layer(rng, c, hw, float32)
+        here = len(layers) - 1
+        for layer in extra:
+            if layer.get("from") == -2:
+                layer["from"] = here
+            layers.append(layer)
+        if rng.random() < 0.4:
+            c = _channels(rng)
+            layers.append({"op": "conv2d", "filters": c, "kernel": 1, "act": "relu"})
+    head = rng.choice(["none", "pool", "mean", "transposed_mean"])
+    if head == "pool":
+        layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": 10}]
+    elif head == "mean":
+        layers.append({"op": "mean", "axes": rng.choice([[0], [1]])})
+    elif head == "transposed_mean":
+        layers += [{"op": "transpose", "perm": [1, 0, 2]}, {"op": "mean", "axes": [1]}]
+    doc = {"name": f"calibration_cover{seed}", "input": [*first, 3], "layers": layers}
+    # a third of the int8 networks run their ADDs as LiteRT's vector code does (in the script)
+    return {**doc, "litert_adds": True} if not float32 and rng.random() < 0.35 else doc
+
+
+def graph_of(doc: dict, dtype: str = "int8", build=graph_from_layer_list) -> Graph | None:
     """The layer list's graph with random int8 (or float32) weights, or None when its shapes do
-    not work out."""
+    not work out. `build`: the layer list's reader (the calibration script's knows layers the
+    layer-list format has no name for, which the cover networks draw)."""
     from ..errors import UserError
     try:
-        graph = graph_from_layer_list(doc)
+        graph = build(doc)
     except UserError:
         return None
     return with_random_weights(graph, seed=0) if dtype == "int8" else with_random_float_weights(graph, seed=0)
@@ -164,6 +260,8 @@ def with_random_float_weights(graph: Graph, seed: int = 0) -> Graph:
                       "bias": rng.normal(0, 0.1, size=node.shape[-1]).astype(np.float32)}
         elif "operand" in node.consts:  # MUL or ADD of a constant: one value or one per channel
             consts = {"operand": rng.uniform(-2, 2, size=node.consts["operand"].shape).astype(np.float32)}
+        elif "alpha" in node.consts:  # PRELU's slopes, one per channel
+            consts = {"alpha": rng.uniform(-0.5, 0.5, size=node.consts["alpha"].shape).astype(np.float32)}
         out.append(op, node.inputs, consts)
     return out
 
@@ -195,12 +293,14 @@ class Sample:
     where: str  # network, plan and block, for reports
 
 
-def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | None = None) -> LatencyModel:
+def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | None = None,
+        key: str = "extension") -> LatencyModel:
     """Non-negative least squares of instructions on counts, rows weighted by 1/sqrt(instructions)
     (so that large blocks, which dominate a plan, count more in absolute terms but small blocks
     are not ignored), columns scaled to unit norm for conditioning. With `fixed`, its coefficients
     stay as they are and only the counts it has none for are fitted, to what the fixed ones leave
-    unexplained (so adding kernels changes no prediction for networks without them)."""
+    unexplained (so adding kernels changes no prediction for networks without them); the
+    statistics of such a fit go to the model's `calibration[key]`."""
     from scipy.optimize import nnls
 
     known = fixed.coefficients if fixed is not None else {}
@@ -232,7 +332,7 @@ def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | Non
     own = {name: digest for name, digest in calibrated_sources({name: 0.0 for name in names}).items()
            if name in KERNEL_SOURCE_FAMILIES}
     return LatencyModel(target, dsp, coefficients, {**fixed.kernel_digests, **own},
-                        {**fixed.calibration, "extension": {**stats, "fitted": names}})
+                        {**fixed.calibration, key: {**stats, "fitted": names}})
 
 
 def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str) -> list[Sample]:

@@ -32,7 +32,7 @@ from ..ir import Graph
 from ..numerics import SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
-from ..ops.loop_counts import MAX_RUNS, KernelRun, channel_blocks
+from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
 from ..schedule.lowered import Channels, Patches, Stream, Whole
@@ -77,7 +77,10 @@ class _Op:
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
-        self.family = self.op.latency_family(self.int8, self.dsp) + ("_f32" if self.float else "")
+        self.build = KernelBuild(graph.kernel_element(t).name, self.dsp)
+        self.wide = self.build.wide
+        self.suffix = "_f32" if self.float else ""
+        self.family = self.op.latency_family(self.build) + self.suffix
         if self.op.c_call is CCall.REGION and len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE:
             # an element-wise kernel on a vector runs on it as a 1 x 1 x C map
             self.shape, self.in_shape = as_feature_map(self.shape), as_feature_map(self.in_shape)
@@ -89,7 +92,8 @@ class _Op:
         else:
             self.profiles = None
             self.kernel = (1, 1)
-        self.batched = self.op.runs_per_tap
+        self.batched = self.op.gathers_runs(self.build)
+        self.path = self.op.value_path(graph.kernel_context(t))
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)
         self.parts = self.op.channel_parts(self.shape[-1])
@@ -138,7 +142,8 @@ class _Op:
             channels: int, family: str | None = None) -> KernelRun:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
-                         self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels)
+                         self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
+                         self.path)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -235,6 +240,8 @@ class BlockCounter:
         f[f"{op.family}:output"] += prod(op.shape)
         if op.stage:
             f[f"{op.family}:output_{op.stage}"] += prod(op.shape)
+        if form is CCall.VECTOR:
+            op.op.count_vector(op.family, op.build, op.shape, f)
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int):
@@ -293,7 +300,7 @@ class BlockCounter:
         h, w, c = op.shape
         row_taps, whole_rows = op.profiles[0].sums(0, h)
         col_taps, whole_cols = op.profiles[1].sums(0, w)
-        family = op.op.in_place_family + ("_f32" if op.float else "")
+        family = op.op.in_place_family + ("_s16" if op.wide else op.suffix)
         op.op.count_in_place(op.run(h, h * w, whole_rows, row_taps * col_taps, row_taps * w,
                                     h * w - whole_rows * whole_cols, c, family), f)
         return f
@@ -377,6 +384,7 @@ class BlockCounter:
             macs = consumer.op.accumulate_macs(max(r1 - r0, 0) * max(c1 - c0, 0) * channels, consumer.shape)
             if macs is not None:
                 f[f"{fam}:mac"] += macs
+            consumer.op.count_accumulate(fam, max(r1 - r0, 0) * max(c1 - c0, 0), consumer.shape, f)
         f[f"{consumer.family}_finish:call"] += 1
         f[f"{consumer.family}_finish:output"] += prod(consumer.shape)
         f["tail:zero_byte"] += tail.acc.nbytes

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import numerics as nx
 from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
+from .loop_counts import Counts, KernelRun
 
 
 def rescale_factor(input_scale: float, output_scale: float, numerics: str) -> tuple[int, int] | None:
@@ -41,6 +42,15 @@ class Abs(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "in
             value = nx.multiply_by_quantized_multiplier(value, *factor)
         info = np.iinfo(ctx.qtype)
         return np.clip(value + out_q.zero_point, info.min, info.max).astype(ctx.qtype)
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """The rescale per value (msf_mul_by_quantized_mult_double) is most of a rescaling ABS's cost."""
+        in_q, out_q = ctx.input_quant[0], ctx.output_quant
+        return "" if rescale_factor(in_q.scale, out_q.scale, ctx.numerics) is None else "rescaled"
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        if run.path:
+            f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         in_q, out_q = ctx.input_quant[0], ctx.output_quant

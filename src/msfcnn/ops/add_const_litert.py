@@ -94,6 +94,7 @@ class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE, elements=frozenset({
     (Its float ADD is TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_const_litert"
+    kernel_family = "add_const_litert"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]

@@ -68,6 +68,7 @@ class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
     (Its int16 and float ADDs are TFLite's, _under_litert: an int8 kernel only.)"""
 
     c_kernel = "msf_add_litert"
+    kernel_family = "add_litert"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         a, b = inputs

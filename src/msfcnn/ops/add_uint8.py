@@ -26,6 +26,7 @@ from .base import KernelContext, Pattern, as_feature_map
 @dataclass(frozen=True)
 class AddUint8(Add, pattern=Pattern.OPAQUE, elements=frozenset({"uint8"})):
     c_kernel = "msf_add_uint8"
+    kernel_family = "add_uint8"
     writes_over_input = True  # value by value (codegen/kernels/add_uint8.c)
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:

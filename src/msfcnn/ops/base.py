@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from math import prod
 from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
 from .. import numerics as nx
 from ..errors import UserError
-from .loop_counts import Counts, KernelRun
+from .loop_counts import Counts, KernelBuild, KernelRun
 
 Shape = tuple[int, ...]
 
@@ -300,19 +301,59 @@ class Op:
     # An int8 kernel without coefficients of its own, counted as the calibrated kernel whose loops
     # it runs (the table ops run msf_lookup_s8 as LOGISTIC does); None: its own.
     int8_counted_as: ClassVar[str | None] = None
-
-    def latency_family(self, int8: bool, dsp: bool) -> str:
-        """The kernel as the target compiles it, which names its counts (`family:loop`; features.py
-        appends "_f32" for float kernels): its kind, unless the kernel has several loop structures
-        (`dsp`: an int8 kernel on a core with Arm's DSP extension)."""
-        return self.int8_counted_as if int8 and self.int8_counted_as else self.kind
+    # A kernel that is not its kind's usual one (a numerics or uint8 variant's, e.g. LiteRT's ADD or
+    # the weight-offset convolutions) names its own family, so that it is calibrated on its own.
+    kernel_family: ClassVar[str | None] = None
+    # The 16x8 kernel's family, before "_s16" (None: the kind): one per op, whatever its shape.
+    wide_family: ClassVar[str | None] = None
 
     @classmethod
-    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
+    def own_family(cls, kernel: KernelBuild) -> str | None:
+        """The family of a kernel that is not the kind's int8 or float32 one: a 16x8 kernel, or a
+        variant's (kernel_family); None for the kind's own kernels."""
+        if kernel.wide:
+            return (cls.wide_family or cls.kind) + "_s16"
+        return cls.kernel_family
+
+    def latency_family(self, kernel: KernelBuild) -> str:
+        """The kernel as the target compiles it, which names its counts (`family:loop`; features.py
+        appends "_f32" for float kernels): its kind, unless the kernel has several loop structures
+        (`kernel.dsp`: an int8 kernel on a core with Arm's DSP extension) or is not the kind's."""
+        return self.own_family(kernel) or self._int8_or_kind(kernel)
+
+    @classmethod
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
         """Every family `latency_family` names for some op of the class (the support matrix,
         support.py, asks which targets have coefficients for all of them); a class whose
         latency_family depends on its attributes lists each family they can give."""
-        return (cls.int8_counted_as if int8 and cls.int8_counted_as else cls.kind,)
+        return (cls.own_family(kernel) or cls._int8_or_kind(kernel),)
+
+    @classmethod
+    def _int8_or_kind(cls, kernel: KernelBuild) -> str:
+        return cls.int8_counted_as if kernel.int8 and cls.int8_counted_as else cls.kind
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """The per-value path of the kernel that the node's constants and quantisation choose, when
+        the kernel has several of different cost (ABS rescales or not): it names a count of its
+        own. "" for kernels with one path."""
+        return ""
+
+    def gathers_runs(self, kernel: KernelBuild) -> bool:
+        """Whether the kernel gathers a window's taps as runs in batches (window.c): the int8 and
+        float32 kernels of runs_per_tap, not the 16x8 ones."""
+        return self.runs_per_tap and not kernel.wide
+
+    def count_vector(self, family: str, kernel: KernelBuild, shape: Shape, counts: Counts) -> None:
+        """Add the counts of a vector kernel's own loops (a call's inputs and outputs are counted by
+        features.py): a 16x8 vector op over a map (SOFTMAX over each pixel's channels) runs once per
+        row of its last axis, and its per-row work (its tables, its reciprocal) is most of its
+        cost. (Not counted for the int8 and float32 kernels, whose stored fits have no such count.)"""
+        if kernel.wide:
+            counts[f"{family}:vector_row"] += prod(shape[:-1])
+
+    def count_accumulate(self, family: str, pixels: int, output: Shape, counts: Counts) -> None:
+        """Add the counts of the accumulate's own loops over one streamed region of `pixels`
+        pixels (its calls, values, rows and MACs are counted by features.py)."""
 
     def count_region(self, run: KernelRun, counts: Counts) -> None:
         """Add the counts of the kernel's own loops for one run over a region (the calls, rows,

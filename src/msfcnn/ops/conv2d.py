@@ -9,7 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, Window, c_pointer, c_struct,
                    require_feature_map, window_fields)
-from .loop_counts import POINTWISE_CHUNK, Counts, KernelRun, channel_blocks
+from .loop_counts import POINTWISE_CHUNK, Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, windows
 
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
@@ -78,17 +78,25 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
 
     # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
-    def latency_family(self, int8: bool, dsp: bool) -> str:
+    wide_family = "conv"
+
+    def latency_family(self, kernel: KernelBuild) -> str:
         """On DSP cores a 1x1 unpadded conv reads its patch in place, the others gather it; on
         other cores the 1x1 and the general conv loops differ."""
+        own = self.own_family(kernel)
+        if own:
+            return own
         pointwise = self.win.kernel == (1, 1)
-        if dsp:
+        if kernel.dsp:
             return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
         return "conv_1x1" if pointwise else "conv"
 
     @classmethod
-    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
-        return ("conv_direct", "conv_gather") if dsp else ("conv_1x1", "conv")
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
+        own = cls.own_family(kernel)
+        if own:
+            return (own,)
+        return ("conv_direct", "conv_gather") if kernel.dsp else ("conv_1x1", "conv")
 
     def output_stage_rounding(self, numerics: str) -> str:
         return nx.gemm_rounding(numerics)
@@ -99,6 +107,9 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         fam, out_c, in_c = run.family, run.shape[2], run.in_shape[2]
+        if run.wide:
+            count_wide_window(run, f, in_c)
+            return
         blocks = channel_blocks(out_c)
         if run.dsp:
             self._count_dsp(run, f, blocks)

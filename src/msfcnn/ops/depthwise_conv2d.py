@@ -10,7 +10,7 @@ from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
 from .conv2d import weighted_c_consts, weighted_c_fields
-from .loop_counts import Counts, KernelRun, channel_blocks
+from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices
 
 # TFLite's int8 depthwise kernel requantises with its own MultiplyByQuantizedMultiplier
@@ -101,12 +101,15 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
 
     # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
-    def latency_family(self, int8: bool, dsp: bool) -> str:
-        return "depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier"
+    wide_family = "depthwise"
+
+    def latency_family(self, kernel: KernelBuild) -> str:
+        return self.own_family(kernel) or ("depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier")
 
     @classmethod
-    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
-        return ("depthwise", "depthwise_multiplier")
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
+        own = cls.own_family(kernel)
+        return (own,) if own else ("depthwise", "depthwise_multiplier")
 
     def output_stage_rounding(self, numerics: str) -> str:
         return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
@@ -117,6 +120,9 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         fam, pixels, taps, channels = run.family, run.pixels, run.taps, run.channels
+        if run.wide:
+            count_wide_window(run, f)
+            return
         blocks = channel_blocks(channels)
         f[f"{fam}:block"] += pixels * len(blocks)
         f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)

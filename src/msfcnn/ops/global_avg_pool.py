@@ -28,12 +28,8 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     # map leaves the last row out). None: the whole map.
     extent: tuple[int, int] | None = None
 
-    def latency_family(self, int8: bool, dsp: bool) -> str:
-        return "mean"
-
-    @classmethod
-    def latency_families(cls, int8: bool, dsp: bool) -> tuple[str, ...]:
-        return ("mean",)
+    kernel_family = "mean"  # kernels/global_avg_pool.c
+    wide_family = "mean"
 
     def describe(self) -> str:
         if not self.pool:

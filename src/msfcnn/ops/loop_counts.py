@@ -23,6 +23,26 @@ def channel_blocks(channels: int) -> list[int]:
 
 
 @dataclass(frozen=True)
+class KernelBuild:
+    """Which build of an op's C kernel a target runs, as far as its loops differ: the element type
+    of the values it reads and whether the core has Arm's DSP-extension loops."""
+
+    element: str  # "int8", "int16" (a 16x8 kernel), "float32"; "uint8" when the caller knows the
+    # model's tensors are uint8 (the support matrix; inside a graph they are int8 and the op knows)
+    dsp: bool
+
+    @property
+    def int8(self) -> bool:
+        """An 8-bit kernel (uint8 models run int8 kernels on their values - 128)."""
+        return self.element in ("int8", "uint8")
+
+    @property
+    def wide(self) -> bool:
+        """A 16x8 kernel (kernels/int16.c and the int16 kernels of the others)."""
+        return self.element == "int16"
+
+
+@dataclass(frozen=True)
 class KernelRun:
     """One run of an op's kernel over an output region (or, for the in-place schemes, over the
     whole map), as the latency model counts it."""
@@ -41,3 +61,14 @@ class KernelRun:
     krows: int  # in-bounds kernel rows, summed over the region's pixels
     clipped: int  # pixels whose window the input's border clips
     channels: int  # the output channels this run computes (Op.channel_parts)
+    wide: bool = False  # a 16x8 kernel (KernelBuild.wide)
+    path: str = ""  # the per-value path the op's constants choose (Op.value_path), "" for one path
+
+
+def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
+    """int16.c's window ops: per output value, a loop over the window's in-bounds rows, each over
+    its taps (and, for a convolution, over the `values_per_tap` input channels of each tap)."""
+    f[f"{run.family}:krow_output"] += run.krows * run.channels
+    f[f"{run.family}:tap_output"] += run.taps * run.channels
+    if values_per_tap:
+        f[f"{run.family}:value"] += run.taps * values_per_tap * run.channels

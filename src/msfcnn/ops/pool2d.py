@@ -9,7 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
                    window_fields)
-from .loop_counts import Counts, KernelRun, channel_blocks
+from .loop_counts import Counts, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
@@ -22,6 +22,9 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
     runs_per_tap = True  # window.c gathers a run per tap
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
+        if run.wide:
+            count_wide_window(run, f)
+            return
         f[f"{run.family}:block"] += run.pixels * len(channel_blocks(run.shape[2]))
         f[f"{run.family}:tap"] += run.taps
         f[f"{run.family}:tap_channel"] += run.taps * run.shape[2]
@@ -115,6 +118,7 @@ class AvgPool2DHalfUp(AvgPool2D, elements=frozenset({"uint8"})):
     which on the int8 sum (uint8 sum - 128 * count) is floor((sum + count/2) / count)."""
 
     c_kernel = "msf_avg_pool_half_up"
+    kernel_family = "avg_pool_half_up"
 
     @staticmethod
     def quotient(acc: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy as np
 from .. import numerics as nx
 from ..errors import UserError
 from .base import KernelContext, Shape, c_struct, require_feature_map
+from .loop_counts import KernelBuild
 from .resize_nearest import Resize
 
 ONE = 1 << 10  # the fixed-point unit of positions and weights
@@ -95,6 +96,14 @@ class ResizeBilinear(Resize, elements=frozenset({"int8", "int16", "float32", "ui
     # A uint8 model's resize (on the int8 form of its values): LiteRT's uint8 kernel, which runs
     # TFLite's float formula on the uint8 values (q + 128), adds 0.5 and truncates.
     uint8: bool = False
+
+    def latency_family(self, kernel: KernelBuild) -> str:
+        """The uint8 kernel's float formula costs apart from the int8 kernel's."""
+        return "resize_bilinear_u8" if self.uint8 else super().latency_family(kernel)
+
+    @classmethod
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
+        return ("resize_bilinear_u8",) if kernel.element == "uint8" else super().latency_families(kernel)
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cols): the (lo, hi, weight) triple of each output row, then of each output column."""

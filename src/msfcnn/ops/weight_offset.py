@@ -18,10 +18,11 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from .base import KernelContext, Op
+from .base import KernelContext, Op, Shape
 from .conv2d import Conv2D
 from .dense import Dense, dense_multipliers
 from .depthwise_conv2d import DepthwiseConv2D
+from .loop_counts import Counts, KernelRun, channel_blocks
 
 
 class _WeightOffset:
@@ -53,13 +54,34 @@ class _WeightOffset:
 @dataclass(frozen=True)
 class Conv2DWeightOffset(_WeightOffset, Conv2D):
     c_kernel = "msf_conv2d_wofs"
+    kernel_family = "conv_wofs"
     weight_zero_point: int = 0
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """weight_offset.c's CONV_2D: per block of channels, the offset term over the window's runs
+        and values, then four channels a pass over them."""
+        fam, blocks, values = run.family, channel_blocks(run.channels), run.taps * run.in_shape[2]
+        quads = sum(-(-n // 4) for n in blocks)
+        f[f"{fam}:block"] += run.pixels * len(blocks)
+        f[f"{fam}:run_block"] += run.krows * len(blocks)
+        f[f"{fam}:value_block"] += values * len(blocks)
+        f[f"{fam}:run_quad"] += run.krows * quads
+        f[f"{fam}:value_quad"] += values * quads
 
 
 @dataclass(frozen=True)
 class DepthwiseConv2DWeightOffset(_WeightOffset, DepthwiseConv2D):
     c_kernel = "msf_depthwise_conv2d_wofs"
+    kernel_family = "depthwise_wofs"
     weight_zero_point: int = 0
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """weight_offset.c's DEPTHWISE_CONV_2D: per output channel, a loop over the taps."""
+        fam = run.family
+        f[f"{fam}:block"] += run.pixels * len(channel_blocks(run.channels))
+        f[f"{fam}:tap"] += run.taps
+        f[f"{fam}:tap_channel"] += run.taps * run.channels
+        f[f"{fam}:block_channel"] += run.pixels * run.channels
 
     def in_place_channels(self, ctx=None) -> bool:
         return False  # no in-place variant of the kernel
@@ -68,7 +90,13 @@ class DepthwiseConv2DWeightOffset(_WeightOffset, DepthwiseConv2D):
 @dataclass(frozen=True)
 class DenseWeightOffset(_WeightOffset, Dense):
     c_kernel = "msf_dense_wofs"
+    kernel_family = "dense_wofs"
     weight_zero_point: int = 0
+
+    def count_accumulate(self, family: str, pixels: int, output: Shape, f: Counts) -> None:
+        """weight_offset.c's dense accumulate: per unit, a pass over the region's pixels."""
+        f[f"{family}:unit"] += output[0]
+        f[f"{family}:pixel_unit"] += pixels * output[0]
 
 
 _WITH_OFFSET = {Conv2D: Conv2DWeightOffset, DepthwiseConv2D: DepthwiseConv2DWeightOffset, Dense: DenseWeightOffset}
