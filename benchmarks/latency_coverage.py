@@ -35,7 +35,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mode
 def models() -> list[str]:
     """Every built-in model and model fixture (those the frontends refuse are left out later)."""
     return [*builtin_names(), *(str(p) for p in sorted(FIXTURES.glob("*.tflite"))),
-            *(str(p) for p in sorted(FIXTURES.glob("*.onnx")))]
+            *(str(p) for p in sorted(FIXTURES.glob("*.onnx"))),
+            *(str(p) for p in sorted((FIXTURES.parent / "ops").glob("*.tflite")))]
 
 
 def load(model: str):

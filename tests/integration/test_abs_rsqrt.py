@@ -1,7 +1,7 @@
 """ABS (int8, int16) and RSQRT (int8) on their fixtures (`fixtures/make_abs_rsqrt_models.py`):
 
 - the sweeps feed the op every int8 value (RSQRT: every value at or above its input zero point,
-  the only ones TFLite runs; int16: a spread of values and both ends), bit-exact with the LiteRT
+  the only ones TFLite runs; int16: 1,024 values and both ends), bit-exact with the LiteRT
   interpreter under the default numerics and with TFLite Micro's under `tflm`;
 - the conv -> op -> conv models on random inputs: unfused and under the least-RAM plan, where the
   op fuses with its neighbours, bit-exact with both interpreters; the C on the host bit-exact with
@@ -26,7 +26,7 @@ from msfcnn.ir import Quant
 from msfcnn.ops.rsqrt import Rsqrt
 from msfcnn.schedule import schedule_plan
 
-MODELS = FIXTURES / "models"
+MODELS = FIXTURES / "ops"
 SWEEPS = sorted(MODELS.glob("abs_sweep_*.tflite")) + sorted(MODELS.glob("rsqrt_sweep_*.tflite"))
 SANDWICHES = [MODELS / f"{name}.tflite" for name in ("abs_int8", "abs_i16", "rsqrt_int8")]
 NUMERICS = ("litert", "tflm")
@@ -34,13 +34,14 @@ NUMERICS = ("litert", "tflm")
 
 def sweep_inputs(graph) -> list[np.ndarray]:
     """Every value the op is defined on, in two orders: all int8 values (RSQRT straight on the
-    input: those at or above its zero point, repeated to fill the map), or 1,024 int16 values
+    input: those at or above its zero point, repeated to fill the map), or 4 x 256 int16 values
     with both ends."""
     shape = graph.input_shape
     if graph.dtype == "int16":
-        values = np.random.default_rng(3).integers(-32768, 32768, np.prod(shape)).astype(np.int16)
-        values[:4] = (-32768, 32767, 0, -1)
-        return [values.reshape(shape), values[::-1].reshape(shape)]
+        rng = np.random.default_rng(3)
+        batches = [rng.integers(-32768, 32768, np.prod(shape)).astype(np.int16) for _ in range(4)]
+        batches[0][:4] = (-32768, 32767, 0, -1)
+        return [values.reshape(shape) for values in batches]
     values = np.arange(-128, 128)
     if graph.nodes[0].op.kind == "rsqrt":
         values = values[values >= graph.quant_of(-1).zero_point]

@@ -15,7 +15,7 @@ from support.toolchains import require_target
 from msfcnn import pipeline
 from msfcnn.tensors import random_input
 
-MODELS = FIXTURES / "models"
+MODELS = FIXTURES / "ops"
 
 
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
