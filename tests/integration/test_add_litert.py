@@ -19,13 +19,17 @@ import pytest
 from support import micro_oracle
 from support.litert_oracle import run_jobs
 from support.paths import ROOT
+from support.toolchains import require_target
 from msfcnn import numerics as nx
+from msfcnn import pipeline
 from msfcnn.executor import run_unfused
 from msfcnn.frontends import load_model
 from msfcnn.ops.add import Add
 from msfcnn.ops.add_const import AddConst
 from msfcnn.ops.add_const_litert import AddConstLitert, AddConstLitertTail
 from msfcnn.ops.add_litert import VECTOR_BLOCK, AddLitert, AddLitertTail, codes_agree
+from msfcnn.planner import Planner
+from msfcnn.schedule import schedule_plan
 
 N_CASES = 48
 ACTIVATIONS = {0: None, 1: "relu", 3: "relu6"}  # TFLite's fused activation codes
@@ -183,3 +187,79 @@ def test_add_of_a_constant_follows_each_interpreter(const_cases, record_property
     record_property("values_checked", checked)
     record_property("values_where_the_scalar_code_differs", scalar_differs)
     assert kinds == {AddConst, AddConstLitert, AddConstLitertTail} and scalar_differs > 0
+
+
+# ---- int16 ADD (16x8 models: zero points 0, general scales) ----------------------------------------
+
+def single_add16_model(shape, scales, activation: int) -> bytes:
+    """A model of one int16 ADD of its two inputs, as the converter writes a 16x8 ADD."""
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    from make_int16_models import act16, add16
+
+    m = fixture_writer()("single_add16")
+    a, b = act16(m, (1, *shape), scales[0]), act16(m, (1, *shape), scales[1])
+    out = add16(m, a, b, scales[2], activation)
+    return m.build([a, b], [out])
+
+
+@pytest.fixture(scope="module")
+def cases16(tmp_path_factory):
+    """(path, inputs, LiteRT's outputs, TFLite Micro's outputs) per int16 case: random scales (some
+    that often tie), sizes with and without a scalar tail, int16 values over the whole range."""
+    rng = np.random.default_rng(16)
+    folder = tmp_path_factory.mktemp("single_add16")
+    jobs = []
+    for n in range(12):
+        scales = [float(np.float32(10 ** rng.uniform(-4.5, -2.5))) for _ in range(3)]
+        if n % 3 == 0:  # a scale of 1/3000 against 1/4096: LiteRT's two codes round some ties apart
+            scales = [1 / 3000, 1 / 4096, 1 / 1500]
+        shape = (64, 64, 16) if n % 2 else (61, 53, 5)  # all vector code; a tail of scalar code
+        path = folder / f"add16_{n}.tflite"
+        path.write_bytes(single_add16_model(shape, scales, int(rng.choice(list(ACTIVATIONS)))))
+        jobs.append((path, [[rng.integers(-32768, 32768, (1, *shape), dtype=np.int16) for _ in range(2)]]))
+    litert = run_jobs(jobs)
+    micro = micro_oracle.run_jobs(jobs, "tflm", arena_size=1 << 21)
+    return [(path, inputs, run.outputs, tflm) for (path, inputs), run, tflm in zip(jobs, litert, micro)]
+
+
+def test_int16_add_follows_each_interpreter(cases16, record_property):
+    """LiteRT's int16 ADD runs blocks of 16 values of vector code too: TFLite's scalar code differs
+    on some ties, which AddLitert reproduces; TFLite Micro's is the scalar code everywhere."""
+    checked = scalar_differs = 0
+    for path, inputs, litert, micro in cases16:
+        graph, graph_tflm = load_model(str(path)), load_model(str(path), numerics=nx.TFLM)
+        size = prod(graph.nodes[0].shape)
+        assert type(graph.nodes[0].op) is (AddLitert if size % VECTOR_BLOCK == 0 else AddLitertTail)
+        assert type(graph_tflm.nodes[0].op) is Add
+        for x, want, want_tflm in zip(inputs, litert, micro):
+            np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want.reshape(-1), err_msg=path.name)
+            ours_tflm = run_unfused(graph_tflm, x).reshape(-1)
+            np.testing.assert_array_equal(ours_tflm, np.asarray(want_tflm).reshape(-1), err_msg=path.name)
+            scalar_differs += int(np.count_nonzero(ours_tflm != want.reshape(-1)))
+            checked += want.size
+    record_property("values_checked", checked)
+    record_property("values_where_the_scalar_code_differs", scalar_differs)
+    assert scalar_differs > 0  # the cases tell the two codes apart
+
+
+# Input pairs at a tie of LiteRT's scales below, which its vector and scalar codes round apart.
+TIES = [(32767, -10240), (-19118, 2560)]
+
+
+@pytest.mark.parametrize("shape", [(8, 6, 16), (7, 5, 3)], ids=["vector", "tail"])
+def test_int16_litert_add_in_c_matches_the_interpreter(shape, tmp_path):
+    """The C of LiteRT's int16 ADD (add_litert_s16.c) gives LiteRT's values, ties included, in
+    vector positions and (in a size that is not a multiple of 16) in the scalar tail."""
+    path = tmp_path / "add16.tflite"
+    path.write_bytes(single_add16_model(shape, [1 / 3000, 1 / 4096, 1 / 1500], 1))
+    graph = load_model(str(path))
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-32768, 32768, (1, *shape), dtype=np.int16) for _ in range(2))
+    for k, (va, vb) in enumerate(TIES):  # at the first values and at the last ones
+        a.reshape(-1)[[k, -1 - k]], b.reshape(-1)[[k, -1 - k]] = va, vb
+    want = run_jobs([(path, [[a, b]])])[0].outputs[0]
+    plan = Planner(graph, "exact").min_ram()
+    schedule = schedule_plan(graph, list(plan.blocks), False)
+    check = pipeline.verify(graph, plan, schedule, [a, b], require_target("host"))
+    np.testing.assert_array_equal(check.output.reshape(-1), want.reshape(-1))
+    assert check.bit_exact and check.arena_bytes == schedule.arena_bytes

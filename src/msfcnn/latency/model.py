@@ -126,7 +126,7 @@ KERNEL_SOURCE_FAMILIES = {
     "int16.c": ("conv_s16", "depthwise_s16", "depthwise_inplace_s16", "max_pool2d_s16", "avg_pool2d_s16", "add_s16",
                 "mean_s16", "dense_s16", "softmax_s16"),
     "weight_offset.c": ("conv_wofs", "depthwise_wofs", "dense_wofs"), "avg_pool_half_up.c": ("avg_pool_half_up",),
-    "add_litert.c": ("add_litert",), "add_const_litert.c": ("add_const_litert",), "add_uint8.c": ("add_uint8",),
+    "add_litert.c": ("add_litert",), "add_litert_s16.c": ("add_litert_s16",), "add_const_litert.c": ("add_const_litert",), "add_uint8.c": ("add_uint8",),
     "conversion.c": ("dequantize", "quantize"), "float_unary.c": ("float_unary",), "hard_sigmoid.c": ("hard_sigmoid",),
     "abs.c": ("abs", "abs_s16"),
 }

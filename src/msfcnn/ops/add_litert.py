@@ -1,4 +1,4 @@
-"""ADD of two int8 tensors as the LiteRT interpreter computes it (Graph.numerics "litert").
+"""ADD of two int8 or int16 tensors as the LiteRT interpreter computes it (Graph.numerics "litert").
 
 The interpreter's optimized int8 ADD (optimized_integer_ops' AddElementwise) runs vector code
 (NEON, translated to SSE on x86) on each block of 16 values of the whole flat tensor and the
@@ -17,6 +17,12 @@ ops/add.py's (its calibrated C kernel; element-wise). Otherwise: a tensor of a m
 values is all vector code, so its ADD is element-wise too (AddLitert) and fuses like any other;
 any other size ends in scalar values whose place in the whole tensor matters: AddLitertTail is
 never cut into regions (Pattern.OPAQUE), as ops/add_uint8.py.
+
+The int16 ADD of general scales (not power-of-two: the converter's) runs the same blocks of 16
+values (optimized_integer_ops' AddElementwiseInt16), with the vector arithmetic above but in int32
+to the end: the output zero point added, clamped, then saturated to int16 (no wrap). Its scalar
+code is TFLite's (ops/add.py, left shift 15). Whether the two codes agree on every pair of int16
+inputs is too costly to check, so a 16x8 ADD under LiteRT is always AddLitert or AddLitertTail.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from math import prod
 import numpy as np
 
 from .. import numerics as nx
-from .add import LEFT_SHIFT, Add, add_params
+from .add import Add, add_params, left_shift_of
 from .base import KernelContext, Pattern, as_feature_map, numerics_variant
 
 VECTOR_BLOCK = 16  # int8 values per iteration of the interpreter's vector loop
@@ -45,7 +51,10 @@ def litert_add(activation: str | None, ctx: KernelContext, shape) -> Add:
 
 @numerics_variant(Add, nx.LITERT)
 def _under_litert(op: Add, ctx: KernelContext, shape) -> Add:
-    """Add.for_numerics under LiteRT: its int8 kernel (litert_add); its int16 and float ones are TFLite's."""
+    """Add.for_numerics under LiteRT: its int8 kernel (litert_add), its int16 one (blocks of 16
+    values of vector code, always); its float one is TFLite's."""
+    if ctx.dtype == "int16":
+        return (AddLitert if prod(shape) % VECTOR_BLOCK == 0 else AddLitertTail)(op.activation)
     return litert_add(op.activation, ctx, shape) if ctx.dtype == "int8" else op
 
 
@@ -63,12 +72,13 @@ def vector_end(size: int) -> int:
 
 
 @dataclass(frozen=True)
-class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
-    """LiteRT's int8 ADD of a tensor whose size is a multiple of 16: vector code on every value.
-    (Its int16 and float ADDs are TFLite's, _under_litert: an int8 kernel only.)"""
+class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16"})):
+    """LiteRT's int8 or int16 ADD of a tensor whose size is a multiple of 16: vector code on
+    every value. (Its float ADD is TFLite's, _under_litert.)"""
 
     c_kernel = "msf_add_litert"
     kernel_family = "add_litert"
+    wide_family = "add_litert"  # its int16 kernel: add_litert_s16.c
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         a, b = inputs
@@ -85,8 +95,8 @@ class AddLitert(Add, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
 
 @dataclass(frozen=True)
 class AddLitertTail(AddLitert, pattern=Pattern.OPAQUE):
-    """LiteRT's int8 ADD of a tensor whose size is not a multiple of 16: its last size % 16
-    values are the scalar code's."""
+    """LiteRT's int8 or int16 ADD of a tensor whose size is not a multiple of 16: its last
+    size % 16 values are the scalar code's."""
 
     writes_over_input = True  # value by value (codegen/kernels/add_litert.c)
 
@@ -108,11 +118,15 @@ def _shift_left(x: np.ndarray, bits: int) -> np.ndarray:
 
 def vector_add(a: np.ndarray, b: np.ndarray, ctx: KernelContext, clamp: tuple[int, int]) -> np.ndarray:
     """The interpreter's vector code, value by value."""
+    left_shift = left_shift_of(ctx)
     (m1, s1), (m2, s2), (mo, so) = add_params(ctx.input_quant[0].scale, ctx.input_quant[1].scale,
-                                              ctx.output_quant.scale)
+                                              ctx.output_quant.scale, left_shift)
     qa, qb = ctx.input_quant
-    sa = nx.high_mul_half_up(_shift_left(a.astype(np.int64) - qa.zero_point, LEFT_SHIFT + s1), m1)
-    sb = nx.high_mul_half_up(_shift_left(b.astype(np.int64) - qb.zero_point, LEFT_SHIFT + s2), m2)
+    sa = nx.high_mul_half_up(_shift_left(a.astype(np.int64) - qa.zero_point, left_shift + s1), m1)
+    sb = nx.high_mul_half_up(_shift_left(b.astype(np.int64) - qb.zero_point, left_shift + s2), m2)
+    if ctx.is_int16:  # in int32 to the end: zero point, clamp, then saturated to int16
+        total = nx.rounding_divide_by_pot(nx.high_mul_half_up(sa + sb, mo), -so) + ctx.output_quant.zero_point
+        return np.clip(total, *clamp).astype(np.int16)
     return vector_output(sa + sb, mo, so, ctx.output_quant.zero_point, clamp)
 
 
