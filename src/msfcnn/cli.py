@@ -156,11 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     _saved_plan_arg(p)
     _numerics_arg(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional; X.npz "
-                                                     "(input0, input1, ...) for a model with several inputs "
-                                                     "(default: a seeded random input)")
+                                                     "(input0, input1, ...) for a model with several inputs; "
+                                                     "a stateful model's sequence: steps first, or X.npz with one "
+                                                     "array per step (default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", metavar="Y.npy", help="write the output tensor here (Y.npz: every output of "
-                                                           "the model, output0, output1, ... in its order)")
+                                                           "the model, output0, output1, ... in its order; a "
+                                                           "sequence's outputs steps first)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
@@ -594,6 +596,8 @@ def cmd_run(request: RunRequest) -> None:
     from . import pipeline, report
     from .tensors import save_outputs
     graph, plan, schedule = _planned_schedule(request.model)
+    if graph.states:  # a stateful model runs a sequence, its state carried from step to step
+        return _run_sequence(request, graph, plan, schedule)
     x = _input(request.input, request.seed, graph)
     with progress.step(f"running {graph.name}: fused and unfused numpy executors"):
         fused = pipeline.run(schedule, x)
@@ -610,6 +614,31 @@ def cmd_run(request: RunRequest) -> None:
         _print_json(report.run_doc(graph, plan, x, fused, diff))
     else:
         print(report.run_text(graph, plan, x, fused, diff))
+
+
+def _run_sequence(request: RunRequest, graph, plan, schedule) -> None:
+    """`run` on a stateful model: the input file's steps (one random step without one) in order,
+    fused and unfused, each from the state the step before left; the outputs with a step axis."""
+    import numpy as np
+    from . import pipeline, report
+    from .executor import run_sequence
+    from .tensors import load_steps, random_input, save_outputs
+    steps = load_steps(request.input, graph) if request.input else [random_input(graph, request.seed)]
+    with progress.step(f"running {graph.name} over {len(steps)} steps: fused and unfused numpy executors"):
+        runs = pipeline.run_steps(schedule, steps)
+        references = run_sequence(graph, steps)
+    diff = max(pipeline.max_abs_diff(y, ref) for fused, refs in zip(runs, references)
+               for y, ref in zip(fused.outputs, refs))
+    outputs = [np.stack([fused.outputs[k] for fused in runs]) for k in range(len(runs[0].outputs))]
+    if request.output:
+        save_outputs(request.output, outputs, request.model.options.model)
+    if request.call.json:
+        _print_json({**report.run_doc(graph, plan, steps[-1], runs[-1], diff), "steps": len(steps),
+                     "output_shape": list(outputs[0].shape)})
+    else:
+        print(report.run_text(graph, plan, steps[-1], runs[-1], diff)
+              + f"\n{len(steps)} step{'s' if len(steps) > 1 else ''} in order, the state carried over ({graph.state_bytes} B of state "
+                f"buffers at the arena's start); output{'s' if len(outputs) > 1 else ''} above: the last step's")
 
 
 def cmd_compile(request: CompileRequest) -> None:

@@ -67,6 +67,14 @@ class Svdf(Op, pattern=Pattern.OPAQUE, c_call=CCall.VECTOR, elements=frozenset({
             return "LiteRT's int8 SVDF runs only with a RELU activation"
         return None
 
+    def count_vector(self, family: str, kernel, shape: Shape, counts) -> None:
+        """The kernel's own loops besides a call's MACs, inputs and outputs (latency/features.py):
+        per filter a feature dot product's rescale and state write, the time filter's MACs apart
+        (a loop of its own), and the state's shift (a memmove of its bytes)."""
+        counts[f"{family}:filter"] += self.filters
+        counts[f"{family}:time"] += self.filters * self.memory
+        counts[f"{family}:state_byte"] += self.filters * self.memory * np.dtype(STATE_TYPES[self.state_type]).itemsize
+
     def initial_state(self) -> np.ndarray:
         """The state a fresh model starts from (and a reset returns to): every value its zero point."""
         return np.full((self.filters, self.memory), self.state_zero_point, STATE_TYPES[self.state_type])

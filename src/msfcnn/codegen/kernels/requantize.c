@@ -1,5 +1,5 @@
 /*
- * QUANTIZE int8 -> int8 and int16 -> int8 over a region (src/msfcnn/ops/requantize.py).
+ * QUANTIZE int8 -> int8 over a region (src/msfcnn/ops/requantize.py).
  *
  * TFLite's Requantize: (x - input zero point) rescaled with its MultiplyByQuantizedMultiplier
  * (MSF_ROUND_DOUBLE), plus the output zero point, saturated to int8. Float graphs: a copy.
@@ -10,16 +10,6 @@
 void msf_requantize_s8 MSF_REGION_ARGS(msf_requantize_params)
 {
     MSF_EACH_VALUE(s8, s8, p->channels, {
-        const int32_t v = msf_mul_by_quantized_mult((int32_t)src[ch] + p->input_offset,
-                                                    p->mult, p->shift, p->rounding);
-        dst[ch] = msf_clamp_s8(v, p->output_offset, -128, 127);
-    });
-}
-
-/* An int16 input (a model input quantised to int8 inside the model): the same arithmetic. */
-void msf_requantize_s16 MSF_REGION_ARGS(msf_requantize_s16_params)
-{
-    MSF_EACH_VALUE(s16, s8, p->channels, {
         const int32_t v = msf_mul_by_quantized_mult((int32_t)src[ch] + p->input_offset,
                                                     p->mult, p->shift, p->rounding);
         dst[ch] = msf_clamp_s8(v, p->output_offset, -128, 127);
