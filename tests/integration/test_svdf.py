@@ -10,10 +10,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from support.c_build import kernel_library
+from support.cli import run_cli
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
@@ -126,3 +129,36 @@ def test_the_c_on_the_host_equals_the_interpreter_over_fifty_frames(name, numeri
 @pytest.mark.parametrize("name,numerics", [("svdf_rank1", "tflm"), ("svdf_rank2", "litert")])
 def test_the_c_on_cortex_m4_equals_the_interpreter_over_fifty_frames(name, numerics):
     check_c_over_fifty_frames(name, numerics, "cortex-m4")
+
+
+def test_run_takes_a_sequence_and_writes_every_step(tmp_path, capsys):
+    """`msfcnn run` on a stateful model: a .npy of frames (steps first, the file's declared shape
+    per step) runs in order and writes the interpreter's outputs, steps first; an .npz of steps
+    is the same sequence; a shape that is neither one input nor a sequence is one line, exit 2."""
+    path = MODELS / "svdf_rank1.tflite"
+    graph = pipeline.load(str(path))
+    xs = frames(graph)
+    np.save(tmp_path / "frames.npy", np.stack([x.reshape(1, -1) for x in xs]))  # [50, 1, 32]
+    code, out, _ = run_cli(capsys, "run", str(path), "--input", str(tmp_path / "frames.npy"),
+                           "-o", str(tmp_path / "y.npy"), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["steps"] == FRAMES and doc["plan"]["state_bytes"] == graph.state_bytes
+    assert doc["measured_peak_ram_bytes"] == doc["predicted_peak_ram_bytes"] == doc["plan"]["peak_ram_bytes"]
+    want = np.stack([np.asarray(y) for y in oracle("svdf_rank1", "litert")])
+    assert np.array_equal(np.load(tmp_path / "y.npy"), want)
+    np.savez(tmp_path / "frames.npz", *[x.reshape(1, -1) for x in xs[:3]])
+    code, out, _ = run_cli(capsys, "run", str(path), "--input", str(tmp_path / "frames.npz"), "-o", str(tmp_path / "z.npy"))
+    assert code == 0 and "3 steps in order" in out
+    assert np.array_equal(np.load(tmp_path / "z.npy"), want[:3])
+    np.save(tmp_path / "bad.npy", np.zeros((5, 7), np.int16))
+    code, _, err = run_cli(capsys, "run", str(path), "--input", str(tmp_path / "bad.npy"))
+    assert code == 2 and err.count("\n") == 1 and "neither one input" in err
+
+
+def test_int16_after_the_input_quantize_is_refused_in_one_line(capsys):
+    """TFLite Micro's keyword models end in a SOFTMAX from int8 to int16: refused, naming it (not
+    run as int8, which would be silently wrong)."""
+    code, out, err = run_cli(capsys, "plan", str(MODELS / "svdf_softmax_int16.tflite"))
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "operator 2 (SOFTMAX): tensor" in err and "only int8 activations may follow" in err

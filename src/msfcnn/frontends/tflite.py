@@ -374,6 +374,9 @@ class _Importer:
             return None
         int16, uint8 = tensor.Type() == schema.TensorType.INT16, tensor.Type() == schema.TensorType.UINT8
         mixed = self.narrowed and tensor.Type() == schema.TensorType.INT8
+        if self.narrowed and int16 and index != self.input_tensor:
+            raise UserError(f"tensor {index} is int16 after the model's int16 input was quantised to int8: only "
+                            "int8 activations may follow (an int8 -> int16 SOFTMAX or QUANTIZE is not supported)")
         if (self.graph.dtype == "int16") != int16 and tensor.Type() in _INTEGER_ACTIVATIONS and not mixed:
             raise UserError(f"tensor {index} is {_TYPE_NAMES[tensor.Type()]} in a model whose input is "
                             f"{self.graph.dtype}: activations of mixed types are not supported")

@@ -317,8 +317,9 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
     for index, node in enumerate(graph.nodes):
         reason = node.op.refused_under(numerics)
         if reason:
+            other = "the default, litert" if numerics != nx.LITERT else "--numerics tflm"
             raise UserError(f"{graph.name}: op {index} ({node.op.describe()}): {reason}: it has no {numerics} "
-                            "numerics to follow (use the default, litert)")
+                            f"numerics to follow (use {other})")
     graph.numerics = numerics
     graph.nodes = [replace(node, op=node.op.for_numerics(graph.kernel_context(i), node.shape))
                    for i, node in enumerate(graph.nodes)]
