@@ -656,8 +656,12 @@ def cmd_verify(request: VerifyRequest) -> int:
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
-    x = _input(request.input, request.seed, graph)
-    check = _verified(request, graph, plan, schedule, x, target)
+    steps = None
+    if graph.states and request.input:  # a stateful model's sequence: every step, the state carried over
+        from .tensors import load_steps
+        steps = load_steps(request.input, graph)
+    x = steps[0] if steps else _input(request.input, request.seed, graph)
+    check = _verified(request, graph, plan, schedule, x, target, steps if steps and len(steps) > 1 else None)
     predicted = _predicted_blocks(target.name, graph, schedule)
     linked = None if bound is None else _linked_report(check, link, bound, graph, plan)
     if request.call.json:
@@ -672,14 +676,15 @@ def cmd_verify(request: VerifyRequest) -> int:
     return VERIFY_FAILED
 
 
-def _verified(request: VerifyRequest, graph, plan, schedule, x, target):
-    """The C built and run against numpy; a build that does not fit the board's RAM is a user
-    error that says what to pass for a plan that fits."""
+def _verified(request: VerifyRequest, graph, plan, schedule, x, target, steps=None):
+    """The C built and run against numpy (on a stateful model's `steps` in order, when given); a
+    build that does not fit the board's RAM is a user error that says what to pass for a plan that
+    fits."""
     from . import pipeline
     from .codegen.build import DoesNotFit
     try:
         return pipeline.verify(graph, plan, schedule, x, target, request.keep,
-                               count_instructions=request.instructions, prefix=request.link.prefix)
+                               count_instructions=request.instructions, prefix=request.link.prefix, steps=steps)
     except DoesNotFit as err:
         raise UserError(f"{err}; {_fitting_advice(request, graph, plan, err.excess)}") from None
 

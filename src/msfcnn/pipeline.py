@@ -266,10 +266,13 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     from .codegen import icount
     from .codegen.emit import DEFAULT_PREFIX, check_prefix
     prefix = check_prefix(prefix or DEFAULT_PREFIX)
+    sequence = [x] if steps is None else list(steps)
+    if len(sequence) > 1 and count_instructions:
+        raise UserError("counting instructions measures one call of the network: give one step, not a sequence "
+                        f"of {len(sequence)}")
     if count_instructions and not icount.can_count(target):
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
-    sequence = [x] if steps is None else list(steps)
     if len(sequence) > 1 and (target.embedded_harness or len(graph.input_tensors) > 1 or len(graph.output_tensors) > 1):
         raise UserError(f"a sequence of inputs runs on a target with a file harness (host, cortex-m4, cortex-m7), "
                         f"for a model of one input and one output; not on {target.name}")

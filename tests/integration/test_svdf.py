@@ -162,3 +162,14 @@ def test_int16_after_the_input_quantize_is_refused_in_one_line(capsys):
     code, out, err = run_cli(capsys, "plan", str(MODELS / "svdf_softmax_int16.tflite"))
     assert code == 2 and not out and err.count("\n") == 1
     assert "operator 2 (SOFTMAX): tensor" in err and "only int8 activations may follow" in err
+
+
+@pytest.mark.slow  # the CLI builds every kernel
+def test_verify_runs_a_sequence_in_c_and_counts_only_one_call(tmp_path, capsys):
+    path = str(MODELS / "svdf_int8.tflite")
+    np.save(tmp_path / "frames.npy", np.stack(frames(pipeline.load(path), 6)))
+    code, out, _ = run_cli(capsys, "verify", path, "--input", str(tmp_path / "frames.npy"), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["pass"] and doc["arena_bytes"] == doc["predicted_peak_ram_bytes"] == 80
+    code, _, err = run_cli(capsys, "verify", path, "--input", str(tmp_path / "frames.npy"), "--instructions")
+    assert code == 2 and "counting instructions measures one call of the network" in err
