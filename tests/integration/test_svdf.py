@@ -120,6 +120,7 @@ def check_c_over_fifty_frames(name: str, numerics: str, target_name: str) -> Non
     assert check.arena_bytes == schedule.arena_bytes == plan.peak_ram_bytes
 
 
+@pytest.mark.slow  # a C build each (and the session's kernel library, the first time)
 @pytest.mark.parametrize("name,numerics", [("svdf_rank2", "litert"), ("svdf_int8_state", "tflm")])
 def test_the_c_on_the_host_equals_the_interpreter_over_fifty_frames(name, numerics):
     check_c_over_fifty_frames(name, numerics, "host")
