@@ -257,7 +257,36 @@ def _abs_tflite(doc: dict) -> bytes:
     return m.build([x], [y])
 
 
-GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite}
+def svdf_network(seed: int) -> dict:
+    """A seeded random network of SVDF layers behind a QUANTIZE of an int16 input (odd seeds: an
+    int8 input straight into them), built as int16_network's are (SVDF has no layer-list name)."""
+    return {"name": f"calibration_svdf_{seed}", "generated": "svdf", "seed": seed, "int16": seed % 2 == 0}
+
+
+def _svdf_tflite(doc: dict) -> bytes:
+    """The .tflite of svdf_network(seed): 1 to 3 SVDF layers (int16 state) of drawn sizes (4 to 64
+    inputs, 2 to 40 units, rank 1 to 3, memory 2 to 16), a FULLY_CONNECTED head half of the time."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_op_models import Model
+    from make_svdf_models import dense, quantize, svdf
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    n_input = rng.randint(4, 64)
+    if doc["int16"]:
+        x = m.tensor((1, n_input), "INT16", quant=([1 / 1600], [0]))
+        y = quantize(m, x, 0.02, rng.randint(-10, 10))
+    else:
+        x = y = m.act((1, n_input), 0.02, rng.randint(-10, 10))
+    for _ in range(rng.randint(1, 3)):
+        y = svdf(m, y, rng.randint(2, 40), rng.randint(1, 3), rng.randint(2, 16), 0.05, rng.randint(-10, 10))
+    if rng.random() < 0.5:
+        y = dense(m, y, rng.randint(2, 12), 0.05, 0)
+    return m.build([x], [y])
+
+
+GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
+             "svdf": _svdf_tflite}
 
 
 def _with_litert_adds(graph):
@@ -453,6 +482,10 @@ def main() -> None:
                         "islands instead (island_network; to --samples, default build/latency/TARGET-cover-fi.jsonl)")
     parser.add_argument("--abs", action="store_true", help="with --cover: measure networks of ABS layers instead "
                         "(abs_network, int8 and 16x8; to --samples, default build/latency/TARGET-cover-abs.jsonl)")
+    parser.add_argument("--svdf", action="store_true", help="measure networks of SVDF layers (svdf_network, "
+                        "behind a QUANTIZE of an int16 input or on an int8 one; to --samples, default "
+                        "build/latency/TARGET-svdf.jsonl) and fit only their kernels' coefficients (SVDF's and the "
+                        "int16 QUANTIZE's), keeping every stored one")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -467,7 +500,17 @@ def main() -> None:
     samples_path = args.samples or (ops_files[int(args.float)] if args.ops else
                                     cover_files[5 if args.abs else 4 if args.islands else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
+    if args.svdf:
+        samples_path = args.samples or folder / f"{args.target}-svdf.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
+    if args.svdf:  # its own fit, on top of every stored coefficient (none of the other fits sees its files)
+        if not args.refit:
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8",
+                    "cover", svdf_network)
+        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS), args.target,
+                                args.target in DSP_TARGETS, fixed=_stored(args.target, ("svdf",)), key="svdf")
+        _write(model, args.target, args.also)
+        return
     if not args.refit:
         make = (calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
@@ -495,10 +538,15 @@ def main() -> None:
             model = calibration.fit(ops_samples, args.target, dsp, fixed=model)
     if cover_samples:  # and the kernels of the cover networks on top of those
         model = calibration.fit(cover_samples, args.target, dsp, fixed=model, key="coverage")
-    for name in [args.target, *args.also]:
+    _write(model, args.target, args.also)
+
+
+def _write(model: LatencyModel, target: str, also: list[str]) -> None:
+    """Store the coefficients for `target` (and the targets `also` that run the same instructions)."""
+    for name in [target, *also]:
         doc = model.to_dict()
         doc["target"] = name
-        doc["calibration"] = {**doc["calibration"], "calibrated_on": args.target}
+        doc["calibration"] = {**doc["calibration"], "calibrated_on": target}
         Path(str(coefficients_path(name))).write_text(json.dumps(doc, indent=1) + "\n")
     print(json.dumps(model.calibration), file=sys.stderr)
 

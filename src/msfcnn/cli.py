@@ -156,11 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     _saved_plan_arg(p)
     _numerics_arg(p)
     p.add_argument("--input", metavar="X.npy", help="input in the model's own layout, batch optional; X.npz "
-                                                     "(input0, input1, ...) for a model with several inputs "
-                                                     "(default: a seeded random input)")
+                                                     "(input0, input1, ...) for a model with several inputs; "
+                                                     "a stateful model's sequence: steps first, or X.npz with one "
+                                                     "array per step (default: a seeded random input)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("-o", "--output", metavar="Y.npy", help="write the output tensor here (Y.npz: every output of "
-                                                           "the model, output0, output1, ... in its order)")
+                                                           "the model, output0, output1, ... in its order; a "
+                                                           "sequence's outputs steps first)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
@@ -594,6 +596,8 @@ def cmd_run(request: RunRequest) -> None:
     from . import pipeline, report
     from .tensors import save_outputs
     graph, plan, schedule = _planned_schedule(request.model)
+    if graph.states:  # a stateful model runs a sequence, its state carried from step to step
+        return _run_sequence(request, graph, plan, schedule)
     x = _input(request.input, request.seed, graph)
     with progress.step(f"running {graph.name}: fused and unfused numpy executors"):
         fused = pipeline.run(schedule, x)
@@ -612,6 +616,31 @@ def cmd_run(request: RunRequest) -> None:
         print(report.run_text(graph, plan, x, fused, diff))
 
 
+def _run_sequence(request: RunRequest, graph, plan, schedule) -> None:
+    """`run` on a stateful model: the input file's steps (one random step without one) in order,
+    fused and unfused, each from the state the step before left; the outputs with a step axis."""
+    import numpy as np
+    from . import pipeline, report
+    from .executor import run_sequence
+    from .tensors import load_steps, random_input, save_outputs
+    steps = load_steps(request.input, graph) if request.input else [random_input(graph, request.seed)]
+    with progress.step(f"running {graph.name} over {len(steps)} steps: fused and unfused numpy executors"):
+        runs = pipeline.run_steps(schedule, steps)
+        references = run_sequence(graph, steps)
+    diff = max(pipeline.max_abs_diff(y, ref) for fused, refs in zip(runs, references)
+               for y, ref in zip(fused.outputs, refs))
+    outputs = [np.stack([fused.outputs[k] for fused in runs]) for k in range(len(runs[0].outputs))]
+    if request.output:
+        save_outputs(request.output, outputs, request.model.options.model)
+    if request.call.json:
+        _print_json({**report.run_doc(graph, plan, steps[-1], runs[-1], diff), "steps": len(steps),
+                     "output_shape": list(outputs[0].shape)})
+    else:
+        print(report.run_text(graph, plan, steps[-1], runs[-1], diff)
+              + f"\n{len(steps)} step{'s' if len(steps) > 1 else ''} in order, the state carried over ({graph.state_bytes} B of state "
+                f"buffers at the arena's start); output{'s' if len(outputs) > 1 else ''} above: the last step's")
+
+
 def cmd_compile(request: CompileRequest) -> None:
     from . import pipeline, report
     link = request.link
@@ -627,8 +656,12 @@ def cmd_verify(request: VerifyRequest) -> int:
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
-    x = _input(request.input, request.seed, graph)
-    check = _verified(request, graph, plan, schedule, x, target)
+    steps = None
+    if graph.states and request.input:  # a stateful model's sequence: every step, the state carried over
+        from .tensors import load_steps
+        steps = load_steps(request.input, graph)
+    x = steps[0] if steps else _input(request.input, request.seed, graph)
+    check = _verified(request, graph, plan, schedule, x, target, steps if steps and len(steps) > 1 else None)
     predicted = _predicted_blocks(target.name, graph, schedule)
     linked = None if bound is None else _linked_report(check, link, bound, graph, plan)
     if request.call.json:
@@ -643,14 +676,15 @@ def cmd_verify(request: VerifyRequest) -> int:
     return VERIFY_FAILED
 
 
-def _verified(request: VerifyRequest, graph, plan, schedule, x, target):
-    """The C built and run against numpy; a build that does not fit the board's RAM is a user
-    error that says what to pass for a plan that fits."""
+def _verified(request: VerifyRequest, graph, plan, schedule, x, target, steps=None):
+    """The C built and run against numpy (on a stateful model's `steps` in order, when given); a
+    build that does not fit the board's RAM is a user error that says what to pass for a plan that
+    fits."""
     from . import pipeline
     from .codegen.build import DoesNotFit
     try:
         return pipeline.verify(graph, plan, schedule, x, target, request.keep,
-                               count_instructions=request.instructions, prefix=request.link.prefix)
+                               count_instructions=request.instructions, prefix=request.link.prefix, steps=steps)
     except DoesNotFit as err:
         raise UserError(f"{err}; {_fitting_advice(request, graph, plan, err.excess)}") from None
 

@@ -8,6 +8,7 @@ Fused plans and generated C are checked against it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Union
 
 import numpy as np
@@ -18,6 +19,21 @@ from .ir import Graph, input_tensor
 
 # One input array, or a sequence of them (one per input, in the model's order) for a model with several.
 Inputs = Union[np.ndarray, Sequence[np.ndarray]]
+# The values of a graph's state buffers (Graph.states), in its order: what one invocation leaves for
+# the next, as the interpreters keep a model's variable tensors between invoke() calls.
+States = list[np.ndarray]
+
+
+def initial_states(graph: Graph) -> States:
+    """Fresh copies of the state buffers' initial values (a new or reset model's)."""
+    return [state.initial.copy() for state in graph.states]
+
+
+def with_states(graph: Graph, index: int, states: States):
+    """Node `index`'s kernel context, with its state buffers (arrays its kernel updates in place)."""
+    ctx = graph.kernel_context(index)
+    owned = graph.states_of(index)
+    return replace(ctx, states=tuple(states[i] for i in owned)) if owned else ctx
 
 
 def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
@@ -32,14 +48,17 @@ def run_unfused(graph: Graph, x: np.ndarray) -> np.ndarray:
     return run_unfused_outputs(graph, x)[0]
 
 
-def run_unfused_outputs(graph: Graph, x: Inputs) -> list[np.ndarray]:
+def run_unfused_outputs(graph: Graph, x: Inputs, states: States | None = None) -> list[np.ndarray]:
     """Every output of `graph` on one input, in the model's order (`run_unfused`'s form each). A
-    model with several inputs takes a sequence of arrays, one per input in the model's order."""
+    model with several inputs takes a sequence of arrays, one per input in the model's order.
+    A stateful model (Graph.states) starts from `states` and leaves its new state there; without
+    them, from its initial state (a first invocation)."""
+    states = initial_states(graph) if states is None else states
     xs, batched = internal_inputs(graph, x)
     values = {input_tensor(k): value for k, value in enumerate(xs)}
     last_use = graph.last_use()
     for index, node in enumerate(graph.nodes):
-        out = node.op.reference([values[t] for t in node.inputs], graph.kernel_context(index))
+        out = node.op.reference([values[t] for t in node.inputs], with_states(graph, index, states))
         if out.shape != node.shape:
             raise AssertionError(f"layer {index} ({node.op.kind}) produced {out.shape}, expected {node.shape}")
         values[index] = out
@@ -47,6 +66,13 @@ def run_unfused_outputs(graph: Graph, x: Inputs) -> list[np.ndarray]:
             if last_use[t] == index:
                 del values[t]
     return [to_model_layout(graph, values[t], batched) for t in graph.output_tensors]
+
+
+def run_sequence(graph: Graph, steps: Sequence[Inputs]) -> list[list[np.ndarray]]:
+    """Every output of each step of a sequence, run in order from the initial state, each step
+    starting from the state the one before left (a stateless model: each step alone)."""
+    states = initial_states(graph)
+    return [run_unfused_outputs(graph, x, states) for x in steps]
 
 
 def internal_inputs(graph: Graph, x: Inputs) -> tuple[list[np.ndarray], bool]:

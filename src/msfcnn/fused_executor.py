@@ -43,20 +43,26 @@ class FusedRun:
         return b"".join(np.ascontiguousarray(y).tobytes() for y in self.outputs)
 
 
-def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False) -> FusedRun:
+def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False,
+              states: executor.States | None = None) -> FusedRun:
     """Run the schedule on one input (the model's own layout, batch optional), measuring the arena.
     raw=True returns the network's outputs as the generated C writes them: (H, W, C) order, no
-    dequantisation at a float-edged model's output."""
-    runs, high_water = [], 0
+    dequantisation at a float-edged model's output. A stateful model starts from `states` (its
+    initial state without them) and leaves its new state there (executor.States)."""
+    start = executor.initial_states(schedule.graph) if states is None else states
+    runs, ends, high_water = [], [], 0
     for sentinel in SENTINELS:
         arena = np.full(schedule.arena_bytes, sentinel, dtype=np.uint8)
-        ys, runner = _run(schedule, x, arena, raw)
+        ys, runner = _run(schedule, x, arena, raw, [s.copy() for s in start])
         runs.append(ys)
+        ends.append(runner.states_out())
         changed = np.flatnonzero(arena != sentinel)
         high_water = max(high_water, int(changed[-1]) + 1 if changed.size else 0)
     # Bit for bit: an overflowing float model's NaN outputs are equal too when nothing reads the arena early.
-    if [(y.shape, y.tobytes()) for y in runs[0]] != [(y.shape, y.tobytes()) for y in runs[1]]:
+    if [(y.shape, y.tobytes()) for y in runs[0]] != [(y.shape, y.tobytes()) for y in runs[1]] \
+            or any(a.tobytes() != b.tobytes() for a, b in zip(*ends)):
         raise AssertionError("the result depends on the arena's initial contents: a buffer is read before written")
+    start[:] = ends[0]
     # A mixed graph's buffers are rounded up to its alignment (Graph.alignment): the padding after
     # the last written byte is still part of the buffer.
     high_water = aligned(high_water, schedule.graph.alignment) if high_water else 0
@@ -65,13 +71,15 @@ def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False) -> Fuse
 
 
 def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
-         raw: bool = False) -> tuple[list[np.ndarray], _BlockRunner]:
+         raw: bool = False, states: executor.States = ()) -> tuple[list[np.ndarray], _BlockRunner]:
     graph = schedule.graph
     internal, batched = executor.internal_inputs(graph, x)
     # the caller's output buffer
     result = np.zeros(graph.nodes[graph.output].shape, dtype=graph.element_of(graph.output).numpy)
     inputs = {input_tensor(k): value for k, value in enumerate(internal)}
     run = _BlockRunner(graph, schedule, arena, inputs, result)
+    for view, value in zip(run.states, states):  # what the invocations before left in the persistent region
+        view[...] = value
     for k, value in enumerate(internal):
         offset = schedule.input_offset_of(k)
         if offset is not None:  # the caller writes its input into the arena
@@ -96,6 +104,13 @@ class _BlockRunner:
         self.inputs, self.result = inputs, result  # inputs: tensor -> the caller's array
         self.macs = 0
         self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
+        # the state buffers: views of the persistent region at the arena's start
+        self.states = [self.view(offset, state.initial.shape, state.initial.dtype)
+                       for offset, state in zip(schedule.state_offsets, graph.states)]
+
+    def states_out(self) -> executor.States:
+        """The state buffers' values as this invocation leaves them."""
+        return [view.copy() for view in self.states]
 
     def count(self, t: int, region: np.ndarray) -> None:
         """MACs of computing `region` (rows x cols x C) of feature map t: its share of t's MACs."""
@@ -136,7 +151,8 @@ class _BlockRunner:
     @handles(WALKER, Whole)
     def whole(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
         node = self.graph.nodes[block.first]
-        out = node.op.reference([self.tensor(t) for t in node.inputs], self.graph.kernel_context(block.first))
+        out = node.op.reference([self.tensor(t) for t in node.inputs],
+                                executor.with_states(self.graph, block.first, self.states))
         self.macs += self.graph.macs(block.first)
         self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
 

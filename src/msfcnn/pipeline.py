@@ -13,7 +13,7 @@ import numpy as np
 from . import jsontext, progress
 from .cost import DEFAULT_COST_MODEL
 from .errors import UserError
-from .executor import internal_inputs, run_unfused, run_unfused_outputs
+from .executor import States, initial_states, internal_inputs, run_unfused, run_unfused_outputs
 from .frontends import load_model
 from .fused_executor import FusedRun, run_fused
 from .ir import Graph
@@ -132,12 +132,20 @@ def lower(graph: Graph, plan: Plan) -> Schedule:
     return schedule_plan(graph, list(plan.blocks), plan.io_counted)
 
 
-def run(schedule: Schedule, x: np.ndarray, raw: bool = False) -> FusedRun:
+def run(schedule: Schedule, x: np.ndarray, raw: bool = False, states: States | None = None) -> FusedRun:
     """Run a schedule with the fused numpy executor inside one arena of the planned size. A float
     model whose arithmetic overflows float32 gives infinities or NaN, not numpy warnings: the
-    callers check the output."""
+    callers check the output. A stateful model continues from `states` and leaves its new state
+    there (executor.States; None: from its initial state)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return run_fused(schedule, x, raw=raw)
+        return run_fused(schedule, x, raw=raw, states=states)
+
+
+def run_steps(schedule: Schedule, steps: list, raw: bool = False) -> list[FusedRun]:
+    """Run a sequence of inputs in order from the initial state, the state carried from each step
+    to the next (a stateless model: each step alone)."""
+    states = initial_states(schedule.graph)
+    return [run(schedule, x, raw, states) for x in steps]
 
 
 def run_reference(graph: Graph, x: np.ndarray) -> np.ndarray:
@@ -244,7 +252,7 @@ def entry_point(graph: Graph, target: Target, prefix: str) -> tuple[str, str]:
 
 def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: Target = TARGETS["host"],
            keep: str | Path | None = None, kernel_lib: Path | None = None,
-           count_instructions: bool = False, prefix: str | None = None) -> Verification:
+           count_instructions: bool = False, prefix: str | None = None, steps: list | None = None) -> Verification:
     """Generate, build and run the C for `target` on input x (the model's own layout, batch
     optional); compare with the fused numpy executor. The C is built first, so a toolchain or
     build problem is reported before any numpy work. `keep`: build there and keep the folder;
@@ -252,15 +260,24 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
     the same target) instead of compiling them. `count_instructions`: also count the instructions
     msfcnn_invoke executes, in total and block by block (codegen/icount.py: a QEMU plugin, or
     callgrind on the host). `prefix`: the generated C's names (as `write_c`); counting
-    instructions needs the default one."""
+    instructions needs the default one. `steps`: a stateful model's sequence of inputs (instead of
+    x), run in order on both sides, the state carried over; the outputs are compared step by step."""
     from .codegen import build as c_build
     from .codegen import icount
     from .codegen.emit import DEFAULT_PREFIX, check_prefix
     prefix = check_prefix(prefix or DEFAULT_PREFIX)
+    sequence = [x] if steps is None else list(steps)
+    if len(sequence) > 1 and count_instructions:
+        raise UserError("counting instructions measures one call of the network: give one step, not a sequence "
+                        f"of {len(sequence)}")
     if count_instructions and not icount.can_count(target):
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
-    internal, _ = internal_inputs(graph, x)
+    if len(sequence) > 1 and (target.embedded_harness or len(graph.input_tensors) > 1 or len(graph.output_tensors) > 1):
+        raise UserError(f"a sequence of inputs runs on a target with a file harness (host, cortex-m4, cortex-m7), "
+                        f"for a model of one input and one output; not on {target.name}")
+    internal = [internal_inputs(graph, step)[0] for step in sequence]
+    harness_input = internal[0] if len(sequence) == 1 else [step[0] for step in internal]
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
         folder = Path(keep or scratch)
         with progress.step(f"verify {graph.name}: writing the C"):
@@ -269,7 +286,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             with progress.step(f"verify {graph.name}: building the C for {target.name}"):
                 program = c_build.build(folder, target, kernel_lib)
             with progress.step(f"verify {graph.name}: running the C on {target.name}"):
-                harness = c_build.run(program, target, graph, internal, kernel_lib, prefix)
+                harness = c_build.run(program, target, graph, harness_input, kernel_lib, prefix, len(sequence))
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
@@ -282,7 +299,8 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             where = f" (see {folder})" if keep else " (rerun with -o DIR to keep the build and see the compiler output)"
             raise UserError(str(err).splitlines()[0].rstrip(":") + where) from None
     with progress.step(f"verify {graph.name}: running the numpy executor"):
-        expected = np.concatenate([y.reshape(-1) for y in run(schedule, x, raw=True).outputs])
+        expected = np.concatenate([y.reshape(-1) for fused in run_steps(schedule, sequence, raw=True)
+                                   for y in fused.outputs])
     return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes,
                         counted.total if counted else None, counted.blocks if counted else None,
                         harness.frames_bytes, static_ram)

@@ -21,6 +21,9 @@ class Plan:
     # (its blocks, the moves between them and msfcnn_invoke's own; each Block has its share).
     target: str | None = None
     predicted_instructions: int | None = None
+    # A stateful model's state buffers (Graph.state_bytes): part of every block's RAM, kept between
+    # invocations at the arena's start. 0 for a model without state.
+    state_bytes: int = 0
 
     @property
     def feasible(self) -> bool:
@@ -54,6 +57,8 @@ class Plan:
             })
             if self.target:
                 doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions})
+            if self.state_bytes:
+                doc["state_bytes"] = self.state_bytes
         else:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note
@@ -68,7 +73,7 @@ class Plan:
                              int(b.get("rows", 1))) for b in doc["blocks"])
         constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
-                   io_counted=bool(doc.get("io_counted", False)))
+                   io_counted=bool(doc.get("io_counted", False)), state_bytes=int(doc.get("state_bytes", 0)))
 
 
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")

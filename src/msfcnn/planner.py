@@ -46,7 +46,8 @@ class Planner:
 
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:
         blocks = path.blocks if path is not None else ()
-        plan = Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io)
+        plan = Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io,
+                    state_bytes=self.graph.state_bytes)
         return self._with_latency(plan)
 
     def _with_latency(self, plan: Plan) -> Plan:
@@ -68,7 +69,7 @@ class Planner:
 
     def vanilla(self) -> Plan:
         return self._with_latency(Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla),
-                                       io_counted=self.count_io))
+                                       io_counted=self.count_io, state_bytes=self.graph.state_bytes))
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""

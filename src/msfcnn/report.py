@@ -67,6 +67,9 @@ def plan_table(plan: Plan, graph: Graph) -> str:
                 else "the caller's buffers, not counted (count them with --count-io)"))
     if graph.extra_outputs:
         head += f"\nthe other {len(graph.extra_outputs)} outputs: in the arena from their block to the end, counted"
+    if graph.states:
+        head += (f"\nstate buffers: {graph.state_bytes} B kept between invocations at the arena's start, counted in "
+                 "every block's RAM")
     if skips:
         head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
                  "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")

@@ -65,6 +65,56 @@ def load_input(path: str, graph: Graph):
     return xs
 
 
+def load_steps(path: str, graph: Graph) -> list:
+    """A stateful model's sequence of inputs (Graph.states), to run in order: an .npy array whose
+    first axis is the step (each step an input as `load_input` reads it; an array of one input is
+    one step), or an .npz archive of one such input per step, in the archive's order."""
+    if len(graph.input_tensors) > 1:
+        return [load_input(path, graph)]
+    if path.endswith(".npz"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = [name for name in archive.namelist() if name.endswith(".npy")]
+                if not names:
+                    raise UserError(f"{path}: the archive holds no arrays (one per step expected)")
+                return [_load_array(lambda n=n: archive.open(n), f"{path}:{n.removesuffix('.npy')}", graph, 0)
+                        for n in names]
+        except FileNotFoundError:
+            raise UserError(f"{path}: no such file") from None
+        except (OSError, zipfile.BadZipFile, KeyError) as err:
+            raise UserError(f"{path}: not a readable .npz archive ({type(err).__name__}: {err})") from None
+    try:
+        with open(path, "rb") as f:
+            shape = _npy_shape(f)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read: {err.strerror}") from None
+    if shape is None or not shape or _one_input(shape, graph):
+        return [load_input(path, graph)]  # one step (or what load_input says is wrong with the file)
+    if not _one_input(shape[1:], graph) or shape[0] == 0:
+        expected = model_input_shape(graph)
+        raise UserError(f"{path}: shape {list(shape)} is neither one input {list(expected)} nor a sequence of them "
+                        f"(steps first) ({graph.layout}, batch optional)")
+    array = np.load(path, allow_pickle=False)
+    return [_load_array(lambda step=step: _as_npy(step), f"{path}[{i}]", graph, 0) for i, step in enumerate(array)]
+
+
+def _one_input(shape: tuple, graph: Graph) -> bool:
+    """Whether an array of `shape` is one input of the (single-input) model, batch optional."""
+    expected = model_input_shape(graph)
+    declared = graph.input_spec(0).declared_shape or ()
+    return tuple(shape) in (tuple(expected), tuple(expected[1:]), tuple(declared), tuple(declared[1:]))
+
+
+def _as_npy(array: np.ndarray) -> io.BytesIO:
+    """An array as .npy data in memory (for _load_array, which reads a file)."""
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    buffer.seek(0)
+    return buffer
+
+
 def _load_array(open_npy, name: str, graph: Graph, k: int) -> np.ndarray:
     """Input k from the .npy data `open_npy()` opens (a binary file; `name` in messages), checked
     and shaped."""

@@ -71,7 +71,8 @@ def models() -> dict:
     those they refuse left out) and a layer list per layer-list op."""
     graphs = {**dict(_layer_lists()), **dict(_litert_const_adds())}
     for model in [*builtin_names(), *sorted(map(str, FIXTURES.glob("*.tflite"))), *sorted(map(str, FIXTURES.glob("*.onnx"))),
-                  *sorted(map(str, (FIXTURES.parent / "ops").glob("*.tflite")))]:
+                  *sorted(map(str, (FIXTURES.parent / "ops").glob("*.tflite"))),
+                  *sorted(map(str, (FIXTURES.parent / "sequence").glob("*.tflite")))]:
         try:
             graphs[Path(model).name] = pipeline.load(model, weights=True)
         except UserError:

@@ -136,10 +136,11 @@ class HarnessRun:
 
 
 def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None = None,
-        prefix: str = DEFAULT_PREFIX) -> HarnessRun:
+        prefix: str = DEFAULT_PREFIX, steps: int = 1) -> HarnessRun:
     """Run the harness on one input tensor of `graph` (H, W, C order; a list of them, one per input,
     for a model with several); `kernel_lib` as for `build`,
-    `prefix` the one the project was written with."""
+    `prefix` the one the project was written with. A stateful model's file harness runs a
+    sequence: `steps` inputs in `x` (a list, one per step), `steps` outputs one after the other."""
     folder = program.parent.resolve()
     if target.embedded_harness:  # the input is compiled in: write it, and build again
         write_atomic(folder / "input.c", harness_input(graph, x, prefix))
@@ -163,7 +164,8 @@ def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None 
                          f"into the static data (it used {stack.group(1)} B)", STACK_HEADROOM)
     raw = bytes.fromhex(printed.group(1)) if target.embedded_harness else (folder / "output.bin").read_bytes()
     # every output, one after the other in the model's order
-    output = np.frombuffer(raw, dtype=output_element(graph).numpy)[:sum(graph.elements(t) for t in graph.output_tensors)]
+    size = steps * sum(graph.elements(t) for t in graph.output_tensors)
+    output = np.frombuffer(raw, dtype=output_element(graph).numpy)[:size]
     return HarnessRun(output, int(stack.group(1)) if stack else None, int(frames.group(1)) if frames else None)
 
 

@@ -99,9 +99,24 @@ class _Emitter:
                 self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
                                           f"op {t} ({op.describe()}): {role} {list(np.shape(values))}"))
                 names[role] = name
+            for i in self.graph.states_of(t):  # the op's state buffers: in the arena's persistent region
+                names[self.graph.states[i].name] = f"ARENA({self.schedule.state_offsets[i]})"
             init = op.c_params(ctx, in_shapes, node.shape, names)
             self.params.append({"struct": f"{op.c_kernel}{self.graph.kernel_element(t).params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
                                 "describe": op.describe()})
+
+    def declare_states(self) -> list[dict]:
+        """Each state buffer (Graph.states) for model.c's reset: its place in the persistent region,
+        its bytes and the constant array holding its initial value (weights.c)."""
+        states = []
+        for i, (state, offset) in enumerate(zip(self.graph.states, self.schedule.state_offsets)):
+            name = f"{self.prefix}_state{i}_initial"
+            flat = np.ascontiguousarray(state.initial).reshape(-1)
+            self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
+                                      f"op {state.owner}: the initial {state.name} {list(state.initial.shape)}"))
+            states.append({"offset": offset, "bytes": state.nbytes, "initial": name, "owner": state.owner,
+                           "name": state.name})
+        return states
 
     # ---- views -------------------------------------------------------------------------------
     def pointer(self, t: int, offsets: dict[int, int]) -> str:
@@ -320,6 +335,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     support = support_sources(target)
     emitter = _Emitter(graph, schedule, check_prefix(prefix))
     emitter.declare_params()
+    states = emitter.declare_states()
     values = {
         "prefix": prefix, "PREFIX": prefix.upper(), "default_prefix": DEFAULT_PREFIX, "api_version": API_VERSION,
         "element_bytes": graph.element.nbytes, "output_shape": _hwc(graph.nodes[-1].shape),
@@ -335,6 +351,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "target": target, "kernel_files": sorted(f"kernels/{n}" for n in kernel_sources() if n.endswith(".c")),
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
+        "states": states, "state_bytes": graph.state_bytes,
     }
     files = {name: env.get_template(f"{name}.j2").render(**values, kernel_headers=[]) for name in PROJECT_FILES}
     # model.c includes the headers of the kernels it calls only: known once its code is written

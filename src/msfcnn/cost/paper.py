@@ -172,8 +172,9 @@ def _fusable_runs(graph: Graph, layers: list[Layer | None], live: _Liveness):
 
 
 def _with_io(blocks: list[Block], graph: Graph, count_io: bool) -> list[Block]:
-    """--count-io under the paper's conventions: the caller's input and output for every block."""
-    io = graph.nbytes(-1) + graph.nbytes(graph.output) if count_io else 0
+    """--count-io under the paper's conventions: the caller's input and output for every block (and
+    a stateful graph's state buffers, which every block keeps, whatever the option)."""
+    io = (graph.nbytes(-1) + graph.nbytes(graph.output) if count_io else 0) + graph.state_bytes
     return [replace(b, ram_bytes=b.ram_bytes + io) for b in blocks] if io else blocks
 
 

@@ -18,7 +18,7 @@ def load_tflite(path: Path) -> Graph:
     """tflite.load_tflite, imported when a .tflite file is read: its flatbuffer classes take a
     quarter of a second to import, which listing the supported operators (operators.py) skips."""
     from .tflite import load_tflite as load
-    return load(path)
+    return load(path, numerics=None)  # load_model then sets the numerics asked for
 
 
 # File suffix -> loader.

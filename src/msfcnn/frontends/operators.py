@@ -37,6 +37,7 @@ from ..ops.rsqrt import Rsqrt
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
+from ..ops.svdf import Svdf
 from ..ops.transpose import Transpose
 
 OpClasses = tuple[type[Op], ...]
@@ -47,6 +48,7 @@ TFLITE: dict[str, OpClasses] = {
     "CONV_2D": (Conv2D,),
     "DEPTHWISE_CONV_2D": (DepthwiseConv2D,),
     "FULLY_CONNECTED": (Dense,),
+    "SVDF": (Svdf,),
     "ADD": (Add, AddConst, AddUint8),
     "MUL": (Mul, MulConst, MulBroadcast),
     "SUB": (Sub, SubConst),

@@ -52,6 +52,7 @@ from ..ops.prelu import Prelu
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
 from ..ops.tanh import OUTPUT_QUANT as TANH_OUTPUT_QUANT, Tanh
+from ..ops.svdf import STATE_TYPES as SVDF_STATE_TYPES, Svdf
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
@@ -84,15 +85,17 @@ class Operator:
     raw: schema.Operator
 
 
-def load_tflite(path: Path, numerics: str = nx.LITERT) -> Graph:
+def load_tflite(path: Path, numerics: str | None = nx.LITERT) -> Graph:
     """A .tflite model as a graph whose int8 kernels are bit-exact with `numerics`' interpreter
-    (numerics.LITERT, the default, or numerics.TFLM)."""
+    (numerics.LITERT, the default, or numerics.TFLM); None: not set yet (the caller sets it, and
+    an op that one runtime refuses loads for the other)."""
     try:
         data = path.read_bytes()
     except OSError as err:
         raise UserError(f"{path}: cannot read: {err.strerror}") from None
     try:
-        return with_numerics(graph_from_tflite(data, path.stem), numerics)
+        graph = graph_from_tflite(data, path.stem)
+        return graph if numerics is None else with_numerics(graph, numerics)
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
 
@@ -151,6 +154,9 @@ class _Importer:
         # whose channels it holds in several axes (the trailing ones). Only RESHAPE and TRANSPOSE of
         # those axes may read it; a RESHAPE back to one channel axis makes a gather (rewrite.py).
         self.channel_views: dict[int, ChannelView] = {}
+        # An int16 model input QUANTIZEd to int8 (a keyword spotter's audio frames): its int8 tensors
+        # then run int8 kernels in the int16 graph (the graph mixes the two types, see `wide`).
+        self.narrowed = False
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -198,7 +204,7 @@ class _Importer:
         if _reads_a_channel_view(self, op):
             return
         uint8 = any(t >= 0 and self.type_of(t) == schema.TensorType.UINT8 for t in op.inputs + op.outputs)
-        for element, applies in (("int16", self.graph.dtype == "int16"), ("float32", self.reads_float32(op)),
+        for element, applies in (("int16", self.wide(op)), ("float32", self.reads_float32(op)),
                                  ("uint8", uint8)):
             if applies and op.name not in converted(element):
                 names = ", ".join(sorted(converted(element) - FOLDED_OPERATORS))
@@ -340,6 +346,14 @@ class _Importer:
             raise UserError(f"tensor {index} is empty (shape {_dims(shape)})")
         return shape[1:]
 
+    def wide(self, op: Operator) -> bool:
+        """Whether the operator reads int16 activations (a 16x8 operator): every operator of a 16x8
+        model, but those behind a QUANTIZE of its int16 input to int8, which read int8 ones."""
+        if self.graph.dtype != "int16":
+            return False
+        first = op.inputs[0] if op.inputs else -1
+        return not (self.narrowed and first >= 0 and self.type_of(first) == schema.TensorType.INT8)
+
     def _set_activation_type(self, tensor: int) -> None:
         """An int16 model input (or the int16 output of the input's QUANTIZE) makes a 16x8 graph."""
         if self.type_of(tensor) == schema.TensorType.INT16:
@@ -359,7 +373,11 @@ class _Importer:
         if tensor.Type() == _FLOAT32:
             return None
         int16, uint8 = tensor.Type() == schema.TensorType.INT16, tensor.Type() == schema.TensorType.UINT8
-        if (self.graph.dtype == "int16") != int16 and tensor.Type() in _INTEGER_ACTIVATIONS:
+        mixed = self.narrowed and tensor.Type() == schema.TensorType.INT8
+        if self.narrowed and int16 and index != self.input_tensor:
+            raise UserError(f"tensor {index} is int16 after the model's int16 input was quantised to int8: only "
+                            "int8 activations may follow (an int8 -> int16 SOFTMAX or QUANTIZE is not supported)")
+        if (self.graph.dtype == "int16") != int16 and tensor.Type() in _INTEGER_ACTIVATIONS and not mixed:
             raise UserError(f"tensor {index} is {_TYPE_NAMES[tensor.Type()]} in a model whose input is "
                             f"{self.graph.dtype}: activations of mixed types are not supported")
         if tensor.Type() not in _INTEGER_ACTIVATIONS:
@@ -624,7 +642,7 @@ class _Importer:
 
     def _bias(self, op: Operator, channels: int) -> np.ndarray:
         bias_index = self.input(op, 2, optional=True)
-        bias_type = np.int64 if self.graph.dtype == "int16" else np.int32
+        bias_type = np.int64 if self.wide(op) else np.int32
         if bias_index < 0:
             return np.zeros(channels, bias_type)
         bias = self.const(bias_index, "bias")
@@ -721,12 +739,77 @@ def _fully_connected(imp: _Importer, op: Operator) -> None:
     imp.bind(out, node)
 
 
+_SVDF_TYPES = {schema.TensorType.INT16: "int16", schema.TensorType.INT8: "int8"}
+
+
+def _svdf(imp: _Importer, op: Operator) -> None:
+    """SVDF on an int8 vector: its weights, its options and its state, a variable tensor that
+    becomes one of the graph's state buffers (ops/svdf.py has the arithmetic)."""
+    if len(op.inputs) != 5:
+        raise UserError(f"expected 5 inputs (input, feature and time weights, bias, state), got {len(op.inputs)}")
+    options = imp.options(op, schema.SVDFOptions)
+    src = _bytes_of(imp, imp.input(op, 0))
+    features = imp.const(imp.input(op, 1), "feature weights")
+    state_index = imp.input(op, 4)
+    state_type = _SVDF_TYPES.get(imp.type_of(state_index))
+    time_index = imp.input(op, 2)
+    if features.dtype != np.int8 or features.ndim != 2 or state_type is None \
+            or imp.type_of(time_index) != imp.type_of(state_index):
+        raise UserError("only int8 SVDF is supported: int8 feature weights, and a time filter and state both "
+                        "int16 or both int8")
+    filters, n_input = features.shape
+    rank = options.Rank()
+    if rank <= 0 or filters % rank:
+        raise UserError(f"rank {rank} does not divide the {filters} filters")
+    if prod(imp.graph.shape_of(src)) != n_input:
+        raise UserError(f"the feature weights take {n_input} inputs but the input has "
+                        f"{prod(imp.graph.shape_of(src))} elements")
+    times = _typed_const(imp, time_index, "time weights", SVDF_STATE_TYPES[state_type])
+    if times.ndim != 2 or times.shape[0] != filters:
+        raise UserError(f"the time weights are {_dims(times.shape)}; expected {filters} rows")
+    units, memory = filters // rank, times.shape[1]
+    bias_index = imp.input(op, 3, optional=True)
+    bias = imp.const(bias_index, "bias") if bias_index >= 0 else np.zeros(units, np.int32)
+    if bias.dtype != np.int32 or bias.shape != (units,):
+        raise UserError(f"expected an int32 bias of {units}, got {bias.dtype} {_dims(bias.shape)}")
+    if not imp.tensor(state_index).IsVariable() or imp.shape(state_index) != (1, filters * memory):
+        raise UserError(f"the state (tensor {state_index}) must be a variable tensor of 1x{filters * memory}")
+    state_q = imp.weight_quant(state_index) if state_type == "int8" else _int16_quant(imp, state_index)
+    ir_op = Svdf(rank, units, memory, imp.weight_quant(imp.input(op, 1)).scale,
+                 imp.weight_quant(time_index).scale if state_type == "int8" else _int16_quant(imp, time_index).scale,
+                 state_q.scale, state_q.zero_point, state_type, _activation(options))
+    node = imp.emit(op, ir_op, (src,), {"weights": features, "weights_time": times, "bias": bias})
+    initial = imp._buffer_data(state_index)
+    value = ir_op.initial_state() if initial is None else \
+        np.frombuffer(initial, ir_op.initial_state().dtype).reshape(filters, memory).copy()
+    imp.graph.add_state(node, "activation_state", value)
+
+
+def _typed_const(imp: _Importer, index: int, what: str, dtype: type) -> np.ndarray:
+    """A constant of a type `const` does not read (an int16 time filter)."""
+    data = imp._buffer_data(index)
+    shape = imp.shape(index)
+    if data is None or len(data) != prod(shape) * np.dtype(dtype).itemsize:
+        raise UserError(f"the {what} (tensor {index}) must be a constant of shape {_dims(shape)}")
+    return np.frombuffer(data, np.dtype(dtype).newbyteorder("<")).astype(dtype).reshape(shape)
+
+
+def _int16_quant(imp: _Importer, index: int) -> Quant:
+    """The per-tensor quantisation of an int16 constant or state (symmetric: zero point 0)."""
+    q = imp.tensor(index).Quantization()
+    scales = () if q is None or q.ScaleIsNone() else tuple(float(v) for v in q.ScaleAsNumpy())
+    zeros = () if q is None else _ints(q, "ZeroPoint")
+    if len(scales) != 1 or not (isfinite(scales[0]) and scales[0] > 0) or any(zeros):
+        raise UserError(f"int16 tensor {index} needs one finite positive scale and zero point 0")
+    return Quant(scales[0], 0)
+
+
 def _add(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.AddOptions)
     if len(op.inputs) != 2:
         raise UserError(f"expected 2 inputs, got {len(op.inputs)}")
     if any(imp.is_const(imp.input(op, i)) for i in (0, 1)):
-        if imp.graph.dtype == "int16":
+        if imp.wide(op):
             raise UserError("ADD of a constant is not supported with int16 activations")
         _const_operand(imp, op, AddConst, _activation(options))
         return
@@ -848,7 +931,7 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
     alpha = imp.options(op, schema.LeakyReluOptions).Alpha()
     if not (isfinite(alpha) and alpha >= 0):
         raise UserError(f"alpha {alpha}: only a finite alpha >= 0 is supported")
-    if imp.graph.dtype == "int16":  # no table of 65536 entries: PRELU's kernel, every alpha 1
+    if imp.wide(op):  # no table of 65536 entries: PRELU's kernel, every alpha 1
         src = imp.source(imp.input(op, 0))
         ones = np.ones(imp.graph.shape_of(src)[-1], np.int8)
         imp.emit(op, WideLeakyRelu(slope=float(np.float32(alpha))), (src,), {"alpha": ones})
@@ -952,7 +1035,7 @@ def _mean(imp: _Importer, op: Operator) -> None:
     if not moved and reduced == [1, 2]:
         imp.emit(op, GlobalAvgPool(keep), (src,))  # the interpreter's two special-cased kernels
         return
-    if imp.graph.dtype == "int16":
+    if imp.wide(op):
         raise UserError(f"MEAN over axes {axes} with int16 activations: only the mean over H and W is supported")
     if 0 in reduced or not ir_axes or not set(ir_axes) <= {0, 1}:
         raise UserError(f"MEAN over axes {axes}: only means over H, W or both (maybe after a TRANSPOSE) "
@@ -1042,7 +1125,7 @@ def _softmax(imp: _Importer, op: Operator) -> None:
     beta = imp.options(op, schema.SoftmaxOptions).Beta()
     if not (isfinite(beta) and beta > 0):
         raise UserError(f"bad softmax beta {beta}")
-    if imp.graph.dtype == "int16" and imp.quant(op.outputs[0]) != Quant(1 / 32768, 0):
+    if imp.wide(op) and imp.quant(op.outputs[0]) != Quant(1 / 32768, 0):
         raise UserError("an int16 SOFTMAX must have the output scale 1/32768 (as TFLite requires)")
     imp.emit(op, Softmax(beta), (imp.source(imp.input(op, 0)),))
 
@@ -1292,6 +1375,13 @@ def _quantize(imp: _Importer, op: Operator) -> None:
         imp.bind(out, stage.rewrite(imp, InputQuantisation(input_tensor(k), imp.quant(out))))
         return
     src = imp.source(index)
+    if imp.graph.dtype_of(src) == "int16" and imp.type_of(out) == schema.TensorType.INT8:
+        imp.narrowed = True  # int16 -> int8: the int8 kernels take over (see _Importer.wide)
+        node = imp.graph.append(Requantize(output_type="int8"), (src,), quant=imp.quant(out))
+        shape, declared = imp.graph.shape_of(node), imp.fmap_shape(out)
+        # a vector input is a 1 x 1 x N map in the graph: the TFLite tensor is its last axis
+        imp.bind_moved(out, node, tuple(range(len(shape) - len(declared), len(shape))))
+        return
     if imp.graph.element_of(src).is_float and imp.type_of(out) != schema.TensorType.INT8:
         raise UserError(f"QUANTIZE of float32 to {_TYPE_NAMES.get(imp.type_of(out), 'another type')} inside the "
                         "model: only to int8 (16x8 and uint8 models may quantise only their float32 input)")
@@ -1502,6 +1592,7 @@ CONVERTERS: dict[str, Converter] = {
     "CONCATENATION": _concatenation,
     "DEPTHWISE_CONV_2D": _depthwise_conv2d,
     "FULLY_CONNECTED": _fully_connected,
+    "SVDF": _svdf,
     "ADD": _add,
     "MUL": _mul,
     "SUB": _sub(Sub, SubConst),

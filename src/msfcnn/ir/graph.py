@@ -42,6 +42,26 @@ class GraphInput:
     declared_shape: tuple[int, ...] | None = None
 
 
+STATE_ALIGNMENT = 4  # bytes each state buffer starts at a multiple of (int32 states may come)
+
+
+@dataclass(frozen=True, eq=False)
+class StateBuffer:
+    """A tensor that outlives an invocation (a TFLite variable tensor: SVDF's activation state, an
+    LSTM's cell and output states): the op `owner` reads and writes it in place, and the next
+    invocation sees what it left. It starts as `initial` (its element type and shape), and again
+    after a reset (`msfcnn_reset_state`). It lives in the arena's persistent region, apart from the
+    buffers the plan reuses (see docs/architecture.md, "State across invocations")."""
+
+    owner: int  # the node that reads and writes it
+    name: str  # its role for the owner ("activation_state", "cell_state", ...)
+    initial: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.initial.nbytes)
+
+
 def input_tensor(k: int) -> int:
     """The tensor of the model's input k (0: NETWORK_INPUT)."""
     return NETWORK_INPUT - k
@@ -111,6 +131,33 @@ class Graph:
     # are the caller's buffers, like input 0 (arena buffers under --count-io), and follow input
     # 0's edge conversions (float_input, uint8_input, layout). Empty: a single-input model.
     extra_inputs: tuple[GraphInput, ...] = ()
+    # The state buffers (variable tensors) of the stateful ops, in the order the persistent region
+    # holds them: see StateBuffer. Empty: every invocation starts afresh.
+    states: tuple[StateBuffer, ...] = ()
+
+    def add_state(self, owner: int, name: str, initial: np.ndarray) -> int:
+        """Give node `owner` a state buffer starting as `initial`; returns its index in `states`."""
+        self.states += (StateBuffer(owner, name, np.array(initial)),)
+        return len(self.states) - 1
+
+    def states_of(self, owner: int) -> tuple[int, ...]:
+        """The indices (in `states`) of node `owner`'s state buffers, in the order it added them."""
+        return tuple(i for i, s in enumerate(self.states) if s.owner == owner)
+
+    def state_offsets(self) -> tuple[int, ...]:
+        """Each state buffer's offset in the persistent region (every one at a multiple of
+        STATE_ALIGNMENT)."""
+        offsets, at = [], 0
+        for state in self.states:
+            offsets.append(at)
+            at += aligned(state.nbytes, STATE_ALIGNMENT)
+        return tuple(offsets)
+
+    @property
+    def state_bytes(self) -> int:
+        """Bytes of the persistent region: every state buffer, each rounded up to STATE_ALIGNMENT.
+        Every RAM figure counts them: they are at the start of the arena for the whole run."""
+        return sum(aligned(s.nbytes, STATE_ALIGNMENT) for s in self.states)
 
     @property
     def input_tensors(self) -> tuple[int, ...]:
@@ -270,8 +317,9 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
     for index, node in enumerate(graph.nodes):
         reason = node.op.refused_under(numerics)
         if reason:
+            other = "the default, litert" if numerics != nx.LITERT else "--numerics tflm"
             raise UserError(f"{graph.name}: op {index} ({node.op.describe()}): {reason}: it has no {numerics} "
-                            "numerics to follow (use the default, litert)")
+                            f"numerics to follow (use {other})")
     graph.numerics = numerics
     graph.nodes = [replace(node, op=node.op.for_numerics(graph.kernel_context(i), node.shape))
                    for i, node in enumerate(graph.nodes)]

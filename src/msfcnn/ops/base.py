@@ -81,7 +81,8 @@ class KernelContext:
     `input_quant`/`output_quant` hold ir.Quant (scale, zero_point) per tensor, or None in float32
     graphs; `consts` are the node's constant tensors ("weights", "bias", "weight_scales");
     `numerics` is whose int8 kernels to be bit-exact with (numerics.LITERT or numerics.TFLM, the
-    graph's choice).
+    graph's choice). `states` are the node's state buffers (ir.StateBuffer: a stateful op's
+    variable tensors), arrays its kernel reads and writes in place; the executors give them.
     """
 
     consts: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -89,6 +90,7 @@ class KernelContext:
     output_quant: Any = None
     numerics: str = "litert"
     dtype: str = "int8"  # the element type of the node's kernel: its first input's (Graph.kernel_element)
+    states: tuple[np.ndarray, ...] = ()
 
     @property
     def is_float(self) -> bool:

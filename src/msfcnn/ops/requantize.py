@@ -1,4 +1,6 @@
-"""QUANTIZE from int8 to int8 (a change of scale / zero point), as TFLite inserts between ops."""
+"""QUANTIZE from int8 to int8 (a change of scale / zero point), as TFLite inserts between ops, and
+from an int16 model input to int8 (a keyword spotter's audio frames: the model's other tensors are
+int8), with the same arithmetic (TFLite's reference Requantize in both runtimes)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,15 @@ ROUNDING = nx.DOUBLE
 
 
 @dataclass(frozen=True)
-class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8"})):
+class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16"})):
     kind = "requantize"
     c_kernel = "msf_requantize"
+    # The output's element type when it is not the input's: "int8" from an int16 input (the frontend
+    # makes only those; an int16 -> int16 rescale is refused).
+    output_type: str | None = None
+
+    def output_element(self, input_element: str) -> str:
+        return self.output_type or input_element
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -26,6 +34,9 @@ class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
         mult, shift = requantize_multiplier(in_q, out_q)
         out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) - in_q.zero_point, mult, shift, ROUNDING)
         return np.clip(out + out_q.zero_point, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
+
+    def describe(self) -> str:
+        return "requantize" if self.output_type is None else f"requantize to {self.output_type}"
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}

@@ -36,6 +36,9 @@ class Schedule:
     # Where each of the other inputs of a model with several (`Graph.extra_inputs`) is before the
     # first block, when the arena holds them (--count-io); empty: they are the caller's.
     extra_input_offsets: tuple[int, ...] = ()
+    # Where each state buffer (Graph.states) is: the persistent region, bytes [0, Graph.state_bytes)
+    # of the arena, which no block reuses; everything else lies above it.
+    state_offsets: tuple[int, ...] = ()
 
     def input_offset_of(self, k: int) -> int | None:
         """The arena offset of input k before the run; None: the caller's buffer."""
@@ -66,17 +69,19 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None =
     buffers, keys = _arena_buffers(graph, blocks, live)
     plan = plan_arena(buffers, len(blocks))
     check_arena(buffers, plan)  # a broken layout fails here, not as wrong numbers on a board
-    tensor_offsets = tuple({keys[i]: offset for i, offset in offsets.items() if not buffers[i].scratch}
+    base = graph.state_bytes  # the persistent region comes first: every other buffer lies above it
+    tensor_offsets = tuple({keys[i]: base + offset for i, offset in offsets.items() if not buffers[i].scratch}
                            for offsets in plan.offsets)
-    scratch_offsets = tuple({keys[i]: offset for i, offset in offsets.items() if buffers[i].scratch}
+    scratch_offsets = tuple({keys[i]: base + offset for i, offset in offsets.items() if buffers[i].scratch}
                             for offsets in plan.offsets)
-    moves = tuple(tuple(tuple(move) for move in step_moves) for step_moves in plan.moves)
+    moves = tuple(tuple((source + base, target + base, size) for source, target, size in step_moves)
+                  for step_moves in plan.moves)
     ram = tuple(live.block_ram(block) for block in blocks)
     io = (tensor_offsets[0].get(NETWORK_INPUT), tensor_offsets[-1].get(graph.output)) if blocks else (None, None)
     extra = tuple((t, _after_moves(tensor_offsets[-1][t], moves[-1])) for t in graph.extra_outputs) if blocks else ()
     extra_inputs = tuple(tensor_offsets[0][t] for t in graph.input_tensors[1:]) if blocks and live.count_io else ()
-    return Schedule(graph, tuple(blocks), plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
-                    extra_inputs)
+    return Schedule(graph, tuple(blocks), base + plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
+                    extra_inputs, graph.state_offsets())
 
 
 def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:

@@ -298,12 +298,13 @@ class Liveness:
         return [t for t in self._may_wait if t < first and t not in reads and self.last_use[t] > last]
 
     def block_ram(self, block: LoweredBlock) -> int:
-        """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches."""
+        """Arena bytes while the block runs: what it reads, writes, keeps waiting and scratches, and
+        the persistent region of the graph's state buffers (Graph.state_bytes), which every block keeps."""
         live = [t for t in block.reads if self.in_arena(t)]
         if block.alias is None and self.in_arena(block.output):
             live.append(block.output)
         live += [t for t in self.waiting(block.first, block.last, block.reads) if self.in_arena(t)]
-        total = sum(self.nbytes(t) for t in live) + block.scratch_bytes
+        total = sum(self.nbytes(t) for t in live) + block.scratch_bytes + self.graph.state_bytes
         if block.placed_on is not None:  # the output and its input share bytes: count their union
             source, delta = block.placed_on
             size_in, size_out = self.nbytes(source), self.nbytes(block.output)
