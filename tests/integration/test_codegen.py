@@ -159,6 +159,49 @@ def test_the_arena_goes_where_its_macros_say(tmp_path):
     assert re.search(r"\.fast_ram\s+\S+\s+\S+\s+\S+\s+\S+\s+2\*\*8$", placed, re.M)  # aligned to 2**8
 
 
+# Includes model.c to reach its static arena: runs the network, then again after filling the arena
+# with each byte of FILLS, and fails if an output differs from the first.
+GARBAGE_DRIVER = r"""
+#include <stdio.h>
+#include "model.c"
+int main(void)
+{
+    static msfcnn_value in[MSFCNN_INPUT_SIZE];
+    static msfcnn_output_value first[MSFCNN_OUTPUT_SIZE], again[MSFCNN_OUTPUT_SIZE];
+    static const int fills[] = { 0x5A, 0xFF, 0x81 };
+    unsigned s = 1, k;
+    for (k = 0; k < MSFCNN_INPUT_SIZE; ++k) {
+        s = s * 1103515245u + 12345u;
+        in[k] = (msfcnn_value)((int)(s >> 16) % 100 - 50);
+    }
+    msfcnn_invoke(in, first);
+    for (k = 0; k < 3; ++k) {
+        memset((void *)msfcnn_arena, fills[k], MSFCNN_ARENA_BYTES);
+        msfcnn_invoke(in, again);
+        if (memcmp(first, again, sizeof first) != 0) return 1;
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, options", [
+    ("mcunet-vww-res", []), ("mcunet-vww-res", ["--max-overhead", "1.05"]), ("mcunet-vww-res", ["--count-io"]),
+    ("mcunet-vww5", ["--strategy", "heuristic"]), ("resnet8.tflite", ["--max-overhead", "1.2"]),
+    ("dscnn.tflite", [])])
+def test_no_output_depends_on_the_arena_before_the_call(model, options, tmp_path):
+    """So the arena may go in a section that start-up code does not zero (MSFCNN_ARENA_SECTION)."""
+    require_target("host")
+    source = str(ROOT / "tests" / "fixtures" / "models" / model) if model.endswith(".tflite") else model
+    assert main(["compile", source, *options, "-o", str(tmp_path)]) == 0
+    (tmp_path / "driver.c").write_text(GARBAGE_DRIVER)
+    subprocess.run(["cc", "-std=c99", "-O2", "-o", "driver", "driver.c", "weights.c",
+                    *sorted(f"kernels/{p.name}" for p in (tmp_path / "kernels").glob("*.c")), "-lm"],
+                   cwd=tmp_path, check=True)
+    assert subprocess.run([str(tmp_path / "driver")]).returncode == 0
+
+
 TINY_NETWORK = {"name": "tiny", "input": [12, 10, 3], "layers": [
     {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
     {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1, "act": "relu6"},
