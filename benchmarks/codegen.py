@@ -57,6 +57,7 @@ def profile(graph, plan, per_op: bool = False) -> tuple[int, int, Counter]:
         folder = Path(folder)
         pipeline.write_c(folder, graph, schedule, plan)
         program = build.build(folder, target)
+        folder = program.parent  # the Makefile's BUILD_DIR
         (folder / "input.bin").write_bytes(x.tobytes())
         out = folder / "callgrind.out"
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=yes",
@@ -66,7 +67,7 @@ def profile(graph, plan, per_op: bool = False) -> tuple[int, int, Counter]:
         total = int((re.search(r"^summary:\s+(\d+)", text, re.M) or re.search(r"^totals:\s+(\d+)", text, re.M))
                     .group(1))
         ops = _per_call_site(out) if per_op else Counter()
-        return total, build.arena_bytes(folder, target), ops
+        return total, build.arena_bytes(folder.parent, target), ops
 
 
 def _per_call_site(out: Path) -> Counter:

@@ -105,7 +105,7 @@ def _size_tool(target) -> str:
 
 def code_bytes(folder: Path, target) -> int:
     """Text (code and read-only data) of model.o and the kernel objects: the network's code."""
-    objects = [folder / "model.o", *sorted((folder / "kernels").glob("*.o"))]
+    objects = [folder / "build" / "model.o", *sorted((folder / "build" / "kernels").glob("*.o"))]
     listing = subprocess.run([_size_tool(target), *map(str, objects)], capture_output=True, text=True,
                              check=True).stdout.splitlines()[1:]
     return sum(int(line.split()[0]) for line in listing)

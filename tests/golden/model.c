@@ -30,7 +30,16 @@
 #define MSF_BLOCK static void
 #endif
 
-static int8_t msfcnn_arena[228];
+/* Attributes of the arena, empty by default. Define them when compiling model.c to place it in a
+   section of its own (DTCM, .noinit), e.g. -D'MSFCNN_ARENA_SECTION=__attribute__((section(".dtcm")))',
+   or to align it more, e.g. -D'MSFCNN_ARENA_ALIGN=__attribute__((aligned(16)))'. */
+#ifndef MSFCNN_ARENA_SECTION
+#define MSFCNN_ARENA_SECTION
+#endif
+#ifndef MSFCNN_ARENA_ALIGN
+#define MSFCNN_ARENA_ALIGN
+#endif
+static int8_t msfcnn_arena[228] MSFCNN_ARENA_SECTION MSFCNN_ARENA_ALIGN;
 #define ARENA(offset) ((void *)(msfcnn_arena + (offset)))
 
 /* ---- operator parameters ------------------------------------------------------------------ */

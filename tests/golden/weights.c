@@ -3,7 +3,7 @@
 
 /* Attributes of every constant tensor below, empty by default: they are const, so a
    microcontroller's linker keeps them in flash (.rodata). To place them elsewhere, define this
-   macro when compiling weights.c, e.g. -D'MSFCNN_WEIGHTS_SECTION=__attribute__((section(".extflash"))))'. */
+   macro when compiling weights.c, e.g. -D'MSFCNN_WEIGHTS_SECTION=__attribute__((section(".extflash")))'. */
 #ifndef MSFCNN_WEIGHTS_SECTION
 #define MSFCNN_WEIGHTS_SECTION
 #endif

@@ -2,6 +2,7 @@
 float32, with a static arena of exactly the predicted size; also under ASan/UBSan."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -111,6 +112,104 @@ def test_golden_snapshot_of_emitted_c():
 
 
 @pytest.mark.slow
+def test_compile_writes_only_the_kernel_sources_the_program_links(tmp_path):
+    """The project's kernel sources are the ones its program needs: it links with them, and without
+    any one of them the link fails (numerics.c aside: written for the caller's conversions). The
+    Makefile and CMakeLists.txt list exactly those."""
+    require_target("host")
+    folder = tmp_path / "tiny"
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY_NETWORK))
+    assert main(["compile", str(tmp_path / "tiny.json"), "-o", str(folder)]) == 0
+    sources = sorted(p.relative_to(folder).as_posix() for p in (folder / "kernels").glob("*.c"))
+    assert "kernels/conv2d.c" in sources and "kernels/resize_bilinear.c" not in sources
+    makefile = (folder / "Makefile").read_text()
+    assert f"KERNELS = {' '.join(sources)}\n" in makefile
+    cmake = (folder / "CMakeLists.txt").read_text()
+    assert sorted(set(re.findall(r"kernels/\w+\.c", cmake))) == sources
+    objects = {}
+    for source in ["model.c", "weights.c", "main.c", *sources]:
+        objects[source] = tmp_path / (source.replace("/", "_") + ".o")
+        subprocess.run(["cc", "-std=c99", "-c", "-o", str(objects[source]), source], cwd=folder, check=True)
+
+    def links(leave_out=None) -> bool:
+        linked = [str(o) for source, o in objects.items() if source != leave_out]
+        return subprocess.run(["cc", "-o", str(tmp_path / "program"), *linked, "-lm"], capture_output=True).returncode == 0
+
+    assert links()
+    assert [s for s in sources if links(s)] in ([], ["kernels/numerics.c"])
+
+
+def test_the_arena_goes_where_its_macros_say(tmp_path):
+    """MSFCNN_ARENA_SECTION and MSFCNN_ARENA_ALIGN, defined when compiling model.c, put the arena
+    in that section with that alignment; undefined, it stays in .bss."""
+    require_target("host")
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY_NETWORK))
+    assert main(["compile", str(tmp_path / "tiny.json"), "--prefix", "tiny", "-o", str(tmp_path / "c")]) == 0
+
+    def sections(*defines) -> str:
+        subprocess.run(["cc", "-std=c99", "-O2", *defines, "-c", "-o", "model.o", "model.c"], cwd=tmp_path / "c", check=True)
+        return subprocess.run(["objdump", "-h", "-t", "model.o"], cwd=tmp_path / "c", capture_output=True, text=True,
+                              check=True).stdout
+
+    plain = sections()
+    assert re.search(r"\s\.bss\s.*\stiny_arena$", plain, re.M)
+    placed = sections("-DTINY_ARENA_SECTION=__attribute__((section(\".fast_ram\")))",
+                      "-DTINY_ARENA_ALIGN=__attribute__((aligned(256)))")
+    assert re.search(r"\s\.fast_ram\s.*\stiny_arena$", placed, re.M)
+    assert re.search(r"\.fast_ram\s+\S+\s+\S+\s+\S+\s+\S+\s+2\*\*8$", placed, re.M)  # aligned to 2**8
+
+
+# Includes model.c to reach its static arena: runs the network, then again after filling the arena
+# with each byte of FILLS, and fails if an output differs from the first.
+GARBAGE_DRIVER = r"""
+#include <stdio.h>
+#include "model.c"
+int main(void)
+{
+    static msfcnn_value in[MSFCNN_INPUT_SIZE];
+    static msfcnn_output_value first[MSFCNN_OUTPUT_SIZE], again[MSFCNN_OUTPUT_SIZE];
+    static const int fills[] = { 0x5A, 0xFF, 0x81 };
+    unsigned s = 1, k;
+    for (k = 0; k < MSFCNN_INPUT_SIZE; ++k) {
+        s = s * 1103515245u + 12345u;
+        in[k] = (msfcnn_value)((int)(s >> 16) % 100 - 50);
+    }
+    msfcnn_invoke(in, first);
+    for (k = 0; k < 3; ++k) {
+        memset((void *)msfcnn_arena, fills[k], MSFCNN_ARENA_BYTES);
+        msfcnn_invoke(in, again);
+        if (memcmp(first, again, sizeof first) != 0) return 1;
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, options", [
+    ("mcunet-vww-res", []), ("mcunet-vww-res", ["--max-overhead", "1.05"]), ("mcunet-vww-res", ["--count-io"]),
+    ("mcunet-vww5", ["--strategy", "heuristic"]), ("resnet8.tflite", ["--max-overhead", "1.2"]),
+    ("dscnn.tflite", [])])
+def test_no_output_depends_on_the_arena_before_the_call(model, options, tmp_path):
+    """So the arena may go in a section that start-up code does not zero (MSFCNN_ARENA_SECTION)."""
+    require_target("host")
+    source = str(ROOT / "tests" / "fixtures" / "models" / model) if model.endswith(".tflite") else model
+    assert main(["compile", source, *options, "-o", str(tmp_path)]) == 0
+    (tmp_path / "driver.c").write_text(GARBAGE_DRIVER)
+    subprocess.run(["cc", "-std=c99", "-O2", "-o", "driver", "driver.c", "weights.c",
+                    *sorted(f"kernels/{p.name}" for p in (tmp_path / "kernels").glob("*.c")), "-lm"],
+                   cwd=tmp_path, check=True)
+    assert subprocess.run([str(tmp_path / "driver")]).returncode == 0
+
+
+TINY_NETWORK = {"name": "tiny", "input": [12, 10, 3], "layers": [
+    {"op": "conv2d", "filters": 4, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
+    {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1, "act": "relu6"},
+    {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0},
+    {"op": "add", "from": 0}, {"op": "global_avg_pool"}, {"op": "dense", "units": 3}, {"op": "softmax"}]}
+
+
+@pytest.mark.slow
 def test_makefile_builds_its_kernels_or_links_a_prebuilt_library(tmp_path):
     """A plain `make` compiles kernels/ itself; `make KERNEL_LIB=...` links an archive from
     `make libmsfcnn_kernels.a` instead (the tests build every network that way), and the two
@@ -126,15 +225,18 @@ def test_makefile_builds_its_kernels_or_links_a_prebuilt_library(tmp_path):
 
     make(own)
     kernels = sorted(p.stem for p in (own / "kernels").glob("*.c"))
-    assert kernels and sorted(p.stem for p in (own / "kernels").glob("*.o")) == kernels
+    # every object in build/, none beside the sources
+    assert kernels and sorted(p.stem for p in (own / "build" / "kernels").glob("*.o")) == kernels
+    assert all(own / "build" in p.parents for p in own.rglob("*.o"))
+    assert sorted(p.name for p in (own / "build").glob("*.o")) == ["main.o", "model.o", "weights.o"]
     make(own, "libmsfcnn_kernels.a")
-    make(shared, f"KERNEL_LIB={own / 'libmsfcnn_kernels.a'}")
-    assert not list((shared / "kernels").glob("*.o"))
+    make(shared, f"KERNEL_LIB={own / 'build' / 'libmsfcnn_kernels.a'}")
+    assert not list((shared / "build" / "kernels").glob("*.o"))
     graph = cache.model("mcunet-vww5", weights=True)
     (tmp_path / "input.bin").write_bytes(random_input(graph, 0).tobytes())
     outputs = []
     for folder in (own, shared):
-        done = subprocess.run([str(folder / "msfcnn_main"), str(tmp_path / "input.bin"), str(folder / "out.bin")],
+        done = subprocess.run([str(folder / "build" / "msfcnn_main"), str(tmp_path / "input.bin"), str(folder / "out.bin")],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         outputs.append((folder / "out.bin").read_bytes())

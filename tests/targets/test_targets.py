@@ -192,7 +192,7 @@ def test_compiled_makefile_builds_for_the_target(target, machine, tmp_path):
     assert main(["compile", "mcunet-vww5", "--target", target, "-o", str(out)]) == 0
     done = subprocess.run(["make", "-s", "-C", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    header = (out / "msfcnn_main").read_bytes()[:20]
+    header = (out / "build" / "msfcnn_main").read_bytes()[:20]
     assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == machine
 
 
@@ -203,8 +203,9 @@ def test_a_program_that_never_exits_is_an_error_after_the_timeout(monkeypatch, t
     monkeypatch.setattr(build, "RUN_TIMEOUT", 1)
     hangs = targets.Target("hangs", "cc", "-O2", command=("sleep", "30"))
     graph = cache.model("mcunet-vww5")
+    (tmp_path / "build").mkdir()
     with pytest.raises(RuntimeError, match=r"did not finish in 1 s on hangs"):
-        build.run(tmp_path / "msfcnn_main", hangs, graph, np.zeros(graph.input_shape, graph.element.numpy))
+        build.run(tmp_path / "build" / "msfcnn_main", hangs, graph, np.zeros(graph.input_shape, graph.element.numpy))
 
 
 def test_missing_toolchain_names_the_packages(monkeypatch, capsys):

@@ -16,7 +16,7 @@ from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
 from ..targets import TARGETS, Target
-from .emit import DEFAULT_PREFIX, generate, harness_input, harness_values, kernel_sources, output_element
+from .emit import DEFAULT_PREFIX, generate, harness_input, harness_values, kernel_sources, output_element, project_kernels
 
 
 def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
@@ -28,7 +28,8 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
         (folder / "kernels").mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(f"cannot create {folder}: {err.strerror}") from None
-    files = {folder / "kernels" / name: text for name, text in kernel_sources().items()}
+    # only the kernel files the network needs (and the headers they include)
+    files = {folder / "kernels" / name: text for name, text in project_kernels(generated["model.c"]).items()}
     files.update({folder / name: text for name, text in generated.items()})  # kernels/msfcnn_prefix.h too
     files[folder / MANIFEST] = _manifest(folder, files)
     stale = _stale_files(folder, set(files))
@@ -74,6 +75,9 @@ def _stale_files(folder: Path, written: set[Path]) -> list[Path]:
 
 
 KERNEL_LIBRARY = "libmsfcnn_kernels.a"
+# Where the Makefile puts objects and the program, inside the project (its BUILD_DIR default).
+BUILD_DIR = "build"
+PROGRAM = "msfcnn_main"
 
 # picolibc's linker script reserves 2 KiB of stack on a board with little RAM (fe310), but the
 # harness calling msfcnn_invoke may use more: 1.2 to 2.5 KiB measured on plans of the built-in
@@ -98,11 +102,17 @@ def _make(folder: Path, target: Target, *arguments: str) -> subprocess.Completed
 def build_kernel_library(folder: Path, target: Target) -> Path:
     """Compile a written project's kernels/ into an archive, with the target's compiler and flags
     exactly as `build` compiles them, for `build(..., kernel_lib=...)` of other networks for the
-    same target (the kernels do not depend on the network)."""
-    result = _make(folder, target, KERNEL_LIBRARY)
+    same target (the kernels do not depend on the network). The project holds only its own
+    network's kernels: the rest of the library is added to its kernels/ first, so that the archive
+    serves any network."""
+    for name, text in kernel_sources().items():
+        if not (folder / "kernels" / name).exists():  # (its own msfcnn_prefix.h stays)
+            write_atomic(folder / "kernels" / name, text)
+    every = " ".join(sorted(f"kernels/{name}" for name in kernel_sources() if name.endswith(".c")))
+    result = _make(folder, target, KERNEL_LIBRARY, f"KERNELS={every}")
     if result.returncode != 0:
         raise RuntimeError(f"the kernels did not build:\n{result.stdout}{result.stderr}")
-    return folder / KERNEL_LIBRARY
+    return folder / BUILD_DIR / KERNEL_LIBRARY
 
 
 def build(folder: Path, target: Target, kernel_lib: Path | None = None) -> Path:
@@ -117,7 +127,12 @@ def build(folder: Path, target: Target, kernel_lib: Path | None = None) -> Path:
                              f"the output, the stack and the C library overflow it by {overflow.group(1)} B",
                              int(overflow.group(1)) + STACK_HEADROOM)
         raise RuntimeError(f"the generated C did not build:\n{result.stdout}{result.stderr}")
-    return folder / "msfcnn_main"
+    return folder / BUILD_DIR / PROGRAM
+
+
+def project_of(program: Path) -> Path:
+    """The project folder of a program that `build` made (in the project's BUILD_DIR)."""
+    return Path(program).resolve().parent.parent
 
 
 # Seconds a run may take before it counts as hung.
@@ -141,14 +156,15 @@ def run(program: Path, target: Target, graph: Graph, x, kernel_lib: Path | None 
     for a model with several); `kernel_lib` as for `build`,
     `prefix` the one the project was written with. A stateful model's file harness runs a
     sequence: `steps` inputs in `x` (a list, one per step), `steps` outputs one after the other."""
-    folder = program.parent.resolve()
-    if target.embedded_harness:  # the input is compiled in: write it, and build again
-        write_atomic(folder / "input.c", harness_input(graph, x, prefix))
-        build(folder, target, kernel_lib)
+    program = Path(program).resolve()
+    folder = program.parent  # the input and output files go beside the program (icount reads them there)
+    if target.embedded_harness:  # the input is compiled in: write it into the project, and build again
+        write_atomic(project_of(program) / "input.c", harness_input(graph, x, prefix))
+        build(project_of(program), target, kernel_lib)
     else:
         (folder / "input.bin").write_bytes(harness_values(graph, x).tobytes())
     (folder / "output.bin").unlink(missing_ok=True)
-    command = target.run_command(str(folder / program.name), str(folder / "input.bin"), str(folder / "output.bin"))
+    command = target.run_command(str(program), str(folder / "input.bin"), str(folder / "output.bin"))
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:  # never exits (qemu-system-xtensa even hangs on a missing file)
@@ -179,9 +195,11 @@ def static_ram_bytes(program: Path, target: Target) -> int:
 
 
 def arena_bytes(folder: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> int:
-    """Size of the <prefix>_arena symbol (or its aligned float twin) in the built model.o; 0 when
+    """Size of the <prefix>_arena symbol (or its aligned float twin) in the built model.o (in the
+    project's BUILD_DIR); 0 when
     the plan needs no arena and none is declared."""
-    result = subprocess.run([target.nm, "-S", str(folder / "model.o")], capture_output=True, text=True, check=True)
+    result = subprocess.run([target.nm, "-S", str(folder / BUILD_DIR / "model.o")], capture_output=True, text=True,
+                            check=True)
     for line in result.stdout.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[3] in (f"{prefix}_arena", f"{prefix}_arena_words"):

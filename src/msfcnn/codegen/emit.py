@@ -348,14 +348,18 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "params": emitter.params,
         "input_offset": schedule.input_offset, "output_offset": schedule.output_offset,
         "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
-        "target": target, "kernel_files": sorted(f"kernels/{n}" for n in kernel_sources() if n.endswith(".c")),
+        "target": target,
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
         "states": states, "state_bytes": graph.state_bytes,
     }
-    files = {name: env.get_template(f"{name}.j2").render(**values, kernel_headers=[]) for name in PROJECT_FILES}
-    # model.c includes the headers of the kernels it calls only: known once its code is written
-    files["model.c"] = env.get_template("model.c.j2").render(**values, kernel_headers=kernel_headers(files["model.c"]))
+    # model.c includes the headers of the kernels it calls only, and the build files list the
+    # kernel sources it needs only: both known once its code is written
+    headers = kernel_headers(env.get_template("model.c.j2").render(**values, kernel_headers=[]))
+    model_c = env.get_template("model.c.j2").render(**values, kernel_headers=headers)
+    values["kernel_files"] = [f"kernels/{n}" for n in project_kernels(model_c) if n.endswith(".c")]
+    files = {name: model_c if name == "model.c" else env.get_template(f"{name}.j2").render(**values)
+             for name in PROJECT_FILES}
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
@@ -419,6 +423,31 @@ def kernel_sources() -> dict[str, str]:
     """The kernel library's files, to copy beside the generated code (kernels/)."""
     folder = resources.files("msfcnn.codegen").joinpath("kernels")
     return {item.name: item.read_text() for item in folder.iterdir() if item.name.endswith((".c", ".h"))}
+
+
+# Written into every project, whatever the network calls: msf_quantize_f32 and msf_dequantize_s8
+# convert the caller's float data at an int8 model's edges (docs/c-api.md, "Calling it").
+ALWAYS_KERNELS = ("numerics.c",)
+_INCLUDE = re.compile(r'^#include "(?:kernels/)?([\w.]+)"', re.M)
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def project_kernels(model_c: str) -> dict[str, str]:
+    """The kernel library files a network's `model_c` needs, by name: the source of each msf_*
+    function it calls (<op>.c beside the <op>.h that declares it), of those these call in turn,
+    and the headers all of them include."""
+    library = kernel_sources()
+    source_of = {name: header[:-2] + ".c" for header, text in _kernel_headers().items()
+                 for name in _EXTERNAL.findall(text) if header[:-2] + ".c" in library}
+    needed = set(ALWAYS_KERNELS)
+    pending = [model_c, *(library[name] for name in ALWAYS_KERNELS)]
+    while pending:
+        text = _COMMENT.sub(" ", pending.pop())  # a name in a comment needs no source
+        for name in [source_of.get(n) for n in re.findall(r"\bmsf_\w+", text)] + _INCLUDE.findall(text):
+            if name in library and name not in needed:
+                needed.add(name)
+                pending.append(library[name])
+    return {name: library[name] for name in sorted(needed)}
 
 
 def support_sources(target: Target) -> dict[str, str]:

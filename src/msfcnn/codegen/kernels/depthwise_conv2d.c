@@ -148,13 +148,13 @@ static void accumulate_f32(const void *params, const msf_runs *taps, int32_t oc0
    each caller, as conv2d.c's convolution.) */
 static MSF_ALWAYS_INLINE void depthwise(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
                                         int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t element,
-                                        msf_accumulate_fn accumulate)
+                                        msf_accumulate_fn multiply_accumulate)
 {
     const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
     const msf_window_op op = {
         .shape = MSF_WINDOW_SHAPE(p), .channels = p->out_c, .element = element, .tap_values = 1,
         .tap_weights = p->out_c, .merge_taps = 0, .bias = element == (int32_t)sizeof(int8_t) ? p->bias : NULL,
-        .accumulate = accumulate, .finish = NULL, .stage = &stage, .params = p
+        .accumulate = multiply_accumulate, .finish = NULL, .stage = &stage, .params = p
     };
     msf_window(&op, in, out, r0, r1, c0, c1);
 }

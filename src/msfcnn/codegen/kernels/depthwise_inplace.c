@@ -218,7 +218,7 @@ static void channel_f32(const msf_depthwise_conv2d_params *p, const msf_view *in
             float acc = 0.0f;
             msf_tap_range(x0, kw, p->in_w, &j_lo, &j_hi);
             for (i = i_lo; i < i_hi; ++i) {
-                const float *src = (const float *)rows[i] + (ptrdiff_t)(x0 + j_lo) * step;
+                const float *src = (const float *)(const void *)rows[i] + (ptrdiff_t)(x0 + j_lo) * step;
                 const float *w = taps + i * kw;
                 for (j = j_lo; j < j_hi; ++j, src += step) {
                     acc += *src * w[j];

@@ -223,7 +223,16 @@ static inline int8_t msf_clamp_output(int32_t v, int32_t lo, int32_t hi, const i
 {
 #if defined(MSF_ARM_DSP) && defined(__ARM_FEATURE_SAT)
     if (full) {
+/* GCC's <arm_acle.h> stores its builtin's unsigned result in an int32_t inside __ssat, which
+   -Wsign-conversion reports here; the value is the saturated int32 all the same. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#endif
         return (int8_t)__ssat(v, 8);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
     }
 #endif
     if (full) {

@@ -30,9 +30,9 @@ static void pad(const msf_pad_params *p, const msf_view *in, msf_view *out, int3
                 msf_fill_s8((int8_t *)dst, (int8_t)p->fill, channels);
             }
         } else if (inside) {
-            msf_copy_f32((float *)dst, (const float *)src, channels);
+            msf_copy_f32((float *)(void *)dst, (const float *)(const void *)src, channels);
         } else {
-            msf_fill_f32((float *)dst, 0.0f, channels);
+            msf_fill_f32((float *)(void *)dst, 0.0f, channels);
         }
     }
 }

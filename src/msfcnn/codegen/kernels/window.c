@@ -159,7 +159,7 @@ static MSF_ALWAYS_INLINE void window_loop(const msf_window_op *op, const msf_vie
             } else if (op->finish != NULL) {
                 op->finish(op->params, &px, oc0, n, &acc, dst);
             } else {
-                finish_f32(op->stage, oc0, n, acc.f32, (float *)dst + oc0);
+                finish_f32(op->stage, oc0, n, acc.f32, (float *)(void *)dst + oc0);
             }
         }
     }
