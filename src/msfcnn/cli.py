@@ -701,7 +701,9 @@ def cmd_pareto(request: ParetoRequest) -> None:
     from . import pipeline, report
     options = request.options
     planner = _planner(options)
-    weight = "instructions" if request.axis == "latency" else "macs"
+    # Time ranks the plans only where every kernel has costs; MACs do otherwise (the plans say why).
+    axis = request.axis if planner.latency_complete or planner.latency is None else "macs"
+    weight = "instructions" if axis == "latency" else "macs"
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
         front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
@@ -711,22 +713,23 @@ def cmd_pareto(request: ParetoRequest) -> None:
         bar.advance()
     with_io, without_io = (front, other) if options.count_io else (other, front)
     if request.plot:
-        _plot_pareto(request, planner, weight, front, vanilla, heuristic)
+        _plot_pareto(request, planner, axis, front, vanilla, heuristic)
     name = planner.graph.name
     if request.call.json:
-        _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io))
+        _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io, axis))
     else:
-        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, request.axis))
+        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis))
 
 
-def _plot_pareto(request: ParetoRequest, planner, weight: str, front, vanilla, heuristic) -> None:
+def _plot_pareto(request: ParetoRequest, planner, axis: str, front, vanilla, heuristic) -> None:
     from . import report
+    weight = "instructions" if axis == "latency" else "macs"
     from .schedule.schemes import PAPER_SCHEME, in_paper_space
     fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
     if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
         # The paper's search space under the same cost model: H-cache with one row per step.
         fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space, weight), **fronts}
-    report.plot_pareto(request.plot, planner.graph.name, fronts, vanilla, heuristic, request.axis)
+    report.plot_pareto(request.plot, planner.graph.name, fronts, vanilla, heuristic, axis)
 
 
 # Each command: the function that turns its arguments into a request, and the one that runs it.

@@ -6,7 +6,7 @@ count them, buffers of the arena itself, which later blocks reuse), the stack bo
 generated code (codegen/stack.py) and its static data, plus a reserve for the rest of the program
 (the C library's data, the start-up code, the caller's own frames). "Fastest" is the fewest
 instructions the board's target's latency model predicts, or the fewest MACs where the target has
-no latency model; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
+no latency model or its model has no costs for one of the network's kernels; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
 and output outside the arena and (without --input-in-flash) inside it, fastest first.
 """
 
@@ -62,6 +62,7 @@ class Fit:
                 "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "io_in_arena": self.io_in_arena, "stack_bytes": self.code.stack_bytes,
                 "static_bytes": self.code.static_bytes, "reserve_bytes": self.reserve_bytes,
                 "headroom_bytes": self.headroom_bytes, "ranked_by": self.weight,
+                "latency_complete": self.weight == "instructions", "latency_missing": list(self.uncovered),
                 "predicted_instructions": self.plan.predicted_instructions,
                 "predicted_ms_lower_bound": self.predicted_ms, "macs": self.plan.macs,
                 "stack_path": list(self.code.path), "plan": self.plan.to_dict()}
@@ -101,18 +102,19 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
     UserError naming the least RAM reachable when none does."""
     target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
     model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
-    weight = "instructions" if model is not None else "macs"
+    uncovered = tuple(model.uncovered(graph)) if model is not None else ()
+    # Time ranks the plans only where the model costs every kernel; MACs do otherwise.
+    weight = "instructions" if model is not None and not uncovered else "macs"
 
     def io_of(plan: Plan) -> int:
         return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
 
-    fronts, uncovered = [], ()
+    fronts = []
     for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
         planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
         fronts.append(planner.pareto(weight=weight))
-        uncovered = tuple(getattr(planner, "uncovered", ()))
     candidates = sorted((p for front in fronts for p in front), key=lambda p: (
-        p.predicted_instructions if model is not None else p.macs, p.peak_ram_bytes + io_of(p)))
+        p.predicted_instructions if weight == "instructions" else p.macs, p.peak_ram_bytes + io_of(p)))
     budget = board.ram_bytes - reserve
 
     fits: dict[int, Fit] = {}  # by id(plan): each plan's code is compiled once

@@ -20,7 +20,13 @@ class Plan:
     # With a target's latency model: the target, and the instructions predicted for the whole plan
     # (its blocks, the moves between them and msfcnn_invoke's own; each Block has its share).
     target: str | None = None
-    predicted_instructions: int | None = None
+    predicted_instructions: int | None = None  # None where the target's model misses a kernel's costs
+    latency_missing: tuple[str, ...] = ()  # the kernels the target's latency model has no costs for
+
+    @property
+    def latency_complete(self) -> bool:
+        """The target's latency model costs every kernel of the plan: its prediction is given."""
+        return self.target is not None and not self.latency_missing
 
     @property
     def feasible(self) -> bool:
@@ -49,11 +55,12 @@ class Plan:
                 "overhead": round(self.overhead, 4),
                 "io_counted": self.io_counted,
                 "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs,
-                            **({"predicted_instructions": b.instructions} if self.target else {})}
+                            **({"predicted_instructions": b.instructions} if self.latency_complete else {})}
                            for b in self.blocks],
             })
             if self.target:
-                doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions})
+                doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions,
+                            "latency_complete": self.latency_complete, "latency_missing": list(self.latency_missing)})
         else:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note

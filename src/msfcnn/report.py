@@ -55,11 +55,11 @@ def plan_table(plan: Plan, graph: Graph) -> str:
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
         scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
-                     f"{b.macs / unfused:.2f}" if unfused else "-"] + ([str(b.instructions)] if plan.target else []))
+                     f"{b.macs / unfused:.2f}" if unfused else "-"] + ([str(b.instructions)] if plan.latency_complete else []))
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {size(plan.peak_ram_bytes)}"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     if plan.target:
-        head += f"\npredicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
+        head += "\n" + prediction_line(plan)
     io = sum(graph.nbytes(t) for t in graph.input_tensors) + graph.nbytes(graph.output)
     inputs = f"{len(graph.input_tensors)} inputs" if graph.extra_inputs else "input"
     head += (f"\nnetwork {inputs} + output = {io} B: "
@@ -70,8 +70,16 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     if skips:
         head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
                  "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")
-    columns = ["ops", "layers", "scheme", "RAM B", "MACs", "F"] + (["instr"] if plan.target else [])
+    columns = ["ops", "layers", "scheme", "RAM B", "MACs", "F"] + (["instr"] if plan.latency_complete else [])
     return head + "\n" + table(columns, rows)
+
+
+def prediction_line(plan: Plan) -> str:
+    """The plan's predicted time on its target, or why none is given (a kernel without costs)."""
+    if plan.latency_complete:
+        return f"predicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
+    return (f"predicted on {plan.target}: not given, the latency model has no costs for "
+            f"{', '.join(plan.latency_missing)} (not calibrated); plans are ranked by MACs instead of time")
 
 
 def summary_row(label: str, plan: Plan) -> list[str]:
@@ -89,11 +97,12 @@ def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: 
 
 
 def pareto_table(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> str:
-    timed = bool(vanilla.target)
+    timed = vanilla.latency_complete
     rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))]
             + ([str(p.predicted_instructions)] if timed else []) for p in front]
     marks = table(["peak RAM B", "MACs", "F", "blocks"] + ([f"instr ({vanilla.target})"] if timed else []), rows)
-    return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{marks}\n"
+    missing = "" if timed or not vanilla.target else prediction_line(vanilla) + "\n"
+    return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{missing}{marks}\n"
             f"vanilla:   {vanilla.peak_ram_bytes} B, F = {vanilla.overhead:.4f}\n"
             f"heuristic: {heuristic.peak_ram_bytes} B, F = {heuristic.overhead:.4f}")
 
@@ -224,13 +233,13 @@ def latency_warnings(model, uncovered) -> list[str]:
 
 def uncovered_warning(target: str, uncovered) -> str:
     return (f"msfcnn: warning: the {target} latency model has no costs for {', '.join(uncovered)} (not calibrated): "
-            f"their instructions are not in the predictions")
+            f"no time is predicted and plans are ranked by MACs instead")
 
 
 def plan_doc(plan: Plan, board=None) -> dict:
     """`plan --json`: the plan, and with --board its time at the board's clock."""
     fields = plan.to_dict()
-    if board is not None and plan.feasible:
+    if board is not None and plan.latency_complete:
         fields.update({"board": board.name, "clock_hz": board.clock_hz,
                        "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
     return fields
@@ -244,7 +253,7 @@ def _lower_bound_ms(plan: Plan, board) -> float:
 
 def plan_text(plan: Plan, graph: Graph, board=None) -> str:
     text = plan_table(plan, graph)
-    if board is not None and plan.feasible:
+    if board is not None and plan.latency_complete:
         text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
                  f"(one instruction a cycle; {board.target} stands for its core)")
     return text
@@ -256,8 +265,10 @@ def sweep_doc(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: li
 
 
 def pareto_doc(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, with_io: list[Plan],
-               without_io: list[Plan]) -> dict:
-    return {"model": model, "cost_model": vanilla.cost_model, "front": [p.to_dict() for p in front],
+               without_io: list[Plan], axis: str = "macs") -> dict:
+    """`pareto --json`; `axis` is the compute axis the fronts are ranked on (macs where a latency
+    axis was asked but the target's model misses a kernel's costs: the plans say which)."""
+    return {"model": model, "cost_model": vanilla.cost_model, "axis": axis, "front": [p.to_dict() for p in front],
             "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
             "front_with_io": [p.to_dict() for p in with_io], "front_without_io": [p.to_dict() for p in without_io]}
 
@@ -403,6 +414,9 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
         lines.append(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
                      f">= {fitted.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one "
                      f"instruction per cycle)")
+    elif plan.target:
+        lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): no time predicted, the "
+                     f"{board.target} latency model has no costs for {', '.join(plan.latency_missing)} (not calibrated)")
     else:
         lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no "
                      f"latency model (calibrated: {calibrated})")
