@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__, progress
 from .errors import UserError
-from .sizes import parse_overhead, parse_size, split_list
+from .sizes import parse_clock, parse_overhead, parse_size, split_list
 from .targets import TARGETS
 
 if TYPE_CHECKING:  # (imported where used: `msfcnn --help` stays quick)
@@ -188,7 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="the fastest plan whose arena, io, stack and static data fit a board's RAM")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
-    p.add_argument("--board", required=True, help=f"the board: {_board_names()}")
+    p.add_argument("--board", help=f"the board: {_board_names()}; or a board file BOARD.json (docs/cli.md)")
+    p.add_argument("--ram", metavar="SIZE", type=parse_size,
+                   help="a board of your own: its RAM (with --target), or the RAM of --board replaced")
+    p.add_argument("--target", "--core", dest="target",
+                   help=f"a board of your own: the emulated target that stands for its core ({TARGET_NAMES})")
+    p.add_argument("--clock", metavar="FREQ", type=parse_clock, help="a board of your own: its clock, e.g. 80MHz "
+                                                                     "(without one, no time in ms)")
+    p.add_argument("--flash", metavar="SIZE", type=parse_size, help="a board of your own: its flash (reported only)")
+    p.add_argument("--objective", choices=["min-latency", "min-ram"], default="min-latency",
+                   help="among the fitting plans: the fastest (default; by MACs where time is not predicted), "
+                        "or the one of least RAM, everything counted")
     p.add_argument("--reserve", metavar="SIZE", type=parse_size, default=None,
                    help="RAM kept for the rest of the program: C library data, start-up, the caller "
                         "(default 1KiB)")
@@ -344,6 +354,7 @@ class FitRequest:
     reserve: int
     input_in_flash: bool
     output: str | None
+    objective: str = "min-latency"
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -461,11 +472,18 @@ def _board_target(link: Link) -> str | None:
 
 
 def fit_request(args) -> FitRequest:
-    from .boards import get_board
+    from .boards import custom_board, get_board
     from .fit import DEFAULT_RESERVE
-    call = _invocation(args, args.json, [args.model], [args.output])
-    return FitRequest(call, args.model, get_board(args.board),
-                      DEFAULT_RESERVE if args.reserve is None else args.reserve, args.input_in_flash, args.output)
+    board_file = args.board if args.board and args.board.lower().endswith(".json") else None
+    call = _invocation(args, args.json, [args.model, board_file], [args.output])
+    base = None if args.board is None else get_board(args.board)
+    if base is None and args.ram is None and args.target is None:
+        raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
+                        f"with --ram SIZE --target T")
+    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
+    board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
+    return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
+                      args.input_in_flash, args.output, args.objective)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -685,7 +703,7 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:

@@ -37,6 +37,7 @@ class Fit:
     weight: str  # "instructions" (latency model) or "macs"
     uncovered: tuple[str, ...] = ()  # kernels the latency model has no costs for
     input_in_flash: bool = False
+    objective: str = "min-latency"  # or "min-ram": the fitting plan of least RAM, everything counted
 
     @property
     def io_in_arena(self) -> bool:
@@ -54,10 +55,11 @@ class Fit:
     def predicted_ms(self) -> float | None:
         """Predicted instructions / clock: a lower bound, at one instruction per cycle."""
         n = self.plan.predicted_instructions
-        return None if n is None else n / self.board.clock_hz * 1e3
+        return None if n is None or self.board.clock_hz is None else n / self.board.clock_hz * 1e3
 
     def to_dict(self) -> dict:
         return {"model": self.graph.name, "board": self.board.name, "target": self.board.target,
+                "objective": self.objective,
                 "fits": self.headroom_bytes >= 0, "board_ram_bytes": self.board.ram_bytes,
                 "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "io_in_arena": self.io_in_arena, "stack_bytes": self.code.stack_bytes,
                 "static_bytes": self.code.static_bytes, "reserve_bytes": self.reserve_bytes,
@@ -97,9 +99,13 @@ def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
     return best
 
 
-def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False) -> Fit:
-    """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`;
-    UserError naming the least RAM reachable when none does."""
+def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False,
+        objective: str = "min-latency") -> Fit:
+    """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`
+    (objective "min-ram": the plan of least RAM, everything counted); UserError naming the least
+    RAM reachable when none fits."""
+    if objective not in ("min-latency", "min-ram"):
+        raise UserError(f"fit's objective is min-latency or min-ram, not {objective!r}")
     target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
     model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
     uncovered = tuple(model.uncovered(graph)) if model is not None else ()
@@ -124,16 +130,19 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                                  footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash)
+                                 input_in_flash, objective)
         return fits[id(plan)]
 
-    for plan in candidates:
-        if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
-            continue
-        result = measured(plan)
-        if result.headroom_bytes >= 0:
-            return result
+    if objective == "min-latency":
+        for plan in candidates:
+            if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
+                continue
+            result = measured(plan)
+            if result.headroom_bytes >= 0:
+                return result
     least = least_ram(candidates, measured, io_of)
+    if objective == "min-ram" and least.headroom_bytes >= 0:
+        return least
     io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"
     raise NoFit(least, f"{graph.name} does not fit {board.name}: the least RAM reachable is {least.used_bytes} B "
                     f"(arena {least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "

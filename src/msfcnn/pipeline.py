@@ -68,7 +68,7 @@ class PlanOptions:
         if unit == "instructions":
             return round(value)
         if self.clock_hz is None:
-            raise UserError("--max-latency in milliseconds needs --board (its clock turns time into instructions)")
+            raise UserError("--max-latency in milliseconds needs --board with a clock (the clock turns time into instructions)")
         return int(value * self.clock_hz // 1000)
 
 

@@ -239,7 +239,7 @@ def uncovered_warning(target: str, uncovered) -> str:
 def plan_doc(plan: Plan, board=None) -> dict:
     """`plan --json`: the plan, and with --board its time at the board's clock."""
     fields = plan.to_dict()
-    if board is not None and plan.latency_complete:
+    if board is not None and plan.latency_complete and board.clock_hz:
         fields.update({"board": board.name, "clock_hz": board.clock_hz,
                        "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
     return fields
@@ -253,7 +253,7 @@ def _lower_bound_ms(plan: Plan, board) -> float:
 
 def plan_text(plan: Plan, graph: Graph, board=None) -> str:
     text = plan_table(plan, graph)
-    if board is not None and plan.latency_complete:
+    if board is not None and plan.latency_complete and board.clock_hz:
         text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
                  f"(one instruction a cycle; {board.target} stands for its core)")
     return text
@@ -395,9 +395,20 @@ def verify_failure(graph: Graph, target: str, check, linked: dict | None) -> str
     return f"msfcnn: verify: {graph.name} on {target}: {reason}"
 
 
+def _fit_io_line(fitted, input_in_flash: bool) -> str:
+    """How the plan counts the network's input and output, which `fit` tries both ways: outside
+    the arena (the caller's buffers) and inside it (`--count-io`, later blocks reuse their bytes)."""
+    tried = "outside the arena only (--input-in-flash)" if input_in_flash else "outside the arena and in it"
+    if fitted.io_in_arena:
+        return (f"io: in the arena, as plan --count-io; fit tried {tried} (compile and verify this plan "
+                f"with --plan, or with --count-io)")
+    return f"io: the caller's buffers, outside the arena (no --count-io); fit tried {tried}"
+
+
 def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
-    """`fit`: the plan, the board's RAM term by term, and the time at its clock (`calibrated`
-    lists the targets with a latency model, for a board whose target has none)."""
+    """`fit`: the plan, the board's RAM term by term, where the input and output live, and the
+    time at its clock (`calibrated` lists the targets with a latency model, for a board whose
+    target has none)."""
     plan, board = fitted.plan, fitted.board
     near = "" if board.exact_core else " (nearest emulated target only)"
     io = ("in the arena" if fitted.io_in_arena else
@@ -410,15 +421,20 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
                          ("reserve", fitted.reserve_bytes)):
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
+    lines.append(_fit_io_line(fitted, input_in_flash))
+    chosen = "least-RAM fitting plan" if fitted.objective == "min-ram" else "fastest fitting plan"
+    clock = "" if board.clock_hz is None else f" at {board.clock_hz / 1e6:g} MHz"
     if plan.predicted_instructions is not None:
-        lines.append(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
-                     f">= {fitted.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one "
-                     f"instruction per cycle)")
+        ms = ("" if fitted.predicted_ms is None else
+              f", >= {fitted.predicted_ms:.1f} ms{clock} (a lower bound: one instruction per cycle)")
+        lines.append(f"{chosen}: {plan.predicted_instructions} instructions predicted on {board.target}{ms}")
     elif plan.target:
-        lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): no time predicted, the "
+        by = " by MACs" if fitted.objective == "min-latency" else ""
+        lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): no time predicted, the "
                      f"{board.target} latency model has no costs for {', '.join(plan.latency_missing)} (not calibrated)")
     else:
-        lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no "
+        by = " by MACs" if fitted.objective == "min-latency" else ""
+        lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): {board.target} has no "
                      f"latency model (calibrated: {calibrated})")
     if board.note:
         lines.append(f"note: {board.note}")

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
-from ..errors import UserError
+from ..errors import UserError, did_you_mean
 from ..ir import Graph
 from ..schedule import LoweredBlock, Schedule
 from .features import BlockCounter, Features
@@ -189,6 +189,6 @@ def calibrated_targets() -> list[str]:
 def load(target: str) -> LatencyModel:
     path = coefficients_path(target)
     if not path.is_file():
-        raise UserError(f"no latency model for target {target!r} (calibrated: {', '.join(calibrated_targets()) or 'none'}; "
+        raise UserError(f"no latency model for target {target!r}{did_you_mean(target, calibrated_targets())} (calibrated: {', '.join(calibrated_targets()) or 'none'}; "
                         f"run scripts/calibrate_latency.py --target {target})")
     return LatencyModel.from_dict(json.loads(path.read_text()))
