@@ -563,13 +563,14 @@ def cmd_plan(request: PlanRequest) -> None:
     from . import pipeline, report
     planner = _planner(request.options)
     plan = _solve(request.options, planner)
-    doc = report.json_text(report.plan_doc(plan, request.board))
+    vanilla = planner.vanilla() if planner.latency_complete else None  # its predicted time, to compare
+    doc = report.json_text(report.plan_doc(plan, request.board, vanilla))
     if request.timeline:
         report.plot_timeline(request.timeline, plan, pipeline.lower(planner.graph, plan))
     if request.output:
         from .files import write_atomic
         write_atomic(request.output, doc + "\n")
-    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board))
+    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board, vanilla))
 
 
 def cmd_sweep(request: SweepRequest) -> None:

@@ -19,7 +19,7 @@ from .boards import Board
 from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
-from .plan import Plan
+from .plan import Plan, unfused_doc
 from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
@@ -38,6 +38,7 @@ class Fit:
     uncovered: tuple[str, ...] = ()  # kernels the latency model has no costs for
     input_in_flash: bool = False
     objective: str = "min-latency"  # or "min-ram": the fitting plan of least RAM, everything counted
+    vanilla: Plan | None = None  # the unfused plan, with its predicted time where it is predicted
 
     @property
     def io_in_arena(self) -> bool:
@@ -67,7 +68,8 @@ class Fit:
                 "latency_complete": self.weight == "instructions", "latency_missing": list(self.uncovered),
                 "predicted_instructions": self.plan.predicted_instructions,
                 "predicted_ms_lower_bound": self.predicted_ms, "macs": self.plan.macs,
-                "stack_path": list(self.code.path), "plan": self.plan.to_dict()}
+                "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
+                "plan": self.plan.to_dict()}
 
 
 class NoFit(UserError):
@@ -115,10 +117,11 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
     def io_of(plan: Plan) -> int:
         return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
 
-    fronts = []
+    fronts, vanilla = [], None
     for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
         planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
         fronts.append(planner.pareto(weight=weight))
+        vanilla = vanilla or planner.vanilla()
     candidates = sorted((p for front in fronts for p in front), key=lambda p: (
         p.predicted_instructions if weight == "instructions" else p.macs, p.peak_ram_bytes + io_of(p)))
     budget = board.ram_bytes - reserve
@@ -130,7 +133,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                                  footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash, objective)
+                                 input_in_flash, objective, vanilla)
         return fits[id(plan)]
 
     if objective == "min-latency":

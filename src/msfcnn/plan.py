@@ -78,6 +78,16 @@ class Plan:
                    io_counted=bool(doc.get("io_counted", False)))
 
 
+def unfused_doc(plan: Plan, vanilla: "Plan | None") -> dict:
+    """The plan's predicted instructions against the unfused network's, where both are predicted
+    (`vanilla`: the unfused plan on the same target, or None); the MACs' factor is `overhead`."""
+    doc = {}  # (the MACs' factor is the plan's `overhead`)
+    if vanilla is not None and plan.latency_complete and vanilla.predicted_instructions:
+        doc.update({"unfused_predicted_instructions": vanilla.predicted_instructions,
+                    "instructions_vs_unfused": round(plan.predicted_instructions / vanilla.predicted_instructions, 4)})
+    return doc
+
+
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")
 
 

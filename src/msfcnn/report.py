@@ -9,7 +9,7 @@ import math
 from .errors import UserError
 from .files import write_atomic
 from .ir import Graph
-from .plan import Plan
+from .plan import Plan, unfused_doc
 from .schedule.schemes import is_fused
 
 
@@ -117,7 +117,8 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UserError("plots need matplotlib: pip install 'msfcnn[plot]'") from None
+        raise UserError("plots need matplotlib: pip install 'msfcnn[plot]', or in a source checkout "
+                        "pip install -e '.[plot]' (or pip install matplotlib)") from None
     return plt
 
 
@@ -236,9 +237,12 @@ def uncovered_warning(target: str, uncovered) -> str:
             f"no time is predicted and plans are ranked by MACs instead")
 
 
-def plan_doc(plan: Plan, board=None) -> dict:
-    """`plan --json`: the plan, and with --board its time at the board's clock."""
+def plan_doc(plan: Plan, board=None, vanilla: Plan | None = None) -> dict:
+    """`plan --json`: the plan, its cost against the unfused network (`unfused_doc`), and with
+    --board its time at the board's clock."""
     fields = plan.to_dict()
+    if plan.feasible:
+        fields.update(unfused_doc(plan, vanilla))
     if board is not None and plan.latency_complete and board.clock_hz:
         fields.update({"board": board.name, "clock_hz": board.clock_hz,
                        "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
@@ -251,8 +255,31 @@ def _lower_bound_ms(plan: Plan, board) -> float:
     return round(plan.predicted_instructions / board.clock_hz * 1000, 3)
 
 
-def plan_text(plan: Plan, graph: Graph, board=None) -> str:
+# A plan costing this many times the unfused network's MACs or more gets a hint at --max-overhead.
+LARGE_OVERHEAD = 1.3
+
+
+MAX_OVERHEAD_HINT = "--max-overhead F caps the MACs at F times the unfused ones (e.g. 1.2), for more RAM"
+
+
+def unfused_line(plan: Plan, vanilla: Plan | None, hint: str = MAX_OVERHEAD_HINT) -> str:
+    """What the plan costs against the unfused network, and, when that is much more compute and no
+    compute cap was given, the option that trades RAM back for compute."""
+    doc = unfused_doc(plan, vanilla)
+    line = f"against the unfused network: {plan.overhead:.2f}x the MACs ({plan.macs} vs {plan.vanilla_macs})"
+    if "instructions_vs_unfused" in doc:
+        line += (f", {doc['instructions_vs_unfused']:.2f}x the predicted instructions "
+                 f"({plan.predicted_instructions} vs {doc['unfused_predicted_instructions']})")
+    capped = math.isfinite(plan.constraint.get("max_overhead", math.inf)) or "max_instructions" in plan.constraint
+    if plan.overhead >= LARGE_OVERHEAD and not capped:
+        line += f"; {hint}"
+    return line
+
+
+def plan_text(plan: Plan, graph: Graph, board=None, vanilla: Plan | None = None) -> str:
     text = plan_table(plan, graph)
+    if plan.feasible:
+        text += "\n" + unfused_line(plan, vanilla)
     if board is not None and plan.latency_complete and board.clock_hz:
         text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
                  f"(one instruction a cycle; {board.target} stands for its core)")
@@ -422,6 +449,7 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
     lines.append(_fit_io_line(fitted, input_in_flash))
+    lines.append(unfused_line(plan, fitted.vanilla, "without --objective min-ram, fit picks the fastest fitting plan"))
     chosen = "least-RAM fitting plan" if fitted.objective == "min-ram" else "fastest fitting plan"
     clock = "" if board.clock_hz is None else f" at {board.clock_hz / 1e6:g} MHz"
     if plan.predicted_instructions is not None:
