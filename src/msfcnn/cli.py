@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import __version__, progress
+from . import progress
+from .version import __version__
 from .errors import UserError
 from .sizes import parse_clock, parse_overhead, parse_size, split_list
 from .targets import TARGETS
