@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
                                     f"(calibrated: {_calibrated()})")
-    p.add_argument("--board", help="a board (msfcnn fit --help lists them): its target's latency model, and the "
-                                   "time in ms at its clock")
+    p.add_argument("--board", help="a board (msfcnn fit --help lists them) or a board file BOARD.json: its target's "
+                                   "latency model, and the time in ms at its clock")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")

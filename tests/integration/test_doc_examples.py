@@ -93,7 +93,10 @@ def _run(command: str, folder: Path) -> list[str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(folder):
         main(words)
-    return (out.getvalue() + err.getvalue()).splitlines()
+    lines = (out.getvalue() + err.getvalue()).splitlines()
+    while lines and not lines[-1].strip():  # a trailing blank line is not shown
+        lines.pop()
+    return lines
 
 
 def _params():
