@@ -11,9 +11,11 @@ wait states and bus contention are not emulated).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 
-from .errors import UserError
+from .errors import UserError, did_you_mean
+from .sizes import parse_clock, parse_size
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -26,7 +28,7 @@ class Board:
     core: str
     ram_bytes: int  # data RAM usable by an application (see the module's docstring)
     flash_bytes: int
-    clock_hz: int  # the core's highest rated clock
+    clock_hz: int | None  # the core's highest rated clock (None: not given, for a custom board)
     target: str  # the emulated target that stands for it (targets.TARGETS)
     exact_core: bool  # the target emulates this core (ISA and FPU), not only a near one
     note: str = ""
@@ -76,7 +78,68 @@ BOARDS = {b.name: b for b in (
 
 
 def get_board(name: str) -> Board:
+    """A board by name, or the board a file describes (`load_board_file`)."""
+    if name.lower().endswith(".json"):
+        return load_board_file(name)
     board = BOARDS.get(name)
     if board is None:
-        raise UserError(f"unknown board {name!r} (available: {', '.join(BOARDS)})")
+        raise UserError(f"unknown board {name!r}{did_you_mean(name, BOARDS)} (available: {', '.join(BOARDS)}; "
+                        f"or describe your own with --ram and --target, or a board file BOARD.json)")
     return board
+
+
+# A board file's keys: the two it needs, then the optional ones (docs/cli.md, "Your own board").
+BOARD_FILE_KEYS = ("ram", "target", "name", "flash", "clock", "chip", "core", "note")
+
+
+def custom_board(ram: int | None, target: str | None, clock_hz: int | None = None, flash: int | None = None,
+                 base: Board | None = None, name: str | None = None, chip: str = "", core: str = "",
+                 note: str = "") -> Board:
+    """A board of the user's: `base` (a known board) with the figures given replaced, or a new one,
+    which needs its RAM and the emulated target that stands for its core (its compiler bounds the
+    stack, its latency model predicts the time)."""
+    cores = board_targets()
+    if target is not None and target not in cores:
+        raise UserError(f"{target!r} is not a microcontroller target{did_you_mean(str(target), cores)} (a board "
+                        f"runs on one of: {', '.join(cores)})")
+    if base is not None:
+        changes = {"ram_bytes": ram, "target": target, "clock_hz": clock_hz, "flash_bytes": flash}
+        return replace(base, **{k: v for k, v in changes.items() if v is not None},
+                       exact_core=base.exact_core and target in (None, base.target))
+    if ram is None or target is None:
+        raise UserError("a board of your own needs its RAM and the target that stands for its core: --ram SIZE "
+                        f"--target T (targets: {', '.join(cores)}), or --board NAME or BOARD.json")
+    return Board(name or "custom", chip or "custom", core or f"as {target}", ram, flash or 0, clock_hz, target,
+                 True, note)
+
+
+def board_targets() -> list[str]:
+    """The emulated targets that can stand for a board's core: the microcontroller ones."""
+    from .targets import TARGETS
+    return [name for name in TARGETS if not name.startswith("host")]
+
+
+def load_board_file(path: str) -> Board:
+    """A board described in JSON: {"ram": "128KiB", "target": "cortex-m4"} and optionally name,
+    flash, clock ("80MHz"), chip, core and note. Sizes and clocks are numbers or strings."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, ValueError) as err:
+        raise UserError(f"{path}: not a board file ({type(err).__name__}: {err})") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: a board file is a JSON object, e.g. {{\"ram\": \"128KiB\", \"target\": \"cortex-m4\"}}")
+    unknown = [key for key in doc if key not in BOARD_FILE_KEYS]
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], BOARD_FILE_KEYS)} "
+                        f"(keys: {', '.join(BOARD_FILE_KEYS)})")
+    text = {key: str(doc[key]) for key in ("name", "chip", "core", "note") if key in doc}
+    return custom_board(_figure(doc, "ram", parse_size), doc.get("target"), _figure(doc, "clock", parse_clock),
+                        _figure(doc, "flash", parse_size), name=text.get("name", path), chip=text.get("chip", ""),
+                        core=text.get("core", ""), note=text.get("note", ""))
+
+
+def _figure(doc: dict, key: str, parse):
+    return None if doc.get(key) is None else parse(str(doc[key]))

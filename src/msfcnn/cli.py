@@ -9,9 +9,10 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import __version__, progress
+from . import progress
+from .version import __version__
 from .errors import UserError
-from .sizes import parse_overhead, parse_size, split_list
+from .sizes import parse_clock, parse_overhead, parse_size, split_list
 from .targets import TARGETS
 
 if TYPE_CHECKING:  # (imported where used: `msfcnn --help` stays quick)
@@ -136,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_args(p)
     p.add_argument("--target", help="predict the plan's instructions on this target with its latency model "
                                     f"(calibrated: {_calibrated()})")
-    p.add_argument("--board", help="a board (msfcnn fit --help lists them): its target's latency model, and the "
-                                   "time in ms at its clock")
+    p.add_argument("--board", help="a board (msfcnn fit --help lists them) or a board file BOARD.json: its target's "
+                                   "latency model, and the time in ms at its clock")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON to this file")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the arena use block by block")
@@ -190,7 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="the fastest plan whose arena, io, stack and static data fit a board's RAM")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
-    p.add_argument("--board", required=True, help=f"the board: {_board_names()}")
+    p.add_argument("--board", help=f"the board: {_board_names()}; or a board file BOARD.json (docs/cli.md)")
+    p.add_argument("--ram", metavar="SIZE", type=parse_size,
+                   help="a board of your own: its RAM (with --target), or the RAM of --board replaced")
+    p.add_argument("--target", "--core", dest="target",
+                   help=f"a board of your own: the emulated target that stands for its core ({TARGET_NAMES})")
+    p.add_argument("--clock", metavar="FREQ", type=parse_clock, help="a board of your own: its clock, e.g. 80MHz "
+                                                                     "(without one, no time in ms)")
+    p.add_argument("--flash", metavar="SIZE", type=parse_size, help="a board of your own: its flash (reported only)")
+    p.add_argument("--objective", choices=["min-latency", "min-ram"], default="min-latency",
+                   help="among the fitting plans: the fastest (default; by MACs where time is not predicted), "
+                        "or the one of least RAM, everything counted")
     p.add_argument("--reserve", metavar="SIZE", type=parse_size, default=None,
                    help="RAM kept for the rest of the program: C library data, start-up, the caller "
                         "(default 1KiB)")
@@ -346,6 +357,7 @@ class FitRequest:
     reserve: int
     input_in_flash: bool
     output: str | None
+    objective: str = "min-latency"
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -463,11 +475,18 @@ def _board_target(link: Link) -> str | None:
 
 
 def fit_request(args) -> FitRequest:
-    from .boards import get_board
+    from .boards import custom_board, get_board
     from .fit import DEFAULT_RESERVE
-    call = _invocation(args, args.json, [args.model], [args.output])
-    return FitRequest(call, args.model, get_board(args.board),
-                      DEFAULT_RESERVE if args.reserve is None else args.reserve, args.input_in_flash, args.output)
+    board_file = args.board if args.board and args.board.lower().endswith(".json") else None
+    call = _invocation(args, args.json, [args.model, board_file], [args.output])
+    base = None if args.board is None else get_board(args.board)
+    if base is None and args.ram is None and args.target is None:
+        raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
+                        f"with --ram SIZE --target T")
+    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
+    board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
+    return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
+                      args.input_in_flash, args.output, args.objective)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -547,13 +566,14 @@ def cmd_plan(request: PlanRequest) -> None:
     from . import pipeline, report
     planner = _planner(request.options)
     plan = _solve(request.options, planner)
-    doc = report.json_text(report.plan_doc(plan, request.board))
+    vanilla = planner.vanilla() if planner.latency_complete else None  # its predicted time, to compare
+    doc = report.json_text(report.plan_doc(plan, request.board, vanilla))
     if request.timeline:
         report.plot_timeline(request.timeline, plan, pipeline.lower(planner.graph, plan))
     if request.output:
         from .files import write_atomic
         write_atomic(request.output, doc + "\n")
-    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board))
+    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board, vanilla))
 
 
 def cmd_sweep(request: SweepRequest) -> None:
@@ -719,7 +739,7 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:
@@ -735,7 +755,9 @@ def cmd_pareto(request: ParetoRequest) -> None:
     from . import pipeline, report
     options = request.options
     planner = _planner(options)
-    weight = "instructions" if request.axis == "latency" else "macs"
+    # Time ranks the plans only where every kernel has costs; MACs do otherwise (the plans say why).
+    axis = request.axis if planner.latency_complete or planner.latency is None else "macs"
+    weight = "instructions" if axis == "latency" else "macs"
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
         front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
@@ -745,22 +767,23 @@ def cmd_pareto(request: ParetoRequest) -> None:
         bar.advance()
     with_io, without_io = (front, other) if options.count_io else (other, front)
     if request.plot:
-        _plot_pareto(request, planner, weight, front, vanilla, heuristic)
+        _plot_pareto(request, planner, axis, front, vanilla, heuristic)
     name = planner.graph.name
     if request.call.json:
-        _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io))
+        _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io, axis))
     else:
-        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, request.axis))
+        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis))
 
 
-def _plot_pareto(request: ParetoRequest, planner, weight: str, front, vanilla, heuristic) -> None:
+def _plot_pareto(request: ParetoRequest, planner, axis: str, front, vanilla, heuristic) -> None:
     from . import report
+    weight = "instructions" if axis == "latency" else "macs"
     from .schedule.schemes import PAPER_SCHEME, in_paper_space
     fronts = {f"all schemes ({', '.join(planner.schemes) or 'none: unfused'})": front}
     if planner.cost.NAME == "exact" and PAPER_SCHEME in planner.schemes:
         # The paper's search space under the same cost model: H-cache with one row per step.
         fronts = {f"paper's space ({PAPER_SCHEME}, R = 1)": planner.pareto(in_paper_space, weight), **fronts}
-    report.plot_pareto(request.plot, planner.graph.name, fronts, vanilla, heuristic, request.axis)
+    report.plot_pareto(request.plot, planner.graph.name, fronts, vanilla, heuristic, axis)
 
 
 # Each command: the function that turns its arguments into a request, and the one that runs it.

@@ -6,7 +6,7 @@ count them, buffers of the arena itself, which later blocks reuse), the stack bo
 generated code (codegen/stack.py) and its static data, plus a reserve for the rest of the program
 (the C library's data, the start-up code, the caller's own frames). "Fastest" is the fewest
 instructions the board's target's latency model predicts, or the fewest MACs where the target has
-no latency model; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
+no latency model or its model has no costs for one of the network's kernels; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
 and output outside the arena and (without --input-in-flash) inside it, fastest first.
 """
 
@@ -19,7 +19,7 @@ from .boards import Board
 from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
-from .plan import Plan
+from .plan import Plan, unfused_doc
 from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
@@ -37,6 +37,8 @@ class Fit:
     weight: str  # "instructions" (latency model) or "macs"
     uncovered: tuple[str, ...] = ()  # kernels the latency model has no costs for
     input_in_flash: bool = False
+    objective: str = "min-latency"  # or "min-ram": the fitting plan of least RAM, everything counted
+    vanilla: Plan | None = None  # the unfused plan, with its predicted time where it is predicted
 
     @property
     def io_in_arena(self) -> bool:
@@ -54,17 +56,20 @@ class Fit:
     def predicted_ms(self) -> float | None:
         """Predicted instructions / clock: a lower bound, at one instruction per cycle."""
         n = self.plan.predicted_instructions
-        return None if n is None else n / self.board.clock_hz * 1e3
+        return None if n is None or self.board.clock_hz is None else n / self.board.clock_hz * 1e3
 
     def to_dict(self) -> dict:
         return {"model": self.graph.name, "board": self.board.name, "target": self.board.target,
+                "objective": self.objective,
                 "fits": self.headroom_bytes >= 0, "board_ram_bytes": self.board.ram_bytes,
                 "arena_bytes": self.arena_bytes, "io_bytes": self.io_bytes, "io_in_arena": self.io_in_arena, "stack_bytes": self.code.stack_bytes,
                 "static_bytes": self.code.static_bytes, "reserve_bytes": self.reserve_bytes,
                 "headroom_bytes": self.headroom_bytes, "ranked_by": self.weight,
+                "latency_complete": self.weight == "instructions", "latency_missing": list(self.uncovered),
                 "predicted_instructions": self.plan.predicted_instructions,
                 "predicted_ms_lower_bound": self.predicted_ms, "macs": self.plan.macs,
-                "stack_path": list(self.code.path), "plan": self.plan.to_dict()}
+                "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
+                "plan": self.plan.to_dict()}
 
 
 class NoFit(UserError):
@@ -96,23 +101,29 @@ def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
     return best
 
 
-def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False) -> Fit:
-    """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`;
-    UserError naming the least RAM reachable when none does."""
+def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False,
+        objective: str = "min-latency") -> Fit:
+    """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`
+    (objective "min-ram": the plan of least RAM, everything counted); UserError naming the least
+    RAM reachable when none fits."""
+    if objective not in ("min-latency", "min-ram"):
+        raise UserError(f"fit's objective is min-latency or min-ram, not {objective!r}")
     target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
     model = latency.load(board.target) if board.target in latency.calibrated_targets() else None
-    weight = "instructions" if model is not None else "macs"
+    uncovered = tuple(model.uncovered(graph)) if model is not None else ()
+    # Time ranks the plans only where the model costs every kernel; MACs do otherwise.
+    weight = "instructions" if model is not None and not uncovered else "macs"
 
     def io_of(plan: Plan) -> int:
         return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
 
-    fronts, uncovered = [], ()
+    fronts, vanilla = [], None
     for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
         planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
         fronts.append(planner.pareto(weight=weight))
-        uncovered = tuple(getattr(planner, "uncovered", ()))
+        vanilla = vanilla or planner.vanilla()
     candidates = sorted((p for front in fronts for p in front), key=lambda p: (
-        p.predicted_instructions if model is not None else p.macs, p.peak_ram_bytes + io_of(p)))
+        p.predicted_instructions if weight == "instructions" else p.macs, p.peak_ram_bytes + io_of(p)))
     budget = board.ram_bytes - reserve
 
     fits: dict[int, Fit] = {}  # by id(plan): each plan's code is compiled once
@@ -122,16 +133,19 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                                  footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash)
+                                 input_in_flash, objective, vanilla)
         return fits[id(plan)]
 
-    for plan in candidates:
-        if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
-            continue
-        result = measured(plan)
-        if result.headroom_bytes >= 0:
-            return result
+    if objective == "min-latency":
+        for plan in candidates:
+            if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
+                continue
+            result = measured(plan)
+            if result.headroom_bytes >= 0:
+                return result
     least = least_ram(candidates, measured, io_of)
+    if objective == "min-ram" and least.headroom_bytes >= 0:
+        return least
     io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"
     raise NoFit(least, f"{graph.name} does not fit {board.name}: the least RAM reachable is {least.used_bytes} B "
                     f"(arena {least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "

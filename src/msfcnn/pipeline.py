@@ -68,7 +68,7 @@ class PlanOptions:
         if unit == "instructions":
             return round(value)
         if self.clock_hz is None:
-            raise UserError("--max-latency in milliseconds needs --board (its clock turns time into instructions)")
+            raise UserError("--max-latency in milliseconds needs --board with a clock (the clock turns time into instructions)")
         return int(value * self.clock_hz // 1000)
 
 
@@ -115,10 +115,15 @@ def load_plan(path: str, graph: Graph) -> Plan:
         raise UserError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise UserError(f"{path}: not a plan file ({type(err).__name__}: {err})") from None
+    return check_covers(plan, graph, path)
+
+
+def check_covers(plan: Plan, graph: Graph, name: str) -> Plan:
+    """The plan, whose blocks must cover the graph's ops in order (UserError naming `name` if not)."""
     blocks = plan.blocks
     if not blocks or blocks[0].first != 0 or blocks[-1].last != len(graph) - 1 or any(
             a.last + 1 != b.first for a, b in zip(blocks, blocks[1:])):
-        raise UserError(f"{path}: its blocks do not cover ops 0..{len(graph) - 1} of this model in order")
+        raise UserError(f"{name}: its blocks do not cover ops 0..{len(graph) - 1} of this model in order")
     return plan
 
 

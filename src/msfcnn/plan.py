@@ -20,10 +20,16 @@ class Plan:
     # With a target's latency model: the target, and the instructions predicted for the whole plan
     # (its blocks, the moves between them and msfcnn_invoke's own; each Block has its share).
     target: str | None = None
-    predicted_instructions: int | None = None
+    predicted_instructions: int | None = None  # None where the target's model misses a kernel's costs
+    latency_missing: tuple[str, ...] = ()  # the kernels the target's latency model has no costs for
     # A stateful model's state buffers (Graph.state_bytes): part of every block's RAM, kept between
     # invocations at the arena's start. 0 for a model without state.
     state_bytes: int = 0
+
+    @property
+    def latency_complete(self) -> bool:
+        """The target's latency model costs every kernel of the plan: its prediction is given."""
+        return self.target is not None and not self.latency_missing
 
     @property
     def feasible(self) -> bool:
@@ -52,11 +58,12 @@ class Plan:
                 "overhead": round(self.overhead, 4),
                 "io_counted": self.io_counted,
                 "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs,
-                            **({"predicted_instructions": b.instructions} if self.target else {})}
+                            **({"predicted_instructions": b.instructions} if self.latency_complete else {})}
                            for b in self.blocks],
             })
             if self.target:
-                doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions})
+                doc.update({"target": self.target, "predicted_instructions": self.predicted_instructions,
+                            "latency_complete": self.latency_complete, "latency_missing": list(self.latency_missing)})
             if self.state_bytes:
                 doc["state_bytes"] = self.state_bytes
         else:
@@ -74,6 +81,16 @@ class Plan:
         constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
                    io_counted=bool(doc.get("io_counted", False)), state_bytes=int(doc.get("state_bytes", 0)))
+
+
+def unfused_doc(plan: Plan, vanilla: "Plan | None") -> dict:
+    """The plan's predicted instructions against the unfused network's, where both are predicted
+    (`vanilla`: the unfused plan on the same target, or None); the MACs' factor is `overhead`."""
+    doc = {}  # (the MACs' factor is the plan's `overhead`)
+    if vanilla is not None and plan.latency_complete and vanilla.predicted_instructions:
+        doc.update({"unfused_predicted_instructions": vanilla.predicted_instructions,
+                    "instructions_vs_unfused": round(plan.predicted_instructions / vanilla.predicted_instructions, 4)})
+    return doc
 
 
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")

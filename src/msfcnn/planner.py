@@ -37,12 +37,25 @@ class Planner:
         """Every block with its predicted instructions on the latency model's target."""
         if any(b.lowered is None for b in self.dag.blocks):
             raise UserError(f"the latency model needs the blocks' lowering: use --cost-model exact, not {self.cost.NAME}")
-        self.uncovered = latency.uncovered(self.graph)  # kernels whose time the model cannot predict
+        # Kernels whose time the model cannot predict (they would cost 0): with any, no time is
+        # predicted and every time ranking falls back to MACs (`ranking_weight`).
+        self.uncovered = tuple(latency.uncovered(self.graph))
         self._counter = latency.counter(self.graph)
         predict = self._counter.block
         self.dag = FusionDAG(self.dag.n_ops, tuple(replace(b, instructions=round(predict(b.lowered)))
                                                    for b in self.dag.blocks))
         self._vanilla = [replace(b, instructions=round(predict(b.lowered))) for b in self._vanilla]
+
+    @property
+    def latency_complete(self) -> bool:
+        """A latency model that costs every kernel of the graph: its predictions may rank plans."""
+        return self.latency is not None and not self.uncovered
+
+    def ranking_weight(self, weight: str) -> str:
+        """The block weight a ranking by `weight` uses: predicted instructions only where the
+        latency model is complete, MACs instead where a kernel has no costs (a block of it would
+        weigh too little and win for that alone)."""
+        return "macs" if weight == "instructions" and not self.latency_complete else weight
 
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:
         blocks = path.blocks if path is not None else ()
@@ -54,6 +67,8 @@ class Planner:
         """The plan with its predicted instructions, scheduled as the C will run it (moves included)."""
         if self.latency is None or not plan.feasible:
             return plan
+        if self.uncovered:  # predictions are calibrated or not given
+            return replace(plan, target=self.latency.target, latency_missing=self.uncovered)
         from .schedule import schedule_plan
         schedule = schedule_plan(self.graph, list(plan.blocks), plan.io_counted)
         total = round(sum(self._counter.schedule(schedule)))
@@ -102,7 +117,7 @@ class Planner:
         """The Pareto front of (peak RAM, weight: MACs or predicted instructions), over the blocks
         for which keep(block) holds (default: all)."""
         dag = self.dag if keep is None else self.dag.restricted(keep)
-        return [self._plan(path) for path in solvers.pareto_front(dag, weight)]
+        return [self._plan(path) for path in solvers.pareto_front(dag, self.ranking_weight(weight))]
 
     def solve(self, strategy: str = "optimal", objective: str = "min-ram",
               max_overhead: float | None = None, max_ram: int | None = None,
@@ -116,6 +131,11 @@ class Planner:
         max_ram, that figure gives a plan."""
         if (objective == "min-latency" or max_latency is not None) and self.latency is None:
             raise UserError("--objective min-latency and --max-latency need a target's latency model: pass --target")
+        if max_latency is not None and not self.latency_complete:
+            raise UserError(f"--max-latency cannot be checked: the {self.latency.target} latency model has no costs for "
+                            f"{', '.join(self.uncovered)} (not calibrated); cap the compute with --max-overhead instead")
+        if objective == "min-latency" and not self.latency_complete:
+            objective = "min-mac"  # the ranking falls back to MACs; the plan says why (latency_missing)
         if max_latency is not None and (max_overhead is not None or objective == "min-mac"):
             raise UserError("--max-latency is a compute cap of its own: give it without --max-overhead, with "
                             "--objective min-ram or min-latency")

@@ -9,7 +9,7 @@ import math
 from .errors import UserError
 from .files import write_atomic
 from .ir import Graph
-from .plan import Plan
+from .plan import Plan, unfused_doc
 from .schedule.schemes import is_fused
 
 
@@ -55,11 +55,11 @@ def plan_table(plan: Plan, graph: Graph) -> str:
         span = f"{b.first}" if b.first == b.last else f"{b.first}-{b.last}"
         scheme = f"{b.scheme} R={b.rows}" if is_fused(b) else b.scheme
         rows.append([span, names, scheme, str(b.ram_bytes), str(b.macs),
-                     f"{b.macs / unfused:.2f}" if unfused else "-"] + ([str(b.instructions)] if plan.target else []))
+                     f"{b.macs / unfused:.2f}" if unfused else "-"] + ([str(b.instructions)] if plan.latency_complete else []))
     head = (f"{plan.model}  [{plan.cost_model} cost model]  peak RAM {size(plan.peak_ram_bytes)}"
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     if plan.target:
-        head += f"\npredicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
+        head += "\n" + prediction_line(plan)
     io = sum(graph.nbytes(t) for t in graph.input_tensors) + graph.nbytes(graph.output)
     inputs = f"{len(graph.input_tensors)} inputs" if graph.extra_inputs else "input"
     head += (f"\nnetwork {inputs} + output = {io} B: "
@@ -73,8 +73,16 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     if skips:
         head += ("\nF < 1: a fused block computes only the rows and columns its readers need, so it skips "
                  "outputs that are never read (e.g. beyond a strided VALID window), which the unfused op computes")
-    columns = ["ops", "layers", "scheme", "RAM B", "MACs", "F"] + (["instr"] if plan.target else [])
+    columns = ["ops", "layers", "scheme", "RAM B", "MACs", "F"] + (["instr"] if plan.latency_complete else [])
     return head + "\n" + table(columns, rows)
+
+
+def prediction_line(plan: Plan) -> str:
+    """The plan's predicted time on its target, or why none is given (a kernel without costs)."""
+    if plan.latency_complete:
+        return f"predicted on {plan.target}: {plan.predicted_instructions} instructions (latency model)"
+    return (f"predicted on {plan.target}: not given, the latency model has no costs for "
+            f"{', '.join(plan.latency_missing)} (not calibrated); plans are ranked by MACs instead of time")
 
 
 def summary_row(label: str, plan: Plan) -> list[str]:
@@ -92,11 +100,12 @@ def sweep_table(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: 
 
 
 def pareto_table(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan) -> str:
-    timed = bool(vanilla.target)
+    timed = vanilla.latency_complete
     rows = [[str(p.peak_ram_bytes), str(p.macs), f"{p.overhead:.4f}", str(len(p.blocks))]
             + ([str(p.predicted_instructions)] if timed else []) for p in front]
     marks = table(["peak RAM B", "MACs", "F", "blocks"] + ([f"instr ({vanilla.target})"] if timed else []), rows)
-    return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{marks}\n"
+    missing = "" if timed or not vanilla.target else prediction_line(vanilla) + "\n"
+    return (f"{model}: {plural(len(front), 'Pareto-optimal plan')} [{vanilla.cost_model} cost model]\n{missing}{marks}\n"
             f"vanilla:   {vanilla.peak_ram_bytes} B, F = {vanilla.overhead:.4f}\n"
             f"heuristic: {heuristic.peak_ram_bytes} B, F = {heuristic.overhead:.4f}")
 
@@ -111,7 +120,8 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UserError("plots need matplotlib: pip install 'msfcnn[plot]'") from None
+        raise UserError("plots need matplotlib: pip install 'msfcnn[plot]', or in a source checkout "
+                        "pip install -e '.[plot]' (or pip install matplotlib)") from None
     return plt
 
 
@@ -227,13 +237,16 @@ def latency_warnings(model, uncovered) -> list[str]:
 
 def uncovered_warning(target: str, uncovered) -> str:
     return (f"msfcnn: warning: the {target} latency model has no costs for {', '.join(uncovered)} (not calibrated): "
-            f"their instructions are not in the predictions")
+            f"no time is predicted and plans are ranked by MACs instead")
 
 
-def plan_doc(plan: Plan, board=None) -> dict:
-    """`plan --json`: the plan, and with --board its time at the board's clock."""
+def plan_doc(plan: Plan, board=None, vanilla: Plan | None = None) -> dict:
+    """`plan --json`: the plan, its cost against the unfused network (`unfused_doc`), and with
+    --board its time at the board's clock."""
     fields = plan.to_dict()
-    if board is not None and plan.feasible:
+    if plan.feasible:
+        fields.update(unfused_doc(plan, vanilla))
+    if board is not None and plan.latency_complete and board.clock_hz:
         fields.update({"board": board.name, "clock_hz": board.clock_hz,
                        "predicted_ms_lower_bound": _lower_bound_ms(plan, board)})
     return fields
@@ -245,9 +258,32 @@ def _lower_bound_ms(plan: Plan, board) -> float:
     return round(plan.predicted_instructions / board.clock_hz * 1000, 3)
 
 
-def plan_text(plan: Plan, graph: Graph, board=None) -> str:
+# A plan costing this many times the unfused network's MACs or more gets a hint at --max-overhead.
+LARGE_OVERHEAD = 1.3
+
+
+MAX_OVERHEAD_HINT = "--max-overhead F caps the MACs at F times the unfused ones (e.g. 1.2), for more RAM"
+
+
+def unfused_line(plan: Plan, vanilla: Plan | None, hint: str = MAX_OVERHEAD_HINT) -> str:
+    """What the plan costs against the unfused network, and, when that is much more compute and no
+    compute cap was given, the option that trades RAM back for compute."""
+    doc = unfused_doc(plan, vanilla)
+    line = f"against the unfused network: {plan.overhead:.2f}x the MACs ({plan.macs} vs {plan.vanilla_macs})"
+    if "instructions_vs_unfused" in doc:
+        line += (f", {doc['instructions_vs_unfused']:.2f}x the predicted instructions "
+                 f"({plan.predicted_instructions} vs {doc['unfused_predicted_instructions']})")
+    capped = math.isfinite(plan.constraint.get("max_overhead", math.inf)) or "max_instructions" in plan.constraint
+    if plan.overhead >= LARGE_OVERHEAD and not capped:
+        line += f"; {hint}"
+    return line
+
+
+def plan_text(plan: Plan, graph: Graph, board=None, vanilla: Plan | None = None) -> str:
     text = plan_table(plan, graph)
-    if board is not None and plan.feasible:
+    if plan.feasible:
+        text += "\n" + unfused_line(plan, vanilla)
+    if board is not None and plan.latency_complete and board.clock_hz:
         text += (f"\non {board.name} at {board.clock_hz / 1e6:g} MHz: at least {_lower_bound_ms(plan, board):g} ms "
                  f"(one instruction a cycle; {board.target} stands for its core)")
     return text
@@ -259,8 +295,10 @@ def sweep_doc(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: li
 
 
 def pareto_doc(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, with_io: list[Plan],
-               without_io: list[Plan]) -> dict:
-    return {"model": model, "cost_model": vanilla.cost_model, "front": [p.to_dict() for p in front],
+               without_io: list[Plan], axis: str = "macs") -> dict:
+    """`pareto --json`; `axis` is the compute axis the fronts are ranked on (macs where a latency
+    axis was asked but the target's model misses a kernel's costs: the plans say which)."""
+    return {"model": model, "cost_model": vanilla.cost_model, "axis": axis, "front": [p.to_dict() for p in front],
             "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
             "front_with_io": [p.to_dict() for p in with_io], "front_without_io": [p.to_dict() for p in without_io]}
 
@@ -387,9 +425,20 @@ def verify_failure(graph: Graph, target: str, check, linked: dict | None) -> str
     return f"msfcnn: verify: {graph.name} on {target}: {reason}"
 
 
+def _fit_io_line(fitted, input_in_flash: bool) -> str:
+    """How the plan counts the network's input and output, which `fit` tries both ways: outside
+    the arena (the caller's buffers) and inside it (`--count-io`, later blocks reuse their bytes)."""
+    tried = "outside the arena only (--input-in-flash)" if input_in_flash else "outside the arena and in it"
+    if fitted.io_in_arena:
+        return (f"io: in the arena, as plan --count-io; fit tried {tried} (compile and verify this plan "
+                f"with --plan, or with --count-io)")
+    return f"io: the caller's buffers, outside the arena (no --count-io); fit tried {tried}"
+
+
 def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
-    """`fit`: the plan, the board's RAM term by term, and the time at its clock (`calibrated`
-    lists the targets with a latency model, for a board whose target has none)."""
+    """`fit`: the plan, the board's RAM term by term, where the input and output live, and the
+    time at its clock (`calibrated` lists the targets with a latency model, for a board whose
+    target has none)."""
     plan, board = fitted.plan, fitted.board
     near = "" if board.exact_core else " (nearest emulated target only)"
     io = ("in the arena" if fitted.io_in_arena else
@@ -402,12 +451,21 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
                          ("reserve", fitted.reserve_bytes)):
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
+    lines.append(_fit_io_line(fitted, input_in_flash))
+    lines.append(unfused_line(plan, fitted.vanilla, "without --objective min-ram, fit picks the fastest fitting plan"))
+    chosen = "least-RAM fitting plan" if fitted.objective == "min-ram" else "fastest fitting plan"
+    clock = "" if board.clock_hz is None else f" at {board.clock_hz / 1e6:g} MHz"
     if plan.predicted_instructions is not None:
-        lines.append(f"fastest fitting plan: {plan.predicted_instructions} instructions predicted on {board.target}, "
-                     f">= {fitted.predicted_ms:.1f} ms at {board.clock_hz / 1e6:g} MHz (a lower bound: one "
-                     f"instruction per cycle)")
+        ms = ("" if fitted.predicted_ms is None else
+              f", >= {fitted.predicted_ms:.1f} ms{clock} (a lower bound: one instruction per cycle)")
+        lines.append(f"{chosen}: {plan.predicted_instructions} instructions predicted on {board.target}{ms}")
+    elif plan.target:
+        by = " by MACs" if fitted.objective == "min-latency" else ""
+        lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): no time predicted, the "
+                     f"{board.target} latency model has no costs for {', '.join(plan.latency_missing)} (not calibrated)")
     else:
-        lines.append(f"fastest fitting plan by MACs ({plan.macs}, F = {plan.overhead:.4f}): {board.target} has no "
+        by = " by MACs" if fitted.objective == "min-latency" else ""
+        lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): {board.target} has no "
                      f"latency model (calibrated: {calibrated})")
     if board.note:
         lines.append(f"note: {board.note}")

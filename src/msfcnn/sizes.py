@@ -28,6 +28,21 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
+_HERTZ = {"": 1, "hz": 1, "k": 10**3, "khz": 10**3, "m": 10**6, "mhz": 10**6, "g": 10**9, "ghz": 10**9}
+
+
+def parse_clock(text: str) -> int:
+    """A clock frequency: '100MHz' -> 100000000, '32.768kHz', '16000000'. UserError otherwise."""
+    match = _SIZE.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if match is None or unit not in _HERTZ:
+        raise UserError(f"bad clock {text!r}: expected hertz, or a number with kHz, MHz or GHz (e.g. 100MHz)")
+    value = round(float(match.group(1)) * _HERTZ[unit])
+    if value <= 0:
+        raise UserError(f"bad clock {text!r}: must be positive")
+    return value
+
+
 def parse_overhead(text: str) -> float:
     """A compute-overhead cap F >= 1, or 'inf'."""
     try:

@@ -115,7 +115,7 @@ def _row(format_name: str, operator: str, classes: OpClasses, element: str,
     numerics = tuple(n for n in made[0].numerics_for(element) if all(n in cls.numerics_for(element) for cls in made)) \
         if made else ()
     families = {target: _families(forms, element, model.dsp) for target, model in latency.items()}
-    missing = {target: tuple(f for f in families[target] if f"{f}:call" not in model.coefficients)
+    missing = {target: tuple(f for f in families[target] if not model.has_costs(f))
                for target, model in latency.items()}
     return Row(format_name, operator, element, imports, tuple(sorted({cls.kind for cls in made})), numerics,
                any(cls.refused_under is not Op.refused_under for cls in made),

@@ -15,7 +15,7 @@ import re
 import shutil
 from dataclasses import dataclass, replace
 
-from .errors import UserError
+from .errors import UserError, did_you_mean
 
 STRICT = "-std=c99 -O2 -Wall -Wextra -Werror -pedantic"
 
@@ -171,7 +171,7 @@ TARGETS = {
 def get_target(name: str) -> Target:
     target = TARGETS.get(name)
     if target is None:
-        raise UserError(f"unknown target {name!r} (available: {', '.join(TARGETS)})")
+        raise UserError(f"unknown target {name!r}{did_you_mean(name, TARGETS)} (available: {', '.join(TARGETS)})")
     missing = [tool for tool in target.tools if shutil.which(tool) is None]
     if missing:
         hint = f" (Debian: apt-get install {' '.join(target.packages)})" if target.packages else ""

@@ -22,7 +22,7 @@ SRC = Path(msfcnn.__file__).parent
 # Lowest first: a module may import modules of its own layer or of lower ones. The first part of a
 # module's name below msfcnn names its layer ("" is the package itself, which holds the version).
 LAYERS = [
-    ["", "errors", "models"],  # models: the built-in models' JSON files, read as package data
+    ["errors", "models", "version"],  # models: the built-in models' JSON files, read as package data
     ["sizes", "jsontext", "files", "progress", "numerics", "targets", "boards"],
     ["ops"],  # operators: attributes, shapes, numpy kernels, C kernel contract, loop counts
     ["ir"],  # the graph of ops
@@ -32,6 +32,7 @@ LAYERS = [
     ["planner", "report", "support"],  # support: the support matrix (msfcnn ops), a report on the ops
     ["pipeline"],
     ["fit"],
+    ["api", ""],  # "": the package itself, which re-exports the Python API (api.py)
     ["cli", "__main__"],
 ]
 

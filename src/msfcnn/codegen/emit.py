@@ -17,7 +17,7 @@ from math import prod
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..ops import CCall

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..errors import UserError
+from ..errors import UserError, did_you_mean
 from .. import numerics as nx
 from ..ir import Graph, check_numerics, with_numerics
 from .builtin import builtin_names, load_builtin
@@ -44,7 +44,7 @@ def _load_structure(model: str) -> Graph:
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
         known = ", ".join(builtin_names())
-        raise UserError(f"unknown model {model!r}: give a built-in name ({known}) or a "
+        raise UserError(f"unknown model {model!r}{did_you_mean(model, builtin_names())}: give a built-in name ({known}) or a "
                         f"{'/'.join(LOADERS)} file")
     if path.is_dir():
         raise UserError(f"{model}: is a directory, not a model file")

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
-from ..errors import UserError
+from ..errors import UserError, did_you_mean
 from ..ir import Graph
 from ..schedule import LoweredBlock, Schedule
 from .features import BlockCounter, Features
@@ -41,12 +41,18 @@ class LatencyModel:
         """Counted loops the calibration never saw (their cost is predicted as 0)."""
         return sorted(name for name, count in features.items() if count and name not in self.coefficients)
 
+    def has_costs(self, family: str) -> bool:
+        """The calibration fitted the kernel family: a cost per call, and not every one of its
+        coefficients 0 (a fit without its samples leaves zeros; no kernel runs in 0 instructions)."""
+        costs = [v for k, v in self.coefficients.items() if k.split(":", 1)[0] == family]
+        return f"{family}:call" in self.coefficients and any(costs)
+
     def uncovered(self, graph: Graph) -> list[str]:
-        """The graph's kernels the calibration never ran (no cost for their calls): their time is
-        not predicted (counted as 0)."""
+        """The graph's kernels without costs (`has_costs`): their time cannot be predicted (they
+        would count as 0), so no prediction is given for the graph."""
         counter = BlockCounter(graph, self.dsp)
         families = {counter.op(t).family for t in range(len(graph)) if graph.nodes[t].op.c_kernel is not None}
-        return sorted(f for f in families if f"{f}:call" not in self.coefficients)
+        return sorted(f for f in families if not self.has_costs(f))
 
     @property
     def stale_sources(self) -> list[str]:
@@ -184,6 +190,6 @@ def calibrated_targets() -> list[str]:
 def load(target: str) -> LatencyModel:
     path = coefficients_path(target)
     if not path.is_file():
-        raise UserError(f"no latency model for target {target!r} (calibrated: {', '.join(calibrated_targets()) or 'none'}; "
+        raise UserError(f"no latency model for target {target!r}{did_you_mean(target, calibrated_targets())} (calibrated: {', '.join(calibrated_targets()) or 'none'}; "
                         f"run scripts/calibrate_latency.py --target {target})")
     return LatencyModel.from_dict(json.loads(path.read_text()))

@@ -1,0 +1,77 @@
+"""The Python API (docs/python.md): `import msfcnn` gives the commands as functions, with typed
+results and the command line's errors; the page's examples print what it shows."""
+
+import doctest
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import msfcnn
+from msfcnn import pipeline
+from support.cli import run_cli
+
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+RESNET8 = str(Path(__file__).resolve().parent.parent / "fixtures" / "models" / "resnet8.tflite")
+
+
+def doc_examples(page: Path) -> str:
+    """The page's ```pycon blocks, one after the other, as one doctest text."""
+    return "\n".join(re.findall(r"```pycon\n(.*?)```", page.read_text(), re.S))
+
+
+@pytest.mark.slow  # builds and runs C, and bounds the stack of fit's plans
+def test_the_python_page_prints_what_it_shows(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # compile writes its project here
+    test = doctest.DocTestParser().get_doctest(doc_examples(DOCS / "python.md"), {}, "docs/python.md",
+                                               str(DOCS / "python.md"), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+    assert len(test.examples) >= 15
+
+
+def test_plan_is_the_cli_s_plan(capsys):
+    code, out, _ = run_cli(capsys, "plan", RESNET8, "--max-overhead", "1.2", "--json")
+    cli = json.loads(out)
+    plan = msfcnn.plan(RESNET8, max_overhead=1.2)
+    assert isinstance(plan, msfcnn.Plan) and code == 0
+    assert [(b["first"], b["last"], b["scheme"], b["rows"]) for b in cli["blocks"]] == [
+        (b.first, b.last, b.scheme, b.rows) for b in plan.blocks]
+    assert plan.peak_ram_bytes == cli["peak_ram_bytes"] and plan.macs == cli["macs"]
+
+
+def test_run_is_bit_exact_with_the_unfused_network_in_the_planned_arena():
+    result = msfcnn.run(RESNET8, max_ram="24kB")
+    graph = msfcnn.load(RESNET8)
+    x = msfcnn.api._input(graph, None, 0)
+    assert isinstance(result, msfcnn.Run) and result.max_abs_diff_vs_unfused == 0.0
+    assert result.measured_peak_ram_bytes <= result.plan.peak_ram_bytes <= 24000
+    assert (result.output == pipeline.run_reference(graph, x)).all()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: msfcnn.plan("mbv2-w035"), "did you mean 'mbv2-w0.35'"),
+    (lambda: msfcnn.plan(RESNET8, max_ram="64KB"), "KB means 1024 B on a datasheet"),
+    (lambda: msfcnn.plan(RESNET8, max_overhead=0.5), "must be >= 1"),
+    (lambda: msfcnn.plan(RESNET8, objective="min-latency"), "needs target="),
+    (lambda: msfcnn.run(RESNET8, max_rams=1), "unknown plan option 'max_rams'"),
+    (lambda: msfcnn.run(RESNET8, plan=msfcnn.plan(RESNET8), max_ram=1), "either plan= or plan options"),
+    (lambda: msfcnn.run(RESNET8, plan=msfcnn.plan("mcunet-vww5")), "do not cover ops"),
+    (lambda: msfcnn.fit(RESNET8, "nucleo-f41zg"), "did you mean 'nucleo-f412zg'"),
+    (lambda: msfcnn.fit(RESNET8, ram="64KiB"), "needs its RAM and the target"),
+    (lambda: msfcnn.compile(RESNET8, "out", target="cortexm4"), "did you mean 'cortex-m4'"),
+])
+def test_bad_input_raises_the_cli_s_user_error(call, message):
+    with pytest.raises(msfcnn.UserError, match=re.escape(message)):
+        call()
+
+
+def test_the_api_names_are_the_functions_not_the_modules_of_the_same_name():
+    import msfcnn.fit  # noqa: F401  (the module; the package's attribute stays the function)
+    import msfcnn.plan  # noqa: F401
+    assert callable(msfcnn.plan) and callable(msfcnn.fit) and msfcnn.plan is msfcnn.api.plan
+    from msfcnn.plan import Plan
+    assert Plan is msfcnn.Plan
