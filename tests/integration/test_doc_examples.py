@@ -125,7 +125,7 @@ def test_not_run_lists_only_examples_that_name_missing_files():
     for where in NOT_RUN:
         assert where in by_id, f"{where}: no such example (the page moved: update NOT_RUN)"
         words = [w for c, _ in by_id[where].steps for w in shlex.split(c)]
-        files = [w for w in words if re.search(r"\.(tflite|onnx|json)$", w) and not w.startswith("-")]
+        files = [w for w in words if re.search(r"\.(tflite|onnx|json|npy|npz)$", w) and not w.startswith("-")]
         assert any(not (ROOT / w).exists() and _fixture(w) is None for w in files), where
 
 
