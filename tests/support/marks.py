@@ -6,6 +6,8 @@ import pytest
 SLOW_FIXTURES = {"mbv2_035.tflite"}
 
 
-def slow_fixtures(paths):
-    """Fixture-model parameters, the slow ones marked `slow`."""
-    return [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_FIXTURES else p for p in paths]
+def slow_fixtures(paths, fast=None):
+    """Fixture-model parameters, the slow ones marked `slow`; with `fast` (names), also every one
+    not in it (a test that keeps a covering subset in the fast tier)."""
+    return [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_FIXTURES or (fast is not None and p.name not in fast)
+            else p for p in paths]
