@@ -42,8 +42,8 @@ def kernel_includes() -> list[str]:
     return [f'#include "{h.name}"' for h in sorted(KERNELS.glob("*.h"))]
 
 
-# (directory, sanitize, defines, target name) -> what build_library built there this session: tests
-# that need the same build (the Cortex-M4 DSP tests and the check of its listing) share it.
+# (sanitize, defines, target name) -> what build_library built this session (in the directory of the
+# first test that asked; pytest keeps it to the session's end): tests that need the same build share it.
 _built: dict[tuple, Path] = {}
 
 
@@ -52,8 +52,8 @@ def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, .
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
     microcontroller target, a folder of its objects built with the target's compiler and flags
     (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so).
-    Built once per session for the same arguments."""
-    key = (str(directory), sanitize, tuple(defines), target.name if target is not None else None)
+    Built once per session for the same arguments (then in the first caller's directory)."""
+    key = (sanitize, tuple(defines), target.name if target is not None else None)
     if key not in _built:
         _built[key] = _build_library(directory, sanitize, tuple(defines), target)
     return _built[key]
