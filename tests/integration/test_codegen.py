@@ -13,14 +13,17 @@ from support import cache
 from support.c_build import check_c
 from support.paths import FIXTURE_MODELS, ROOT
 from support.fused_cases import networks, op_networks, random_plan
-from support.marks import slow_fixtures
+from support.marks import SLOW_FIXTURES, slow_fixtures
 from support.toolchains import require_target
+from msfcnn import pipeline
 from msfcnn.cli import main
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
 from msfcnn.frontends import builtin_names
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.plan import Plan
+from msfcnn.schedule import schedule_plan
 from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
 
@@ -34,11 +37,59 @@ def test_builtin_models(name):
     check_c(graph, random_plan(dag, 7), seed=7)
 
 
-@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS), ids=lambda p: p.name)
+# Each fixture's whole-network C costs about 0.35 s of CPU (generate, compile, run). The fast tier
+# builds these; between them they call every kernel function and use every element type, loop
+# scheme and input count that any fixture's C (under the plan below) does, which
+# test_the_fast_fixtures_cover_what_every_fixture_calls checks. The others run in the slow tier;
+# every fixture's nodes still run through their C kernels in the fast tier (test_c_kernels.py).
+FAST_C_FIXTURES = {
+    "bilinear_i16_chain.tflite", "bilinear_x2.tflite", "bin_conv1d.tflite", "bin_conv1d_gap.tflite",
+    "bin_dw_conv1d.tflite", "bin_min_max.tflite", "bin_sub_ties.tflite", "depth_to_space_float.tflite",
+    "depth_to_space_int8.tflite", "det_onnx_upsample.onnx", "det_resize_x2.tflite",
+    "extra_dense_keepdims.tflite", "extra_relu_two_readers.tflite", "fi_int8_island.tflite",
+    "i16_chain.tflite", "i16_prelu.tflite", "i16_softmax.tflite", "mbv1_025_vww.tflite",
+    "mi_conditioned.tflite", "mi_float_io.tflite", "onnx_activations.onnx", "onnx_bilinear_asymmetric.onnx",
+    "onnx_bn_pool_relu_pad.onnx", "onnx_flatten_mlp.onnx", "onnx_mbv3_tiny.onnx", "onnx_sub_max_min.onnx",
+    "op14_add_mul_const_wide.tflite", "op14_mean_one_axis.tflite", "op14_transpose.tflite",
+    "op_dw_k1_s1_same.tflite", "op_pad.tflite", "shuffle_float.tflite", "shuffle_i16.tflite",
+    "shuffle_unit.tflite", "space_to_depth_float.tflite", "space_to_depth_int8.tflite", "split_i16.tflite",
+    "u8_act_sweep_prelu.tflite", "u8_add_residual.tflite", "u8_fully_connected.tflite",
+    "u8_mobilenet_v1.tflite",
+}
+
+
+def fixture_plan(graph):
+    return random_plan(cache.dag(graph), 3)
+
+
+@pytest.mark.parametrize("path", slow_fixtures(FIXTURE_MODELS, fast=FAST_C_FIXTURES), ids=lambda p: p.name)
 def test_fixture_models(path):
     graph = cache.model(str(path))
-    dag = cache.dag(graph)
-    check_c(graph, random_plan(dag, 3), seed=3)
+    check_c(graph, fixture_plan(graph), seed=3)
+
+
+def c_features(path, folder) -> set[str]:
+    """What a fixture's generated C exercises: the kernel functions it calls, its element type,
+    whether it has a float island, one input or more, and its blocks' loop schemes."""
+    graph = cache.model(str(path))
+    blocks = fixture_plan(graph)
+    schedule = schedule_plan(graph, list(blocks))
+    pipeline.write_c(folder, graph, schedule, Plan(graph.name, "exact", 0, tuple(blocks)))
+    calls = set(re.findall(r"\b(msf_\w+)\s*\(", (folder / "model.c").read_text()))
+    return calls | {f"element {graph.element}", f"mixed {graph.mixed}", f"inputs {min(len(graph.input_tensors), 2)}",
+                    *(f"scheme {block.scheme}" for block in schedule.blocks)}
+
+
+@pytest.mark.slow
+def test_the_fast_fixtures_cover_what_every_fixture_calls(tmp_path):
+    fast, everything = set(), set()
+    for path in FIXTURE_MODELS:
+        features = c_features(path, tmp_path / path.name)
+        everything |= features
+        if path.name in FAST_C_FIXTURES:
+            fast |= features
+    assert FAST_C_FIXTURES <= {p.name for p in FIXTURE_MODELS} - SLOW_FIXTURES
+    assert everything - fast == set(), "add a fixture that has these to FAST_C_FIXTURES"
 
 
 def random_case(doc, seed):

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support import litert_oracle, micro_oracle
-from support.c_build import check_c
+from support.c_build import check_c, kernel_library
 from support.islands import INT_FLIP_FRACTION, assert_within_island_bound
 from support.toolchains import require_target
 from support.fused_cases import networks, random_plan
@@ -389,8 +389,10 @@ def _c_equals_numpy(graph, blocks) -> None:
     """The C on the host gives the numpy executor's output bit for bit (float32 too)."""
     schedule = schedule_plan(graph, list(blocks))
     plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks))
+    host = require_target("host")
+    kernels = kernel_library(graph, schedule, plan, host)  # the session's: not compiled again per run
     for seed in range(3):
-        check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), require_target("host"))
+        check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), host, kernel_lib=kernels)
         np.testing.assert_array_equal(check.output, check.expected)
 
 

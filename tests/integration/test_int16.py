@@ -14,13 +14,13 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support import litert_oracle, micro_oracle
 from support.c_build import check_c, kernel_library
 from support.cli import run_cli
 from support.fused_cases import networks, random_plan
+from support.marks import split_examples
 from support.paths import FIXTURES
 from support.toolchains import require_target
 from msfcnn import numerics as nx
@@ -265,9 +265,7 @@ def as_16x8(graph):
     return dataclasses.replace(graph, nodes=nodes, input_quant=widened(graph.input_quant), dtype="int16")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(networks(), st.integers(0, 10_000))
-def test_random_16x8_networks_fuse_exactly(doc, seed):
+def check_random_16x8_network(doc, seed):
     """Random layer lists (residual blocks, pools, dense and softmax heads) made 16x8: a random
     plan and the least-RAM one compute the unfused network's int16 values in an arena of exactly
     the predicted size."""
@@ -284,6 +282,12 @@ def test_random_16x8_networks_fuse_exactly(doc, seed):
         run = run_fused(schedule, x)
         np.testing.assert_array_equal(run.output, expected)
         assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == schedule.arena_bytes
+
+
+
+# 25 random networks in all (about 0.2 s of CPU each): 5 in the fast tier, 20 in the slow.
+test_random_16x8_networks_fuse_exactly, test_more_random_16x8_networks_fuse_exactly = split_examples(
+    check_random_16x8_network, 5, 20, networks(), st.integers(0, 10_000))
 
 
 def test_a_random_16x8_network_in_c():

@@ -4,11 +4,11 @@ cost model, the numpy executor and the generated C."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.c_build import check_c
 from support.fused_cases import networks, random_plan
+from support.marks import split_examples
 from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
@@ -142,9 +142,7 @@ def graph_of(doc):
         return None  # a layer list whose shapes do not work out
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(networks(), st.integers(0, 10_000))
-def test_random_networks_and_plans_with_the_input_and_output_in_the_arena(doc, seed):
+def check_random_io_case(doc, seed):
     graph = graph_of(doc)
     if graph is None:
         return
@@ -153,11 +151,20 @@ def test_random_networks_and_plans_with_the_input_and_output_in_the_arena(doc, s
     check_io_plan(graph, list(solvers.min_peak_ram(dag).blocks), seed)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(networks(), st.integers(0, 10_000), st.booleans())
-def test_random_networks_and_plans_in_c(doc, seed, count_io):
+# 200 random cases in all (about 0.1 s of CPU each): 20 in the fast tier, 180 in the slow.
+(test_random_networks_and_plans_with_the_input_and_output_in_the_arena,
+ test_more_random_networks_and_plans_with_the_input_and_output_in_the_arena) = split_examples(
+    check_random_io_case, 20, 180, networks(), st.integers(0, 10_000))
+
+
+def check_random_c_case(doc, seed, count_io):
     graph = graph_of(doc)
     if graph is None:
         return
     dag = exact.build_dag(graph, count_io=count_io)
     check_c(graph, random_plan(dag, seed), seed=seed % 7, count_io=count_io)
+
+
+# 20 random networks in C in all (a build each): 5 in the fast tier, 15 in the slow.
+test_random_networks_and_plans_in_c, test_more_random_networks_and_plans_in_c = split_examples(
+    check_random_c_case, 5, 15, networks(), st.integers(0, 10_000), st.booleans())

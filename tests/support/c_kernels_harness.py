@@ -42,11 +42,24 @@ def kernel_includes() -> list[str]:
     return [f'#include "{h.name}"' for h in sorted(KERNELS.glob("*.h"))]
 
 
+# (sanitize, defines, target name) -> what build_library built this session (in the directory of the
+# first test that asked; pytest keeps it to the session's end): tests that need the same build share it.
+_built: dict[tuple, Path] = {}
+
+
 def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, ...] = (),
                   target: Target | None = None) -> Path:
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
     microcontroller target, a folder of its objects built with the target's compiler and flags
-    (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so)."""
+    (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so).
+    Built once per session for the same arguments (then in the first caller's directory)."""
+    key = (sanitize, tuple(defines), target.name if target is not None else None)
+    if key not in _built:
+        _built[key] = _build_library(directory, sanitize, tuple(defines), target)
+    return _built[key]
+
+
+def _build_library(directory: Path, sanitize: bool, defines: tuple[str, ...], target: Target | None) -> Path:
     stem = "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
     if target is not None:
         folder = directory / f"{stem}_{target.name}"
