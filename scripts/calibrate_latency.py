@@ -3,6 +3,7 @@ instructions block by block, fit the coefficients and store them with the packag
 
     python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
     python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
+    python scripts/calibrate_latency.py --target cortex-m4 --cover --lstm [--float]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -285,6 +286,50 @@ def _svdf_tflite(doc: dict) -> bytes:
     return m.build([x], [y])
 
 
+
+def lstm_network(seed: int) -> dict:
+    """A seeded random LSTM layer (no layer-list name, no converter-free .tflite): steps, features
+    and units drawn, its whole sequence or its last step; int8 under LiteRT's numerics for even
+    seeds and TFLite Micro's for odd ones (their gate functions differ: two kernel families), or
+    float32 (--float). Built as a graph with random weights (_lstm_graph)."""
+    rng = random.Random(seed)
+    return {"name": f"calibration_lstm_{seed}", "generated": "lstm", "seed": seed,
+            "steps": rng.choice([1, 4, 8, 12, 20, 32]), "features": rng.choice([1, 3, 8, 13, 24, 40]),
+            "units": rng.choice([2, 4, 8, 16, 24, 40, 64]), "return_sequences": rng.random() < 0.5,
+            "numerics": "tflm" if seed % 2 else "litert"}
+
+
+def _lstm_graph(doc: dict, dtype: str) -> Graph:
+    """The graph of lstm_network(seed): one LSTM with random weights (float32: the gates' sums of
+    unit variance; int8: scales that keep them in the int16 gates' range)."""
+    import numpy as np
+    from msfcnn.ir import Quant, with_numerics
+    from msfcnn.ops.lstm import Lstm
+
+    rng = np.random.default_rng(doc["seed"])
+    steps, features, units = doc["steps"], doc["features"], doc["units"]
+    float32 = dtype == "float32"
+    graph = Graph(doc["name"], (1, steps, features), input_quant=None if float32 else Quant(1 / 128, 0),
+                  dtype=dtype)
+    if float32:
+        consts = {"input_weights": rng.normal(0, 1 / np.sqrt(features), (4, units, features)).astype(np.float32),
+                  "recurrent_weights": rng.normal(0, 1 / np.sqrt(units), (4, units, units)).astype(np.float32),
+                  "bias": rng.normal(0, 0.3, (4, units)).astype(np.float32)}
+        graph.append(Lstm(units, doc["return_sequences"], cell_clip=10.0), (-1,), consts)
+        return graph
+    consts = {"input_weights": rng.integers(-127, 128, (4, units, features), dtype=np.int8),
+              "recurrent_weights": rng.integers(-127, 128, (4, units, units), dtype=np.int8),
+              "bias": rng.integers(-20000, 20000, (4, units)).astype(np.int32),
+              "input_scales": (2 / (127 * np.sqrt(features)) * rng.uniform(0.5, 1.5, 4)).astype(np.float32),
+              "recurrent_scales": (2 / (127 * np.sqrt(units)) * rng.uniform(0.5, 1.5, 4)).astype(np.float32)}
+    hidden = Quant(1 / 128, int(rng.integers(-8, 8)))
+    op = Lstm(units, doc["return_sequences"], cell_clip=10.0, cell_log2=-11, hidden_scale=hidden.scale,
+              hidden_zero=hidden.zero_point, litert_hidden_scale=hidden.scale, litert_hidden_zero=hidden.zero_point)
+    graph.append(op, (-1,), consts, hidden)
+    return with_numerics(graph, doc["numerics"])
+
+
+
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
              "svdf": _svdf_tflite}
 
@@ -340,6 +385,8 @@ def _graph_with_extras(doc: dict) -> Graph:
 
 def graph_of(doc: dict, dtype: str):
     """The graph of a calibration network's doc (a layer list, or a generated .tflite), or None."""
+    if doc.get("generated") == "lstm":
+        return _lstm_graph(doc, dtype)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
@@ -486,6 +533,9 @@ def main() -> None:
                         "behind a QUANTIZE of an int16 input or on an int8 one; to --samples, default "
                         "build/latency/TARGET-svdf.jsonl) and fit only their kernels' coefficients (SVDF's and the "
                         "int16 QUANTIZE's), keeping every stored one")
+    parser.add_argument("--lstm", action="store_true", help="with --cover: measure networks of one LSTM instead "
+                        "(lstm_network, int8 under both numerics, or float32 with --float; to --samples, default "
+                        "build/latency/TARGET-cover-lstm[-f32].jsonl)")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -496,9 +546,11 @@ def main() -> None:
     ops_files = [folder / f"{args.target}-ops.jsonl", folder / f"{args.target}-ops-f32.jsonl"]
     cover_files = [folder / f"{args.target}-cover.jsonl", folder / f"{args.target}-cover-f32.jsonl",
                    folder / f"{args.target}-cover-s16.jsonl", folder / f"{args.target}-cover-u8.jsonl",
-                   folder / f"{args.target}-cover-fi.jsonl", folder / f"{args.target}-cover-abs.jsonl"]
+                   folder / f"{args.target}-cover-fi.jsonl", folder / f"{args.target}-cover-abs.jsonl",
+                   folder / f"{args.target}-cover-lstm.jsonl", folder / f"{args.target}-cover-lstm-f32.jsonl"]
     samples_path = args.samples or (ops_files[int(args.float)] if args.ops else
-                                    cover_files[5 if args.abs else 4 if args.islands else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
+                                    cover_files[(7 if args.float else 6) if args.lstm else 5 if args.abs else 4 if args.islands
+                                                else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
     if args.svdf:
         samples_path = args.samples or folder / f"{args.target}-svdf.jsonl"
@@ -514,7 +566,7 @@ def main() -> None:
     if not args.refit:
         make = (calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
-                abs_network if args.cover and args.abs else
+                abs_network if args.cover and args.abs else lstm_network if args.cover and args.lstm else
                 partial(calibration.cover_network, float32=args.float) if args.cover else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
@@ -526,7 +578,13 @@ def main() -> None:
         return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
                 for s in load_samples(path, dsp)]
 
-    ops_samples, cover_samples = samples_of(ops_files, args.ops), samples_of(cover_files, args.cover)
+    if args.lstm:  # every stored coefficient stays; the LSTM kernels' are fitted on top of them
+        lstm_files = cover_files[6:]
+        model = calibration.fit(samples_of(lstm_files, True), args.target, dsp, fixed=_stored(args.target, ("lstm",)),
+                                key="lstm")
+        _write(model, args.target, args.also)
+        return
+    ops_samples, cover_samples = samples_of(ops_files, args.ops), samples_of(cover_files[:6], args.cover)
     if args.cover:  # every stored coefficient stays; the uncovered kernels' are fitted on top
         model = _stored(args.target, ("coverage",))
     elif args.ops:  # the main coefficients stay; the other operators' are fitted on top of them

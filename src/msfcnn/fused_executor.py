@@ -20,7 +20,7 @@ from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
 from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule, loop_kinds
 from .schedule.loop_kinds import WALKER, handles
-from .schedule.lowered import Channels, Patches, Stream, Whole
+from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, Whole
 from .schedule.streaming import needed_range
 
 SENTINELS = (0x5A, 0xA5)
@@ -151,8 +151,10 @@ class _BlockRunner:
     @handles(WALKER, Whole)
     def whole(self, block: LoweredBlock, scratch: dict[str, int]) -> None:
         node = self.graph.nodes[block.first]
-        out = node.op.reference([self.tensor(t) for t in node.inputs],
-                                executor.with_states(self.graph, block.first, self.states))
+        workspace = self.view(scratch[WORKSPACE], (block.scratch_named(WORKSPACE).nbytes,), np.uint8) \
+            if WORKSPACE in scratch else None
+        out = node.op.run_whole([self.tensor(t) for t in node.inputs],
+                                executor.with_states(self.graph, block.first, self.states), workspace)
         self.macs += self.graph.macs(block.first)
         self.tensor(block.first)[...] = out  # computed whole first, so writing over an alias is safe
 

@@ -77,6 +77,10 @@ def models() -> dict:
             graphs[Path(model).name] = pipeline.load(model, weights=True)
         except UserError:
             continue
+    for model in sorted((FIXTURES.parent / "sequence").glob("lstm_*_*.tflite")):  # LSTMs, under both numerics
+        if "refused" not in model.name:
+            graphs[model.name] = pipeline.load(str(model))
+            graphs[f"{model.name} (tflm)"] = pipeline.load(str(model), numerics="tflm")
     return graphs
 
 

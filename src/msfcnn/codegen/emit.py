@@ -24,7 +24,7 @@ from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule, loop_kinds
 from ..schedule.loop_kinds import EMITTER, handles
-from ..schedule.lowered import Channels, Patches, Stream, Whole
+from ..schedule.lowered import WORKSPACE, Channels, Patches, Stream, Whole
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
 
@@ -133,10 +133,13 @@ class _Emitter:
         h, w, c = _hwc(self.graph.shape_of(t))
         return f"{{ {self.pointer(t, offsets)}, {w * c}, {c}, 0, 0, 0, 0 }}"
 
-    def call(self, t: int, ins: list[str], out: str, region: str) -> str:
+    def call(self, t: int, ins: list[str], out: str, region: str, workspace: str = "NULL") -> str:
         """The C call of op t's kernel in the form the op declares (`Op.c_call`): `ins` and `out`
-        name msf_view variables, `region` gives the output region's bounds."""
+        name msf_view variables, `region` gives the output region's bounds, `workspace` the arena
+        bytes of a SEQUENCE kernel's workspace."""
         form = self.graph.nodes[t].op.c_call
+        if form is CCall.SEQUENCE:
+            return f"{self.kernel(t)}(&p{t}, {ins[0]}.base, {out}.base, {workspace});"
         if form is CCall.REGION:
             return f"{self.kernel(t)}(&p{t}, {', '.join('&' + v for v in ins)}, &{out}, {region});"
         if form is CCall.MAP_TO_VECTOR:
@@ -183,7 +186,8 @@ class _Emitter:
             views, body = [], ["/* a reshape: the output is the input's bytes, where they already are */"]
         else:
             ins = [f"in{j}" for j in range(len(node.inputs))]
-            body = [self.call(t, ins, "out", f"0, {h}, 0, {w}")]
+            workspace = f"ARENA({scratch[WORKSPACE]})" if WORKSPACE in scratch else "NULL"
+            body = [self.call(t, ins, "out", f"0, {h}, 0, {w}", workspace)]
         return {"title": self.title(block), "views": views, "body": body}
 
     @handles(EMITTER, Channels)

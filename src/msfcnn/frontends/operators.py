@@ -26,6 +26,7 @@ from ..ops.hard_sigmoid import HardSigmoid
 from ..ops.hard_swish import HardSwish
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.logistic import Logistic
+from ..ops.lstm import Lstm
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
@@ -86,6 +87,7 @@ TFLITE: dict[str, OpClasses] = {
     "SPLIT": (ChannelSlice,),
     "SPLIT_V": (ChannelSlice,),
     "SLICE": (ChannelSlice,),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (Lstm,),
 }
 
 # Element-wise TFLite operators without options, each made into one op by the importer's generic

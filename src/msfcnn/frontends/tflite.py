@@ -45,6 +45,7 @@ from ..ops.concat import Concat
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
+from ..ops.lstm import Lstm
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
@@ -157,6 +158,7 @@ class _Importer:
         # An int16 model input QUANTIZEd to int8 (a keyword spotter's audio frames): its int8 tensors
         # then run int8 kernels in the int16 graph (the graph mixes the two types, see `wide`).
         self.narrowed = False
+        self.time_major: frozenset[int] = frozenset()  # see _time_major_tensors
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -181,6 +183,7 @@ class _Importer:
         self.output_tensor = outputs[0] if len(outputs) == 1 else None  # the one a DEQUANTIZE may make
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
         self.readers = self._count_readers(operators, outputs)
+        self.time_major = _time_major_tensors(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
         for op in operators:
@@ -338,6 +341,8 @@ class _Importer:
     def fmap_shape(self, index: int) -> tuple[int, ...]:
         """A tensor's shape without the batch dimension, as the IR stores it."""
         shape = self.shape(index)
+        if index in self.time_major:  # (T, 1, F) of a time-major LSTM: the bytes of (1, T, F)
+            shape = (1, shape[0], *shape[2:])
         if not shape:
             raise UserError(f"tensor {index} is a scalar where a batch of data is expected")
         if shape[0] != 1:
@@ -1425,7 +1430,8 @@ def _shape(imp: _Importer, op: Operator) -> None:
 def _strided_slice(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.StridedSliceOptions)
     if not imp.is_const(imp.input(op, 0)):
-        _strided_slice_map(imp, op, options)
+        if not _last_step_of_lstm(imp, op, options):
+            _strided_slice_map(imp, op, options)
         return
     value = imp.const(imp.input(op, 0), "sliced tensor")
     begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1) for i, name in
@@ -1566,6 +1572,130 @@ def _pack(imp: _Importer, op: Operator) -> None:
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
 
 
+# UNIDIRECTIONAL_SEQUENCE_LSTM's inputs (TFLite's lstm_shared.h): the input, four input-to-gate and
+# four recurrent-to-gate weights, peepholes, four gate biases, projection, the two state tensors
+# and layer-norm coefficients. Gates in TFLite's order: input, forget, cell, output.
+_LSTM_INPUT_WEIGHTS, _LSTM_RECURRENT_WEIGHTS, _LSTM_BIASES = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)
+_LSTM_HIDDEN, _LSTM_CELL = 18, 19
+_LSTM_UNSUPPORTED = {"peephole connections are": (9, 10, 11), "a projection is": (16, 17),
+                     "layer normalisation is": (20, 21, 22, 23)}
+
+
+def _lstm(imp: _Importer, op: Operator) -> None:
+    """A whole-sequence LSTM: the states are the op's own, zero at the start of every run (TFLite's
+    variable tensors, reset to zero; keeping them across invocations is not supported)."""
+    options = imp.options(op, schema.UnidirectionalSequenceLSTMOptions)
+    if options.FusedActivationFunction() != schema.ActivationFunctionType.TANH:
+        raise UserError("only the tanh cell activation is supported")
+    if len(op.inputs) != 24:
+        raise UserError(f"{len(op.inputs)} inputs; expected the 24 of a full-integer or float LSTM")
+    if imp.input(op, 1, optional=True) < 0:
+        raise UserError("a coupled input and forget gate (CIFG, no input gate weights) is not supported")
+    for what, positions in _LSTM_UNSUPPORTED.items():
+        if any(imp.input(op, k, optional=True) >= 0 for k in positions):
+            raise UserError(f"{what} not supported")
+    for k in (_LSTM_HIDDEN, _LSTM_CELL):
+        if imp.is_const(imp.input(op, k)) and np.any(imp.const(imp.input(op, k), "state")):
+            raise UserError(f"state tensor {imp.input(op, k)} starts from non-zero values")
+    src = imp.source(imp.input(op, 0))
+    steps, features = imp.fmap_shape(imp.input(op, 0))[-2:]
+    weights = [imp.const(imp.input(op, k), "weights") for k in _LSTM_INPUT_WEIGHTS + _LSTM_RECURRENT_WEIGHTS]
+    units = weights[0].shape[0]
+    if any(w.shape != (units, features) for w in weights[:4]) or any(w.shape != (units, units) for w in weights[4:]):
+        raise UserError(f"gate weights {[_dims(w.shape) for w in weights]} do not fit {features} features "
+                        f"and {units} units")
+    biases = [imp.const(imp.input(op, k), "bias") for k in _LSTM_BIASES]
+    consts = {"input_weights": np.stack(weights[:4]), "recurrent_weights": np.stack(weights[4:]),
+              "bias": np.stack(biases)}
+    if imp.reads_float32(op):
+        if any(w.dtype != np.float32 for w in weights + biases):
+            raise UserError("a float32 LSTM needs float32 weights and biases (hybrid LSTMs are not supported)")
+        imp.emit(op, Lstm(units, cell_clip=float(options.CellClip())), (src,), consts)
+        return
+    imp.emit(op, _integer_lstm(imp, op, units, consts, float(options.CellClip())), (src,), consts)
+
+
+def _time_major_tensors(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The input and output tensors of time-major LSTMs with one sequence: (T, 1, F), whose bytes
+    are those of the batch-major (1, T, F), so they import as such (fmap_shape)."""
+    tensors = set()
+    for op in operators:
+        if op.name != "UNIDIRECTIONAL_SEQUENCE_LSTM" or not op.inputs or not op.outputs:
+            continue
+        if not imp.options(op, schema.UnidirectionalSequenceLSTMOptions).TimeMajor():
+            continue
+        for tensor in (op.inputs[0], op.outputs[0]):
+            shape = imp.shape(tensor) if tensor >= 0 else ()
+            if len(shape) != 3 or shape[1] != 1:
+                raise UserError(f"operator {op.index} (UNIDIRECTIONAL_SEQUENCE_LSTM): time-major tensor {tensor} of "
+                                f"shape {_dims(shape)}: only one sequence (batch 1) is supported")
+            tensors.add(tensor)
+    return frozenset(tensors)
+
+
+def _integer_lstm(imp: _Importer, op: Operator, units: int, consts: dict, cell_clip: float) -> Lstm:
+    """The int8 LSTM's quantisation: per-tensor int8 weights, int32 biases, an int8 hidden state
+    (also the output's quantisation), an int16 cell state of a power-of-two scale, and the hidden
+    state's intermediate (LiteRT requantises h with it)."""
+    if imp.type_of(imp.input(op, 0)) != schema.TensorType.INT8:
+        raise UserError("only int8 (full-integer, int16 cell state) and float32 LSTMs are supported")
+    if any(w.dtype != np.int8 for w in (consts["input_weights"], consts["recurrent_weights"])) \
+            or consts["bias"].dtype != np.int32:
+        raise UserError("an int8 LSTM needs int8 weights and int32 biases")
+    scales = [imp.weight_quant(imp.input(op, k)).scale for k in _LSTM_INPUT_WEIGHTS + _LSTM_RECURRENT_WEIGHTS]
+    consts["input_scales"], consts["recurrent_scales"] = np.array(scales[:4], np.float32), np.array(scales[4:], np.float32)
+    hidden, cell = imp.input(op, _LSTM_HIDDEN), imp.input(op, _LSTM_CELL)
+    if imp.type_of(cell) != schema.TensorType.INT16:
+        raise UserError(f"the cell state (tensor {cell}) is {_TYPE_NAMES.get(imp.type_of(cell))}; expected int16")
+    hidden_q, out_q = imp.quant(hidden), imp.quant(op.outputs[0])
+    cell_scale = _cell_scale(imp, cell)
+    log2 = int(round(np.log2(cell_scale)))
+    if 2.0 ** log2 != cell_scale:
+        raise UserError(f"the cell state's scale {cell_scale} is not a power of two")
+    if hidden_q != out_q:
+        raise UserError(f"the output is quantised {out_q} but the hidden state {hidden_q}")
+    intermediates = _ints(op.raw, "Intermediates")
+    if len(intermediates) != 5:
+        raise UserError(f"{len(intermediates)} intermediate tensors; expected the 5 of the 8x8_16 integer LSTM")
+    effective = imp.quant(intermediates[4])
+    return Lstm(units, cell_clip=cell_clip, cell_log2=log2, hidden_scale=hidden_q.scale,
+                hidden_zero=hidden_q.zero_point, litert_hidden_scale=effective.scale,
+                litert_hidden_zero=effective.zero_point)
+
+
+def _cell_scale(imp: _Importer, tensor: int) -> float:
+    q = imp.tensor(tensor).Quantization()
+    scales = () if q is None or q.ScaleIsNone() else tuple(float(s) for s in q.ScaleAsNumpy())
+    if len(scales) != 1 or any(_ints(q, "ZeroPoint")):
+        raise UserError(f"the cell state (tensor {tensor}) needs one scale and zero point 0")
+    return scales[0]
+
+
+def _last_step_of_lstm(imp: _Importer, op: Operator, options) -> bool:
+    """Fold a STRIDED_SLICE of the last step of a whole-sequence LSTM (Keras' return_sequences
+    False) into the LSTM: it then keeps only its last hidden state."""
+    index = imp.input(op, 0)
+    node = imp.ir_tensor.get(index)
+    graph = imp.graph
+    if node is None or node != len(graph.nodes) - 1 or not isinstance(graph.nodes[node].op, Lstm) \
+            or not graph.nodes[node].op.return_sequences or imp.readers_of(node) != 1:
+        return False
+    shape = imp.shape(index)
+    begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in
+                           ((1, "begin"), (2, "end"), (3, "strides")))
+    if len(shape) != 3 or not len(begin) == len(end) == len(strides) == 3 or set(strides) != {1} \
+            or options.EllipsisMask() or options.NewAxisMask() or options.Offset() or options.ShrinkAxisMask() != 2:
+        return False
+    whole = all((options.BeginMask() >> a & 1 or begin[a] == 0) and (options.EndMask() >> a & 1 or end[a] >= shape[a])
+                for a in (0, 2))
+    if not whole or begin[1] not in (-1, shape[1] - 1) or imp.quant(op.outputs[0]) != graph.nodes[node].quant:
+        return False
+    lstm = graph.nodes[node]
+    graph.nodes[node] = replace(lstm, op=replace(lstm.op, return_sequences=False), shape=(lstm.op.units,))
+    imp.bind(op.outputs[0], node)
+    return True
+
+
 # Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
 MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
@@ -1630,6 +1760,7 @@ CONVERTERS: dict[str, Converter] = {
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     **{name: _elementwise(op_class) for name, op_class in TFLITE_ELEMENTWISE.items()},
 }
 

@@ -240,6 +240,8 @@ class BlockCounter:
         f[f"{op.family}:output"] += prod(op.shape)
         if op.stage:
             f[f"{op.family}:output_{op.stage}"] += prod(op.shape)
+        if form is CCall.SEQUENCE:
+            op.op.count_sequence(op.family, op.in_shape, op.shape, f)
         if form is CCall.VECTOR:
             op.op.count_vector(op.family, op.build, op.shape, f)
         return f

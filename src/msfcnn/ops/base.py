@@ -134,6 +134,7 @@ class CCall(Enum):
     REGION = "region"  # kernel(&params, &in0[, &in1], &out, r0, r1, c0, c1): views, an output region
     MAP_TO_VECTOR = "map_to_vector"  # kernel(&params, &in, out): a view in, a vector out
     VECTOR = "vector"  # kernel(&params, in, out): a vector in, a vector out
+    SEQUENCE = "sequence"  # kernel(&params, in, out, workspace): whole tensors and the op's workspace
     NONE = "none"  # no kernel: the op's output is its input's bytes (a reshape)
 
 
@@ -238,6 +239,16 @@ class Op:
         runtime's arithmetic needs a kernel of its own (ADD under LiteRT: ops/add_litert.py, found
         through `in_numerics`)."""
         return self
+
+    def run_whole(self, inputs: list[np.ndarray], ctx: "KernelContext", workspace: np.ndarray | None) -> np.ndarray:
+        """The numpy kernel on whole tensors, with the op's workspace (workspace_bytes of the arena,
+        None when it has none) for the bytes the C kernel keeps there: `reference` for most ops."""
+        return self.reference(inputs, ctx)
+
+    def workspace_bytes(self, element: str) -> int:
+        """Arena bytes the kernel needs besides its inputs and output while it runs (the states of a
+        recurrent op), handed to a SEQUENCE kernel as its workspace; 0 for most ops."""
+        return 0
 
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
         """True when output channel c reads only input channel c, so the op can run channel by
@@ -352,6 +363,10 @@ class Op:
         cost. (Not counted for the int8 and float32 kernels, whose stored fits have no such count.)"""
         if kernel.wide:
             counts[f"{family}:vector_row"] += prod(shape[:-1])
+
+    def count_sequence(self, family: str, in_shape: Shape, output: Shape, counts: Counts) -> None:
+        """Add the counts of a SEQUENCE kernel's own loops over one whole run (its call, MACs,
+        inputs and outputs are counted by features.py)."""
 
     def count_accumulate(self, family: str, pixels: int, output: Shape, counts: Counts) -> None:
         """Add the counts of the accumulate's own loops over one streamed region of `pixels`

@@ -55,6 +55,9 @@ class Scratch:
         return aligned(prod(self.shape) * ELEMENT_TYPES[self.dtype].nbytes, self.alignment)
 
 
+WORKSPACE = "workspace"  # the scratch buffer of an op's own workspace (Op.workspace_bytes)
+
+
 @dataclass(frozen=True)
 class Tail:
     """The ops after a stream end: `consumer` accumulates the streamed map (a global pool, or a

@@ -6,7 +6,7 @@ it, as TFLite Micro does, so its output costs nothing.
 
 from __future__ import annotations
 
-from ..lowered import LoweredBlock, Whole, block_reads
+from ..lowered import WORKSPACE, LoweredBlock, Scratch, Whole, block_reads
 from .base import Scheme
 
 
@@ -25,7 +25,9 @@ class Single(Scheme, name="single", template="single", order=0, fused=False):
                         and graph.dtype_of(t) == graph.dtype_of(first)):
                     alias = t
                     break
-        return LoweredBlock(first, first, self.name, 1, block_reads(graph, first, first), alias, (),
+        workspace = op.workspace_bytes(graph.dtype_of(first))
+        scratch = (Scratch(WORKSPACE, (workspace,), "int8", graph.alignment),) if workspace else ()
+        return LoweredBlock(first, first, self.name, 1, block_reads(graph, first, first), alias, scratch,
                             graph.macs(first), Whole(), recompute=(1.0,))
 
 

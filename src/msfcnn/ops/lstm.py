@@ -1,0 +1,264 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (Keras' LSTM as TensorFlow's converter fuses it): a (T, F)
+sequence in, the hidden state of every step (T, U) out, or of the last step only (U,) when the
+converter's STRIDED_SLICE of the last step is folded into the op (`return_sequences` False).
+
+Each step computes four gates, input i, forget f, cell g and output o (TFLite's order), from the
+step's input x and the previous hidden state h: gate = act(W_x x + b + W_h h), act sigmoid (tanh
+for g); then c = f * c + i * g (clipped to +-cell_clip when set) and h = o * tanh(c). The states
+start at zero (TFLite keeps them in variable tensors that it resets to zero; state kept across
+invocations is not modelled here: every run starts from zero states).
+
+int8 (TFLite Micro's integer LSTM, TFLite's 8x8_16 kernel): int8 activations and weights (one
+scale per weight tensor), int32 biases, gate pre-activations in int16 Q3.12 (each matmul rescaled
+to 2^-12 with its own multiplier, the two results added with saturation), gate outputs Q0.15, an
+int16 cell state of scale 2^cell_log2 and the hidden state requantised to int8. The runtimes round
+three steps differently (lstm_fixed.py has their gate functions):
+
+- gate functions: LiteRT gemmlowp's fixed-point logistic / tanh, TFLite Micro TFLite's reference
+  int16 LOGISTIC / TANH (an interpolated table);
+- products: LiteRT shifts f * c right by 15 and i * g by 30 + cell_log2 with one rounding; TFLite
+  Micro multiplies by the quantised multiplier of the same power of two (two roundings, clamped);
+- the recurrent matmul: LiteRT adds it to the clamped input matmul before clamping again, TFLite
+  Micro clamps each. The hidden state's multiplier: LiteRT rounds 2^-30 / hidden scale to float32.
+
+float32: the same steps in float32, each matmul a running sum in C order (bias first), with the C
+library's expf and tanhf (the runtimes' own float kernels sum in other orders: float32 outputs
+agree within rounding, not bit for bit).
+
+The per-step functions (`step_int8`, `step_float`; C: `msf_lstm_step_s8` / `_f32`) carry the
+state in and out, so a time-scan loop can run the cell one step at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import numerics as nx
+from ..errors import UserError
+from . import lstm_fixed as fx
+from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct, in_numerics
+from .logistic import libm_f32
+from .loop_counts import Counts
+
+GATES = ("input", "forget", "cell", "output")  # TFLite's order of the four gates' tensors
+GATE_LOG2 = -12  # gate pre-activations are Q3.12 (scale 2^-12), gate outputs Q0.15
+
+
+@dataclass(frozen=True)
+class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements=frozenset({"int8", "float32"})):
+    kind = "lstm"
+    c_kernel = "msf_lstm"
+    units: int
+    return_sequences: bool = True
+    cell_clip: float = 0.0
+    cell_log2: int = 0  # int8: the cell state's scale is 2^cell_log2
+    hidden_scale: float = 1.0  # int8: the hidden (output) state's quantisation
+    hidden_zero: int = 0
+    litert_hidden_scale: float = 1.0  # int8: LiteRT's requantisation of h (its intermediate 4)
+    litert_hidden_zero: int = 0
+
+    # ---- the contract ----------------------------------------------------------------------
+    def output_shape(self, inputs: list[Shape]) -> Shape:
+        steps, _ = sequence_shape(inputs[0])
+        return (steps, self.units) if self.return_sequences else (self.units,)
+
+    def macs(self, inputs: list[Shape], output: Shape) -> int:
+        steps, features = sequence_shape(inputs[0])
+        return steps * 4 * self.units * (features + self.units)
+
+    def describe(self) -> str:
+        return f"lstm {self.units}" + ("" if self.return_sequences else " (last step)")
+
+    def workspace_bytes(self, element: str) -> int:
+        """The bytes one run needs besides its input and output: the states and one step's four
+        gates (workspace_views)."""
+        if element == "float32":
+            return 4 * 6 * self.units
+        return 11 * self.units + 1
+
+    def workspace_views(self, workspace: np.ndarray, element: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(h, c, gates) in the workspace's bytes, as the C kernel lays them out. float32: h, c and
+        the gates in a row (a float arena places buffers at multiples of 4). int8: c and the gates
+        (int16) from the first even address, h (int8) in the last `units` bytes."""
+        n = self.units
+        if element == "float32":
+            values = workspace.view(np.float32)
+            return values[:n], values[n:2 * n], values[2 * n:]
+        pad = workspace.ctypes.data & 1
+        wide = workspace[pad:pad + 10 * n].view(np.int16)
+        return workspace[10 * n + 1:].view(np.int8), wide[:n], wide[n:]
+
+    # ---- numpy kernel ------------------------------------------------------------------------
+    def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
+        size = self.workspace_bytes("float32" if ctx.is_float else "int8")
+        return self.run_whole(inputs, ctx, np.zeros(size + 4, np.uint8)[:size])
+
+    def run_whole(self, inputs: list[np.ndarray], ctx: KernelContext, workspace: np.ndarray | None) -> np.ndarray:
+        """The whole sequence from zero states, the states and gates of each step kept in the
+        `workspace` bytes (the arena's, in the fused executor) as the C kernel keeps them."""
+        if workspace is None:
+            return self.reference(inputs, ctx)
+        steps, features = sequence_shape(inputs[0].shape)
+        xs = inputs[0].reshape(steps, features)
+        h_view, c_view, gates_view = self.workspace_views(workspace, "float32" if ctx.is_float else "int8")
+        h_view[...], c_view[...] = self.initial_state(ctx)
+        step = self.step_float if ctx.is_float else self.step_int8
+        rows = []
+        for t in range(steps):
+            state = (h_view.astype(np.float32 if ctx.is_float else np.int64), c_view.astype(c_view.dtype))
+            h_view[...], c_view[...], gates_view[...] = step(xs[t], state, ctx)
+            rows.append(h_view.copy())
+        out = np.stack(rows) if self.return_sequences else rows[-1]
+        return out.astype(np.float32 if ctx.is_float else np.int8)
+
+    def initial_state(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
+        """(h, c) before the first step: zeros (h at its zero point)."""
+        if ctx.is_float:
+            return np.zeros(self.units, np.float32), np.zeros(self.units, np.float32)
+        return np.full(self.units, self.hidden_zero, np.int64), np.zeros(self.units, np.int64)
+
+    def step_int8(self, x: np.ndarray, state, ctx: KernelContext):
+        """One step of the integer LSTM: (h, c) -> (h', c', the four gates' outputs)."""
+        h, c = state
+        tflm = ctx.numerics == nx.TFLM
+        p = self.int8_params(ctx)
+        pre = []
+        for g in range(4):
+            a = fx.clamp16(nx.multiply_by_quantized_multiplier(
+                nx.exact_int_matmul(p["wx"][g], x.astype(np.float64)) + p["bias_x"][g], *p["mx"][g]))
+            b = nx.multiply_by_quantized_multiplier(
+                nx.exact_int_matmul(p["wh"][g], h.astype(np.float64)) + p["bias_h"][g], *p["mh"][g])
+            pre.append(fx.clamp16(a + (fx.clamp16(b) if tflm else b)))
+        if tflm:
+            i, f, o = (fx.tflm_logistic16(pre[k]) for k in (0, 1, 3))
+            g = fx.tflm_tanh16(pre[2], *fx.tflm_tanh_params(GATE_LOG2))
+            c = fx.clamp16(_mul_clamp16(f, c, 1 << 30, -14) + _mul_clamp16(i, g, *p["m_ig"]))
+        else:
+            i, f, o = (fx.gemmlowp_logistic16(pre[k]) for k in (0, 1, 3))
+            g = fx.gemmlowp_tanh16(pre[2], 3)
+            c = fx.clamp16(fx.wrap16(nx.rounding_divide_by_pot(f * c, 15))
+                           + fx.wrap16(nx.rounding_divide_by_pot(i * g, 30 + self.cell_log2)))
+        if p["clip"] > 0:
+            c = np.clip(c, -p["clip"], p["clip"])
+        if tflm:
+            t = fx.tflm_tanh16(c, *fx.tflm_tanh_params(self.cell_log2))
+        else:
+            t = fx.gemmlowp_tanh16(c, 15 + self.cell_log2)
+        h = np.clip(nx.multiply_by_quantized_multiplier(o * t, *p["m_h"]) + p["h_zero"], nx.INT8_MIN, nx.INT8_MAX)
+        return h, c, np.concatenate([i, f, g, o])
+
+    def step_float(self, x: np.ndarray, state, ctx: KernelContext):
+        """One float32 step: (h, c) -> (h', c', the gates), in the C kernel's order of operations."""
+        h, c = state
+        w = ctx.consts
+        pre = [nx.float32_dot_in_c_order(nx.float32_dot_in_c_order(w["bias"][g], w["input_weights"][g], x),
+                                         w["recurrent_weights"][g], h) for g in range(4)]
+        i, f, o = (_sigmoid(pre[k]) for k in (0, 1, 3))
+        g = _tanh(pre[2])
+        c = (f * c + i * g).astype(np.float32)
+        if self.cell_clip > 0:
+            c = np.clip(c, np.float32(-self.cell_clip), np.float32(self.cell_clip))
+        return (o * _tanh(c)).astype(np.float32), c, np.concatenate([i, f, g, o])
+
+    def int8_params(self, ctx: KernelContext) -> dict:
+        """Every multiplier, effective bias and clamp of the integer kernel, as the runtime whose
+        numerics the graph follows prepares them (shared by the numpy and the C kernels)."""
+        w, in_q = ctx.consts, ctx.input_quant[0]
+        tflm = ctx.numerics == nx.TFLM
+        wx = w["input_weights"].astype(np.int64)
+        wh = w["recurrent_weights"].astype(np.int64)
+        gate_scale = 2.0 ** GATE_LOG2
+
+        def mult(product_scale: float) -> tuple[int, int]:
+            return nx.quantize_multiplier(product_scale / gate_scale)
+
+        cell_scale = 2.0 ** self.cell_log2
+        if tflm:  # (2^-15 * 2^-15) / scale in double
+            m_h = nx.quantize_multiplier(2.0 ** -30 / float(np.float32(self.hidden_scale)))
+            m_ig = nx.quantize_multiplier(2.0 ** -30 / cell_scale)
+            h_zero = self.hidden_zero
+            clip = int(min(max(float(np.float32(self.cell_clip)) / cell_scale, -32768.0), 32767.0))
+        else:  # 2^-15 / scale * 2^-15 in double, stored as a float32
+            m_h = nx.quantize_multiplier(float(np.float32(2.0 ** -15 / float(np.float32(self.litert_hidden_scale))
+                                                          * 2.0 ** -15)))
+            m_ig = (0, 0)
+            h_zero = self.litert_hidden_zero
+            clip = int(np.float32(min(max(np.float32(self.cell_clip) / np.float32(cell_scale), -32768.0), 32767.0)))
+        return {
+            "wx": wx, "wh": wh,
+            "bias_x": w["bias"].astype(np.int64) - in_q.zero_point * wx.sum(axis=2),
+            "bias_h": -self.hidden_zero * wh.sum(axis=2),
+            "mx": [mult(float(np.float32(in_q.scale) * np.float32(s))) for s in w["input_scales"]],
+            "mh": [mult(float(np.float32(self.hidden_scale) * np.float32(s))) for s in w["recurrent_scales"]],
+            "m_h": m_h, "m_ig": m_ig, "h_zero": h_zero, "clip": max(clip, 0),
+        }
+
+    # ---- C kernel ----------------------------------------------------------------------------
+    def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        w = ctx.consts
+        if ctx.is_float:
+            return {role: np.ascontiguousarray(w[role], np.float32)
+                    for role in ("input_weights", "recurrent_weights", "bias")}
+        p = self.int8_params(ctx)
+        table = {"sigmoid_table": fx.sigmoid_table().astype(np.int32)} if ctx.numerics == nx.TFLM else {}
+        return {
+            **table,
+            "input_weights": np.ascontiguousarray(w["input_weights"], np.int8),
+            "recurrent_weights": np.ascontiguousarray(w["recurrent_weights"], np.int8),
+            "bias_x": p["bias_x"].astype(np.int32), "bias_h": p["bias_h"].astype(np.int32),
+            "mult": np.array([m for m, _ in p["mx"]] + [m for m, _ in p["mh"]], np.int32),
+            "shift": np.array([s for _, s in p["mx"]] + [s for _, s in p["mh"]], np.int32),
+        }
+
+    def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        steps, features = sequence_shape(in_shapes[0])
+        fields = {"steps": steps, "features": features, "units": self.units,
+                  "return_sequences": int(self.return_sequences)}
+        if ctx.is_float:
+            fields.update(cell_clip=float(self.cell_clip), weights_f32=names["input_weights"],
+                          recurrent_f32=names["recurrent_weights"], bias_f32=names["bias"])
+            return c_struct(fields)
+        p = self.int8_params(ctx)
+        fields.update(
+            tflm=int(ctx.numerics == nx.TFLM), cell_log2=self.cell_log2, cell_clip_q=p["clip"],
+            hidden_zero=self.hidden_zero, h_zero=p["h_zero"], h_mult=p["m_h"][0], h_shift=p["m_h"][1],
+            ig_mult=p["m_ig"][0], ig_shift=p["m_ig"][1], weights=names["input_weights"],
+            recurrent=names["recurrent_weights"], bias_x=names["bias_x"], bias_h=names["bias_h"],
+            mult=names["mult"], shift=names["shift"], sigmoid_table=names.get("sigmoid_table"))
+        return c_struct(fields)
+
+    # ---- the latency model's counts ----------------------------------------------------------
+    def count_sequence(self, family: str, in_shape: Shape, output: Shape, counts: Counts) -> None:
+        """Per step: the four gates' rows (4 x units: each a rescale, or a float sum, and a gate
+        function; their MACs are the op's) and the units' cell updates (two products, a tanh and
+        the hidden state's rescale)."""
+        steps, _ = sequence_shape(in_shape)
+        counts[f"{family}:step"] += steps
+        counts[f"{family}:gate_row"] += steps * 4 * self.units
+        counts[f"{family}:cell"] += steps * self.units
+
+    def for_numerics(self, ctx: KernelContext, shape: Shape) -> "Lstm":
+        return in_numerics(Lstm, self, ctx, shape)
+
+
+def _mul_clamp16(a: np.ndarray, b: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
+    """TFLite Micro's int16 x int16 -> int16 MUL: one quantised multiplier, clamped."""
+    return fx.clamp16(nx.multiply_by_quantized_multiplier(a * b, multiplier, shift))
+
+
+def sequence_shape(shape: Shape) -> tuple[int, int]:
+    """(steps, features) of a sequence: (T, F), or (1, T, F) as a one-row feature map."""
+    if len(shape) == 2 or (len(shape) == 3 and shape[0] == 1):
+        return int(shape[-2]), int(shape[-1])
+    raise UserError(f"lstm needs a (steps, features) sequence, got shape {list(shape)}")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    one = np.float32(1)
+    return np.array([one / (one + libm_f32("expf", -v, np.exp)) for v in x.astype(np.float32)], np.float32)
+
+
+def _tanh(x: np.ndarray) -> np.ndarray:
+    return np.array([libm_f32("tanhf", v, np.tanh) for v in x.astype(np.float32)], np.float32)

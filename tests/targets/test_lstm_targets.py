@@ -1,0 +1,33 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM on an emulated microcontroller: the generated C, built for
+Cortex-M4 and run under QEMU, gives LiteRT's bytes by default and TFLite Micro's under
+`--numerics tflm` (a stacked int8 LSTM whose second layer keeps its last step), each input run
+from zero states in an interpreter of its own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import litert_oracle, micro_oracle
+from support.paths import FIXTURES
+from support.toolchains import require_target
+from msfcnn import pipeline
+from msfcnn.tensors import random_input
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_stacked_lstm_on_cortex_m4_gives_the_interpreters_output(numerics):
+    target = require_target("cortex-m4")
+    path = FIXTURES / "sequence" / "lstm_stacked_int8.tflite"
+    graph = pipeline.load(str(path), numerics=numerics)
+    plan = pipeline.solve(pipeline.planner(graph), "optimal")
+    schedule = pipeline.lower(graph, plan)
+    x = random_input(graph, 7)
+    if numerics == "tflm":
+        want = micro_oracle.run_jobs([(path, [x])], "tflm", arena_size=1 << 20)[0][0]
+    else:
+        want = litert_oracle.run_jobs([(path, [x])])[0].outputs[0]
+    check = pipeline.verify(graph, plan, schedule, x, target)
+    assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
+    np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
