@@ -408,12 +408,18 @@ def _scalar(array: np.ndarray | None, what: str, default: float) -> float:
     return float(array.reshape(()))
 
 
-def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
-    """A Window from ONNX's strides, pads ([top, left, bottom, right]), auto_pad and dilations."""
+def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int], dilated: str | None = None) -> Window:
+    """A Window from ONNX's strides, pads ([top, left, bottom, right]), auto_pad and dilations
+    (only an op named by `dilated`, a convolution, takes them; a pool refuses them)."""
     if min(kernel) <= 0:
         raise UserError(f"bad kernel {list(kernel)}")
-    if _ints(attrs, "dilations", 2, (1, 1)) != (1, 1):
-        raise UserError(f"dilations {list(attrs['dilations'])} are not supported")
+    dilations = _ints(attrs, "dilations", 2, (1, 1))
+    if min(dilations) <= 0:
+        raise UserError(f"bad dilations {list(dilations)}")
+    if dilations != (1, 1) and dilated is None:
+        raise UserError(f"dilations {list(attrs['dilations'])} are not supported on a pool")
+    dilations = tuple(d if k > 1 else 1 for k, d in zip(kernel, dilations))  # (one tap: no dilation)
+    extent = tuple((k - 1) * d + 1 for k, d in zip(kernel, dilations))
     strides = _ints(attrs, "strides", 2, (1, 1))
     if min(strides) <= 0:
         raise UserError(f"bad strides {list(strides)}")
@@ -425,14 +431,14 @@ def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Win
     elif auto_pad == "VALID":
         pads = (0, 0, 0, 0)
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        totals = [max((-(-size // s) - 1) * s + k - size, 0) for size, s, k in zip(in_hw, strides, kernel)]
+        totals = [max((-(-size // s) - 1) * s + k - size, 0) for size, s, k in zip(in_hw, strides, extent)]
         small = [t // 2 for t in totals]  # the half that gets the smaller share
         big = [t - t // 2 for t in totals]
         begin, end = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
         pads = (begin[0], begin[1], end[0], end[1])
     else:
         raise UserError(f"unknown auto_pad {auto_pad!r}")
-    return Window(kernel, strides, pads)
+    return Window(kernel, strides, pads, dilations)
 
 
 # ---- converters: (importer, node, attributes) -> None; each binds its output ----
@@ -447,7 +453,7 @@ def _conv(imp: _Importer, node, attrs) -> None:
     if "kernel_shape" in attrs and _ints(attrs, "kernel_shape", 2) != (kh, kw):
         raise UserError(f"kernel_shape {list(attrs['kernel_shape'])} does not match the weights {list(weights.shape)}")
     bias = imp.float_const(node, 2, "the bias", (m,), optional=True)
-    win = _window(attrs, (kh, kw), (h, w))
+    win = _window(attrs, (kh, kw), (h, w), dilated="Conv")
     group = _int(attrs, "group", 1)
     if group == 1 and per_group == c:
         op = Conv2D(int(m), win)

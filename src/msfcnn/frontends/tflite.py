@@ -664,40 +664,39 @@ def _activation(options) -> str | None:
     return _ACTIVATIONS[code]
 
 
-def _window(options, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
+def _window(options, kernel: tuple[int, int], in_hw: tuple[int, int], dilation=(1, 1)) -> Window:
     if options.Padding() not in _PADDINGS:
         raise UserError(f"unknown padding code {options.Padding()}")
-    return Window.resolve(kernel, (options.StrideH(), options.StrideW()), _PADDINGS[options.Padding()], in_hw)
+    return Window.resolve(kernel, (options.StrideH(), options.StrideW()), _PADDINGS[options.Padding()], in_hw,
+                          dilation)
 
 
-def _no_dilation(options) -> None:
-    if (options.DilationHFactor(), options.DilationWFactor()) != (1, 1):
-        raise UserError(f"dilation {options.DilationHFactor()}x{options.DilationWFactor()} is not supported")
+def _dilation(options) -> tuple[int, int]:
+    """A conv's dilation factors (SAME padding and the output size follow the dilated extent)."""
+    return options.DilationHFactor(), options.DilationWFactor()
 
 
 def _conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.Conv2DOptions)
-    _no_dilation(options)
     src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=0)
     c_out, kh, kw, filter_c_in = consts["weights"].shape
     if filter_c_in != c_in:  # TFLite's grouped convolution
         raise UserError(f"filters have {filter_c_in} input channels for a {c_in}-channel input "
                         "(grouped convolution is not supported)")
-    win = _window(options, (kh, kw), (h, w))
+    win = _window(options, (kh, kw), (h, w), _dilation(options))
     imp.emit(op, with_weight_offset(Conv2D(c_out, win, _activation(options)), consts), (src,), consts)
 
 
 def _depthwise_conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.DepthwiseConv2DOptions)
-    _no_dilation(options)
     src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=3)
     one, kh, kw, c_out = consts["weights"].shape
     if one != 1 or c_out % c_in:
         raise UserError(f"depthwise filters {_dims(consts['weights'].shape)} do not fit a {c_in}-channel input")
     # TFLite's kernels derive the multiplier from the channel counts, not from the (legacy) option.
-    win = _window(options, (kh, kw), (h, w))
+    win = _window(options, (kh, kw), (h, w), _dilation(options))
     imp.emit(op, with_weight_offset(DepthwiseConv2D(win, c_out // c_in, _activation(options)), consts), (src,), consts)
 
 
@@ -1198,7 +1197,7 @@ def _transposed(ir_op: Op) -> Op:
     """A window op (conv, depthwise, pool, a one-window average pool) with H and W swapped."""
     if hasattr(ir_op, "win"):
         (kh, kw), (sh, sw), (top, left, bottom, right) = ir_op.win.kernel, ir_op.win.strides, ir_op.win.pads
-        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom)))
+        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom), ir_op.win.dilations[::-1]))
     if getattr(ir_op, "extent", None) is not None:
         return replace(ir_op, extent=ir_op.extent[::-1])
     return ir_op

@@ -1,0 +1,145 @@
+"""Dilated CONV_2D and DEPTHWISE_CONV_2D (and ONNX Conv `dilations`) on their fixtures
+(`fixtures/make_dilated_models.py`) and on random layer lists:
+
+- unfused numpy bit-exact with LiteRT (int8, 16x8) under the default numerics and with TFLite
+  Micro under `tflm`; float32 within 1e-4 of LiteRT and of onnxruntime;
+- the least-RAM plan, whose blocks fuse the dilated windows (their halos and rings the dilated
+  extent's), equal to the same runtimes, and its C on the host equal to numpy;
+- random networks of dilated layers under random plans: the fused run equals the unfused one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from support import cache
+from support.c_build import check_c
+from support.fused_cases import random_plan
+from support.litert_oracle import run_jobs as litert_jobs
+from support.micro_oracle import run_jobs as micro_jobs
+from support.paths import FIXTURES
+from msfcnn import pipeline
+from msfcnn.executor import run_unfused
+from msfcnn.frontends.layer_list import graph_from_layer_list
+from msfcnn.frontends.random_weights import with_random_weights
+from msfcnn.fusion import solvers
+from msfcnn.fused_executor import run_fused
+from msfcnn.latency.calibration import with_random_float_weights
+from msfcnn.schedule import schedule_plan
+
+OPS = FIXTURES / "ops"
+QUANTISED = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_int8", "dilated_conv2d_i16", "dilated_tcn_int8")]
+FLOATS = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_f32", "dilated_tcn_f32")]
+
+
+def random_inputs(graph, count: int, seed: int = 5) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if graph.dtype == "float32":
+        return [rng.uniform(-0.5, 1.5, graph.input_shape).astype(np.float32) for _ in range(count)]
+    info = np.iinfo(np.int16 if graph.dtype == "int16" else np.int8)
+    return [rng.integers(info.min, info.max + 1, graph.input_shape).astype(info.dtype) for _ in range(count)]
+
+
+def assert_runs(graph, schedule, inputs, expected, who: str) -> None:
+    """Unfused and (with a schedule) fused runs equal the runtime's outputs."""
+    for n, (x, want) in enumerate(zip(inputs, expected)):
+        want = np.asarray(want).reshape(-1)
+        runs = [run_unfused(graph, x[None])] + ([run_fused(schedule, x[None]).output] if schedule else [])
+        for got in runs:
+            if graph.dtype == "float32":
+                np.testing.assert_allclose(got.reshape(-1), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+            else:
+                np.testing.assert_array_equal(got.reshape(-1), want, err_msg=f"{graph.name}: {who}, input {n}")
+
+
+def fused_dilated_plan(graph):
+    """The least-RAM plan, which must fuse a dilated window with a neighbour."""
+    blocks = solvers.min_peak_ram(cache.dag(graph)).blocks
+    dilated = [t for t, node in enumerate(graph.nodes) if node.op.window is not None and node.op.window.dilated]
+    assert dilated and any(b.first < b.last and b.first <= t <= b.last for b in blocks for t in dilated), blocks
+    return blocks
+
+
+@pytest.mark.parametrize("path", QUANTISED, ids=lambda p: p.stem)
+def test_quantised_fixtures_match_both_runtimes_fused_and_in_c(path):
+    graphs = {n: pipeline.load(str(path), numerics=n) for n in ("litert", "tflm")}
+    inputs = random_inputs(graphs["litert"], 3)
+    expected = {"litert": litert_jobs([(path, inputs)])[0].outputs,
+                "tflm": micro_jobs([(path, inputs)], "tflm", arena_size=256 * 1024)[0]}
+    for numerics, graph in graphs.items():
+        blocks = fused_dilated_plan(graph)
+        assert_runs(graph, schedule_plan(graph, blocks), inputs, expected[numerics], numerics)
+        check_c(graph, blocks, seed=2)
+    graph = graphs["litert"]
+    check_c(graph, random_plan(cache.dag(graph), 11), seed=3)  # another plan: other rings and regions
+
+
+@pytest.mark.parametrize("path", FLOATS, ids=lambda p: p.stem)
+def test_float_fixtures_match_litert_fused_and_in_c(path):
+    graph = pipeline.load(str(path))
+    inputs = random_inputs(graph, 2)
+    blocks = fused_dilated_plan(graph)
+    assert_runs(graph, schedule_plan(graph, blocks), inputs, litert_jobs([(path, inputs)])[0].outputs, "litert")
+    check_c(graph, blocks, seed=2)
+
+
+def test_onnx_dilations_match_onnxruntime_fused_and_in_c():
+    import onnxruntime as ort
+
+    path = OPS / "dilated_conv.onnx"
+    graph = pipeline.load(str(path))
+    assert [node.op.describe() for node in graph.nodes] == ["conv 3x3/1 d2 8", "dw 3x3/1 d3", "conv 3x2/1 d2x3 4"]
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    blocks = fused_dilated_plan(graph)
+    schedule = schedule_plan(graph, blocks)
+    for x in random_inputs(graph, 2):
+        nchw = x.transpose(2, 0, 1)[None]  # the model's own layout
+        want = session.run(None, {"input": nchw})[0]
+        for got in (run_unfused(graph, nchw), run_fused(schedule, nchw).output):
+            np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    check_c(graph, blocks, seed=1)
+
+
+@st.composite
+def dilated_layer_lists(draw):
+    h, w, c = draw(st.integers(8, 20)), draw(st.integers(8, 20)), draw(st.integers(1, 5))
+    shape = [h, w, c]
+    layers = []
+    for _ in range(draw(st.integers(2, 5))):
+        kind = draw(st.sampled_from(["conv2d", "depthwise_conv2d", "residual"]))
+        if kind == "residual" and layers:
+            layers += [{"op": "depthwise_conv2d", "kernel": 3, "padding": "same", "dilation": draw(st.integers(2, 3))},
+                       {"op": "add", "from": len(layers) - 1}]
+            continue
+        k, s = draw(st.integers(2, 4)), draw(st.integers(1, 2))
+        d = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
+        padding = draw(st.sampled_from(["same", "valid", 0, 1]))
+        layer = {"op": "depthwise_conv2d" if kind == "residual" else kind, "kernel": k, "stride": s, "padding": padding,
+                 "dilation": d}
+        if layer["op"] == "conv2d":
+            layer["filters"] = draw(st.integers(1, 6))
+        try:
+            graph_from_layer_list({"input": shape, "layers": layers + [layer]})
+        except Exception:  # a window larger than its input: drawn again next round
+            continue
+        layers.append(layer)
+    if not any(l["op"] != "add" for l in layers):
+        layers.insert(0, {"op": "conv2d", "filters": 2, "kernel": 3, "padding": "same", "dilation": 2})
+    return {"name": "dilated", "input": shape, "layers": layers}
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(doc=dilated_layer_lists(), seed=st.integers(0, 2**16), dtype=st.sampled_from(["int8", "float32"]))
+def test_random_dilated_networks_fused_equal_unfused(doc, seed, dtype):
+    weigh = with_random_float_weights if dtype == "float32" else with_random_weights
+    graph = weigh(graph_from_layer_list(doc), seed=seed)
+    x = random_inputs(graph, 1, seed)[0]
+    want = run_unfused(graph, x[None])
+    dag = cache.dag(graph)
+    for plan_seed in range(3):
+        schedule = schedule_plan(graph, random_plan(dag, seed + plan_seed))
+        got = run_fused(schedule, x[None]).output
+        np.testing.assert_array_equal(got, want)
