@@ -159,17 +159,15 @@ def calibrated_sources(coefficients: dict[str, float]) -> dict[str, str]:
 
 
 def _inline_code(header: str) -> str:
-    """A header's preprocessor lines (but #include) and inline function definitions (`static inline`,
-    `static MSF_ALWAYS_INLINE`), in order."""
+    """A header's preprocessor lines (but #include) and `static inline` function definitions, in order."""
     kept, depth, inside = [], 0, False
     for line in header.splitlines():
         directive = line.startswith("#") and not line.startswith("#include")
-        starts = line.startswith(("static inline", "static MSF_ALWAYS_INLINE"))
-        if directive or inside or starts:
+        if directive or inside or line.startswith("static inline"):
             kept.append(line)
-        if starts or inside:
+        if line.startswith("static inline") or inside:
             depth += line.count("{") - line.count("}")
-            inside = depth > 0 or (starts and "{" not in line and ";" not in line)
+            inside = depth > 0 or (line.startswith("static inline") and "{" not in line and ";" not in line)
     return "\n".join(kept)
 
 
