@@ -22,6 +22,7 @@ from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
 from msfcnn import pipeline
+from msfcnn.tensors import random_input
 from msfcnn.executor import run_unfused
 from msfcnn.frontends.layer_list import graph_from_layer_list
 from msfcnn.frontends.random_weights import with_random_weights
@@ -36,11 +37,8 @@ FLOATS = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_f32", "dilated_tcn
 
 
 def random_inputs(graph, count: int, seed: int = 5) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    if graph.dtype == "float32":
-        return [rng.uniform(-0.5, 1.5, graph.input_shape).astype(np.float32) for _ in range(count)]
-    info = np.iinfo(np.int16 if graph.dtype == "int16" else np.int8)
-    return [rng.integers(info.min, info.max + 1, graph.input_shape).astype(info.dtype) for _ in range(count)]
+    """`count` seeded inputs in the model's layout, without the batch."""
+    return [random_input(graph, seed + k)[0] for k in range(count)]
 
 
 def assert_runs(graph, schedule, inputs, expected, who: str) -> None:
@@ -96,7 +94,7 @@ def test_onnx_dilations_match_onnxruntime_fused_and_in_c():
     blocks = fused_dilated_plan(graph)
     schedule = schedule_plan(graph, blocks)
     for x in random_inputs(graph, 2):
-        nchw = x.transpose(2, 0, 1)[None]  # the model's own layout
+        nchw = x[None]  # the model's own layout
         want = session.run(None, {"input": nchw})[0]
         for got in (run_unfused(graph, nchw), run_fused(schedule, nchw).output):
             np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

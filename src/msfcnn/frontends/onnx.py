@@ -30,6 +30,7 @@ from ..errors import UserError
 from ..ir import Graph, GraphInput, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Softmax, Window
 from ..ops.add import Add
+from ..ops.transpose_conv import TransposeConv
 from ..ops.add_const import AddConst
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
@@ -468,6 +469,31 @@ def _conv(imp: _Importer, node, attrs) -> None:
         raise UserError(f"weights {list(weights.shape)} do not match {c} input channels with group {group}")
     bias = np.zeros(m, np.float32) if bias is None else bias
     imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=ir_weights, bias=bias)))
+
+
+def _conv_transpose(imp: _Importer, node, attrs) -> None:
+    """ConvTranspose: 2-D, group 1, no dilation; pads (or output_padding) set the output's size."""
+    x, (h, w, c) = imp.feature_map(node.input[0])
+    weights = imp.float_const(node, 1, "the weight")
+    if weights.ndim != 4 or weights.shape[0] != c:
+        raise UserError(f"expected 2-D weights (C, M, kh, kw) for {c} input channels, got shape {list(weights.shape)}")
+    _, m, kh, kw = weights.shape
+    if _int(attrs, "group", 1) != 1:
+        raise UserError(f"group {_int(attrs, 'group', 1)} is not supported: only group 1")
+    if _ints(attrs, "dilations", 2, (1, 1)) != (1, 1):
+        raise UserError(f"dilations {list(attrs['dilations'])} are not supported")
+    if attrs.get("auto_pad", "NOTSET") != "NOTSET" or "output_shape" in attrs:
+        raise UserError("auto_pad and output_shape are not supported: only pads (and output_padding)")
+    strides, pads = _ints(attrs, "strides", 2, (1, 1)), _ints(attrs, "pads", 4, (0, 0, 0, 0))
+    extra = _ints(attrs, "output_padding", 2, (0, 0))
+    if min(pads) < 0 or min(strides) <= 0 or min(extra) < 0:
+        raise UserError(f"bad strides {list(strides)}, pads {list(pads)} or output_padding {list(extra)}")
+    out_hw = tuple(st * (n - 1) + e + k - p0 - p1 for st, n, e, k, p0, p1 in
+                   zip(strides, (h, w), extra, (kh, kw), pads[:2], pads[2:]))
+    bias = imp.float_const(node, 2, "the bias", (m,), optional=True)
+    op = TransposeConv(int(m), (int(kh), int(kw)), strides, pads[:2], out_hw)
+    consts = _float32(weights=weights.transpose(1, 2, 3, 0), bias=np.zeros(m, np.float32) if bias is None else bias)
+    imp.bind(node.output[0], imp.emit(op, (x.index,), consts))
 
 
 def _batch_norm(imp: _Importer, node, attrs) -> None:
@@ -1138,6 +1164,7 @@ def _constant(imp: _Importer, node, attrs) -> None:
 Converter = Callable[[_Importer, Any, dict], None]
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
     "BatchNormalization": _batch_norm,
     "Relu": _relu,
     "Clip": _clip,

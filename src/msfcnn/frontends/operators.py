@@ -38,6 +38,7 @@ from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.transpose import Transpose
+from ..ops.transpose_conv import TransposeConv
 
 OpClasses = tuple[type[Op], ...]
 
@@ -46,6 +47,7 @@ OpClasses = tuple[type[Op], ...]
 TFLITE: dict[str, OpClasses] = {
     "CONV_2D": (Conv2D,),
     "DEPTHWISE_CONV_2D": (DepthwiseConv2D,),
+    "TRANSPOSE_CONV": (TransposeConv,),
     "FULLY_CONNECTED": (Dense,),
     "ADD": (Add, AddConst, AddUint8),
     "MUL": (Mul, MulConst, MulBroadcast),
@@ -101,6 +103,7 @@ TFLITE.update({name: (op_class,) for name, op_class in TFLITE_ELEMENTWISE.items(
 # ONNX op type -> the op classes its converter (frontends/onnx.py) can produce (all float32).
 ONNX: dict[str, OpClasses] = {
     "Conv": (Conv2D, DepthwiseConv2D),
+    "ConvTranspose": (TransposeConv,),
     "BatchNormalization": (DepthwiseConv2D,),
     "Relu": (Activation,),
     "Clip": (Activation,),
