@@ -261,15 +261,18 @@ def windows_network(seed: int) -> dict:
     """A seeded random layer list of dilated convolutions and depthwise convolutions (whose
     kernels are the plain ones' but on Arm's DSP extension, where a dilated CONV_2D runs the
     portable loop, conv_dilated) and TRANSPOSE_CONV layers, between plain convolutions; measured in
-    int8 or (--float) float32."""
+    int8 or (--float) float32. Seeds from 1000 on draw dilated convolutions only."""
     rng = random.Random(seed * 11 + 3)
     h = rng.choice([4, 6, 8, 10, 12])
     layers = [{"op": "conv2d", "filters": rng.randint(1, 16), "kernel": 3, "padding": "same"}]
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(["conv", "depthwise", "transpose_conv", "transpose_conv"])
+        if seed >= 1000:  # seeds from 1000 on: dilated convolutions only (the DSP cores' conv_dilated)
+            kind = "conv"
         if kind == "conv":
             layers.append({"op": "conv2d", "filters": rng.randint(1, 24), "kernel": rng.choice([2, 3]),
-                           "padding": "same", "dilation": rng.choice([2, 3]), "act": rng.choice([None, "relu"])})
+                           "padding": "same" if seed < 1000 or rng.random() < 0.7 else "valid",
+                           "dilation": rng.choice([2, 3]), "act": rng.choice([None, "relu"])})
         elif kind == "depthwise":
             layers.append({"op": "depthwise_conv2d", "kernel": 3, "padding": "same", "dilation": rng.choice([2, 3, 4]),
                            "stride": rng.choice([1, 1, 2])})

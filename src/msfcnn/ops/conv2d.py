@@ -132,6 +132,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         quads = sum(n // 4 for n in blocks)
         singles = sum(n % 4 for n in blocks)
         runs = run.taps if self.win.dilated else run.krows  # a dilated row's taps are not side by side
+        count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += run.pixels * len(blocks)
         f[f"{fam}:run"] += runs
         f[f"{fam}:run_channels"] += runs * (quads + singles)
@@ -185,6 +186,14 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
             f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
             f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
+
+
+def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:
+    """What kernels/dilated.c's loop runs besides the plain window loop's counts: per pixel its
+    taps' clipping, per block of channels an output stage called (not inline)."""
+    if win.dilated:
+        f[f"{run.family}:dilated_pixel"] += run.pixels
+        f[f"{run.family}:dilated_block"] += run.pixels * len(blocks)
 
 
 def dilated_kernel(kernel: str, win: Window) -> str:

@@ -10,7 +10,8 @@ import numpy as np
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields, with_dilations
+from .conv2d import (count_dilated_loop, dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields,
+                     with_dilations)
 from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices
 
@@ -131,6 +132,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
             count_wide_window(run, f)
             return
         blocks = channel_blocks(channels)
+        count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += pixels * len(blocks)
         f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
         if run.is_float or self.depth_multiplier != 1:
