@@ -292,7 +292,7 @@ def windows16_network(seed: int) -> dict:
 
 def _windows16_tflite(doc: dict) -> bytes:
     """The .tflite of windows16_network(seed): a 3x3 stem, 1 or 2 TRANSPOSE_CONV layers (SAME or
-    VALID, stride 1 or 2), a 1x1 convolution."""
+    VALID, stride 1 or 2), a 1x1 convolution; from seed 100 on, dilated layers (_dilated16)."""
     sys.path.insert(0, str(FIXTURE_MAKERS))
     import numpy as np
     from make_int16_models import _schema, _weights, act16, conv16
@@ -303,6 +303,8 @@ def _windows16_tflite(doc: dict) -> bytes:
     h = rng.choice([4, 6, 8])
     x = act16(m, (1, h, h + rng.choice([0, 2]), rng.randint(1, 6)), 1 / 4096)
     y = conv16(m, x, rng.randint(1, 16), 1 / 2048)
+    if doc["seed"] >= 100:  # seeds from 100 on: dilated 16x8 convolutions and depthwise instead
+        return _dilated16(m, x, y, rng)
     for _ in range(rng.randint(1, 2)):
         _, h, w, c = m.tensors[y][0]
         out_c, k, stride, same = rng.randint(1, 24), rng.choice([2, 3, 4]), rng.choice([1, 2, 2]), rng.random() < 0.6
@@ -317,6 +319,31 @@ def _windows16_tflite(doc: dict) -> bytes:
         y = out
     y = conv16(m, y, rng.randint(2, 12), 1 / 2048, k=1)
     return m.build([x], [y])
+
+
+def _dilated16(m, x: int, y: int, rng: random.Random) -> bytes:
+    """windows16_network's layers from seed 100 on: 1 to 3 dilated CONV_2D / DEPTHWISE_CONV_2D
+    (3x3 or 2x2, dilation 2 or 3, SAME, stride 1), then a 1x1 convolution."""
+    from make_int16_models import _schema, _weights, act16, conv16
+
+    schema = _schema()
+    for _ in range(rng.randint(1, 3)):
+        _, h, w, c = m.tensors[y][0]
+        depthwise, k = rng.random() < 0.5, rng.choice([2, 3])
+        c_out = c if depthwise else rng.randint(1, 24)
+        shape, axis = ((1, k, k, c_out), 3) if depthwise else ((c_out, k, k, c), 0)
+        weights, bias = _weights(m, shape, axis, c_out, m.tensors[y][2][0][0])
+        out = act16(m, (1, h, w, c_out), 1 / 2048)
+        opt = (schema.DepthwiseConv2DOptionsT if depthwise else schema.Conv2DOptionsT)()
+        opt.padding, opt.strideH, opt.strideW = schema.Padding.SAME, 1, 1
+        opt.dilationHFactor = opt.dilationWFactor = rng.choice([2, 3])
+        if depthwise:
+            opt.depthMultiplier = 1
+            m.op("DEPTHWISE_CONV_2D", [y, weights, bias], [out], ("DepthwiseConv2DOptions", opt), version=5)
+        else:
+            m.op("CONV_2D", [y, weights, bias], [out], ("Conv2DOptions", opt), version=4)
+        y = out
+    return m.build([x], [conv16(m, y, rng.randint(2, 12), 1 / 2048, k=1)])
 
 
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,

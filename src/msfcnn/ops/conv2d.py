@@ -122,6 +122,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         fam, out_c, in_c = run.family, run.shape[2], run.in_shape[2]
         if run.wide:
             count_wide_window(run, f, in_c)
+            count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(out_c)
         if run.dsp and fam != DSP_DILATED_FAMILY:
@@ -194,6 +195,15 @@ def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]
     if win.dilated:
         f[f"{run.family}:dilated_pixel"] += run.pixels
         f[f"{run.family}:dilated_block"] += run.pixels * len(blocks)
+
+
+def count_wide_dilated(win: Window, run: KernelRun, f: Counts) -> None:
+    """What int16.c's dilated window loop runs besides the plain one's counts: per pixel its taps'
+    clipping, per output value and per tap of it the general (conv or depthwise) addressing."""
+    if win.dilated:
+        f[f"{run.family}:dilated_pixel"] += run.pixels
+        f[f"{run.family}:dilated_output"] += run.pixels * run.channels
+        f[f"{run.family}:dilated_tap_output"] += run.taps * run.channels
 
 
 def dilated_kernel(kernel: str, win: Window) -> str:

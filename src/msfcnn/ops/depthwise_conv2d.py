@@ -10,7 +10,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import (count_dilated_loop, dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields,
+from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields,
                      with_dilations)
 from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices
@@ -130,6 +130,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         fam, pixels, taps, channels = run.family, run.pixels, run.taps, run.channels
         if run.wide:
             count_wide_window(run, f)
+            count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(channels)
         count_dilated_loop(self.win, run, f, blocks)
