@@ -26,7 +26,7 @@ from .. import numerics as nx
 from ..errors import UserError
 from .base import KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 from .conv2d import weighted_c_consts, weighted_c_fields
-from .loop_counts import Counts, KernelBuild, KernelRun
+from .loop_counts import Counts, KernelRun
 
 VECTOR_CHANNELS = 8  # LiteRT's Quantize: vector code on the first out_c // 8 x 8 channels of a pixel
 MAX_REACHING_TAPS = 64  # kernels/transpose_conv.h's MSF_TRANSPOSE_CONV_TAPS
@@ -137,9 +137,6 @@ class TransposeConv(Op, pattern=Pattern.OPAQUE, elements=frozenset({"int8", "int
 
     # ---- the latency model's counts (ops/loop_counts.py) ---------------------------------------
     wide_family = "transpose_conv"
-
-    def latency_family(self, kernel: KernelBuild) -> str:
-        return self.own_family(kernel) or self.kind
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         """kernels/transpose_conv.c: per output pixel and channel, every kernel row and its taps
