@@ -4,6 +4,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
     python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
     python scripts/calibrate_latency.py --target cortex-m4 --cover --lstm [--float]
+    python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -33,6 +34,7 @@ from msfcnn.ops.hard_sigmoid import HardSigmoid
 from msfcnn.ops.requantize import Requantize
 from msfcnn.ops.resize_bilinear import ResizeBilinear
 from msfcnn.ops.resize_nearest import ResizeNearest
+from msfcnn.ops.transpose_conv import TransposeConv
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
 from msfcnn.latency.model import LatencyModel, coefficients_path
@@ -329,9 +331,97 @@ def _lstm_graph(doc: dict, dtype: str) -> Graph:
     return with_numerics(graph, doc["numerics"])
 
 
+def windows_network(seed: int) -> dict:
+    """A seeded random layer list of dilated convolutions and depthwise convolutions (whose
+    kernels are the plain ones' but on Arm's DSP extension, where a dilated CONV_2D runs the
+    portable loop, conv_dilated) and TRANSPOSE_CONV layers, between plain convolutions; measured in
+    int8 or (--float) float32. Seeds from 1000 on draw dilated convolutions only."""
+    rng = random.Random(seed * 11 + 3)
+    h = rng.choice([4, 6, 8, 10, 12])
+    layers = [{"op": "conv2d", "filters": rng.randint(1, 16), "kernel": 3, "padding": "same"}]
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["conv", "depthwise", "transpose_conv", "transpose_conv"])
+        if seed >= 1000:  # seeds from 1000 on: dilated convolutions only (the DSP cores' conv_dilated)
+            kind = "conv"
+        if kind == "conv":
+            layers.append({"op": "conv2d", "filters": rng.randint(1, 24), "kernel": rng.choice([2, 3]),
+                           "padding": "same" if seed < 1000 or rng.random() < 0.7 else "valid",
+                           "dilation": rng.choice([2, 3]), "act": rng.choice([None, "relu"])})
+        elif kind == "depthwise":
+            layers.append({"op": "depthwise_conv2d", "kernel": 3, "padding": "same", "dilation": rng.choice([2, 3, 4]),
+                           "stride": rng.choice([1, 1, 2])})
+        else:
+            layers.append({"op": "transpose_conv", "filters": rng.randint(1, 24), "kernel": rng.choice([2, 3, 4]),
+                           "stride": rng.choice([1, 2, 2]), "same": rng.random() < 0.6})
+    layers.append({"op": "conv2d", "filters": rng.randint(2, 16), "kernel": 1})
+    return {"name": f"calibration_windows_{seed}", "input": [h, h + rng.choice([0, 0, 2]), rng.randint(1, 8)],
+            "layers": [{k: v for k, v in layer.items() if v is not None} for layer in layers]}
+
+
+def windows16_network(seed: int) -> dict:
+    """A seeded random 16x8 network of TRANSPOSE_CONV layers (the 16x8 dilated convolutions run
+    the calibrated 16x8 convolutions' loops), built as a .tflite as int16_network's are."""
+    return {"name": f"calibration_windows16_{seed}", "generated": "windows16", "seed": seed}
+
+
+def _windows16_tflite(doc: dict) -> bytes:
+    """The .tflite of windows16_network(seed): a 3x3 stem, 1 or 2 TRANSPOSE_CONV layers (SAME or
+    VALID, stride 1 or 2), a 1x1 convolution; from seed 100 on, dilated layers (_dilated16)."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    import numpy as np
+    from make_int16_models import _schema, _weights, act16, conv16
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    h = rng.choice([4, 6, 8])
+    x = act16(m, (1, h, h + rng.choice([0, 2]), rng.randint(1, 6)), 1 / 4096)
+    y = conv16(m, x, rng.randint(1, 16), 1 / 2048)
+    if doc["seed"] >= 100:  # seeds from 100 on: dilated 16x8 convolutions and depthwise instead
+        return _dilated16(m, x, y, rng)
+    for _ in range(rng.randint(1, 2)):
+        _, h, w, c = m.tensors[y][0]
+        out_c, k, stride, same = rng.randint(1, 24), rng.choice([2, 3, 4]), rng.choice([1, 2, 2]), rng.random() < 0.6
+        weights, bias = _weights(m, (out_c, k, k, c), 0, out_c, m.tensors[y][2][0][0])
+        size = (h * stride, w * stride) if same else ((h - 1) * stride + k, (w - 1) * stride + k)
+        shape = m.const(np.array([1, *size, out_c], np.int32), "INT32")
+        out = act16(m, (1, *size, out_c), 1 / 2048)
+        opt = _schema().TransposeConvOptionsT()
+        opt.padding = _schema().Padding.SAME if same else _schema().Padding.VALID
+        opt.strideH = opt.strideW = stride
+        m.op("TRANSPOSE_CONV", [shape, weights, y, bias], [out], ("TransposeConvOptions", opt), version=3)
+        y = out
+    y = conv16(m, y, rng.randint(2, 12), 1 / 2048, k=1)
+    return m.build([x], [y])
+
+
+def _dilated16(m, x: int, y: int, rng: random.Random) -> bytes:
+    """windows16_network's layers from seed 100 on: 1 to 3 dilated CONV_2D / DEPTHWISE_CONV_2D
+    (3x3 or 2x2, dilation 2 or 3, SAME, stride 1), then a 1x1 convolution."""
+    from make_int16_models import _schema, _weights, act16, conv16
+
+    schema = _schema()
+    for _ in range(rng.randint(1, 3)):
+        _, h, w, c = m.tensors[y][0]
+        depthwise, k = rng.random() < 0.5, rng.choice([2, 3])
+        c_out = c if depthwise else rng.randint(1, 24)
+        shape, axis = ((1, k, k, c_out), 3) if depthwise else ((c_out, k, k, c), 0)
+        weights, bias = _weights(m, shape, axis, c_out, m.tensors[y][2][0][0])
+        out = act16(m, (1, h, w, c_out), 1 / 2048)
+        opt = (schema.DepthwiseConv2DOptionsT if depthwise else schema.Conv2DOptionsT)()
+        opt.padding, opt.strideH, opt.strideW = schema.Padding.SAME, 1, 1
+        opt.dilationHFactor = opt.dilationWFactor = rng.choice([2, 3])
+        if depthwise:
+            opt.depthMultiplier = 1
+            m.op("DEPTHWISE_CONV_2D", [y, weights, bias], [out], ("DepthwiseConv2DOptions", opt), version=5)
+        else:
+            m.op("CONV_2D", [y, weights, bias], [out], ("Conv2DOptions", opt), version=4)
+        y = out
+    return m.build([x], [conv16(m, y, rng.randint(2, 12), 1 / 2048, k=1)])
+
 
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
-             "svdf": _svdf_tflite}
+             "svdf": _svdf_tflite, "windows16": _windows16_tflite}
 
 
 def _with_litert_adds(graph):
@@ -365,10 +455,16 @@ def _extra_converter(layer: dict, graph: Graph, index: int):
         return HardSigmoid(), (index - 1,)
     if kind == "float_unary":
         return FloatUnary(layer["function"], layer.get("alpha", 0.0)), (index - 1,)
+    if kind == "transpose_conv":  # SAME: the output stride x the input (TFLite's padding); VALID: the taps' reach
+        h, w = graph.shape_of(index - 1)[:2]
+        k, s = layer["kernel"], layer["stride"]
+        size = (h * s, w * s) if layer["same"] else ((h - 1) * s + k, (w - 1) * s + k)
+        pad = max(k - s, 0) // 2 if layer["same"] else 0
+        return TransposeConv(layer["filters"], (k, k), (s, s), (pad, pad), size), (index - 1,)
     return None
 
 
-_EXTRA_LAYERS = ("resize_nearest", "resize_bilinear", "requantize", "hard_sigmoid", "float_unary")
+_EXTRA_LAYERS = ("resize_nearest", "resize_bilinear", "requantize", "hard_sigmoid", "float_unary", "transpose_conv")
 
 
 def _graph_with_extras(doc: dict) -> Graph:
@@ -501,6 +597,14 @@ def _stored(target: str, fits=("extension", "coverage")) -> LatencyModel:
                         model.kernel_digests, calibration_stats)
 
 
+def _without(model: LatencyModel, key: str) -> LatencyModel:
+    """`model` without the coefficients its fit `key` added (to fit them again on top of the rest)."""
+    stats = dict(model.calibration)
+    added = set(stats.pop(key, {}).get("fitted", ()))
+    return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
+                        model.kernel_digests, stats)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", required=True)
@@ -536,6 +640,10 @@ def main() -> None:
     parser.add_argument("--lstm", action="store_true", help="with --cover: measure networks of one LSTM instead "
                         "(lstm_network, int8 under both numerics, or float32 with --float; to --samples, default "
                         "build/latency/TARGET-cover-lstm[-f32].jsonl)")
+    parser.add_argument("--windows", action="store_true", help="measure networks of dilated and transposed "
+                        "convolutions (windows_network; --float: float32, --int16: windows16_network; to --samples, "
+                        "default build/latency/TARGET-windows[-f32|-s16].jsonl) and fit only their kernels' "
+                        "coefficients (on the three files), keeping every stored one")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -548,7 +656,9 @@ def main() -> None:
                    folder / f"{args.target}-cover-s16.jsonl", folder / f"{args.target}-cover-u8.jsonl",
                    folder / f"{args.target}-cover-fi.jsonl", folder / f"{args.target}-cover-abs.jsonl",
                    folder / f"{args.target}-cover-lstm.jsonl", folder / f"{args.target}-cover-lstm-f32.jsonl"]
-    samples_path = args.samples or (ops_files[int(args.float)] if args.ops else
+    windows_files = [folder / f"{args.target}-windows{suffix}.jsonl" for suffix in ("", "-f32", "-s16")]
+    samples_path = args.samples or (windows_files[2 if args.int16 else int(args.float)] if args.windows else
+                                    ops_files[int(args.float)] if args.ops else
                                     cover_files[(7 if args.float else 6) if args.lstm else 5 if args.abs else 4 if args.islands
                                                 else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
@@ -564,13 +674,14 @@ def main() -> None:
         _write(model, args.target, args.also)
         return
     if not args.refit:
-        make = (calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
+        make = (windows16_network if args.windows and args.int16 else windows_network if args.windows else
+                calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
                 abs_network if args.cover and args.abs else lstm_network if args.cover and args.lstm else
                 partial(calibration.cover_network, float32=args.float) if args.cover else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
-                "inplace" if args.inplace else "cover" if args.cover else "all",
+                "inplace" if args.inplace else "cover" if args.cover or args.windows else "all",
                 make)
     dsp = args.target in DSP_TARGETS
 
@@ -585,7 +696,10 @@ def main() -> None:
         _write(model, args.target, args.also)
         return
     ops_samples, cover_samples = samples_of(ops_files, args.ops), samples_of(cover_files[:6], args.cover)
-    if args.cover:  # every stored coefficient stays; the uncovered kernels' are fitted on top
+    windows_samples = samples_of(windows_files, args.windows)
+    if args.windows:  # every stored coefficient stays; the dilated and transposed kernels' are fitted on top
+        model, cover_samples = _stored(args.target, ("windows",)), []
+    elif args.cover:  # every stored coefficient stays; the uncovered kernels' are fitted on top
         model = _stored(args.target, ("coverage",))
     elif args.ops:  # the main coefficients stay; the other operators' are fitted on top of them
         model = calibration.fit(ops_samples, args.target, dsp, fixed=_stored(args.target))
@@ -596,6 +710,8 @@ def main() -> None:
             model = calibration.fit(ops_samples, args.target, dsp, fixed=model)
     if cover_samples:  # and the kernels of the cover networks on top of those
         model = calibration.fit(cover_samples, args.target, dsp, fixed=model, key="coverage")
+    if windows_samples:  # and the dilated and transposed convolutions' on top of everything
+        model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
     _write(model, args.target, args.also)
 
 

@@ -312,7 +312,6 @@ UNSUPPORTED = {
                                r"index 1 \(supported: ABS, ADD, AVERAGE_POOL_2D, CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, ",
     "unsupported_fi_hybrid_dense": "operator 0 \\(FULLY_CONNECTED\\): a float32 input needs rank-2 float32 weights, "
                                    "got int8 4x12 \\(hybrid",
-    "unsupported_dilated_conv": "operator 0 \\(CONV_2D\\): dilation 2x2 is not supported",
     "unsupported_concat_scales": "operator 1 \\(CONCATENATION\\): inputs quantised differently from the output",
     "unsupported_mul_broadcast_rows": "operator 1 \\(MUL\\): MUL of 4x4x3 and 1x4x3: only equal shapes, a constant",
     "unsupported_max_scales": "operator 1 \\(MAXIMUM\\): inputs and output quantised differently",

@@ -60,7 +60,7 @@ def layer_of(graph: Graph, i: int) -> Layer | None:
     if node.op.window is None:  # conv, depthwise and pooling layers: the reference's layers
         return None
     win = node.op.window
-    (kh, kw), top, bottom = win.kernel, win.pads[0], win.pads[2]
+    (kh, kw), top, bottom = win.extent, win.pads[0], win.pads[2]  # a dilated window's receptive field
     h, w, c = graph.input_shapes(i)[0]
     per_element = graph.macs(i) // graph.elements(i)  # C_in*kh*kw for a conv, kh*kw for the others
     return Layer(kh, kw, win.strides[0], top, bottom, c, node.shape[2], h, w, node.shape[0], node.shape[1],

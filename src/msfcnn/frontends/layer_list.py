@@ -38,12 +38,16 @@ from ..ops.transpose import Transpose
 ACTIVATIONS = (None, "relu", "relu6")
 
 
-def _window(layer: dict, in_shape) -> Window:
+def _window(layer: dict, in_shape, dilated: bool = False) -> Window:
+    """A layer's window; only a convolution (`dilated`) may have a `dilation`."""
     if "kernel" not in layer:
         raise UserError("missing 'kernel'")
     if len(in_shape) != 3:
         raise UserError(f"needs an (H, W, C) feature map, got shape {list(in_shape)}")
-    return Window.resolve(layer["kernel"], layer.get("stride", 1), layer.get("padding", 0), in_shape[:2])
+    if "dilation" in layer and not dilated:
+        raise UserError("'dilation' is for conv2d and depthwise_conv2d only")
+    return Window.resolve(layer["kernel"], layer.get("stride", 1), layer.get("padding", 0), in_shape[:2],
+                          layer.get("dilation", 1))
 
 
 def _activation(layer: dict) -> str | None:
@@ -61,14 +65,15 @@ def _positive_int(layer: dict, key: str) -> int:
 
 
 def _conv2d(layer, graph, index):
-    return Conv2D(_positive_int(layer, "filters"), _window(layer, graph.shape_of(index - 1)), _activation(layer)), (index - 1,)
+    return Conv2D(_positive_int(layer, "filters"), _window(layer, graph.shape_of(index - 1), True),
+                  _activation(layer)), (index - 1,)
 
 
 def _depthwise(layer, graph, index):
     multiplier = layer.get("depth_multiplier", 1)
     if isinstance(multiplier, bool) or not isinstance(multiplier, int) or multiplier <= 0:
         raise UserError(f"'depth_multiplier' must be a positive integer, got {multiplier!r}")
-    return DepthwiseConv2D(_window(layer, graph.shape_of(index - 1)), multiplier, _activation(layer)), (index - 1,)
+    return DepthwiseConv2D(_window(layer, graph.shape_of(index - 1), True), multiplier, _activation(layer)), (index - 1,)
 
 
 def _max_pool(layer, graph, index):

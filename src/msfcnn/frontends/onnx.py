@@ -30,6 +30,7 @@ from ..errors import UserError
 from ..ir import Graph, GraphInput, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Softmax, Window
 from ..ops.add import Add
+from ..ops.transpose_conv import TransposeConv
 from ..ops.add_const import AddConst
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
@@ -408,12 +409,18 @@ def _scalar(array: np.ndarray | None, what: str, default: float) -> float:
     return float(array.reshape(()))
 
 
-def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
-    """A Window from ONNX's strides, pads ([top, left, bottom, right]), auto_pad and dilations."""
+def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int], dilated: str | None = None) -> Window:
+    """A Window from ONNX's strides, pads ([top, left, bottom, right]), auto_pad and dilations
+    (only an op named by `dilated`, a convolution, takes them; a pool refuses them)."""
     if min(kernel) <= 0:
         raise UserError(f"bad kernel {list(kernel)}")
-    if _ints(attrs, "dilations", 2, (1, 1)) != (1, 1):
-        raise UserError(f"dilations {list(attrs['dilations'])} are not supported")
+    dilations = _ints(attrs, "dilations", 2, (1, 1))
+    if min(dilations) <= 0:
+        raise UserError(f"bad dilations {list(dilations)}")
+    if dilations != (1, 1) and dilated is None:
+        raise UserError(f"dilations {list(attrs['dilations'])} are not supported on a pool")
+    dilations = tuple(d if k > 1 else 1 for k, d in zip(kernel, dilations))  # (one tap: no dilation)
+    extent = tuple((k - 1) * d + 1 for k, d in zip(kernel, dilations))
     strides = _ints(attrs, "strides", 2, (1, 1))
     if min(strides) <= 0:
         raise UserError(f"bad strides {list(strides)}")
@@ -425,14 +432,14 @@ def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Win
     elif auto_pad == "VALID":
         pads = (0, 0, 0, 0)
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        totals = [max((-(-size // s) - 1) * s + k - size, 0) for size, s, k in zip(in_hw, strides, kernel)]
+        totals = [max((-(-size // s) - 1) * s + k - size, 0) for size, s, k in zip(in_hw, strides, extent)]
         small = [t // 2 for t in totals]  # the half that gets the smaller share
         big = [t - t // 2 for t in totals]
         begin, end = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
         pads = (begin[0], begin[1], end[0], end[1])
     else:
         raise UserError(f"unknown auto_pad {auto_pad!r}")
-    return Window(kernel, strides, pads)
+    return Window(kernel, strides, pads, dilations)
 
 
 # ---- converters: (importer, node, attributes) -> None; each binds its output ----
@@ -447,7 +454,7 @@ def _conv(imp: _Importer, node, attrs) -> None:
     if "kernel_shape" in attrs and _ints(attrs, "kernel_shape", 2) != (kh, kw):
         raise UserError(f"kernel_shape {list(attrs['kernel_shape'])} does not match the weights {list(weights.shape)}")
     bias = imp.float_const(node, 2, "the bias", (m,), optional=True)
-    win = _window(attrs, (kh, kw), (h, w))
+    win = _window(attrs, (kh, kw), (h, w), dilated="Conv")
     group = _int(attrs, "group", 1)
     if group == 1 and per_group == c:
         op = Conv2D(int(m), win)
@@ -462,6 +469,31 @@ def _conv(imp: _Importer, node, attrs) -> None:
         raise UserError(f"weights {list(weights.shape)} do not match {c} input channels with group {group}")
     bias = np.zeros(m, np.float32) if bias is None else bias
     imp.bind(node.output[0], imp.emit(op, (x.index,), _float32(weights=ir_weights, bias=bias)))
+
+
+def _conv_transpose(imp: _Importer, node, attrs) -> None:
+    """ConvTranspose: 2-D, group 1, no dilation; pads (or output_padding) set the output's size."""
+    x, (h, w, c) = imp.feature_map(node.input[0])
+    weights = imp.float_const(node, 1, "the weight")
+    if weights.ndim != 4 or weights.shape[0] != c:
+        raise UserError(f"expected 2-D weights (C, M, kh, kw) for {c} input channels, got shape {list(weights.shape)}")
+    _, m, kh, kw = weights.shape
+    if _int(attrs, "group", 1) != 1:
+        raise UserError(f"group {_int(attrs, 'group', 1)} is not supported: only group 1")
+    if _ints(attrs, "dilations", 2, (1, 1)) != (1, 1):
+        raise UserError(f"dilations {list(attrs['dilations'])} are not supported")
+    if attrs.get("auto_pad", "NOTSET") != "NOTSET" or "output_shape" in attrs:
+        raise UserError("auto_pad and output_shape are not supported: only pads (and output_padding)")
+    strides, pads = _ints(attrs, "strides", 2, (1, 1)), _ints(attrs, "pads", 4, (0, 0, 0, 0))
+    extra = _ints(attrs, "output_padding", 2, (0, 0))
+    if min(pads) < 0 or min(strides) <= 0 or min(extra) < 0:
+        raise UserError(f"bad strides {list(strides)}, pads {list(pads)} or output_padding {list(extra)}")
+    out_hw = tuple(st * (n - 1) + e + k - p0 - p1 for st, n, e, k, p0, p1 in
+                   zip(strides, (h, w), extra, (kh, kw), pads[:2], pads[2:]))
+    bias = imp.float_const(node, 2, "the bias", (m,), optional=True)
+    op = TransposeConv(int(m), (int(kh), int(kw)), strides, pads[:2], out_hw)
+    consts = _float32(weights=weights.transpose(1, 2, 3, 0), bias=np.zeros(m, np.float32) if bias is None else bias)
+    imp.bind(node.output[0], imp.emit(op, (x.index,), consts))
 
 
 def _batch_norm(imp: _Importer, node, attrs) -> None:
@@ -1132,6 +1164,7 @@ def _constant(imp: _Importer, node, attrs) -> None:
 Converter = Callable[[_Importer, Any, dict], None]
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
     "BatchNormalization": _batch_norm,
     "Relu": _relu,
     "Clip": _clip,

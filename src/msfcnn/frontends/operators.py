@@ -40,6 +40,7 @@ from ..ops.tanh import Tanh
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.svdf import Svdf
 from ..ops.transpose import Transpose
+from ..ops.transpose_conv import TransposeConv
 
 OpClasses = tuple[type[Op], ...]
 
@@ -48,6 +49,7 @@ OpClasses = tuple[type[Op], ...]
 TFLITE: dict[str, OpClasses] = {
     "CONV_2D": (Conv2D,),
     "DEPTHWISE_CONV_2D": (DepthwiseConv2D,),
+    "TRANSPOSE_CONV": (TransposeConv,),
     "FULLY_CONNECTED": (Dense,),
     "SVDF": (Svdf,),
     "ADD": (Add, AddConst, AddUint8),
@@ -105,6 +107,7 @@ TFLITE.update({name: (op_class,) for name, op_class in TFLITE_ELEMENTWISE.items(
 # ONNX op type -> the op classes its converter (frontends/onnx.py) can produce (all float32).
 ONNX: dict[str, OpClasses] = {
     "Conv": (Conv2D, DepthwiseConv2D),
+    "ConvTranspose": (TransposeConv,),
     "BatchNormalization": (DepthwiseConv2D,),
     "Relu": (Activation,),
     "Clip": (Activation,),

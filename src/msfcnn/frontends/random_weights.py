@@ -18,6 +18,7 @@ from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph, Quant
 from ..ops import Add, Conv2D, Dense, DepthwiseConv2D, Softmax
 from ..ops.activation import Activation
+from ..ops.transpose_conv import TransposeConv
 from ..ops.concat import Concat
 from ..ops.elu import Elu
 from ..ops.hard_swish import HardSwish
@@ -91,6 +92,12 @@ def _node(rng, graph: Graph, out: Graph, std: dict, i: int):
         kh, kw = op.win.kernel
         c_out = node.shape[2]
         consts, s = _weighted(rng, node, in_quant, in_std, kh * kw, (1, kh, kw, c_out), c_out)
+        return op, consts, s, _output_quant(s, op.activation)
+    if isinstance(op, TransposeConv):  # an output pixel sums about kh x kw x c_in / (stride_h x stride_w) taps
+        kh, kw = op.kernel
+        c_in = graph.shape_of(src)[2]
+        fan_in = max(kh * kw * c_in // (op.strides[0] * op.strides[1]), 1)
+        consts, s = _weighted(rng, node, in_quant, in_std, fan_in, (op.filters, kh, kw, c_in), op.filters)
         return op, consts, s, _output_quant(s, op.activation)
     if isinstance(op, Dense):
         fan_in = math.prod(graph.shape_of(src))

@@ -39,6 +39,7 @@ from ..ops.add_uint8 import AddUint8
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
+from ..ops.transpose_conv import TransposeConv
 from ..ops.add_const import AddConst
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
@@ -608,10 +609,10 @@ class _Importer:
             raise UserError(f"{weights.dtype} weights on a {_TYPE_NAMES.get(in_type, 'other')} input: int8 models have "
                             "int8 weights, uint8 models uint8 weights")
         channels = weights.shape[channel_axis]
-        scales = self._weight_scales(index, channels, channel_axis)
+        scales = self.weight_scales(index, channels, channel_axis)
         if weights.dtype == np.uint8:
-            return {**self._uint8_weights(index, weights), "bias": self._bias(op, channels), "weight_scales": scales}
-        return {"weights": weights, "bias": self._bias(op, channels), "weight_scales": scales}
+            return {**self._uint8_weights(index, weights), "bias": self.bias(op, channels), "weight_scales": scales}
+        return {"weights": weights, "bias": self.bias(op, channels), "weight_scales": scales}
 
     def weight_quant(self, index: int) -> Quant:
         """The per-tensor quantisation of an int8 constant operand of a 16x8 graph (PRELU's alpha)."""
@@ -645,8 +646,9 @@ class _Importer:
         centred = weights.astype(np.int16) - np.int16(zeros[0])
         return {"weights": centred, "weight_zero_point": np.array(zeros[0] - _UINT8_SHIFT, np.int32)}
 
-    def _bias(self, op: Operator, channels: int) -> np.ndarray:
-        bias_index = self.input(op, 2, optional=True)
+    def bias(self, op: Operator, channels: int, position: int = 2) -> np.ndarray:
+        """The int32 (16x8: int64) bias at input `position`, zeros when omitted."""
+        bias_index = self.input(op, position, optional=True)
         bias_type = np.int64 if self.wide(op) else np.int32
         if bias_index < 0:
             return np.zeros(channels, bias_type)
@@ -657,7 +659,7 @@ class _Importer:
                             f"{_dims(bias.shape)}")
         return bias
 
-    def _weight_scales(self, index: int, channels: int, axis: int) -> np.ndarray:
+    def weight_scales(self, index: int, channels: int, axis: int) -> np.ndarray:
         q = self.tensor(index).Quantization()
         if q is None or q.ScaleIsNone() or q.DetailsType() != schema.QuantizationDetails.NONE:
             raise UserError(f"the weights (tensor {index}) have no (affine) quantisation")
@@ -687,41 +689,81 @@ def _activation(options) -> str | None:
     return _ACTIVATIONS[code]
 
 
-def _window(options, kernel: tuple[int, int], in_hw: tuple[int, int]) -> Window:
+def _window(options, kernel: tuple[int, int], in_hw: tuple[int, int], dilation=(1, 1)) -> Window:
     if options.Padding() not in _PADDINGS:
         raise UserError(f"unknown padding code {options.Padding()}")
-    return Window.resolve(kernel, (options.StrideH(), options.StrideW()), _PADDINGS[options.Padding()], in_hw)
+    return Window.resolve(kernel, (options.StrideH(), options.StrideW()), _PADDINGS[options.Padding()], in_hw,
+                          dilation)
 
 
-def _no_dilation(options) -> None:
-    if (options.DilationHFactor(), options.DilationWFactor()) != (1, 1):
-        raise UserError(f"dilation {options.DilationHFactor()}x{options.DilationWFactor()} is not supported")
+def _dilation(options) -> tuple[int, int]:
+    """A conv's dilation factors (SAME padding and the output size follow the dilated extent)."""
+    return options.DilationHFactor(), options.DilationWFactor()
 
 
 def _conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.Conv2DOptions)
-    _no_dilation(options)
     src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=0)
     c_out, kh, kw, filter_c_in = consts["weights"].shape
     if filter_c_in != c_in:  # TFLite's grouped convolution
         raise UserError(f"filters have {filter_c_in} input channels for a {c_in}-channel input "
                         "(grouped convolution is not supported)")
-    win = _window(options, (kh, kw), (h, w))
+    win = _window(options, (kh, kw), (h, w), _dilation(options))
     imp.emit(op, with_weight_offset(Conv2D(c_out, win, _activation(options)), consts), (src,), consts)
 
 
 def _depthwise_conv2d(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.DepthwiseConv2DOptions)
-    _no_dilation(options)
     src, (h, w, c_in) = imp.feature_map(op, transposable=True)
     consts = imp.weighted(op, weights_rank=4, channel_axis=3)
     one, kh, kw, c_out = consts["weights"].shape
     if one != 1 or c_out % c_in:
         raise UserError(f"depthwise filters {_dims(consts['weights'].shape)} do not fit a {c_in}-channel input")
     # TFLite's kernels derive the multiplier from the channel counts, not from the (legacy) option.
-    win = _window(options, (kh, kw), (h, w))
+    win = _window(options, (kh, kw), (h, w), _dilation(options))
     imp.emit(op, with_weight_offset(DepthwiseConv2D(win, c_out // c_in, _activation(options)), consts), (src,), consts)
+
+
+def _transpose_conv(imp: _Importer, op: Operator) -> None:
+    """TRANSPOSE_CONV: inputs output shape, weights (out_c, kh, kw, in_c), input, optional bias."""
+    options = imp.options(op, schema.TransposeConvOptions)
+    if options.Padding() not in _PADDINGS:
+        raise UserError(f"unknown padding code {options.Padding()}")
+    size = imp.const(imp.input(op, 0), "output shape").reshape(-1)
+    if size.shape != (4,) or size[0] != 1:
+        raise UserError(f"output shape {size.tolist()}: expected (1, H, W, C)")
+    x = imp.input(op, 2)
+    src = imp.source(x)
+    in_shape = imp.graph.shape_of(src)
+    out_h, out_w, out_c = (int(v) for v in size[1:])
+    weights = imp.const(imp.input(op, 1), "weights")
+    if len(in_shape) != 3 or weights.ndim != 4 or weights.shape[0] != out_c or weights.shape[3] != in_shape[2]:
+        raise UserError(f"weights {_dims(weights.shape)} do not take a {_dims(in_shape)} input to {out_c} channels")
+    kernel, strides = (int(weights.shape[1]), int(weights.shape[2])), (options.StrideH(), options.StrideW())
+    # TFLite pads as a convolution from the output back to the input would (ComputePaddingHeightWidth)
+    pads = tuple(_transpose_pad(_PADDINGS[options.Padding()], n, k, st) for n, k, st in zip((out_h, out_w), kernel, strides))
+    ir_op = TransposeConv(out_c, kernel, strides, pads, (out_h, out_w), _activation(options))
+    if imp.type_of(x) == _FLOAT32:
+        if weights.dtype != np.float32:
+            raise UserError(f"a float32 input needs float32 weights, got {weights.dtype}")
+        bias_index = imp.input(op, 3, optional=True)
+        bias = imp.const(bias_index, "bias") if bias_index >= 0 else np.zeros(out_c, np.float32)
+        consts = {"weights": weights, "bias": bias.astype(np.float32).reshape(out_c)}
+    else:
+        if weights.dtype != np.int8:
+            raise UserError(f"expected int8 weights, got {weights.dtype}")
+        consts = {"weights": weights, "bias": imp.bias(op, out_c, position=3),
+                  "weight_scales": imp.weight_scales(imp.input(op, 1), out_c, 0)}
+    imp.emit(op, ir_op, (src,), consts)
+
+
+def _transpose_pad(padding: str, out: int, kernel: int, stride: int) -> int:
+    """The padding before the first output position: SAME's for a convolution from `out` positions
+    (whose output has ceil(out / stride)), VALID's 0."""
+    if padding == "valid":
+        return 0
+    return max((-(-out // stride) - 1) * stride + kernel - out, 0) // 2
 
 
 def _fully_connected(imp: _Importer, op: Operator) -> None:
@@ -1286,7 +1328,7 @@ def _transposed(ir_op: Op) -> Op:
     """A window op (conv, depthwise, pool, a one-window average pool) with H and W swapped."""
     if hasattr(ir_op, "win"):
         (kh, kw), (sh, sw), (top, left, bottom, right) = ir_op.win.kernel, ir_op.win.strides, ir_op.win.pads
-        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom)))
+        return replace(ir_op, win=Window((kw, kh), (sw, sh), (left, top, right, bottom), ir_op.win.dilations[::-1]))
     if getattr(ir_op, "extent", None) is not None:
         return replace(ir_op, extent=ir_op.extent[::-1])
     return ir_op
@@ -1719,6 +1761,7 @@ def _why_not(name: str, element: str) -> str:
 Converter = Callable[[_Importer, Operator], None]
 CONVERTERS: dict[str, Converter] = {
     "CONV_2D": _conv2d,
+    "TRANSPOSE_CONV": _transpose_conv,
     "CONCATENATION": _concatenation,
     "DEPTHWISE_CONV_2D": _depthwise_conv2d,
     "FULLY_CONNECTED": _fully_connected,

@@ -50,9 +50,16 @@ class _Profile:
     inside: np.ndarray  # inside[i] = in-bounds taps of position i
 
     @staticmethod
-    def of(kernel: int, stride: int, pad: int, in_size: int, out_size: int) -> "_Profile":
+    def of(kernel: int, stride: int, pad: int, in_size: int, out_size: int, dilation: int = 1) -> "_Profile":
+        """`kernel` is the window's extent; its taps are every `dilation`-th position of it."""
         start = np.arange(out_size) * stride - pad
-        inside = np.minimum(start + kernel, in_size) - np.maximum(start, 0)
+        if dilation == 1:
+            inside = np.minimum(start + kernel, in_size) - np.maximum(start, 0)
+        else:  # taps i with 0 <= start + i * dilation < in_size
+            first = np.maximum(-(start // dilation), 0)  # ceil(-start / dilation) where start < 0
+            end = np.minimum(-((start - in_size) // dilation), (kernel - 1) // dilation + 1)
+            inside = end - first
+            kernel = (kernel - 1) // dilation + 1
         inside = np.clip(inside, 0, kernel)
         # Python lists: `sums` is called for every region a plan's blocks make, and indexing
         # them is several times faster than numpy's scalars.
@@ -86,9 +93,9 @@ class _Op:
             self.shape, self.in_shape = as_feature_map(self.shape), as_feature_map(self.in_shape)
         if len(self.shape) == 3 and len(self.in_shape) == 3 and self.op.c_call is CCall.REGION:
             windows = [self.op.axis_window(axis) for axis in (0, 1)]
-            self.profiles = [_Profile.of(w.kernel, w.stride, w.pad, self.in_shape[axis], self.shape[axis])
+            self.profiles = [_Profile.of(w.kernel, w.stride, w.pad, self.in_shape[axis], self.shape[axis], w.dilation)
                              for axis, w in zip((0, 1), windows)]
-            self.kernel = (windows[0].kernel, windows[1].kernel)
+            self.kernel = (windows[0].taps, windows[1].taps)
         else:
             self.profiles = None
             self.kernel = (1, 1)

@@ -23,22 +23,37 @@ Shape = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Window:
-    """A sliding window: kernel, strides and explicit pads (top, left, bottom, right)."""
+    """A sliding window: kernel, strides and explicit pads (top, left, bottom, right). With
+    dilations (d_h, d_w) the kernel's taps are d apart: tap (i, j) reads input position
+    (y0 + i * d_h, x0 + j * d_w), and the window spans `extent` positions per axis."""
 
     kernel: tuple[int, int]
     strides: tuple[int, int] = (1, 1)
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dilations: tuple[int, int] = (1, 1)
+
+    @property
+    def extent(self) -> tuple[int, int]:
+        """The input positions a window spans per axis (its receptive field): (k - 1) * d + 1."""
+        return tuple((k - 1) * d + 1 for k, d in zip(self.kernel, self.dilations))  # type: ignore[return-value]
+
+    @property
+    def dilated(self) -> bool:
+        return self.dilations != (1, 1)
 
     @staticmethod
-    def resolve(kernel, stride, padding, in_hw: tuple[int, int]) -> "Window":
-        """Build a window from user-level attributes: padding is an int, 'same' or 'valid'."""
-        kh, kw = _pair(kernel, "kernel")
+    def resolve(kernel, stride, padding, in_hw: tuple[int, int], dilation=(1, 1)) -> "Window":
+        """Build a window from user-level attributes: padding is an int, 'same' or 'valid'. A
+        dilation along an axis of one tap is dropped (it reads the same positions)."""
+        kernel = _pair(kernel, "kernel")
         sh, sw = _pair(stride, "stride")
+        dilations = tuple(d if k > 1 else 1 for k, d in zip(kernel, _pair(dilation, "dilation")))
+        kh, kw = ((k - 1) * d + 1 for k, d in zip(kernel, dilations))
         if isinstance(padding, str):
             mode = padding.lower()
             if mode == "valid":
                 pads = (0, 0, 0, 0)
-            elif mode == "same":  # TensorFlow's rule: extra padding goes to the bottom/right
+            elif mode == "same":  # TensorFlow's rule (on the dilated extent): extra padding goes to the bottom/right
                 ph = max((-(-in_hw[0] // sh) - 1) * sh + kh - in_hw[0], 0)
                 pw = max((-(-in_hw[1] // sw) - 1) * sw + kw - in_hw[1], 0)
                 pads = (ph // 2, pw // 2, ph - ph // 2, pw - pw // 2)
@@ -48,18 +63,19 @@ class Window:
             if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
                 raise UserError(f"bad padding {padding!r}: must be a non-negative integer, 'same' or 'valid'")
             pads = (padding,) * 4
-        return Window((kh, kw), (sh, sw), pads)
+        return Window(kernel, (sh, sw), pads, dilations)  # type: ignore[arg-type]
 
     def output_hw(self, h: int, w: int) -> tuple[int, int]:
         top, left, bottom, right = self.pads
-        if max(top, bottom) >= self.kernel[0] or max(left, right) >= self.kernel[1]:
+        eh, ew = self.extent
+        what = f"kernel {self.kernel[0]}x{self.kernel[1]}" + (f" (dilated: {eh}x{ew})" if self.dilated else "")
+        if max(top, bottom) >= eh or max(left, right) >= ew:
             # a window wholly in the padding reads no input (TFLite's SAME never pads that much)
             raise UserError(f"padding {list(self.pads)} (top, left, bottom, right) must be smaller than the "
-                            f"kernel {self.kernel[0]}x{self.kernel[1]} on each side")
-        if h + top + bottom < self.kernel[0] or w + left + right < self.kernel[1]:
-            raise UserError(f"kernel {self.kernel[0]}x{self.kernel[1]} is larger than its (padded) {h}x{w} input")
-        return ((h + top + bottom - self.kernel[0]) // self.strides[0] + 1,
-                (w + left + right - self.kernel[1]) // self.strides[1] + 1)
+                            f"{what} on each side")
+        if h + top + bottom < eh or w + left + right < ew:
+            raise UserError(f"{what} is larger than its (padded) {h}x{w} input")
+        return ((h + top + bottom - eh) // self.strides[0] + 1, (w + left + right - ew) // self.strides[1] + 1)
 
 
 
@@ -147,6 +163,14 @@ class AxisWindow:
     kernel: int = 1
     stride: int = 1
     pad: int = 0
+    # A dilated window reads every dilation-th of its `kernel` positions (its extent): the
+    # geometry above is the extent's, the taps (in-bounds window taps) are fewer.
+    dilation: int = 1
+
+    @property
+    def taps(self) -> int:
+        """The window's taps: (kernel - 1) // dilation + 1."""
+        return (self.kernel - 1) // self.dilation + 1
 
     def span(self, lo: int, hi: int, size: int) -> tuple[int, int, int, int]:
         """(a, b, before, after): input positions [a, b) (clipped to an input of `size`) that output
@@ -217,14 +241,14 @@ class Op:
         win = self.window
         if win is None:
             return IDENTITY_WINDOW
-        return AxisWindow(win.kernel[axis], win.strides[axis], win.pads[axis])
+        return AxisWindow(win.extent[axis], win.strides[axis], win.pads[axis], win.dilations[axis])
 
     def on_region(self, border: tuple[int, int, int, int]) -> "Op":
         """The op that computes an output region from the input positions it reads (cut out of
         the input), given the padding (top, left, bottom, right) the region's window has outside
         the input. Window ops replace their pads; element-wise ops are unchanged."""
         win = self.window
-        return self if win is None else replace(self, win=Window(win.kernel, win.strides, border))
+        return self if win is None else replace(self, win=replace(win, pads=border))
 
     @property
     def writes_over_input(self) -> bool:

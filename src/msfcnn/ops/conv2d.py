@@ -12,6 +12,10 @@ from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, 
 from .loop_counts import POINTWISE_CHUNK, Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, windows
 
+# A dilated window on a core with Arm's DSP extension runs the portable loop (kernels/conv2d.c's
+# accumulate through dilated.c), not the paired one: a family of its own there.
+DSP_DILATED_FAMILY = "conv_dilated"
+
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
 # TFLite Micro (the reference kernel) rounds as MultiplyByQuantizedMultiplier: nx.gemm_rounding.
 
@@ -19,7 +23,6 @@ from .sliding import pad_hw, windows
 @dataclass(frozen=True)
 class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "conv2d"
-    c_kernel = "msf_conv2d"
     filters: int
     win: Window
     activation: str | None = None
@@ -27,6 +30,12 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
     @property
     def window(self) -> Window:
         return self.win
+
+    @property
+    def c_kernel(self) -> str:  # type: ignore[override]
+        """A dilated window runs its own entry (kernels/conv2d.c), which takes the dilations
+        beside the plain params: the undilated kernels stay as they were calibrated."""
+        return dilated_kernel("msf_conv2d", self.win)
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         h, w, _ = require_feature_map(inputs[0], self.kind)
@@ -38,7 +47,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
 
     def describe(self) -> str:
         kh, kw = self.win.kernel
-        return f"conv {kh}x{kw}/{self.win.strides[0]} {self.filters}"
+        return f"conv {kh}x{kw}/{self.win.strides[0]}{dilation_note(self.win)} {self.filters}"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -75,19 +84,23 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": self.filters, **window_fields(self.win)}
         rounding = ctx.rounding(nx.gemm_rounding(ctx.numerics))
-        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+        plain = c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+        return with_dilations(plain, self.win)
 
     # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
     wide_family = "conv"
 
     def latency_family(self, kernel: KernelBuild) -> str:
-        """On DSP cores a 1x1 unpadded conv reads its patch in place, the others gather it; on
-        other cores the 1x1 and the general conv loops differ."""
+        """On DSP cores a 1x1 unpadded conv reads its patch in place, the others gather it, and a
+        dilated window runs the portable loop (`conv_dilated`); on other cores the 1x1 and the
+        general conv loops differ, and a dilated window runs the general one."""
         own = self.own_family(kernel)
         if own:
             return own
         pointwise = self.win.kernel == (1, 1)
         if kernel.dsp:
+            if self.win.dilated:
+                return DSP_DILATED_FAMILY
             return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
         return "conv_1x1" if pointwise else "conv"
 
@@ -96,7 +109,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         own = cls.own_family(kernel)
         if own:
             return (own,)
-        return ("conv_direct", "conv_gather") if kernel.dsp else ("conv_1x1", "conv")
+        return ("conv_direct", "conv_gather", DSP_DILATED_FAMILY) if kernel.dsp else ("conv_1x1", "conv")
 
     def output_stage_rounding(self, numerics: str) -> str:
         return nx.gemm_rounding(numerics)
@@ -109,18 +122,21 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         fam, out_c, in_c = run.family, run.shape[2], run.in_shape[2]
         if run.wide:
             count_wide_window(run, f, in_c)
+            count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(out_c)
-        if run.dsp:
+        if run.dsp and fam != DSP_DILATED_FAMILY:
             self._count_dsp(run, f, blocks)
             return
         # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops: four
         # channels at a time over every run's values, then one channel at a time.
         quads = sum(n // 4 for n in blocks)
         singles = sum(n % 4 for n in blocks)
+        runs = run.taps if self.win.dilated else run.krows  # a dilated row's taps are not side by side
+        count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += run.pixels * len(blocks)
-        f[f"{fam}:run"] += run.krows
-        f[f"{fam}:run_channels"] += run.krows * (quads + singles)
+        f[f"{fam}:run"] += runs
+        f[f"{fam}:run_channels"] += runs * (quads + singles)
         f[f"{fam}:value_quad"] += run.taps * in_c * quads
         f[f"{fam}:value_single"] += run.taps * in_c * singles
 
@@ -171,6 +187,44 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
             f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
             f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
+
+
+def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:
+    """What kernels/dilated.c's loop runs besides the plain window loop's counts: per pixel its
+    taps' clipping, per block of channels an output stage called (not inline)."""
+    if win.dilated:
+        f[f"{run.family}:dilated_pixel"] += run.pixels
+        f[f"{run.family}:dilated_block"] += run.pixels * len(blocks)
+
+
+def count_wide_dilated(win: Window, run: KernelRun, f: Counts) -> None:
+    """What int16.c's dilated window loop runs besides the plain one's counts: per pixel its taps'
+    clipping, per output value and per tap of it the general (conv or depthwise) addressing."""
+    if win.dilated:
+        f[f"{run.family}:dilated_pixel"] += run.pixels
+        f[f"{run.family}:dilated_output"] += run.pixels * run.channels
+        f[f"{run.family}:dilated_tap_output"] += run.taps * run.channels
+
+
+def dilated_kernel(kernel: str, win: Window) -> str:
+    """The C kernel of a conv or depthwise window: `kernel`, or its dilated entry `kernel`_dilated."""
+    return f"{kernel}_dilated" if win.dilated else kernel
+
+
+def dilation_note(win: Window) -> str:
+    """What describe() adds for a dilated window: " d2" (or " d2x3")."""
+    if not win.dilated:
+        return ""
+    dh, dw = win.dilations
+    return f" d{dh}" if dh == dw else f" d{dh}x{dw}"
+
+
+def with_dilations(plain: str, win: Window) -> str:
+    """The params initializer of a kernel's dilated entry (`<kernel>_dilated_params`): the plain
+    kernel's params, then the dilations; `plain` itself for an undilated window."""
+    if not win.dilated:
+        return plain
+    return f"{{ .op = {plain}, .dilation_h = {win.dilations[0]}, .dilation_w = {win.dilations[1]} }}"
 
 
 def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[str, np.ndarray]:

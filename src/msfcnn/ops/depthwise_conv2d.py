@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import weighted_c_consts, weighted_c_fields
+from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields,
+                     with_dilations)
 from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices
 
@@ -21,7 +23,7 @@ ROUNDING = nx.DOUBLE
 @dataclass(frozen=True)
 class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "depthwise_conv2d"
-    c_kernel = "msf_depthwise_conv2d"
+    plain_kernel: ClassVar[str] = "msf_depthwise_conv2d"  # the undilated kernel (c_kernel)
     win: Window
     depth_multiplier: int = 1
     activation: str | None = None
@@ -31,6 +33,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
     @property
     def window(self) -> Window:
         return self.win
+
+    @property
+    def c_kernel(self) -> str:  # type: ignore[override]
+        return dilated_kernel(self.plain_kernel, self.win)
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         h, w, c = require_feature_map(inputs[0], self.kind)
@@ -42,7 +48,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
 
     def describe(self) -> str:
         kh, kw = self.win.kernel
-        return f"dw {kh}x{kw}/{self.win.strides[0]}"
+        return f"dw {kh}x{kw}/{self.win.strides[0]}{dilation_note(self.win)}"
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
@@ -77,7 +83,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
     MAX_IN_PLACE_TAPS = 64
 
     def in_place_channels(self, ctx=None) -> bool:
-        return self.depth_multiplier == 1 and self.win.kernel[0] * self.win.kernel[1] <= self.MAX_IN_PLACE_TAPS
+        return (self.depth_multiplier == 1 and self.win.kernel[0] * self.win.kernel[1] <= self.MAX_IN_PLACE_TAPS
+                and not self.win.dilated)  # (the in-place kernel has no dilated form)
 
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """The context of channel c alone (multiplier 1): its taps, bias and weight scale."""
@@ -98,7 +105,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         fields = {"in_h": h, "in_w": w, "in_c": c, "out_c": out_shape[-1],
                   "depth_multiplier": self.depth_multiplier, **window_fields(self.win)}
         rounding = ctx.rounding(self.int8_rounding)
-        return c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+        plain = c_struct({**fields, **weighted_c_fields(ctx, self.activation, rounding, self.c_consts(ctx), names)})
+        return with_dilations(plain, self.win)
 
     # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
     wide_family = "depthwise"
@@ -122,8 +130,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         fam, pixels, taps, channels = run.family, run.pixels, run.taps, run.channels
         if run.wide:
             count_wide_window(run, f)
+            count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(channels)
+        count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += pixels * len(blocks)
         f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
         if run.is_float or self.depth_multiplier != 1:

@@ -62,7 +62,7 @@ def tail_start(out_c: int, depth_multiplier: int) -> int:
 class DepthwiseConv2DLitert(DepthwiseConv2D):
     """LiteRT's int8 depthwise convolution: ruy rounding on the first out_c // 8 x 8 channels."""
 
-    c_kernel = "msf_depthwise_conv2d_litert"
+    plain_kernel = "msf_depthwise_conv2d_litert"
 
     def for_numerics(self, ctx: KernelContext, shape) -> DepthwiseConv2D:
         """Chosen again from the plain op (a graph loaded under LiteRT's numerics, then another's)."""
@@ -107,7 +107,7 @@ class DepthwiseConv2DLitert(DepthwiseConv2D):
         vector = vector_part.c_params(vector_ctx, [self._part_shape(h, w, vector_ctx)],
                                       self._part_out(out_shape, vector_ctx), names)
         if scalar_ctx is None:
-            tail = "{ .out_c = 0 }"
+            tail = "{ .op = { .out_c = 0 } }" if self.win.dilated else "{ .out_c = 0 }"
         else:
             tail_names = {role[len("tail_"):]: name for role, name in names.items() if role.startswith("tail_")}
             tail = plain.c_params(scalar_ctx, [self._part_shape(h, w, scalar_ctx)],

@@ -20,10 +20,11 @@ def pad_hw(x: np.ndarray, win: Window, value) -> np.ndarray:
 
 
 def windows(padded: np.ndarray, win: Window) -> np.ndarray:
-    """Read-only view (Ho, Wo, kh, kw, C) of every window position over an already padded array."""
-    kh, kw = win.kernel
+    """Read-only view (Ho, Wo, kh, kw, C) of every window position over an already padded array
+    (a dilated window's taps every dilation-th position of its extent)."""
+    (eh, ew), (dh, dw) = win.extent, win.dilations
     sh, sw = win.strides
-    view = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(0, 1))[::sh, ::sw]
+    view = np.lib.stride_tricks.sliding_window_view(padded, (eh, ew), axis=(0, 1))[::sh, ::sw, :, ::dh, ::dw]
     return view.transpose(0, 1, 3, 4, 2)  # (Ho, Wo, C, kh, kw) -> (Ho, Wo, kh, kw, C)
 
 
@@ -34,10 +35,12 @@ def tap_slices(padded: np.ndarray, win: Window, out_hw: tuple[int, int]):
     """
     kh, kw = win.kernel
     sh, sw = win.strides
+    dh, dw = win.dilations
     ho, wo = out_hw
     for i in range(kh):
         for j in range(kw):
-            yield (i, j), padded[i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw]
+            y, x = i * dh, j * dw
+            yield (i, j), padded[y:y + sh * (ho - 1) + 1:sh, x:x + sw * (wo - 1) + 1:sw]
 
 
 def valid_tap_counts(win: Window, in_hw: tuple[int, int], out_hw: tuple[int, int]) -> np.ndarray:

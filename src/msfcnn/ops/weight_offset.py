@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from ..errors import UserError
 from .base import KernelContext, Op, Shape
 from .conv2d import Conv2D
 from .dense import Dense, dense_multipliers
@@ -108,5 +109,7 @@ def with_weight_offset(op: Op, consts: dict) -> Op:
     if "weight_zero_point" not in consts:
         return op
     zero_point = int(consts.pop("weight_zero_point"))
+    if op.window is not None and op.window.dilated:
+        raise UserError(f"{op.kind}: a dilated window of uint8 (weight zero point) is not supported")
     cls = _WITH_OFFSET[type(op)]
     return cls(**{f.name: getattr(op, f.name) for f in fields(op)}, weight_zero_point=zero_point)

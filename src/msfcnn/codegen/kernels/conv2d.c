@@ -22,10 +22,11 @@
  * output channels at a time.
  */
 #include "conv2d.h"
+#include "dilated.h"
 #include "window.h"
 
-#if !defined(MSF_ARM_DSP)  /* (the DSP extension's loops are further down) */
-/* acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
+/* (The DSP extension's loops are further down; there this one serves the dilated windows only.)
+   acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
    output channels at a time: each input value loaded and offset once for four multiply-accumulates
    in registers. */
 static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, const int32_t *start,
@@ -75,7 +76,6 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
         acc[k] = sum;
     }
 }
-#endif
 
 /* float: acc = (start NULL: 0, else acc) + the window's products, run by run in the window's order. */
 static void accumulate_f32(const void *params, const msf_runs *runs, int32_t oc0, int32_t n, const int32_t *start,
@@ -104,7 +104,8 @@ static void accumulate_f32(const void *params, const msf_runs *runs, int32_t oc0
    description then sits in the caller's stack frame, not in one more.) */
 static MSF_ALWAYS_INLINE void convolution(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                                           int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t element,
-                                          msf_accumulate_fn multiply_accumulate)
+                                          msf_accumulate_fn multiply_accumulate, const int32_t dilation_h,
+                                          const int32_t dilation_w)
 {
     const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
     const msf_window_op op = {
@@ -112,7 +113,14 @@ static MSF_ALWAYS_INLINE void convolution(const msf_conv2d_params *p, const msf_
         .tap_weights = p->in_c, .merge_taps = 1, .bias = element == (int32_t)sizeof(int8_t) ? p->bias : NULL,
         .accumulate = multiply_accumulate, .finish = NULL, .stage = &stage, .params = p
     };
-    msf_window(&op, in, out, r0, r1, c0, c1);
+    if (dilation_h == 1 && dilation_w == 1) {  /* (constants: the plain kernels have no test here) */
+        msf_window(&op, in, out, r0, r1, c0, c1);
+    } else {  /* the window spans its extent, a run per tap (dilated.c) */
+        msf_window_op dilated = op;
+        dilated.shape.kh = msf_dilated_extent(p->kh, dilation_h);
+        dilated.shape.kw = msf_dilated_extent(p->kw, dilation_w);
+        msf_window_dilated(&dilated, dilation_h, dilation_w, in, out, r0, r1, c0, c1);
+    }
 }
 
 #if defined(MSF_ARM_DSP)
@@ -498,11 +506,23 @@ void msf_conv2d_s8 MSF_REGION_ARGS(msf_conv2d_params)
         conv_pairs_gathered(p, in, out, r0, r1, c0, c1);
     }
 #else
-    convolution(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate);
+    convolution(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate, 1, 1);
 #endif
 }
 
 void msf_conv2d_f32 MSF_REGION_ARGS(msf_conv2d_params)
 {
-    convolution(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32);
+    convolution(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32, 1, 1);
+}
+
+/* A dilated window, on any core through msf_window_dilated: the DSP extension's paired loop, whose
+   patch gather is the undilated window's, is left as it was calibrated. */
+void msf_conv2d_dilated_s8 MSF_REGION_ARGS(msf_conv2d_dilated_params)
+{
+    convolution(&p->op, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate, p->dilation_h, p->dilation_w);
+}
+
+void msf_conv2d_dilated_f32 MSF_REGION_ARGS(msf_conv2d_dilated_params)
+{
+    convolution(&p->op, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32, p->dilation_h, p->dilation_w);
 }

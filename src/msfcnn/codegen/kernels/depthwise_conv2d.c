@@ -19,6 +19,7 @@
  * later pixel reads and whose channels of the block the sums have already read.
  */
 #include "depthwise_conv2d.h"
+#include "dilated.h"
 #include "window.h"
 
 #if defined(MSF_ARM_DSP)
@@ -148,7 +149,8 @@ static void accumulate_f32(const void *params, const msf_runs *taps, int32_t oc0
    each caller, as conv2d.c's convolution.) */
 static MSF_ALWAYS_INLINE void depthwise(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
                                         int32_t r0, int32_t r1, int32_t c0, int32_t c1, int32_t element,
-                                        msf_accumulate_fn multiply_accumulate)
+                                        msf_accumulate_fn multiply_accumulate, const int32_t dilation_h,
+                                        const int32_t dilation_w)
 {
     const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
     const msf_window_op op = {
@@ -156,15 +158,32 @@ static MSF_ALWAYS_INLINE void depthwise(const msf_depthwise_conv2d_params *p, co
         .tap_weights = p->out_c, .merge_taps = 0, .bias = element == (int32_t)sizeof(int8_t) ? p->bias : NULL,
         .accumulate = multiply_accumulate, .finish = NULL, .stage = &stage, .params = p
     };
-    msf_window(&op, in, out, r0, r1, c0, c1);
+    if (dilation_h == 1 && dilation_w == 1) {  /* (constants: the plain kernels have no test here) */
+        msf_window(&op, in, out, r0, r1, c0, c1);
+    } else {  /* the window spans its extent; still a run per tap */
+        msf_window_op dilated = op;
+        dilated.shape.kh = msf_dilated_extent(p->kh, dilation_h);
+        dilated.shape.kw = msf_dilated_extent(p->kw, dilation_w);
+        msf_window_dilated(&dilated, dilation_h, dilation_w, in, out, r0, r1, c0, c1);
+    }
 }
 
 void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
 {
-    depthwise(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate);
+    depthwise(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate, 1, 1);
 }
 
 void msf_depthwise_conv2d_f32 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
 {
-    depthwise(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32);
+    depthwise(p, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32, 1, 1);
+}
+
+void msf_depthwise_conv2d_dilated_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_params)
+{
+    depthwise(&p->op, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate, p->dilation_h, p->dilation_w);
+}
+
+void msf_depthwise_conv2d_dilated_f32 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_params)
+{
+    depthwise(&p->op, in, out, r0, r1, c0, c1, sizeof(float), accumulate_f32, p->dilation_h, p->dilation_w);
 }

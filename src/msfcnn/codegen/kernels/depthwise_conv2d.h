@@ -26,6 +26,15 @@ typedef struct {
 void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params);
 void msf_depthwise_conv2d_f32 MSF_REGION_ARGS(msf_depthwise_conv2d_params);
 
+/* A dilated DEPTHWISE_CONV_2D: the plain params (kh, kw: the kernel in taps), and the taps' spacing. */
+typedef struct {
+    msf_depthwise_conv2d_params op;
+    int32_t dilation_h, dilation_w;
+} msf_depthwise_conv2d_dilated_params;
+
+void msf_depthwise_conv2d_dilated_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_params);
+void msf_depthwise_conv2d_dilated_f32 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_params);
+
 MSF_END_DECLS
 
 #endif /* MSF_DEPTHWISE_CONV2D_H */

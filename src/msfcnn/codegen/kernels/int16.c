@@ -12,6 +12,7 @@
  */
 #include <math.h>
 
+#include "dilated.h"
 #include "int16.h"
 #include "window.h"
 
@@ -133,6 +134,74 @@ void msf_depthwise_conv2d_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_s16_params)
 {
     const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
     each_pixel(&shape, depthwise_pixel, p, in, out, r0, r1, c0, c1);
+}
+
+/* A dilated window's sum for output channel o at pixel px (its taps' clipping in taps): tap (i, j)
+   reads (y0 + i * dilation_h, x0 + j * dilation_w), all in_c channels for a convolution, channel
+   o / depth_multiplier for a depthwise one. */
+static int64_t dilated_sum(const msf_conv2d_dilated_s16_params *q, const msf_view *in, const msf_pixel *px, int32_t o,
+                           int depthwise)
+{
+    const msf_conv2d_s16_params *p = &q->op;
+    const int32_t values = depthwise ? 1 : p->in_c, ch0 = depthwise ? o / p->depth_multiplier : 0;
+    int64_t acc = p->bias != NULL ? p->bias[o] : 0;
+    int32_t i, j, ch;
+    for (i = px->i_lo; i < px->i_hi; ++i) {
+        for (j = px->j_lo; j < px->j_hi; ++j) {
+            const int16_t *src = at_s16(in, px->y0 + i * q->dilation_h, px->x0 + j * q->dilation_w, ch0);
+            const int8_t *w = depthwise ? p->weights + (i * p->kw + j) * p->out_c + o
+                                        : p->weights + (((ptrdiff_t)o * p->kh + i) * p->kw + j) * p->in_c;
+            for (ch = 0; ch < values; ++ch) {
+                acc += (int32_t)src[ch] * w[ch];
+            }
+        }
+    }
+    return acc;
+}
+
+static void dilated_pixel(const msf_conv2d_dilated_s16_params *q, const msf_view *in, const msf_pixel *window,
+                          int16_t *dst, int depthwise)
+{
+    const msf_conv2d_s16_params *p = &q->op;
+    msf_pixel px = *window;
+    int32_t o;
+    msf_dilated_tap_range(px.y0, p->kh, q->dilation_h, p->in_h, &px.i_lo, &px.i_hi);
+    msf_dilated_tap_range(px.x0, p->kw, q->dilation_w, p->in_w, &px.j_lo, &px.j_hi);
+    for (o = 0; o < p->out_c; ++o) {
+        dst[o] = output_s16(dilated_sum(q, in, &px, o, depthwise), p->mult[o], p->shift[o], p->rounding, p->act_min,
+                            p->act_max);
+    }
+}
+
+static void dilated_conv_pixel(const void *params, const msf_view *in, const msf_pixel *px, int16_t *dst)
+{
+    dilated_pixel((const msf_conv2d_dilated_s16_params *)params, in, px, dst, 0);
+}
+
+static void dilated_depthwise_pixel(const void *params, const msf_view *in, const msf_pixel *px, int16_t *dst)
+{
+    dilated_pixel((const msf_conv2d_dilated_s16_params *)params, in, px, dst, 1);
+}
+
+/* The pixels of a dilated window op: its window spans the extent. */
+static void each_dilated_pixel(const msf_conv2d_dilated_s16_params *q, pixel_fn pixel, const msf_view *in,
+                               msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    const msf_conv2d_s16_params *p = &q->op;
+    const msf_window_shape shape = { p->in_h, p->in_w, msf_dilated_extent(p->kh, q->dilation_h),
+                                     msf_dilated_extent(p->kw, q->dilation_w), p->stride_h, p->stride_w, p->pad_top,
+                                     p->pad_left };
+    each_pixel(&shape, pixel, q, in, out, r0, r1, c0, c1);
+}
+
+void msf_conv2d_dilated_s16 MSF_REGION_ARGS(msf_conv2d_dilated_s16_params)
+{
+    each_dilated_pixel(p, dilated_conv_pixel, in, out, r0, r1, c0, c1);
+}
+
+void msf_depthwise_conv2d_dilated_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_s16_params)
+{
+    each_dilated_pixel(p, dilated_depthwise_pixel, in, out, r0, r1, c0, c1);
 }
 
 /* Written over its own input a channel at a time (depth multiplier 1): channel c of every output

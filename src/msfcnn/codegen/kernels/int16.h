@@ -28,6 +28,14 @@ typedef struct {
 } msf_conv2d_s16_params;
 typedef msf_conv2d_s16_params msf_depthwise_conv2d_s16_params;
 
+/* A dilated CONV_2D or DEPTHWISE_CONV_2D: the plain params (kh, kw: the kernel in taps), and the
+   taps' spacing. */
+typedef struct {
+    msf_conv2d_s16_params op;
+    int32_t dilation_h, dilation_w;
+} msf_conv2d_dilated_s16_params;
+typedef msf_conv2d_dilated_s16_params msf_depthwise_conv2d_dilated_s16_params;
+
 /* FULLY_CONNECTED: as msf_dense_params, with an int64 bias; rounding MSF_ROUND_SINGLE (LiteRT) or
    MSF_ROUND_WIDE (TFLite Micro). */
 typedef struct {
@@ -59,6 +67,8 @@ typedef msf_global_avg_pool_params msf_global_avg_pool_s16_params;
 
 void msf_conv2d_s16 MSF_REGION_ARGS(msf_conv2d_s16_params);
 void msf_depthwise_conv2d_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_s16_params);
+void msf_conv2d_dilated_s16 MSF_REGION_ARGS(msf_conv2d_dilated_s16_params);
+void msf_depthwise_conv2d_dilated_s16 MSF_REGION_ARGS(msf_depthwise_conv2d_dilated_s16_params);
 void msf_depthwise_conv2d_inplace_s16(const msf_depthwise_conv2d_s16_params *p, const msf_view *in, msf_view *out,
                                       int16_t *plane, int32_t out_h, int32_t out_w);
 void msf_pool2d_s16 MSF_REGION_ARGS(msf_pool2d_params);
