@@ -41,6 +41,7 @@ def local_modules() -> dict[str, Path | None]:
         local.update({p.stem: p for p in folder.glob("*.py")})
     local.update({p.name: None for p in (ROOT / "tests").iterdir() if p.is_dir()})
     local.update({p.stem: None for p in (ROOT / "tests").glob("*.py")})
+    local.update({p.stem: None for p in (ROOT / "tests").rglob("test_*.py")})  # a test importing another's helpers
     return local
 
 

@@ -46,7 +46,7 @@ static void output_stage(const msf_window_op *op, const msf_pixel *px, int32_t o
     } else {  /* float: the bias after the window's sum, then the activation */
         for (k = 0; k < n; ++k) {
             const float v = acc->f32[k] + (s->bias_f32 != NULL ? s->bias_f32[oc0 + k] : 0.0f);
-            ((float *)dst)[oc0 + k] = msf_apply_activation_f32(v, s->activation);
+            ((float *)(void *)dst)[oc0 + k] = msf_apply_activation_f32(v, s->activation);
         }
     }
 }

@@ -161,8 +161,8 @@ static int32_t tflm_tanh16(const int32_t *table, int32_t x, int32_t multiplier, 
 /* One gate's pre-activation (Q3.12) for unit u: the input and recurrent matmuls, each rescaled. */
 static int32_t gate_input(const msf_lstm_params *p, int32_t gate, int32_t u, const int8_t *x, const int8_t *h)
 {
-    const int8_t *wx = p->weights + ((size_t)gate * p->units + u) * p->features;
-    const int8_t *wh = p->recurrent + ((size_t)gate * p->units + u) * p->units;
+    const int8_t *wx = p->weights + ((size_t)gate * (size_t)p->units + (size_t)u) * (size_t)p->features;
+    const int8_t *wh = p->recurrent + ((size_t)gate * (size_t)p->units + (size_t)u) * (size_t)p->units;
     int32_t ax = p->bias_x[gate * p->units + u], ah = p->bias_h[gate * p->units + u], k, a, b;
     for (k = 0; k < p->features; ++k) {
         ax += (int32_t)wx[k] * x[k];
@@ -229,8 +229,8 @@ void msf_lstm_step_f32(const msf_lstm_params *p, const float *x, float *h, float
     int32_t u, g, k;
     for (g = 0; g < 4; ++g) {
         for (u = 0; u < n; ++u) {
-            const float *wx = p->weights_f32 + ((size_t)g * n + u) * p->features;
-            const float *wh = p->recurrent_f32 + ((size_t)g * n + u) * n;
+            const float *wx = p->weights_f32 + ((size_t)g * (size_t)n + (size_t)u) * (size_t)p->features;
+            const float *wh = p->recurrent_f32 + ((size_t)g * (size_t)n + (size_t)u) * (size_t)n;
             float acc = p->bias_f32[g * n + u];
             for (k = 0; k < p->features; ++k) {
                 acc += wx[k] * x[k];
@@ -257,14 +257,14 @@ void msf_lstm_s8(const msf_lstm_params *p, const int8_t *in, int8_t *out, void *
        units bytes of the 11 * units + 1. */
     unsigned char *base = (unsigned char *)workspace;
     const size_t n = (size_t)p->units;
-    int16_t *c = (int16_t *)(base + ((uintptr_t)base & 1u));
+    int16_t *c = (int16_t *)(void *)(base + ((uintptr_t)base & 1u));
     int16_t *gates = c + n;
     int8_t *h = (int8_t *)(base + 10 * n + 1);
     int32_t t;
     memset(h, p->hidden_zero, n);  /* the hidden state starts at its zero point: real 0 */
     memset(c, 0, 2 * n);
     for (t = 0; t < p->steps; ++t) {
-        msf_lstm_step_s8(p, in + (size_t)t * p->features, h, c, gates);
+        msf_lstm_step_s8(p, in + (size_t)t * (size_t)p->features, h, c, gates);
         if (p->return_sequences) {
             memcpy(out + (size_t)t * n, h, n);
         }
@@ -283,7 +283,7 @@ void msf_lstm_f32(const msf_lstm_params *p, const float *in, float *out, void *w
     int32_t t;
     memset(h, 0, 2 * n * sizeof(float));  /* all-zero bits: 0.0f in IEEE single precision */
     for (t = 0; t < p->steps; ++t) {
-        msf_lstm_step_f32(p, in + (size_t)t * p->features, h, c, gates);
+        msf_lstm_step_f32(p, in + (size_t)t * (size_t)p->features, h, c, gates);
         if (p->return_sequences) {
             memcpy(out + (size_t)t * n, h, n * sizeof(float));
         }
