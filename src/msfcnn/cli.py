@@ -443,13 +443,21 @@ def run_request(args) -> RunRequest:
                       _model_plan(args, None), args.input, args.seed, args.output)
 
 
+def _folder_output(path: str | None, option: str) -> None:
+    from .files import STDOUT
+    if path == STDOUT:
+        raise UserError(f"{option} takes a folder: standard output (-) cannot hold a C project")
+
+
 def compile_request(args) -> CompileRequest:
+    _folder_output(args.output, "-o")
     call = _invocation(args, False, [args.model, args.plan], [args.output])
     link = _link(args)
     return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
 
 
 def verify_request(args) -> VerifyRequest:
+    _folder_output(args.keep, "--keep")
     call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
     link = _link(args)
     return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
@@ -519,9 +527,15 @@ def _for_board(link: Link, graph, plan, schedule):
     return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not link.input_in_flash), bound
 
 
-def _print_json(doc) -> None:
+def _print_json(doc, stream=None) -> None:
     from . import report
-    print(report.json_text(doc))
+    print(report.json_text(doc), file=stream or sys.stdout)
+
+
+def _report_stream(request):
+    """Where a command's report goes: standard output, unless its output file is (`-o -`)."""
+    from .files import STDOUT
+    return sys.stderr if request.output == STDOUT else sys.stdout
 
 
 # -- the commands ----------------------------------------------------------------------------------
@@ -551,7 +565,7 @@ def cmd_plan(request: PlanRequest) -> None:
     if request.output:
         from .files import write_atomic
         write_atomic(request.output, doc + "\n")
-    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board))
+    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board), file=_report_stream(request))
 
 
 def cmd_sweep(request: SweepRequest) -> None:
@@ -607,9 +621,9 @@ def cmd_run(request: RunRequest) -> None:
     if request.output:
         save_outputs(request.output, ys, model)
     if request.call.json:
-        _print_json(report.run_doc(graph, plan, x, fused, diff))
+        _print_json(report.run_doc(graph, plan, x, fused, diff), _report_stream(request))
     else:
-        print(report.run_text(graph, plan, x, fused, diff))
+        print(report.run_text(graph, plan, x, fused, diff), file=_report_stream(request))
 
 
 def cmd_compile(request: CompileRequest) -> None:
@@ -692,9 +706,9 @@ def cmd_fit(request: FitRequest) -> None:
         from .files import write_atomic
         write_atomic(request.output, report.json_text(result.plan.to_dict()) + "\n")
     if request.call.json:
-        _print_json(result.to_dict())
+        _print_json(result.to_dict(), _report_stream(request))
     else:
-        print(report.fit_text(result, request.input_in_flash, _calibrated()))
+        print(report.fit_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
 
 
 def cmd_pareto(request: ParetoRequest) -> None:

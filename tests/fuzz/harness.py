@@ -532,9 +532,9 @@ def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT) -> 
 
 def _check_outputs(case: Case, status, work: str) -> list[str]:
     problems = []
-    for folder, _, files in os.walk(work):
-        for name in files:
-            if name.endswith(".tmp"):
+    for folder, folders, files in os.walk(work):
+        for name in files + folders:
+            if name.endswith(".tmp") or name.startswith(".msfcnn-staging-"):
                 problems.append(f"temporary file left behind: {os.path.join(folder, name)}")
     if case.output is None or status == "timeout":
         return problems
