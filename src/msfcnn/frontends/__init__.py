@@ -8,6 +8,7 @@ from typing import Callable
 from ..errors import UserError
 from .. import numerics as nx
 from ..ir import Graph, check_numerics, with_numerics
+from ..ir.arithmetic import check_arithmetic
 from .builtin import builtin_names, load_builtin
 from .layer_list import load_layer_list
 from .onnx import load_onnx
@@ -34,7 +35,10 @@ def load_model(model: str, weights: bool = False, numerics: str = nx.LITERT) -> 
     graph = _load_structure(model)
     if weights and graph.dtype == "int8" and graph.input_quant is None:  # no quantisation: no weights
         graph = with_random_weights(graph)
-    return with_numerics(graph, numerics)
+    graph = with_numerics(graph, numerics)
+    if graph.input_quant is not None or graph.dtype != "int8":  # a graph with its weights (or float)
+        check_arithmetic(graph)
+    return graph
 
 
 def _load_structure(model: str) -> Graph:
@@ -54,7 +58,19 @@ def _load_structure(model: str) -> Graph:
         raise UserError(f"{model}: not a regular file")
     graph = loader(path)
     _check_sizes(graph, model)
+    _check_all_read(graph, model)
     return graph
+
+
+def _check_all_read(graph: Graph, model: str) -> None:
+    """Every op's output is read by a later op or is a model output: the planner streams each
+    tensor to its readers, and an op nothing reads (a hand-edited file's) has none."""
+    read = {t for node in graph.nodes for t in node.inputs} | set(graph.output_tensors)
+    unread = [index for index in range(len(graph.nodes)) if index not in read]
+    if unread:
+        node = graph.nodes[unread[0]]
+        raise UserError(f"{model}: the output of op {unread[0]} ({node.op.describe()}) is never read and is not a "
+                        "model output")
 
 
 def _check_sizes(graph: Graph, model: str) -> None:

@@ -834,6 +834,8 @@ def _emit_table(imp: _Importer, op: Operator, ir_op: Op) -> None:
         imp.emit(op, ir_op, (src,))
         return
     in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
+    if out_q is None:
+        raise UserError(f"reads a quantised tensor and writes float32 tensor {op.outputs[0]}: both must be one type")
     if isinstance(ir_op, HardSwish) and hard_swish_params(in_q, out_q)[1] > 0:
         raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
     try:

@@ -68,6 +68,9 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
                                           ctx.output_quant.scale, self.filters)
 
+    def accumulator_bound(self, ctx: KernelContext) -> int | None:
+        return weighted_accumulator_bound(ctx, 0)
+
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         return weighted_c_consts(ctx, self.multipliers, nx.gemm_rounding(ctx.numerics))
 
@@ -188,6 +191,21 @@ def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[st
         mult, shift = (np.asarray(v, np.int32).reshape(-1) for v in multipliers(ctx))
         return {**consts, "mult": mult, "shift": shift}
     return {**consts, **output_stage_consts(*multipliers(ctx), rounding)}
+
+
+def weighted_accumulator_bound(ctx: KernelContext, channel_axis: int) -> int | None:
+    """The largest |accumulator| of a conv / depthwise / dense kernel over every output channel: its
+    |bias| plus the sum of its |weights| times the largest |input - input zero point| (padding, the
+    zero point, adds nothing). Every partial sum, in any order, is within it. None for float."""
+    if ctx.is_float:
+        return None
+    weights = np.moveaxis(np.abs(np.asarray(ctx.consts["weights"], dtype=np.int64)), channel_axis, 0)
+    per_channel = weights.reshape(weights.shape[0], -1).sum(axis=1)
+    info, zero = np.iinfo(ctx.qtype), ctx.input_quant[0].zero_point
+    largest_input = max(int(info.max) - zero, zero - int(info.min))
+    bias = ctx.consts.get("bias")
+    biases = np.abs(np.asarray(bias, dtype=object)) if bias is not None else 0  # exact, as Python ints
+    return int(np.max(per_channel.astype(object) * largest_input + biases, initial=0))
 
 
 def output_stage_consts(mult, shift, rounding: str) -> dict[str, np.ndarray]:
