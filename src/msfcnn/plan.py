@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import __version__
 from .fusion.dag import Block
 
 
@@ -21,6 +22,11 @@ class Plan:
     # (its blocks, the moves between them and msfcnn_invoke's own; each Block has its share).
     target: str | None = None
     predicted_instructions: int | None = None
+    # The sha256 of the model's bytes (frontends.model_digest), written with the tool's version so
+    # that a saved plan is never used with another model.
+    model_sha256: str | None = None
+    # What a plan file recorded besides its blocks (RECORDED), to compare with what the model costs.
+    recorded: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def feasible(self) -> bool:
@@ -58,6 +64,8 @@ class Plan:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note
         doc.update({k: _json_number(v) for k, v in self.constraint.items()})
+        if self.model_sha256:
+            doc.update({"model_sha256": self.model_sha256, "msfcnn_version": __version__})
         return doc
 
     @classmethod
@@ -67,11 +75,15 @@ class Plan:
         blocks = tuple(Block(int(b["first"]), int(b["last"]), str(b["scheme"]), int(b["ram_bytes"]), int(b["macs"]),
                              int(b.get("rows", 1))) for b in doc["blocks"])
         constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
+        sha = doc.get("model_sha256")
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
-                   io_counted=bool(doc.get("io_counted", False)))
+                   io_counted=bool(doc.get("io_counted", False)), model_sha256=None if sha is None else str(sha),
+                   recorded={key: doc[key] for key in RECORDED if key in doc})
 
 
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")
+# The whole-plan figures a plan file records, checked against the model when it is read.
+RECORDED = ("peak_ram_bytes", "macs", "overhead", "msfcnn_version")
 
 
 def block_name(block: Block) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -9,7 +11,7 @@ from ..errors import UserError
 from .. import numerics as nx
 from ..ir import Graph, check_numerics, with_numerics
 from ..ir.arithmetic import check_arithmetic
-from .builtin import builtin_names, load_builtin
+from .builtin import builtin_layer_list, builtin_names, load_builtin
 from .layer_list import load_layer_list
 from .onnx import load_onnx
 from .random_weights import with_random_weights
@@ -39,6 +41,19 @@ def load_model(model: str, weights: bool = False, numerics: str = nx.LITERT) -> 
     if graph.input_quant is not None or graph.dtype != "int8":  # a graph with its weights (or float)
         check_arithmetic(graph)
     return graph
+
+
+def model_digest(model: str) -> str:
+    """The sha256 (hex) of a MODEL argument's bytes: its file's, or a built-in's layer list as JSON.
+    Plans record it, so that a plan is never used with another model."""
+    if model in builtin_names():
+        data = json.dumps(builtin_layer_list(model), sort_keys=True).encode()
+    else:
+        try:
+            data = Path(model).read_bytes()
+        except OSError as err:
+            raise UserError(f"{model}: cannot read it ({err.strerror})") from None
+    return hashlib.sha256(data).hexdigest()
 
 
 def _load_structure(model: str) -> Graph:
@@ -87,4 +102,4 @@ def _check_sizes(graph: Graph, model: str) -> None:
                             f"at most {INT_LIMIT})")
 
 
-__all__ = ["LOADERS", "builtin_names", "load_model"]
+__all__ = ["LOADERS", "builtin_names", "load_model", "model_digest"]
