@@ -134,3 +134,40 @@ def test_an_op_nothing_reads_is_refused(tmp_path, capsys):
 def test_a_table_op_writing_float32_is_refused(tmp_path, capsys):
     model = edited(tmp_path, "act_sweep_elu_0.tflite", {"tensor 1 type": 0})
     refused(capsys, model, "ELU", "float32")
+
+
+def extreme_conv(tmp_path, over: int):
+    """op_conv_k3_s1_same_relu6 (3x3 conv of a 12x12x3 map, 8 filters) with channel 0's bias set so
+    that its accumulator's bound is 2^31 - 1 + `over`, and the input that reaches the bound at the
+    centre pixel: each tap at the extreme of the weight's sign."""
+    import tflite as schema
+    data = (MODELS / "op_conv_k3_s1_same_relu6.tflite").read_bytes()
+    bias, weights = tensor_values(data, 1), tensor_values(data, 2)
+    w = np.array([f.read(data) for f in weights], dtype=np.int64).reshape(8, 3, 3, 3)[0]
+    zero = int(schema.Model.GetRootAs(data, 0).Subgraphs(0).Tensors(0).Quantization().ZeroPoint(0))
+    high, low = 127 - zero, -128 - zero  # the extremes of input - zero point
+    largest = max(high, -low)
+    edge = high if largest == high else low  # the extreme of the larger magnitude
+    taps = np.where(w * np.sign(edge) >= 0, 127 if edge == high else -128, -128 if edge == high else 127)
+    reach = int(np.sum(w * (taps.astype(np.int64) - zero)))  # the sum the centre pixel's taps give
+    path = tmp_path / f"conv{over}.tflite"
+    path.write_bytes(patched(data, [(bias[0], 2**31 - 1 + over - reach)]))
+    x = np.random.default_rng(1).integers(-128, 128, (1, 12, 12, 3), dtype=np.int8)
+    x[0, 5:8, 5:8, :] = taps
+    np.save(tmp_path / "x.npy", x)
+    return str(path), str(tmp_path / "x.npy")
+
+
+@pytest.mark.slow
+def test_an_accumulator_at_the_int32_limit_runs_clean_under_the_sanitizers(tmp_path, capsys):
+    """The accumulator reaches exactly 2^31 - 1 on this input: accepted, bit-exact, no UBSan report.
+    One more and the model is refused, where the C would overflow (UBSan: signed integer overflow
+    in conv2d.c) and verify would fail."""
+    from support.toolchains import require_target
+    require_target("host-sanitize")
+    model, x = extreme_conv(tmp_path, 0)
+    code, out, err = run_cli(capsys, "verify", model, "--target", "host-sanitize", "--input", x)
+    assert code == 0 and err == "" and "PASS" in out
+    model, x = extreme_conv(tmp_path, 1)
+    code, out, err = run_cli(capsys, "verify", model, "--target", "host-sanitize", "--input", x)
+    assert code == 2 and err.count("\n") == 1 and "layer 0 (conv 3x3/1 8): its int32 accumulator can reach" in err

@@ -194,18 +194,24 @@ def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[st
 
 
 def weighted_accumulator_bound(ctx: KernelContext, channel_axis: int) -> int | None:
-    """The largest |accumulator| of a conv / depthwise / dense kernel over every output channel: its
-    |bias| plus the sum of its |weights| times the largest |input - input zero point| (padding, the
-    zero point, adds nothing). Every partial sum, in any order, is within it. None for float."""
+    """The largest |accumulator| of a conv / depthwise / dense kernel over every output channel,
+    on any input: each product w * (x - zero point) lies between w times the two extremes of
+    x - zero point (padding, the zero point, gives 0, which is between them), so every partial sum,
+    in any order, with or without the bias, lies between the bias plus the sums of the smaller and
+    of the larger ends. Reached when every tap reads the extreme that its weight favours. None for
+    float."""
     if ctx.is_float:
         return None
-    weights = np.moveaxis(np.abs(np.asarray(ctx.consts["weights"], dtype=np.int64)), channel_axis, 0)
-    per_channel = weights.reshape(weights.shape[0], -1).sum(axis=1)
+    weights = np.moveaxis(np.asarray(ctx.consts["weights"], dtype=np.int64), channel_axis, 0)
+    weights = weights.reshape(weights.shape[0], -1)
     info, zero = np.iinfo(ctx.qtype), ctx.input_quant[0].zero_point
-    largest_input = max(int(info.max) - zero, zero - int(info.min))
+    high, low = int(info.max) - zero, int(info.min) - zero
+    largest = np.maximum(weights * high, weights * low).sum(axis=1).astype(object)  # exact: Python ints
+    smallest = np.minimum(weights * high, weights * low).sum(axis=1).astype(object)
     bias = ctx.consts.get("bias")
-    biases = np.abs(np.asarray(bias, dtype=object)) if bias is not None else 0  # exact, as Python ints
-    return int(np.max(per_channel.astype(object) * largest_input + biases, initial=0))
+    biased = np.asarray(bias, dtype=object) if bias is not None else 0
+    ends = [largest + biased, smallest + biased, largest, smallest]
+    return int(max(np.max(np.abs(end), initial=0) for end in ends))
 
 
 def output_stage_consts(mult, shift, rounding: str) -> dict[str, np.ndarray]:
