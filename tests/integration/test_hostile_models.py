@@ -131,9 +131,11 @@ def test_an_op_nothing_reads_is_refused(tmp_path, capsys):
     refused(capsys, model, "never read")
 
 
-def test_a_table_op_writing_float32_is_refused(tmp_path, capsys):
-    model = edited(tmp_path, "act_sweep_elu_0.tflite", {"tensor 1 type": 0})
-    refused(capsys, model, "ELU", "float32")
+@pytest.mark.parametrize("fixture, operator", [("act_sweep_elu_0.tflite", "ELU"), ("act_sweep_tanh_2.tflite", "TANH"),
+                                               ("u8_act_sweep_tanh.tflite", "TANH")])
+def test_a_table_op_writing_float32_is_refused(tmp_path, capsys, fixture, operator):
+    model = edited(tmp_path, fixture, {"tensor 1 type": 0})
+    refused(capsys, model, f"({operator}): reads a quantised tensor and writes float32 tensor 1")
 
 
 def extreme_conv(tmp_path, over: int):

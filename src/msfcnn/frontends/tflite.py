@@ -860,6 +860,9 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
 
 def _tanh(imp: _Importer, op: Operator) -> None:
     out_q = imp.quant(op.outputs[0])
+    if out_q is None:  # a float32 output: a float32 TANH, or one reading a quantised tensor (refused there)
+        _emit_table(imp, op, Tanh())
+        return
     if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
         raise UserError(f"output scale {out_q.scale} and zero point {out_q.zero_point}: an int8 TANH's output "
                         "has scale 1/128 and zero point 0 (TFLite's quantisation spec, which TFLite Micro's "
