@@ -11,8 +11,8 @@ INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def run() -> None:
-    signal.signal(signal.SIGINT, _on_interrupt)
     try:
+        signal.signal(signal.SIGINT, _on_interrupt)
         from .cli import main
         code = main()
     except KeyboardInterrupt:  # main answers its own; this is one during the imports
