@@ -99,6 +99,8 @@ def _numerics_arg(p: argparse.ArgumentParser) -> None:
 
 def _saved_plan_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plan", metavar="PLAN.json", help="a plan written by `msfcnn plan -o` (instead of plan options)")
+    p.add_argument("--strict", action="store_true", help="refuse a --plan whose recorded figures (RAM, MACs) "
+                                                         "disagree with what it costs on the model, instead of warning")
 
 
 def _c_args(p: argparse.ArgumentParser) -> None:
@@ -308,6 +310,7 @@ class ModelPlan:
     options: PlanOptions
     saved_plan: str | None
     numerics: str
+    strict: bool = False  # a saved plan's figures that disagree with the model's: an error, not a warning
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,9 @@ def _model_plan(args, target: str | None) -> ModelPlan:
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
                           latency_target=(target or "host") if timed else None)
-    return ModelPlan(options, args.plan, args.numerics)
+    if args.strict and args.plan is None:
+        raise UserError("--strict checks a saved plan: it needs --plan")
+    return ModelPlan(options, args.plan, args.numerics, args.strict)
 
 
 def _board_on(name: str, target: str | None) -> Board:
@@ -457,13 +462,21 @@ def run_request(args) -> RunRequest:
                       _model_plan(args, None), args.input, args.seed, args.output)
 
 
+def _folder_output(path: str | None, option: str) -> None:
+    from .files import STDOUT
+    if path == STDOUT:
+        raise UserError(f"{option} takes a folder: standard output (-) cannot hold a C project")
+
+
 def compile_request(args) -> CompileRequest:
+    _folder_output(args.output, "-o")
     call = _invocation(args, False, [args.model, args.plan], [args.output])
     link = _link(args)
     return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
 
 
 def verify_request(args) -> VerifyRequest:
+    _folder_output(args.keep, "--keep")
     call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
     link = _link(args)
     return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
@@ -509,6 +522,13 @@ def _warn(lines: list[str]) -> None:
         print(line, file=sys.stderr)
 
 
+def _with_digest(plan, model: str):
+    """The plan recording its model's sha256 (and so the tool's version), for --plan to check."""
+    from dataclasses import replace
+    from .frontends import model_digest
+    return replace(plan, model_sha256=model_digest(model)) if plan.feasible else plan
+
+
 def _solve(options: PlanOptions, planner):
     from . import pipeline
     with progress.step(f"planning {planner.graph.name}: solving ({options.strategy})"):
@@ -519,9 +539,22 @@ def _planned_schedule(model: ModelPlan):
     """The model with weights, its plan and the plan's schedule."""
     from . import pipeline
     graph = pipeline.load(model.options.model, weights=True, numerics=model.numerics)
-    plan = (pipeline.load_plan(model.saved_plan, graph) if model.saved_plan
-            else _solve(model.options, _planner(model.options, graph)))
-    return graph, plan, pipeline.lower(graph, plan)
+    if not model.saved_plan:
+        plan = _solve(model.options, _planner(model.options, graph))
+        return graph, plan, pipeline.lower(graph, plan)
+    from .frontends import model_digest
+    saved = pipeline.load_plan(model.saved_plan, graph, model_digest(model.options.model))
+    schedule = pipeline.lower(graph, saved)
+    plan, differences = pipeline.recomputed_plan(saved, graph, schedule)
+    if differences:
+        made_by = saved.recorded.get("msfcnn_version")
+        message = (f"{model.saved_plan}: its recorded figures disagree with what it costs on {graph.name} "
+                   f"({'; '.join(differences[:3])}{'; ...' if len(differences) > 3 else ''}"
+                   f"{f'; made by msfcnn {made_by}' if made_by and made_by != __version__ else ''})")
+        if model.strict:
+            raise UserError(f"{message}: refusing it (--strict)")
+        _warn([f"msfcnn: warning: {message}; the recomputed figures are used"])
+    return graph, plan, schedule
 
 
 def _input(path: str | None, seed: int, graph):
@@ -540,9 +573,15 @@ def _for_board(link: Link, graph, plan, schedule):
     return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not link.input_in_flash), bound
 
 
-def _print_json(doc) -> None:
+def _print_json(doc, stream=None) -> None:
     from . import report
-    print(report.json_text(doc))
+    print(report.json_text(doc), file=stream or sys.stdout)
+
+
+def _report_stream(request):
+    """Where a command's report goes: standard output, unless its output file is (`-o -`)."""
+    from .files import STDOUT
+    return sys.stderr if request.output == STDOUT else sys.stdout
 
 
 # -- the commands ----------------------------------------------------------------------------------
@@ -565,7 +604,7 @@ def cmd_ops(request: OpsRequest) -> None:
 def cmd_plan(request: PlanRequest) -> None:
     from . import pipeline, report
     planner = _planner(request.options)
-    plan = _solve(request.options, planner)
+    plan = _with_digest(_solve(request.options, planner), request.options.model)
     vanilla = planner.vanilla() if planner.latency_complete else None  # its predicted time, to compare
     doc = report.json_text(report.plan_doc(plan, request.board, vanilla))
     if request.timeline:
@@ -573,7 +612,8 @@ def cmd_plan(request: PlanRequest) -> None:
     if request.output:
         from .files import write_atomic
         write_atomic(request.output, doc + "\n")
-    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board, vanilla))
+    print(doc if request.call.json else report.plan_text(plan, planner.graph, request.board, vanilla),
+          file=_report_stream(request))
 
 
 def cmd_sweep(request: SweepRequest) -> None:
@@ -631,9 +671,9 @@ def cmd_run(request: RunRequest) -> None:
     if request.output:
         save_outputs(request.output, ys, model)
     if request.call.json:
-        _print_json(report.run_doc(graph, plan, x, fused, diff))
+        _print_json(report.run_doc(graph, plan, x, fused, diff), _report_stream(request))
     else:
-        print(report.run_text(graph, plan, x, fused, diff))
+        print(report.run_text(graph, plan, x, fused, diff), file=_report_stream(request))
 
 
 def _run_sequence(request: RunRequest, graph, plan, schedule) -> None:
@@ -744,11 +784,11 @@ def cmd_fit(request: FitRequest) -> None:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:
         from .files import write_atomic
-        write_atomic(request.output, report.json_text(result.plan.to_dict()) + "\n")
+        write_atomic(request.output, report.json_text(_with_digest(result.plan, request.model).to_dict()) + "\n")
     if request.call.json:
-        _print_json(result.to_dict())
+        _print_json(result.to_dict(), _report_stream(request))
     else:
-        print(report.fit_text(result, request.input_in_flash, _calibrated()))
+        print(report.fit_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
 
 
 def cmd_pareto(request: ParetoRequest) -> None:

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from .errors import UserError
+
 INT8_MIN, INT8_MAX = -128, 127
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -73,12 +75,20 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
     return (np.sign(x) * whole).astype(np.int64)
 
 
+# The largest left shift of a quantised multiplier: TFLite shifts an int32 left by it (and its
+# single-rounding build clamps the shift to 30), so a factor of 2^30 or more has no representation.
+MAX_MULTIPLIER_SHIFT = 30
+
+
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """TFLite's QuantizeMultiplier: real = significand * 2^(shift - 31), significand in [2^30, 2^31).
 
     Returns (significand, shift); shift > 0 is a left shift. Follows frexp and the two corner cases
     of the C++ code (a significand that rounds up to 2^31, and shifts below -31 that become zero).
     """
+    if not math.isfinite(real):
+        raise UserError(f"a rescale factor (a ratio of the model's scales) is {real}: the fixed-point multipliers "
+                        "need a finite one")
     if real == 0.0:
         return 0, 0
     fraction, shift = math.frexp(real)
@@ -86,6 +96,9 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if significand == 1 << 31:
         significand //= 2
         shift += 1
+    if shift > MAX_MULTIPLIER_SHIFT:
+        raise UserError(f"a rescale factor (a ratio of the model's scales) of {real:.6g} is 2^{MAX_MULTIPLIER_SHIFT} "
+                        "or more: TFLite's fixed-point multipliers cannot represent it")
     if shift < -31:
         return 0, 0
     return significand, shift

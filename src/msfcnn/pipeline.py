@@ -5,7 +5,7 @@ command applies the same checks (one cost-model guard, one verification)."""
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -106,8 +106,10 @@ def solve(plans: Planner, strategy: str = "optimal", objective: str | None = Non
     return plans.solve(strategy, objective_for(objective, max_overhead, max_ram), max_overhead, max_ram, max_latency)
 
 
-def load_plan(path: str, graph: Graph) -> Plan:
-    """A plan file written by `msfcnn plan -o`, checked against the model it is used with."""
+def load_plan(path: str, graph: Graph, digest: str | None = None) -> Plan:
+    """A plan file written by `msfcnn plan -o`, checked against the model it is used with: its
+    blocks must cover the model's ops, and a plan that records its model's sha256 must have been
+    made for `digest` (frontends.model_digest of the model)."""
     try:
         with open(path) as f:
             plan = Plan.from_dict(jsontext.loads(f.read(), jsontext.INT64_LIMIT))
@@ -115,6 +117,9 @@ def load_plan(path: str, graph: Graph) -> Plan:
         raise UserError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise UserError(f"{path}: not a plan file ({type(err).__name__}: {err})") from None
+    if digest is not None and plan.model_sha256 is not None and plan.model_sha256 != digest:
+        raise UserError(f"{path}: made for another model (sha256 {plan.model_sha256[:12]}...), not this "
+                        f"{graph.name} (sha256 {digest[:12]}...)")
     return check_covers(plan, graph, path)
 
 
@@ -125,6 +130,29 @@ def check_covers(plan: Plan, graph: Graph, name: str) -> Plan:
             a.last + 1 != b.first for a, b in zip(blocks, blocks[1:])):
         raise UserError(f"{name}: its blocks do not cover ops 0..{len(graph) - 1} of this model in order")
     return plan
+
+
+def recomputed_plan(plan: Plan, graph: Graph, schedule: Schedule) -> tuple[Plan, list[str]]:
+    """A saved plan with its figures as the model really costs them (the schedule's RAM and MACs of
+    each block, the unfused MACs), and how its recorded figures disagree with those, if they do
+    (a hand-edited file, or one made for another model or version)."""
+    blocks = tuple(replace(b, ram_bytes=ram, macs=lowered.macs)
+                   for b, ram, lowered in zip(plan.blocks, schedule.block_ram, schedule.blocks))
+    real = replace(plan, blocks=blocks, vanilla_macs=sum(graph.macs(i) for i in range(len(graph))))
+    recorded = {"peak RAM": plan.recorded.get("peak_ram_bytes", plan.peak_ram_bytes),
+                "MACs": plan.recorded.get("macs", plan.macs), "unfused MACs": plan.vanilla_macs,
+                "overhead": plan.recorded.get("overhead", round(real.overhead, 4))}
+    recomputed = {"peak RAM": real.peak_ram_bytes, "MACs": real.macs, "unfused MACs": real.vanilla_macs,
+                  "overhead": round(real.overhead, 4)}
+    differences = [f"{what} {recorded[what]} recorded, {recomputed[what]} recomputed"
+                   for what in recorded if recorded[what] != recomputed[what]]
+    differences += [f"block {k} ({b.first}..{b.last}) {what} {mine} recorded, {theirs} recomputed"
+                    for k, (b, r) in enumerate(zip(plan.blocks, blocks))
+                    for what, mine, theirs in (("RAM", b.ram_bytes, r.ram_bytes), ("MACs", b.macs, r.macs))
+                    if mine != theirs]
+    if plan.model_sha256 is None and plan.model != graph.name:
+        differences.insert(0, f"made for model {plan.model!r}")
+    return real, differences
 
 
 def lower(graph: Graph, plan: Plan) -> Schedule:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import __version__
 from .fusion.dag import Block
 
 
@@ -25,6 +26,12 @@ class Plan:
     # A stateful model's state buffers (Graph.state_bytes): part of every block's RAM, kept between
     # invocations at the arena's start. 0 for a model without state.
     state_bytes: int = 0
+
+    # The sha256 of the model's bytes (frontends.model_digest), written with the tool's version so
+    # that a saved plan is never used with another model.
+    model_sha256: str | None = None
+    # What a plan file recorded besides its blocks (RECORDED), to compare with what the model costs.
+    recorded: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def latency_complete(self) -> bool:
@@ -70,6 +77,8 @@ class Plan:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note
         doc.update({k: _json_number(v) for k, v in self.constraint.items()})
+        if self.model_sha256:
+            doc.update({"model_sha256": self.model_sha256, "msfcnn_version": __version__})
         return doc
 
     @classmethod
@@ -79,8 +88,10 @@ class Plan:
         blocks = tuple(Block(int(b["first"]), int(b["last"]), str(b["scheme"]), int(b["ram_bytes"]), int(b["macs"]),
                              int(b.get("rows", 1))) for b in doc["blocks"])
         constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
+        sha = doc.get("model_sha256")
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
-                   io_counted=bool(doc.get("io_counted", False)), state_bytes=int(doc.get("state_bytes", 0)))
+                   io_counted=bool(doc.get("io_counted", False)), state_bytes=int(doc.get("state_bytes", 0)),
+                   model_sha256=None if sha is None else str(sha), recorded={key: doc[key] for key in RECORDED if key in doc})
 
 
 def unfused_doc(plan: Plan, vanilla: "Plan | None") -> dict:
@@ -94,6 +105,8 @@ def unfused_doc(plan: Plan, vanilla: "Plan | None") -> dict:
 
 
 CONSTRAINT_KEYS = ("max_overhead", "max_ram_bytes")
+# The whole-plan figures a plan file records, checked against the model when it is read.
+RECORDED = ("peak_ram_bytes", "macs", "overhead", "msfcnn_version")
 
 
 def block_name(block: Block) -> dict[str, Any]:

@@ -1,7 +1,8 @@
-"""`python -m tests.fuzz [--cases N] [--seed S] [--jobs J] [--only I]`: the long fuzz run (issue 16).
+"""`python -m tests.fuzz [--cases N] [--seed S] [--jobs J] [--only I] [--save DIR]`: the long fuzz run
+(issues 16 and 29).
 
-Prints one line per failing case (with the seed and index that reproduce it) and a summary; exits 1
-if any case failed."""
+Prints one line per failing case (with the seed and index that reproduce it), a summary and the
+count of cases per command and outcome; exits 1 if any case failed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--time-limit", type=int, default=TIME_LIMIT, help=f"seconds per case (default {TIME_LIMIT})")
     p.add_argument("-v", "--verbose", action="store_true", help="print every failure in full")
+    p.add_argument("--save", metavar="DIR", help="copy each failing case's files and command line into DIR")
     args = p.parse_args(argv)
     indices = args.only or range(args.start, args.start + args.cases)
     start = time.monotonic()
@@ -32,8 +34,10 @@ def main(argv=None) -> int:
     kinds = collections.Counter()
     failures = []
     slowest = (0.0, None)
-    for done, r in enumerate(run_cases(args.seed, indices, args.jobs, args.time_limit), 1):
+    outcomes = collections.Counter()
+    for done, r in enumerate(run_cases(args.seed, indices, args.jobs, args.time_limit, save=args.save), 1):
         statuses[str(r.status)] += 1
+        outcomes[(r.argv[0], "FAIL" if r.problems else str(r.status))] += 1
         kinds[r.kind] += 1
         slowest = max(slowest, (r.seconds, r.index))
         if r.problems:
@@ -46,6 +50,8 @@ def main(argv=None) -> int:
     elapsed = time.monotonic() - start
     print(f"{sum(statuses.values())} cases (seed {args.seed}) in {elapsed:.1f} s; statuses {dict(statuses)}; "
           f"kinds {dict(kinds)}; slowest case {slowest[1]} {slowest[0]:.2f} s; {len(failures)} failing")
+    for command in sorted({c for c, _ in outcomes}):
+        print(f"  {command}: " + ", ".join(f"{o} {n}" for (c, o), n in sorted(outcomes.items()) if c == command))
     return 1 if failures else 0
 
 

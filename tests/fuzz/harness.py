@@ -1,5 +1,9 @@
 """Mutated model files, layer lists, plan files and .npy inputs, run through every command that
-reads them, in-process (`msfcnn.cli.main`), each case in a worker process with a time limit.
+reads them (plan, run, compile, pareto, sweep, fit and verify, a share of it on host-sanitize),
+in-process (`msfcnn.cli.main`), each case in a process of its own (forked) with a time limit.
+`.tflite` files are mutated field by field through the schema (support/tflite_fields.py: shapes,
+types, buffer indices, scales, zero points, opcodes, operator inputs, options, weights, biases) as
+well as byte by byte. A failing case's files can be saved (`save`) with its command line.
 
 What every case must show (docs/cli.md): no traceback (no exception out of `main`), exit status 0
 or 2, on status 2 exactly one line on stderr (`msfcnn: error: ...`) and nothing else there, on
@@ -22,6 +26,7 @@ import random
 import shutil
 import signal
 import struct
+import sys
 import tempfile
 import time
 import traceback
@@ -33,6 +38,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 TIME_LIMIT = 20  # seconds per case
+BUILD_TIME_LIMIT = 180  # seconds for a case that builds C (verify, fit): a compiler per case
+if str(ROOT / "tests") not in sys.path:  # `python -m tests.fuzz` as well as pytest
+    sys.path.insert(0, str(ROOT / "tests"))
+from support.tflite_fields import all_fields, tensor_values  # noqa: E402
 
 # Small models only: each command must take well under a second on them.
 TFLITE_SEEDS = sorted(p.name for p in FIXTURES.glob("*.tflite")
@@ -126,6 +135,47 @@ def mutate_bytes(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         i = rng.randrange(n)
         b = b[i:] + b[:i]
     return bytes(b), f"bytes:{how}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Field-aware mutations of .tflite files (through the schema's reader classes)
+
+# Values each kind of field gets: its type's extremes, 0, -1, small and large ones.
+FIELD_VALUES = {
+    "<b": [0, 1, -1, 127, -128], "<B": [0, 1, 255, 9, 17], "<h": [0, -1, 32767, -32768],
+    "<H": [0, 65535], "<i": [0, 1, -1, 2, 3, 7, 1000, 65536, 2**31 - 1, -2**31],
+    "<I": [0, 1, 2**31, 2**32 - 1], "<q": [0, -1, 2**62, 2**63 - 1, -2**63], "<Q": [0, 2**64 - 1],
+    "<f": [0.0, -0.0, -1.0, 1e-45, 1e-38, 3.4e38, float("inf"), float("-inf"), float("nan"), 1e6, 0.5],
+    "<d": [0.0, float("inf"), float("nan")], "<?": [True, False]}
+
+
+def mutate_tflite_fields(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """One to three stored fields set to hostile values: a field of the model (a tensor's type,
+    buffer, shape, scale, zero point; an operator's opcode, inputs, options; an opcode's code), or
+    a value of a constant tensor (a weight, a bias). Falls back to a byte mutation for a file the
+    reader classes cannot walk."""
+    try:
+        fields = all_fields(data)
+        consts = _const_values(data, rng)
+    except Exception:  # noqa: BLE001 - a seed the reader cannot walk: mutate its bytes instead
+        return mutate_bytes(rng, data)
+    out, names = bytearray(data), []
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        pool = consts if consts and rng.random() < 0.25 else fields
+        field = rng.choice(pool)
+        value = rng.choice(FIELD_VALUES.get(field.fmt, [0]))
+        try:
+            field.write(out, value)
+        except struct.error:
+            continue
+        names.append(f"{field.what}={value}")
+    return bytes(out), "fields:" + ",".join(names)
+
+
+def _const_values(data: bytes, rng: random.Random) -> list:
+    import tflite as schema
+    tensors = schema.Model.GetRootAs(data, 0).Subgraphs(0).TensorsLength()
+    return tensor_values(data, rng.randrange(tensors)) if tensors else []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,8 +456,14 @@ def _model_input(model: str):
 KINDS = ["tflite", "tflite", "onnx", "onnx", "json", "json", "plan", "npy"]
 
 
-def _model_argv(rng: random.Random, path: str, out_dir: str):
-    command = rng.choice(["plan", "plan", "run", "run", "compile", "pareto", "sweep"])
+BOARDS = ["nucleo-f767zi", "nucleo-f412zg", "nrf52840dk", "hifive1-revb", "esp32-c3-devkit"]
+VERIFY_TARGETS = ["host", "host-sanitize"]
+
+
+def _model_argv(rng: random.Random, path: str, out_dir: str, builds: bool = True):
+    """A command on the mutated model; `builds`: also the ones that compile C (fit, verify)."""
+    command = rng.choice(["plan", "plan", "run", "run", "compile", "pareto", "sweep"] * 3
+                         + (["fit", "verify"] if builds else []))
     extra = rng.choice([[], [], ["--max-overhead", "1.2"], ["--max-ram", "4kB"], ["--strategy", "heuristic"],
                         ["--count-io"], ["--json"], ["--strategy", "vanilla"]])
     if command == "plan":
@@ -419,20 +475,28 @@ def _model_argv(rng: random.Random, path: str, out_dir: str):
     if command == "compile":
         out = os.path.join(out_dir, "c")
         return ["compile", path, *[e for e in extra if e != "--json"], "-o", out], out, "dir"
+    if command == "fit":  # plans for a board and bounds the stack with its compiler
+        out = os.path.join(out_dir, "plan.json")
+        return ["fit", path, "--board", rng.choice(BOARDS), *rng.choice([[], ["--json"]]), "-o", out], out, "json"
+    if command == "verify":  # builds and runs the C; host-sanitize reports undefined behaviour
+        out = os.path.join(out_dir, "c")
+        return ["verify", path, *[e for e in extra if e != "--json"], "--target", rng.choice(VERIFY_TARGETS),
+                "-o", out], out, "dir"
     if command == "pareto":
         return ["pareto", path] + rng.choice([[], ["--json"], ["--count-io"]]), None, None
     return ["sweep", path, "--max-overhead", "1.2,inf", "--max-ram", "8kB"], None, None
 
 
-def make_case(seed: int, index: int, work: str) -> Case:
-    """Case `index` of seed `seed`: writes its input file(s) under `work`."""
+def make_case(seed: int, index: int, work: str, builds: bool = True) -> Case:
+    """Case `index` of seed `seed` (with `builds` or not): writes its input file(s) under `work`."""
     rng = random.Random(f"{seed}:{index}")
     kind = KINDS[index % len(KINDS)] if rng.random() < 0.9 else rng.choice(KINDS)
     os.makedirs(work, exist_ok=True)
     if kind in ("tflite", "onnx", "json"):
         if kind == "tflite":
             name = rng.choice(TFLITE_SEEDS)
-            data, how = mutate_bytes(rng, (FIXTURES / name).read_bytes())
+            raw = (FIXTURES / name).read_bytes()
+            data, how = mutate_tflite_fields(rng, raw) if rng.random() < 0.6 else mutate_bytes(rng, raw)
             path = os.path.join(work, "m.tflite")
         elif kind == "onnx":
             name = rng.choice(ONNX_SEEDS)
@@ -449,7 +513,7 @@ def make_case(seed: int, index: int, work: str) -> Case:
                 data, how = mutate_bytes(rng, json.dumps(doc).encode())
             path = os.path.join(work, "m.json")
         Path(path).write_bytes(data)
-        argv, out, out_kind = _model_argv(rng, path, work)
+        argv, out, out_kind = _model_argv(rng, path, work, builds)
         return Case(index, kind, f"{name} {how}", argv, out, out_kind)
     model = str(FIXTURES / rng.choice(["op_gap.tflite", "resnet8.tflite" if rng.random() < 0.2 else "op_pad.tflite",
                                        "onnx_conv_bn_relu.onnx", "onnx_residual_add.onnx", "extra_float_io.tflite",
@@ -485,15 +549,18 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT) -> Result:
+def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT, save: str | None = None,
+             builds: bool = True) -> Result:
     import warnings
     from msfcnn.cli import main
     work = os.path.join(base, f"case{index}")
     shutil.rmtree(work, ignore_errors=True)
-    case = make_case(seed, index, work)
+    case = make_case(seed, index, work, builds)
     out, err = io.StringIO(), io.StringIO()
     start = time.monotonic()
     old = signal.signal(signal.SIGALRM, _alarm)
+    if case.argv[0] in ("verify", "fit"):
+        time_limit = max(time_limit, BUILD_TIME_LIMIT)
     signal.alarm(time_limit)
     status: object
     problems: list[str] = []
@@ -523,24 +590,28 @@ def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT) -> 
             problems.append(f"error is not exactly one 'msfcnn: error:' line on stderr: {stderr!r}")
         if out.getvalue():
             problems.append(f"a user error also printed on stdout: {out.getvalue()[:200]!r}")
-    elif status == 0 and stderr:
-        problems.append(f"success printed on stderr: {stderr[:500]!r}")
+    elif status == 0 and any(not line.startswith("msfcnn: warning: ") for line in stderr.splitlines()):
+        problems.append(f"success printed on stderr: {stderr[:500]!r}")  # only warnings may show
     problems += _check_outputs(case, status, work)
+    if problems and save:  # the case's files and its command line, to reproduce it by hand
+        kept = os.path.join(save, f"seed{seed}-case{index}")
+        shutil.copytree(work, kept, dirs_exist_ok=True)
+        Path(kept, "case.txt").write_text(f"msfcnn {' '.join(case.argv)}\n{case.how}\n{problems[0]}\n")
     shutil.rmtree(work, ignore_errors=True)
     return Result(index, case.kind, case.how, case.argv, status, problems, stderr, seconds)
 
 
 def _check_outputs(case: Case, status, work: str) -> list[str]:
     problems = []
-    for folder, _, files in os.walk(work):
-        for name in files:
-            if name.endswith(".tmp"):
+    for folder, folders, files in os.walk(work):
+        for name in files + folders:
+            if name.endswith(".tmp") or name.startswith(".msfcnn-staging-"):
                 problems.append(f"temporary file left behind: {os.path.join(folder, name)}")
     if case.output is None or status == "timeout":
         return problems
     exists = os.path.exists(case.output)
     if status != 0:
-        if exists and case.output_kind != "dir":
+        if exists and (case.output_kind != "dir" or case.argv[0] == "compile"):  # compile: all or nothing
             problems.append(f"error exit, but {case.output} was written")
         return problems
     if case.output_kind == "dir":
@@ -564,8 +635,7 @@ def _check_outputs(case: Case, status, work: str) -> list[str]:
 # Many cases: worker processes, each case under its own alarm, the parent as a backstop.
 
 def _worker(task):
-    seed, index, base, time_limit = task
-    return run_case(seed, index, base, time_limit)
+    return run_case(*task)
 
 
 def _init_worker():
@@ -573,26 +643,37 @@ def _init_worker():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def run_cases(seed: int, indices, jobs: int = 1, time_limit: int = TIME_LIMIT, progress=None):
-    """Results of the cases `indices` of `seed`, in order of completion."""
+def _preload() -> None:
+    """Import what the commands import, once, before the workers fork: each case's process then
+    starts with it, instead of importing it again per case."""
+    import importlib
+    for name in ("msfcnn.cli", "msfcnn.pipeline", "msfcnn.report", "msfcnn.fit", "msfcnn.frontends.tflite",
+                 "msfcnn.frontends.onnx", "msfcnn.codegen.emit", "msfcnn.codegen.build", "msfcnn.latency", "onnx"):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # onnx is optional
+            pass
+
+
+def run_cases(seed: int, indices, jobs: int = 1, time_limit: int = TIME_LIMIT, progress=None, save: str | None = None,
+              builds: bool = True):
+    """Results of the cases `indices` of `seed`, in order of completion; each case runs in a process
+    of its own, forked from a worker pool, so that no case sees what an earlier one left behind.
+    With `save`, each failing case's files go to save/seed<S>-case<I>/. Without `builds`, no case
+    compiles C (fit, verify): the fast slice."""
     base = tempfile.mkdtemp(prefix="msfcnn-fuzz-")
-    tasks = [(seed, i, base, time_limit) for i in indices]
+    tasks = [(seed, i, base, time_limit, save, builds) for i in indices]
+    backstop = 3 * max(time_limit, BUILD_TIME_LIMIT)
+    _preload()
     try:
-        if jobs <= 1:
-            for task in tasks:
-                result = _worker(task)
-                if progress:
-                    progress(result)
-                yield result
-            return
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(jobs, initializer=_init_worker, maxtasksperchild=500) as pool:
+        with ctx.Pool(max(1, jobs), initializer=_init_worker, maxtasksperchild=1) as pool:
             results = pool.imap_unordered(_worker, tasks, chunksize=1)
             for _ in tasks:
                 try:  # the alarm stops Python code; this catches a case stuck where it cannot
-                    result = results.next(timeout=3 * time_limit)
+                    result = results.next(timeout=backstop)
                 except multiprocessing.TimeoutError:
-                    raise RuntimeError(f"a worker hung for over {3 * time_limit} s (an uninterruptible case)")
+                    raise RuntimeError(f"a worker hung for over {backstop} s (an uninterruptible case)")
                 if progress:
                     progress(result)
                 yield result

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from ..files import write_atomic
+from ..files import write_atomic, write_folder
 from ..ir import Graph
 from ..plan import Plan
 from ..schedule import Schedule
@@ -24,19 +24,11 @@ def write_project(folder: Path, graph: Graph, schedule: Schedule, plan: Plan,
     """model.h, model.c, weights.[ch], main.c, a Makefile for `target` and kernels/ in `folder`;
     every external name starts with `prefix`."""
     generated = generate(graph, schedule, plan, target, prefix)  # a bad prefix is refused before any write
-    try:
-        (folder / "kernels").mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"cannot create {folder}: {err.strerror}") from None
     # only the kernel files the network needs (and the headers they include)
     files = {folder / "kernels" / name: text for name, text in project_kernels(generated["model.c"]).items()}
     files.update({folder / name: text for name, text in generated.items()})  # kernels/msfcnn_prefix.h too
     files[folder / MANIFEST] = _manifest(folder, files)
-    stale = _stale_files(folder, set(files))
-    for path, text in files.items():
-        write_atomic(path, text)
-    for path in stale:
-        path.unlink(missing_ok=True)
+    write_folder(folder, files, _stale_files(folder, set(files)))  # all or nothing
     return sorted(files)
 
 

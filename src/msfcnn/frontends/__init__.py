@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Callable
 
 from ..errors import UserError, did_you_mean
 from .. import numerics as nx
 from ..ir import Graph, check_numerics, with_numerics
-from .builtin import builtin_names, load_builtin
+from ..ir.arithmetic import check_arithmetic
+from .builtin import builtin_layer_list, builtin_names, load_builtin
 from .layer_list import load_layer_list
 from .onnx import load_onnx
 from .random_weights import with_random_weights
@@ -34,7 +37,23 @@ def load_model(model: str, weights: bool = False, numerics: str = nx.LITERT) -> 
     graph = _load_structure(model)
     if weights and graph.dtype == "int8" and graph.input_quant is None:  # no quantisation: no weights
         graph = with_random_weights(graph)
-    return with_numerics(graph, numerics)
+    graph = with_numerics(graph, numerics)
+    if graph.input_quant is not None or graph.dtype != "int8":  # a graph with its weights (or float)
+        check_arithmetic(graph)
+    return graph
+
+
+def model_digest(model: str) -> str:
+    """The sha256 (hex) of a MODEL argument's bytes: its file's, or a built-in's layer list as JSON.
+    Plans record it, so that a plan is never used with another model."""
+    if model in builtin_names():
+        data = json.dumps(builtin_layer_list(model), sort_keys=True).encode()
+    else:
+        try:
+            data = Path(model).read_bytes()
+        except OSError as err:
+            raise UserError(f"{model}: cannot read it ({err.strerror})") from None
+    return hashlib.sha256(data).hexdigest()
 
 
 def _load_structure(model: str) -> Graph:
@@ -54,7 +73,19 @@ def _load_structure(model: str) -> Graph:
         raise UserError(f"{model}: not a regular file")
     graph = loader(path)
     _check_sizes(graph, model)
+    _check_all_read(graph, model)
     return graph
+
+
+def _check_all_read(graph: Graph, model: str) -> None:
+    """Every op's output is read by a later op or is a model output: the planner streams each
+    tensor to its readers, and an op nothing reads (a hand-edited file's) has none."""
+    read = {t for node in graph.nodes for t in node.inputs} | set(graph.output_tensors)
+    unread = [index for index in range(len(graph.nodes)) if index not in read]
+    if unread:
+        node = graph.nodes[unread[0]]
+        raise UserError(f"{model}: the output of op {unread[0]} ({node.op.describe()}) is never read and is not a "
+                        "model output")
 
 
 def _check_sizes(graph: Graph, model: str) -> None:
@@ -71,4 +102,4 @@ def _check_sizes(graph: Graph, model: str) -> None:
                             f"at most {INT_LIMIT})")
 
 
-__all__ = ["LOADERS", "builtin_names", "load_model"]
+__all__ = ["LOADERS", "builtin_names", "load_model", "model_digest"]

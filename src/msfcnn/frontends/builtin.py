@@ -74,8 +74,12 @@ def builtin_names() -> dict[str, str]:
     return {**PAPER_MODELS, **{name: doc for name, (_, doc) in REAL_MODELS.items()}}
 
 
-def load_builtin(name: str) -> Graph:
+def builtin_layer_list(name: str) -> dict:
+    """A built-in model's layer list."""
     if name in REAL_MODELS:
-        return graph_from_layer_list(REAL_MODELS[name][0](), name)
-    text = resources.files("msfcnn.models").joinpath(f"{name}.json").read_text()
-    return graph_from_layer_list(json.loads(text), name)
+        return REAL_MODELS[name][0]()
+    return json.loads(resources.files("msfcnn.models").joinpath(f"{name}.json").read_text())
+
+
+def load_builtin(name: str) -> Graph:
+    return graph_from_layer_list(builtin_layer_list(name), name)

@@ -19,6 +19,7 @@ reads it permutes its weight columns, so the numbers equal onnxruntime's.
 from __future__ import annotations
 
 import math
+from math import prod
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import UserError
+from ..jsontext import INT_LIMIT
 from ..ir import Graph, GraphInput, input_tensor, is_network_input
 from ..ops import AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool, MaxPool2D, Op, Pad, Softmax, Window
 from ..ops.add import Add
@@ -1083,6 +1085,8 @@ def _resize_size(imp: _Importer, node, hwc) -> tuple[int, ...]:
     if sizes is not None and sizes.size:
         out = tuple(int(d) for d in sizes.reshape(-1))
     elif scales is not None and scales.size == 4:
+        if scales.dtype.kind not in "fiu" or not np.all(np.isfinite(scales)) or np.any(scales <= 0):
+            raise UserError(f"Resize scales {scales.tolist()}: each must be a finite positive number")
         out = (1, c, *(int(np.floor(n * float(f))) for n, f in zip((h, w), scales.reshape(-1)[2:])))
         if any(float(f) != 1 for f in scales.reshape(-1)[:2]):
             raise UserError(f"Resize scales {scales.tolist()}: only H and W may change")
@@ -1090,6 +1094,8 @@ def _resize_size(imp: _Importer, node, hwc) -> tuple[int, ...]:
         raise UserError("Resize needs 4 scales or 4 sizes (N, C, H, W)")
     if len(out) != 4 or out[:2] != (1, c) or min(out[2:]) <= 0:
         raise UserError(f"Resize of 1x{c}x{h}x{w} to {'x'.join(map(str, out))}: only H and W may change")
+    if prod(out) > INT_LIMIT:  # before any table of its positions is made
+        raise UserError(f"Resize of 1x{c}x{h}x{w} to {'x'.join(map(str, out))}: more than {INT_LIMIT} values")
     return out
 
 

@@ -964,6 +964,8 @@ def _emit_table(imp: _Importer, op: Operator, ir_op: Op) -> None:
         imp.emit(op, ir_op, (src,))
         return
     in_q, out_q = imp.graph.quant_of(src), imp.quant(op.outputs[0])
+    if out_q is None:
+        raise UserError(f"reads a quantised tensor and writes float32 tensor {op.outputs[0]}: both must be one type")
     if isinstance(ir_op, HardSwish) and hard_swish_params(in_q, out_q)[1] > 0:
         raise UserError("the output scale is below the input scale / 128 (TFLite refuses this HARD_SWISH)")
     try:
@@ -988,6 +990,9 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
 
 def _tanh(imp: _Importer, op: Operator) -> None:
     out_q = imp.quant(op.outputs[0])
+    if out_q is None:  # a float32 output: a float32 TANH, or one reading a quantised tensor (refused there)
+        _emit_table(imp, op, Tanh())
+        return
     if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
         raise UserError(f"output scale {out_q.scale} and zero point {out_q.zero_point}: an int8 TANH's output "
                         "has scale 1/128 and zero point 0 (TFLite's quantisation spec, which TFLite Micro's "

@@ -427,6 +427,12 @@ class Op:
         """Add the counts of the in-place kernel (in_place_channels) over the whole map."""
         raise NotImplementedError(f"{self.kind} has no in-place kernel")
 
+    def accumulator_bound(self, ctx: KernelContext) -> int | None:
+        """The largest magnitude the integer accumulator of the op's kernels can reach, on any
+        input, at any step of the sum (the bias and any part of the products); None for an op
+        without a weighted sum. The importer refuses a model where it overflows (ir/arithmetic.py)."""
+        return None
+
     # ---- the C kernel's interface (the code generator's contract) -------------------------------
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         """The constant arrays the C kernel's params point to, by role ("weights", "bias", "mult",

@@ -77,6 +77,9 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
                                           ctx.output_quant.scale, self.filters)
 
+    def accumulator_bound(self, ctx: KernelContext) -> int | None:
+        return weighted_accumulator_bound(ctx, 0)
+
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         return weighted_c_consts(ctx, self.multipliers, nx.gemm_rounding(ctx.numerics))
 
@@ -242,6 +245,27 @@ def weighted_c_consts(ctx: KernelContext, multipliers, rounding: str) -> dict[st
         mult, shift = (np.asarray(v, np.int32).reshape(-1) for v in multipliers(ctx))
         return {**consts, "mult": mult, "shift": shift}
     return {**consts, **output_stage_consts(*multipliers(ctx), rounding)}
+
+
+def weighted_accumulator_bound(ctx: KernelContext, channel_axis: int) -> int | None:
+    """The largest |accumulator| of a conv / depthwise / dense kernel over every output channel,
+    on any input: each product w * (x - zero point) lies between w times the two extremes of
+    x - zero point (padding, the zero point, gives 0, which is between them), so every partial sum,
+    in any order, with or without the bias, lies between the bias plus the sums of the smaller and
+    of the larger ends. Reached when every tap reads the extreme that its weight favours. None for
+    float."""
+    if ctx.is_float:
+        return None
+    weights = np.moveaxis(np.asarray(ctx.consts["weights"], dtype=np.int64), channel_axis, 0)
+    weights = weights.reshape(weights.shape[0], -1)
+    info, zero = np.iinfo(ctx.qtype), ctx.input_quant[0].zero_point
+    high, low = int(info.max) - zero, int(info.min) - zero
+    largest = np.maximum(weights * high, weights * low).sum(axis=1).astype(object)  # exact: Python ints
+    smallest = np.minimum(weights * high, weights * low).sum(axis=1).astype(object)
+    bias = ctx.consts.get("bias")
+    biased = np.asarray(bias, dtype=object) if bias is not None else 0
+    ends = [largest + biased, smallest + biased, largest, smallest]
+    return int(max(np.max(np.abs(end), initial=0) for end in ends))
 
 
 def output_stage_consts(mult, shift, rounding: str) -> dict[str, np.ndarray]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numerics as nx
 from .base import CCall, KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
-from .conv2d import weighted_c_fields
+from .conv2d import weighted_accumulator_bound, weighted_c_fields
 
 # TFLite's int8 FULLY_CONNECTED runs a ruy GEMV: same output stage as CONV_2D (nx.gemm_rounding).
 
@@ -91,6 +91,9 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
         """(multiplier, shift): arrays of `units` values per channel, or two scalars per tensor."""
         return dense_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"], ctx.output_quant.scale,
                                  self.units)
+
+    def accumulator_bound(self, ctx: KernelContext) -> int | None:
+        return weighted_accumulator_bound(ctx, 0)  # weights (units, inputs)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         weights, bias = ctx.consts["weights"], ctx.consts.get("bias")

@@ -10,8 +10,8 @@ import numpy as np
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_c_consts, weighted_c_fields,
-                     with_dilations)
+from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
+                     weighted_c_consts, weighted_c_fields, with_dilations)
 from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices
 
@@ -96,6 +96,9 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         channels = ctx.consts["weights"].shape[-1]
         return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
                                           ctx.output_quant.scale, channels)
+
+    def accumulator_bound(self, ctx: KernelContext) -> int | None:
+        return weighted_accumulator_bound(ctx, -1)  # weights (1, kh, kw, C_out)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         return weighted_c_consts(ctx, self.multipliers, self.int8_rounding)

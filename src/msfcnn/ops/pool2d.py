@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import numerics as nx
+from ..errors import UserError
 from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
                    window_fields)
 from .loop_counts import Counts, KernelRun, channel_blocks, count_wide_window
@@ -35,6 +36,12 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         h, w, c = require_feature_map(inputs[0], self.kind)
+        kh, kw = self.win.kernel
+        if kh > 2 * h + 1 or kw > 2 * w + 1:
+            # Past 2 x the map - 1 every window already holds the whole map: a wider one only adds
+            # padding, and taps the numpy kernels would visit one by one (a filter of 2^31 - 1).
+            raise UserError(f"pool window {kh}x{kw} is over twice its {h}x{w} input plus one: every window would "
+                            "hold the whole map and mostly padding")
         return (*self.win.output_hw(h, w), c)
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
