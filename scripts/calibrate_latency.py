@@ -156,10 +156,10 @@ def _uint8_tflite(doc: dict) -> bytes:
             y = m.conv(y, rng.randint(2, 32), quant(), k=k, stride=rng.choice([1, 1, 2]),
                        padding=SAME if k == 1 or rng.random() < 0.7 else VALID, w_zp=rng.randint(100, 150))
         elif kind == "dw":
-            k = rng.choice([3, 3, 5])
+            out_quant, k = quant(), rng.choice([3, 3, 5])  # (in the order of the draws measured before)
             if doc.get("windows"):  # 1x1 to 7x7 (a draw of its own: earlier seeds stay as measured)
                 k = random.Random(doc["seed"] * 11 + len(m.tensors)).choice([1, 3, 5, 7])
-            y = m.depthwise(y, quant(), k=k, stride=rng.choice([1, 2]),
+            y = m.depthwise(y, out_quant, k=k, stride=rng.choice([1, 2]),
                             multiplier=rng.choice([1, 1, 2]), w_zp=rng.randint(100, 150))
         elif kind == "pool" and min(h, w) >= 3:
             y = m.pool(rng.choice(["MAX_POOL_2D", "AVERAGE_POOL_2D"]), y, rng.choice([2, 3]), 2,
