@@ -129,15 +129,17 @@ def _int16_tflite(doc: dict) -> bytes:
 def uint8_network(seed: int) -> dict:
     """A seeded random uint8 network (uint8 activations and per-tensor uint8 weights, whose
     kernels add the weight offset): built as int16_network's are."""
-    return {"name": f"calibration_u8_{seed}", "generated": "uint8", "seed": seed, "resize": seed >= 8026, "units": seed >= 8036,
-            "windows": seed >= 8046}
+    return {"name": f"calibration_u8_{seed}", "generated": "uint8", "seed": seed, "resize": 8026 <= seed < 8100,
+            "units": seed >= 8036, "windows": seed >= 8046}
 
 
 def _uint8_tflite(doc: dict) -> bytes:
     """The .tflite of uint8_network(seed): a 3x3 stem, then 2 to 5 random convolutions, depthwise
     convolutions (with and without a multiplier), pools and residual ADDs, and a dense head half
     of the time; with "resize" (seeds from 8026 on), first a RESIZE_BILINEAR; with "windows" (seeds
-    from 8046 on), depthwise windows of 1x1 to 7x7 and always the dense head."""
+    from 8046 on), depthwise windows of 1x1 to 7x7 and always the dense head; from seed 8100 on,
+    without the RESIZE_BILINEAR, so that streams run the dense head's accumulate (for several
+    numbers of units)."""
     sys.path.insert(0, str(FIXTURE_MAKERS))
     from make_resize_bilinear_models import _resize_bilinear
     from make_uint8_models import RELU, SAME, VALID, U8Model
