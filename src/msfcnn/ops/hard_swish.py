@@ -73,7 +73,6 @@ def hard_swish_table(in_q, out_q) -> np.ndarray:
 @dataclass(frozen=True)
 class HardSwish(LookupOp, elements=frozenset({"int8", "float32"})):
     kind = "hard_swish"
-    int8_counted_as = "logistic"  # msf_lookup_s8, as LOGISTIC: one fit of the kernel on both ops' data
 
     def table(self, in_q, out_q) -> np.ndarray:
         return hard_swish_table(in_q, out_q)
