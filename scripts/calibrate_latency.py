@@ -134,13 +134,17 @@ def _int16_tflite(doc: dict) -> bytes:
 def uint8_network(seed: int) -> dict:
     """A seeded random uint8 network (uint8 activations and per-tensor uint8 weights, whose
     kernels add the weight offset): built as int16_network's are."""
-    return {"name": f"calibration_u8_{seed}", "generated": "uint8", "seed": seed, "resize": seed >= 8026, "units": seed >= 8036}
+    return {"name": f"calibration_u8_{seed}", "generated": "uint8", "seed": seed, "resize": 8026 <= seed < 8100,
+            "units": seed >= 8036, "windows": seed >= 8046}
 
 
 def _uint8_tflite(doc: dict) -> bytes:
     """The .tflite of uint8_network(seed): a 3x3 stem, then 2 to 5 random convolutions, depthwise
     convolutions (with and without a multiplier), pools and residual ADDs, and a dense head half
-    of the time; with "resize" (seeds from 8026 on), first a RESIZE_BILINEAR."""
+    of the time; with "resize" (seeds from 8026 on), first a RESIZE_BILINEAR; with "windows" (seeds
+    from 8046 on), depthwise windows of 1x1 to 7x7 and always the dense head; from seed 8100 on,
+    without the RESIZE_BILINEAR, so that streams run the dense head's accumulate (for several
+    numbers of units)."""
     sys.path.insert(0, str(FIXTURE_MAKERS))
     from make_resize_bilinear_models import _resize_bilinear
     from make_uint8_models import RELU, SAME, VALID, U8Model
@@ -159,14 +163,17 @@ def _uint8_tflite(doc: dict) -> bytes:
             y = m.conv(y, rng.randint(2, 32), quant(), k=k, stride=rng.choice([1, 1, 2]),
                        padding=SAME if k == 1 or rng.random() < 0.7 else VALID, w_zp=rng.randint(100, 150))
         elif kind == "dw":
-            y = m.depthwise(y, quant(), k=rng.choice([3, 3, 5]), stride=rng.choice([1, 2]),
+            out_quant, k = quant(), rng.choice([3, 3, 5])  # (in the order of the draws measured before)
+            if doc.get("windows"):  # 1x1 to 7x7 (a draw of its own: earlier seeds stay as measured)
+                k = random.Random(doc["seed"] * 11 + len(m.tensors)).choice([1, 3, 5, 7])
+            y = m.depthwise(y, out_quant, k=k, stride=rng.choice([1, 2]),
                             multiplier=rng.choice([1, 1, 2]), w_zp=rng.randint(100, 150))
         elif kind == "pool" and min(h, w) >= 3:
             y = m.pool(rng.choice(["MAX_POOL_2D", "AVERAGE_POOL_2D"]), y, rng.choice([2, 3]), 2,
                        rng.choice([SAME, VALID]), m.tensors[y][2][0] + m.tensors[y][2][1])
         elif kind == "add":
             y = m.add(y, m.conv(y, c, quant(), k=1), quant(), activation=rng.choice([0, RELU]))
-    head = rng.random() < 0.5
+    head = rng.random() < 0.5 or doc.get("windows", False)  # (a dense head always from seed 8046 on)
     if doc.get("resize"):  # (a draw after the others: the networks measured before it stay as they were)
         _, h, w, c = m.shape_of(y)
         size = (rng.choice([h + 3, 2 * h, max(h // 2, 1)]), rng.choice([w + 1, 2 * w, max(w // 2, 1)]))
@@ -221,14 +228,19 @@ def abs_network(seed: int) -> dict:
     """A seeded random network of ABS layers (int8; 16x8 for odd seeds): built as
     int16_network's are (ABS has no layer-list name)."""
     return {"name": f"calibration_abs_{seed}", "generated": "abs", "seed": seed, "int16": seed % 2 == 1,
-            "narrow": seed >= 10012}
+            "narrow": seed >= 10012, "direct": seed >= 10020}
+
+
+# Input shapes of the "direct" ABS networks: lines, strips and small maps of 1 to 3 channels.
+_DIRECT_SHAPES = [(1, 20), (1, 64), (2, 5), (4, 16), (4, 64), (6, 6), (8, 12)]
 
 
 def _abs_tflite(doc: dict) -> bytes:
     """The .tflite of abs_network(seed): a 3x3 stem, then 1 to 3 ABS layers (half of them with
     the input's scale, which only moves the zero point, the others rescaled), each followed by a
     convolution (1x1 or 3x3) to a drawn number of channels; with "narrow" (seeds from 10012 on),
-    the stem has 1 to 3 channels."""
+    the stem has 1 to 3 channels; with "direct" (seeds from 10020 on), there is no stem: the first ABS
+    reads the input, a line, strip or small map of 1 to 3 channels."""
     sys.path.insert(0, str(FIXTURE_MAKERS))
     from make_abs_rsqrt_models import unary
     from make_int16_models import act16, conv16
@@ -241,12 +253,16 @@ def _abs_tflite(doc: dict) -> bytes:
     c = rng.randint(4, 48)
     if doc.get("narrow"):  # 1 to 3 channels into the first ABS (a draw of its own: earlier seeds stay as measured)
         c = random.Random(doc["seed"] * 3 + 2).randint(1, 3)
+    if doc.get("direct"):  # the first ABS on the input itself, as the ABS sweeps run it (draws of their own)
+        draw = random.Random(doc["seed"] * 5 + 3)
+        c = draw.randint(1, 3)
+        shape = (1, *draw.choice(_DIRECT_SHAPES), c)
     if doc["int16"]:
         x = act16(m, shape, 1 / 4096)
-        y = conv16(m, x, c, 1 / 2048)
+        y = x if doc.get("direct") else conv16(m, x, c, 1 / 2048)
     else:
         x = m.act(shape, 0.02, -3)
-        y = m.conv(x, shape, c, 0.05, rng.randint(-10, 10))
+        y = x if doc.get("direct") else m.conv(x, shape, c, 0.05, rng.randint(-10, 10))
     for _ in range(rng.randint(1, 3)):
         in_scale = m.tensors[y][2][0][0]
         scale = in_scale * rng.choice([1.0, 1.0, 0.75, 0.5, 1.3])

@@ -100,6 +100,8 @@ def op_network(seed: int) -> dict:
     MAXIMUM and MINIMUM of a constant), MUL, SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM and
     CONCATENATION of two maps, PAD, squeeze-and-excite (a map times the LOGISTIC of a dense layer
     on its mean), MEAN over one axis and TRANSPOSE, between convolutions."""
+    if seed >= NARROW_OPS_SEED:
+        return narrow_op_network(seed)
     rng = random.Random(seed)
     size = rng.choice([6, 8, 10, 12, 16, 20, 24, 32])
     c = rng.choice([1, 3, 3, 8])
@@ -136,6 +138,42 @@ def op_network(seed: int) -> dict:
     elif head == "pool":
         layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": 10}, {"op": "softmax"}]
     return {"name": f"calibration_ops{seed}", "input": [size, size + rng.choice([0, 0, 4]), 3], "layers": layers}
+
+
+# Seeds of op_network from which it draws narrow networks (narrow_op_network).
+NARROW_OPS_SEED = 3000
+# Map sizes of the narrow op networks: lines (a 1-D signal), strips and small maps.
+_NARROW_SIZES = [(1, 20), (1, 40), (1, 64), (2, 5), (3, 7), (4, 16), (4, 64), (6, 6), (8, 12)]
+
+
+def narrow_op_network(seed: int) -> dict:
+    """A random layer list (seeded) of the op networks' element-wise maps (LOGISTIC and HARD_SWISH
+    more often) and PAD on maps of 1 to
+    3 channels: lines, strips and small maps, where a kernel's cost per pixel and per call outweighs
+    its cost per value (the one-channel sweeps, 1-D signals, small tensors), which the wide maps
+    of `op_network` leave ill-determined. The first layer reads the network's input; convolutions
+    of 1 to 3 filters (1 x k on a line) come between."""
+    rng = random.Random(seed)
+    h, w = rng.choice(_NARROW_SIZES)
+    line = h == 1
+    layers = []
+    for _ in range(rng.randint(2, 5)):
+        part = rng.choice(["lookup", "lookup", "map", "map", "padding", "conv"])
+        if part == "lookup":  # LOGISTIC's table kernel (and TANH's, ELU's...) or HARD_SWISH's
+            layers.append({"op": rng.choice(["logistic", "logistic", "hard_swish"])})
+        elif part == "map":
+            later = rng.random() < 0.5
+            maps = [dict(layer) for layer in rng.choice(_LATER_MAP_LAYERS)] if later else [dict(rng.choice(_MAP_LAYERS))]
+            # (PRELU's depthwise 3x3 does not fit a line: 1 x 3 there)
+            layers += [{**layer, "kernel": [1, 3]} if line and layer["op"] == "depthwise_conv2d" else layer
+                       for layer in maps]
+        elif part == "padding":
+            layers.append({"op": "pad", "pads": [0, rng.randint(0, 2), 0, rng.randint(0, 2)] if line
+                           else [rng.randint(0, 2) for _ in range(4)]})
+        else:
+            layers.append({"op": "conv2d", "filters": rng.randint(1, 3), "kernel": [1, rng.choice([3, 5])] if line
+                           else rng.choice([1, 3]), "padding": "same", "act": "relu"})
+    return {"name": f"calibration_ops{seed}", "input": [h, w, rng.randint(1, 3)], "layers": layers}
 
 
 # ---- networks of the kernels the op networks do not run (`--cover`) ------------------------------

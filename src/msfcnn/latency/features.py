@@ -100,6 +100,8 @@ class _Op:
             self.profiles = None
             self.kernel = (1, 1)
         self.batched = self.op.gathers_runs(self.build)
+        # counts that depend on a region's position (not only on its size and clipping)
+        self.positional = self.op.counts_by_position or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched)
         self.path = self.op.value_path(graph.kernel_context(t))
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)
@@ -107,14 +109,14 @@ class _Op:
 
     def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
-        if self.profiles is None or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched) or hi <= lo:
+        if self.profiles is None or self.positional or hi <= lo:
             return (lo, hi)
         return (hi - lo, *self.profiles[axis].sums(lo, hi))
 
     def region_key(self, r0: int, r1: int, c0: int, c1: int) -> tuple:
         """What `region`'s counts depend on: the region's size and the clipping of its windows
         (its position only through them, unless some windows hold several batches of runs)."""
-        if self.profiles is None or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched):
+        if self.profiles is None or self.positional:
             return (self.index, r0, r1, c0, c1)
         if r1 <= r0 or c1 <= c0:
             return (self.index, 0, 0, 0, 0)
@@ -140,17 +142,18 @@ class _Op:
             f[f"{fam}:output"] += pixels * channels
             if self.stage:
                 f[f"{fam}:output_{self.stage}"] += pixels * channels
-            self.op.count_region(self.run(nr, pixels, whole_rows, taps, row_taps * nc, clipped, channels), f)
+            self.op.count_region(self.run(nr, pixels, whole_rows, taps, row_taps * nc, clipped, channels,
+                                          region=(r0, r1, c0, c1)), f)
             if self.batched:
                 self._batches(f, r0, r1, c0, c1)
         return f
 
     def run(self, rows: int, pixels: int, whole_rows: int, taps: int, krows: int, clipped: int,
-            channels: int, family: str | None = None) -> KernelRun:
+            channels: int, family: str | None = None, region: tuple = (0, 0, 0, 0)) -> KernelRun:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
                          self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
-                         self.path)
+                         self.path, region)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -393,7 +396,7 @@ class BlockCounter:
             macs = consumer.op.accumulate_macs(max(r1 - r0, 0) * max(c1 - c0, 0) * channels, consumer.shape)
             if macs is not None:
                 f[f"{fam}:mac"] += macs
-            consumer.op.count_accumulate(fam, max(r1 - r0, 0) * max(c1 - c0, 0), consumer.shape, f)
+            consumer.op.count_accumulate(fam, max(r1 - r0, 0), max(r1 - r0, 0) * max(c1 - c0, 0), consumer.shape, f)
         f[f"{consumer.family}_finish:call"] += 1
         f[f"{consumer.family}_finish:output"] += prod(consumer.shape)
         f["tail:zero_byte"] += tail.acc.nbytes

@@ -370,9 +370,10 @@ class Op:
         return cls.int8_counted_as if kernel.int8 and cls.int8_counted_as else cls.kind
 
     def value_path(self, ctx: KernelContext) -> str:
-        """The per-value path of the kernel that the node's constants and quantisation choose, when
-        the kernel has several of different cost (ABS rescales or not): it names a count of its
-        own. "" for kernels with one path."""
+        """The per-value path of the kernel that the node's constants, quantisation and numerics
+        choose, when the kernel has several of different cost (ABS rescales or not): it names a
+        count of its own, or says where the paths split (QUANTIZE's vector code ends). "" for
+        kernels with one path."""
         return ""
 
     def gathers_runs(self, kernel: KernelBuild) -> bool:
@@ -392,9 +393,9 @@ class Op:
         """Add the counts of a SEQUENCE kernel's own loops over one whole run (its call, MACs,
         inputs and outputs are counted by features.py)."""
 
-    def count_accumulate(self, family: str, pixels: int, output: Shape, counts: Counts) -> None:
-        """Add the counts of the accumulate's own loops over one streamed region of `pixels`
-        pixels (its calls, values, rows and MACs are counted by features.py)."""
+    def count_accumulate(self, family: str, rows: int, pixels: int, output: Shape, counts: Counts) -> None:
+        """Add the counts of the accumulate's own loops over one streamed region of `rows` rows and
+        `pixels` pixels (its calls, values, rows and MACs are counted by features.py)."""
 
     def count_region(self, run: KernelRun, counts: Counts) -> None:
         """Add the counts of the kernel's own loops for one run over a region (the calls, rows,
@@ -421,6 +422,9 @@ class Op:
         random ones (latency/calibration.py); None for ops without weights."""
         return None
 
+    # whether count_region depends on where the region lies in the tensor (KernelRun.region), not
+    # only on its size and its windows' clipping: the latency model then weighs each region apart
+    counts_by_position: ClassVar[bool] = False
     in_place_family: ClassVar[str | None] = None  # the in-place kernel's counts' names
 
     def count_in_place(self, run: KernelRun, counts: Counts) -> None:

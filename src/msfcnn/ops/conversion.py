@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import numerics as nx
 from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
+from .loop_counts import Counts, KernelRun
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,23 @@ class Conversion(ValueMap, pattern=Pattern.ELEMENTWISE):
     def quant(self, ctx: KernelContext):
         """The quantisation of the op's int8 side: its output's (QUANTIZE) or its input's."""
         return ctx.output_quant if self.output_type == "int8" else ctx.input_quant[0]
+
+    # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
+    counts_by_position = True  # which values take the scalar code depends on where the region lies
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """The vector code's end in the whole tensor, which splits the values between the two
+        paths (TFLite Micro: 0, the scalar code for every value), as the path's name."""
+        return str(nx.vector_part(prod(self.shape), ctx.numerics))
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """kernels/conversion.c: the values past the vector code's end take the scalar code (a
+        division in double precision for QUANTIZE, software floating point on most cores)."""
+        _, width, channels = as_feature_map(self.shape)
+        r0, r1, c0, c1 = run.region
+        starts = (np.arange(r0, r1)[:, None] * width + np.arange(c0, c1)[None, :]) * channels
+        scalar = np.clip(starts + channels - int(run.path or 0), 0, channels)
+        f[f"{run.family}:output_scalar"] += int(scalar.sum())
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         _, width, channels = as_feature_map(self.shape)

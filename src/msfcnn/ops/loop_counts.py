@@ -62,7 +62,9 @@ class KernelRun:
     clipped: int  # pixels whose window the input's border clips
     channels: int  # the output channels this run computes (Op.channel_parts)
     wide: bool = False  # a 16x8 kernel (KernelBuild.wide)
-    path: str = ""  # the per-value path the op's constants choose (Op.value_path), "" for one path
+    path: str = ""  # the per-value path the op's constants and numerics choose (Op.value_path), "" for one
+    region: tuple[int, int, int, int] = (0, 0, 0, 0)  # rows r0..r1, columns c0..c1 (for
+    # Op.counts_by_position ops, whose loops depend on where the region lies in the tensor)
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:

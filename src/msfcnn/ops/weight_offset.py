@@ -94,9 +94,10 @@ class DenseWeightOffset(_WeightOffset, Dense):
     kernel_family = "dense_wofs"
     weight_zero_point: int = 0
 
-    def count_accumulate(self, family: str, pixels: int, output: Shape, f: Counts) -> None:
-        """weight_offset.c's dense accumulate: per unit, a pass over the region's pixels."""
+    def count_accumulate(self, family: str, rows: int, pixels: int, output: Shape, f: Counts) -> None:
+        """weight_offset.c's dense accumulate: per unit, a pass over the region's rows and pixels."""
         f[f"{family}:unit"] += output[0]
+        f[f"{family}:row_unit"] += rows * output[0]
         f[f"{family}:pixel_unit"] += pixels * output[0]
 
 
