@@ -36,7 +36,9 @@ def _check_layer(graph: Graph, index: int, node) -> None:
     where = f"layer {index} ({node.op.describe()})"
     try:  # the C params: every constant of the kernel, formed as the code generator forms it
         consts = node.op.c_consts(ctx)
-        node.op.c_params(ctx, graph.input_shapes(index), node.shape, {role: role for role in consts})
+        names = {role: role for role in consts} | {graph.states[i].name: graph.states[i].name
+                                                   for i in graph.states_of(index)}  # (an SVDF's state)
+        node.op.c_params(ctx, graph.input_shapes(index), node.shape, names)
     except UserError as err:
         raise UserError(f"{where}: {err}") from None
     bound = node.op.accumulator_bound(ctx)
