@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__
+from .version import __version__
 from .fusion.dag import Block
 
 

@@ -36,21 +36,21 @@ def refused(capsys, model: str, *expected: str) -> None:
 @pytest.mark.parametrize("field", ["FilterHeight", "FilterWidth"])
 def test_a_pool_window_of_2_to_the_31_is_refused(tmp_path, capsys, field):
     model = edited(tmp_path, "op_maxpool_3x3_s1_same.tflite", {f"operator 0 Pool2DOptions.{field}": 2**31 - 1})
-    refused(capsys, model, "MAX_POOL_2D", "2147483647", "over twice its 9x13 input")
+    refused(capsys, model, "MAX_POOL_2D", "2147483647", "far wider than its 9x13 input")
 
 
-def test_a_pool_window_over_twice_its_map_is_refused(tmp_path, capsys):
-    model = edited(tmp_path, "op_maxpool_3x3_s1_same.tflite", {"operator 0 Pool2DOptions.FilterHeight": 20})
-    refused(capsys, model, "pool window 20x3 is over twice its 9x13 input plus one")
+def test_a_pool_window_far_wider_than_its_map_is_refused(tmp_path, capsys):
+    model = edited(tmp_path, "op_maxpool_3x3_s1_same.tflite", {"operator 0 Pool2DOptions.FilterHeight": 2 * 9 + 65})
+    refused(capsys, model, "pool window 83x3 is far wider than its 9x13 input")
 
 
 @pytest.mark.parametrize("fixture, shape", [("op_maxpool_3x3_s1_same.tflite", (1, 9, 13, 4)),
                                             ("op_avgpool_3x3_s2_same.tflite", (1, 12, 12, 4))])
 def test_a_pool_window_wider_than_its_map_runs_as_litert(tmp_path, capsys, fixture, shape):
     """A SAME window wider than its map is legal in TFLite (each window is clipped to the map), up
-    to twice the map plus one."""
+    to twice the map plus ops/pool2d.py's slack."""
     from support.litert_oracle import run_tflite
-    model = edited(tmp_path, fixture, {"operator 0 Pool2DOptions.FilterHeight": 2 * shape[1] + 1})
+    model = edited(tmp_path, fixture, {"operator 0 Pool2DOptions.FilterHeight": 2 * shape[1] + 64})
     x = np.random.default_rng(0).integers(-128, 128, shape, dtype=np.int8)
     np.save(tmp_path / "x.npy", x)
     code, out, err = run_cli(capsys, "run", model, "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"))

@@ -164,9 +164,8 @@ def narrow_op_network(seed: int) -> dict:
         elif part == "map":
             later = rng.random() < 0.5
             maps = [dict(layer) for layer in rng.choice(_LATER_MAP_LAYERS)] if later else [dict(rng.choice(_MAP_LAYERS))]
-            # (PRELU's depthwise 3x3 does not fit a line: 1 x 3 there)
-            layers += [{**layer, "kernel": [1, 3]} if line and layer["op"] == "depthwise_conv2d" else layer
-                       for layer in maps]
+            # (PRELU's depthwise 3x3, the only map layer with a kernel, does not fit a line: 1 x 3 there)
+            layers += [{**layer, "kernel": [1, 3]} if line and "kernel" in layer else layer for layer in maps]
         elif part == "padding":
             layers.append({"op": "pad", "pads": [0, rng.randint(0, 2), 0, rng.randint(0, 2)] if line
                            else [rng.randint(0, 2) for _ in range(4)]})
