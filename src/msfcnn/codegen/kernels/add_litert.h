@@ -1,4 +1,4 @@
-/* LiteRT's int8 ADD (add_litert.c) and int16 ADD (add_litert_s16.c). */
+/* LiteRT's int8 ADD (add_litert.c). */
 #ifndef MSF_ADD_LITERT_H
 #define MSF_ADD_LITERT_H
 
@@ -15,7 +15,6 @@ typedef struct {
     int32_t width, vector_end;
 } msf_add_blocks_params;
 typedef msf_add_blocks_params msf_add_litert_params;
-typedef msf_add_blocks_params msf_add_litert_s16_params;
 
 /* One output value of a vector code, from the two inputs minus their zero points. */
 typedef int8_t (*msf_add_value_fn)(const msf_add_params *p, int32_t a, int32_t b);
@@ -27,8 +26,6 @@ void msf_add_blocks_s8(const msf_add_blocks_params *q, msf_add_value_fn vector, 
                        const msf_view *in2, msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 void msf_add_litert_s8(const msf_add_litert_params *q, const msf_view *in1, const msf_view *in2, msf_view *out,
                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-void msf_add_litert_s16(const msf_add_litert_s16_params *q, const msf_view *in1, const msf_view *in2, msf_view *out,
-                        int32_t r0, int32_t r1, int32_t c0, int32_t c1);
 int8_t msf_add_litert_value(const msf_add_params *p, int32_t a, int32_t b);  /* the vector code's value */
 int8_t msf_add_litert_output(const msf_add_params *p, int32_t sum);  /* its output from the rescaled sum */
 

@@ -7,7 +7,7 @@
  * vector code rescales each input as the int8 one does (left_shift is 15 here), but keeps the sum
  * in int32 to the end: output zero point, activation clamp, then saturation to int16 (no wrap).
  */
-#include "add_litert.h"
+#include "add_litert_s16.h"
 #include "numerics.h"
 
 /* |input - zero point| <= 32768 and left_shift + shift <= 15: a left shift stays in int32 */
