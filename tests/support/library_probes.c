@@ -65,6 +65,7 @@ PROBE(ldiv, lr = lx / ly)
 PROBE(lmod, lr = lx % ly)
 PROBE(memcpy, memcpy(buffer, buffer + 256, (size_t)(ix & 255)))
 PROBE(memmove, memmove(buffer + (ix & 7), buffer, (size_t)(ix & 255)))
+PROBE(memset, memset(buffer + (ix & 7), ix, (size_t)(ix & 255)))  /* lstm.c's states */
 
 static const struct {
     const char *name;
@@ -78,7 +79,7 @@ static const struct {
     {"i2f", probe_i2f}, {"floor", probe_floor}, {"roundf", probe_roundf}, {"expf", probe_expf},
     {"tanhf", probe_tanhf}, {"fmod", probe_fmod},
     {"d2l", probe_d2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod}, {"memcpy", probe_memcpy},
-    {"memmove", probe_memmove},
+    {"memmove", probe_memmove}, {"memset", probe_memset},
 };
 
 static const double doubles[] = {0.0, -0.0, 1.5, -2.75, 0.49999999999999994, 1e-310, 2.2250738585072014e-308,

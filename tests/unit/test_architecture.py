@@ -237,3 +237,16 @@ def test_the_checks_see_kinds_and_op_classes():
     assert op_class_uses(ast.parse("from ..ops import Conv2D, Pattern\nfrom ..ops.depthwise_conv2d_litert import "
                                    "DepthwiseConv2DLitert\n")) == ["line 1: imports Conv2D",
                                                                    "line 2: imports DepthwiseConv2DLitert"]
+
+
+def test_every_kernel_a_header_declares_is_defined_beside_it():
+    """compile writes the <op>.c beside the <op>.h that declares a kernel (emit.project_kernels): a
+    kernel defined in another source would be missing from the projects that call it."""
+    import re
+
+    from msfcnn.codegen import emit
+    library = emit.kernel_sources()
+    misplaced = [(header, name) for header, text in emit._kernel_headers().items()
+                 for name in emit._EXTERNAL.findall(text)
+                 if not re.search(rf"\b{name}\b", library.get(header[:-2] + ".c", ""))]
+    assert misplaced == []

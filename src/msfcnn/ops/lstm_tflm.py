@@ -9,12 +9,18 @@ from dataclasses import dataclass, fields
 
 from .. import numerics as nx
 from .base import numerics_variant
+from .loop_counts import KernelBuild
 from .lstm import Lstm
 
 
 @dataclass(frozen=True)
 class LstmTflm(Lstm):
     kernel_family = "lstm_tflm"
+
+    @classmethod
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
+        """Its int8 kernel's only: a float32 LSTM stays Lstm under TFLite Micro (_tflm_lstm)."""
+        return () if kernel.element == "float32" else super().latency_families(kernel)
 
 
 @numerics_variant(Lstm, nx.TFLM)

@@ -21,16 +21,6 @@ void msf_depthwise_conv2d_litert_s8(const msf_depthwise_conv2d_litert_params *q,
 void msf_depthwise_conv2d_litert_inplace_s8(const msf_depthwise_conv2d_litert_params *q, const msf_view *in,
                                             msf_view *out, int8_t *plane, int32_t out_h, int32_t out_w);
 
-/* The same for a dilated window (depthwise_conv2d_litert_dilated.c): each part a dilated
-   depthwise convolution. */
-typedef struct {
-    msf_depthwise_conv2d_dilated_params vector;
-    msf_depthwise_conv2d_dilated_params tail;
-} msf_depthwise_conv2d_litert_dilated_params;
-
-void msf_depthwise_conv2d_litert_dilated_s8(const msf_depthwise_conv2d_litert_dilated_params *q, const msf_view *in,
-                                            msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1);
-
 MSF_END_DECLS
 
 #endif /* MSF_DEPTHWISE_CONV2D_LITERT_H */

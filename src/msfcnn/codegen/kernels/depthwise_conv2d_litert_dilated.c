@@ -3,7 +3,7 @@
  * as depthwise_conv2d_litert.c, each part (the scalar `tail`, then the `vector` channels) a dilated
  * depthwise convolution of its own channels (depthwise_conv2d.c's dilated entry).
  */
-#include "depthwise_conv2d_litert.h"
+#include "depthwise_conv2d_litert_dilated.h"
 
 void msf_depthwise_conv2d_litert_dilated_s8(const msf_depthwise_conv2d_litert_dilated_params *q, const msf_view *in,
                                             msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1)

@@ -14,11 +14,7 @@ typedef struct {
     int32_t rounding;
 } msf_requantize_params;
 
-/* int16 -> int8: the same parameters. */
-typedef msf_requantize_params msf_requantize_s16_params;
-
 void msf_requantize_s8 MSF_REGION_ARGS(msf_requantize_params);
-void msf_requantize_s16 MSF_REGION_ARGS(msf_requantize_s16_params);
 
 void msf_requantize_f32 MSF_REGION_ARGS(msf_requantize_params);
 

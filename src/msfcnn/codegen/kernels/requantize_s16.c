@@ -4,7 +4,7 @@
  * requantize.c: (x - input zero point) rescaled with TFLite's MultiplyByQuantizedMultiplier, plus
  * the output zero point, saturated to int8.
  */
-#include "requantize.h"
+#include "requantize_s16.h"
 #include "numerics.h"
 
 void msf_requantize_s16 MSF_REGION_ARGS(msf_requantize_s16_params)
