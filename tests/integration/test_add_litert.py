@@ -178,15 +178,24 @@ def test_add_of_a_constant_follows_each_interpreter(const_cases, record_property
         graph, graph_tflm = load_model(str(path)), load_model(str(path), numerics=nx.TFLM)
         kinds.add(type(graph.nodes[0].op))
         assert type(graph_tflm.nodes[0].op) is AddConst
-        for x, want, want_tflm in zip(inputs, litert, micro):
-            np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want.reshape(-1), err_msg=path.name)
-            ours_tflm = run_unfused(graph_tflm, x).reshape(-1)
-            np.testing.assert_array_equal(ours_tflm, np.asarray(want_tflm).reshape(-1), err_msg=path.name)
-            scalar_differs += int(np.count_nonzero(ours_tflm != want.reshape(-1)))
-            checked += want.size
+        n, differs = _follows_each_interpreter(path.name, graph, graph_tflm, inputs, litert, micro)
+        checked, scalar_differs = checked + n, scalar_differs + differs
     record_property("values_checked", checked)
     record_property("values_where_the_scalar_code_differs", scalar_differs)
     assert kinds == {AddConst, AddConstLitert, AddConstLitertTail} and scalar_differs > 0
+
+
+def _follows_each_interpreter(name, graph, graph_tflm, inputs, litert, micro) -> tuple[int, int]:
+    """Assert that each input's output equals LiteRT's under `graph` and TFLite Micro's under
+    `graph_tflm`; (values checked, values where TFLite Micro's scalar code differs from LiteRT)."""
+    checked = scalar_differs = 0
+    for x, want, want_tflm in zip(inputs, litert, micro):
+        np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want.reshape(-1), err_msg=name)
+        ours_tflm = run_unfused(graph_tflm, x).reshape(-1)
+        np.testing.assert_array_equal(ours_tflm, np.asarray(want_tflm).reshape(-1), err_msg=name)
+        scalar_differs += int(np.count_nonzero(ours_tflm != want.reshape(-1)))
+        checked += want.size
+    return checked, scalar_differs
 
 
 # ---- int16 ADD (16x8 models: zero points 0, general scales) ----------------------------------------
@@ -231,12 +240,8 @@ def test_int16_add_follows_each_interpreter(cases16, record_property):
         size = prod(graph.nodes[0].shape)
         assert type(graph.nodes[0].op) is (AddLitert if size % VECTOR_BLOCK == 0 else AddLitertTail)
         assert type(graph_tflm.nodes[0].op) is Add
-        for x, want, want_tflm in zip(inputs, litert, micro):
-            np.testing.assert_array_equal(run_unfused(graph, x).reshape(-1), want.reshape(-1), err_msg=path.name)
-            ours_tflm = run_unfused(graph_tflm, x).reshape(-1)
-            np.testing.assert_array_equal(ours_tflm, np.asarray(want_tflm).reshape(-1), err_msg=path.name)
-            scalar_differs += int(np.count_nonzero(ours_tflm != want.reshape(-1)))
-            checked += want.size
+        n, differs = _follows_each_interpreter(path.name, graph, graph_tflm, inputs, litert, micro)
+        checked, scalar_differs = checked + n, scalar_differs + differs
     record_property("values_checked", checked)
     record_property("values_where_the_scalar_code_differs", scalar_differs)
     assert scalar_differs > 0  # the cases tell the two codes apart
