@@ -437,6 +437,12 @@ class Op:
         without a weighted sum. The importer refuses a model where it overflows (ir/arithmetic.py)."""
         return None
 
+    def summed_values(self, in_shapes: list[Shape]) -> int | None:
+        """The most input values one output's integer sum adds (pooling and means, whose kernels
+        sum raw values in int32 like TFLite's), or None for an op without such a sum. The importer
+        refuses a model where the sum can overflow (ir/arithmetic.py)."""
+        return None
+
     # ---- the C kernel's interface (the code generator's contract) -------------------------------
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         """The constant arrays the C kernel's params point to, by role ("weights", "bias", "mult",
