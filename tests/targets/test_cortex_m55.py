@@ -5,6 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from msfcnn.cli import main
 from msfcnn.codegen import icount
 from support.toolchains import require_target, write_runtime
@@ -64,14 +66,17 @@ NETWORK = {"name": "helium", "input": [12, 12, 3], "layers": [
     {"op": "conv2d", "filters": 40, "kernel": 1, "act": "relu6"},
     {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": "same", "act": "relu6"},
     {"op": "conv2d", "filters": 20, "kernel": 1},
+    {"op": "conv2d", "filters": 13, "kernel": 1, "act": "relu"},
+    {"op": "conv2d", "filters": 7, "kernel": 3, "stride": 1, "padding": "same"},
     {"op": "global_avg_pool"}, {"op": "dense", "units": 10}]}
 
 
-def test_a_small_network_is_bit_exact_on_the_cortex_m55(tmp_path, capsys):
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])  # ruy's rounding, gemmlowp's
+def test_a_small_network_is_bit_exact_on_the_cortex_m55(numerics, tmp_path, capsys):
     require_target("cortex-m55")
     model = tmp_path / "helium.json"
     model.write_text(json.dumps(NETWORK))
-    assert main(["verify", str(model), "--strategy", "vanilla", "--target", "cortex-m55", "--instructions",
-                 "--json"]) == 0
+    assert main(["verify", str(model), "--strategy", "vanilla", "--target", "cortex-m55", "--numerics", numerics,
+                 "--instructions", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["bit_exact"] and 0 < doc["mve_instructions"] < doc["instructions"]

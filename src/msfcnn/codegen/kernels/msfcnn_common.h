@@ -268,6 +268,19 @@ static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
 #endif
 #endif /* MSF_ARM_DSP */
 
+/* ---------------------------------------------------------------------------------------------
+ * Arm M-profile Vector Extension (Helium: Cortex-M55, M85)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Kernels with a Helium path (MSF_ARM_MVE) run it instead of their DSP loops: 16 int8 values a
+   vector, tail-predicated (VCTP, zeroing loads), through the ACLE intrinsics of <arm_mve.h>. They
+   compute the same integer sums as the portable loops; MSF_PORTABLE turns them off too. The other
+   kernels keep their DSP loops on these cores. */
+#if defined(__ARM_FEATURE_MVE) && !defined(MSF_PORTABLE)
+#define MSF_ARM_MVE 1
+#include <arm_mve.h>
+#endif
+
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
 {
     int32_t s = r - v->row_origin;
