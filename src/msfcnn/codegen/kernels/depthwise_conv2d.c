@@ -44,6 +44,99 @@ static inline msf_sums4 four_channels(msf_sums4 s, const void *const *src, const
 }
 #endif
 
+#if defined(MSF_ARM_MVE)
+/* Taps up to which the Helium loop takes a window (7 x 7); a larger one takes msf_window. */
+#define MSF_MVE_TAPS 49
+
+/* a + b * c lane by lane (MVE multiplies vectors without accumulating, but for dot products) */
+static inline int32x4_t mla(int32x4_t a, int32x4_t b, int32x4_t c)
+{
+    return vaddq_s32(a, vmulq_s32(b, c));
+}
+
+/* sums[k] = start[k] + sum over the taps t of (x_t[k] + offset) * w_t[k], k < n, for the taps'
+   input channels x_t = src[t] and weights w_t = wp[t]: eight channels at a time in two int32
+   vectors (the last ones predicated), per tap two loads of inputs and two of weights, each
+   sign-extended to 32 bits, and two multiplies and adds (more would spill). with_offset 0: the offset is already in start. */
+static MSF_ALWAYS_INLINE void mve_depthwise_sums(int32_t *sums, const int32_t *start, int32_t n,
+                                                 const int8_t *const *src, const int8_t *const *wp, int32_t taps,
+                                                 int32_t offset, const int with_offset)
+{
+    int32_t k, t;
+    for (k = 0; k < n; k += 8) {
+        int32x4_t s0 = vldrwq_s32(start + k), s1 = vldrwq_s32(start + k + 4);
+        if (k + 8 <= n) {
+            for (t = 0; t < taps; ++t) {
+                const int8_t *x = src[t] + k, *wt = wp[t] + k;
+                const int32x4_t x0 = vldrbq_s32(x), x1 = vldrbq_s32(x + 4);
+                s0 = mla(s0, with_offset ? vaddq_n_s32(x0, offset) : x0, vldrbq_s32(wt));
+                s1 = mla(s1, with_offset ? vaddq_n_s32(x1, offset) : x1, vldrbq_s32(wt + 4));
+            }
+        } else {  /* the last 1 to 7 channels: loads of the channels past n predicated off */
+            const mve_pred16_t p0 = vctp32q((uint32_t)(n - k)), p1 = vctp32q((uint32_t)(n - k - 4));
+            const int32_t add = with_offset ? offset : 0;
+            for (t = 0; t < taps; ++t) {
+                const int8_t *x = src[t] + k, *wt = wp[t] + k;
+                s0 = mla(s0, vaddq_n_s32(vldrbq_z_s32(x, p0), add), vldrbq_z_s32(wt, p0));
+                s1 = mla(s1, vaddq_n_s32(vldrbq_z_s32(x + 4, p1), add), vldrbq_z_s32(wt + 4, p1));
+            }
+        }
+        vstrwq_s32(sums + k, s0);
+        vstrwq_s32(sums + k + 4, s1);
+    }
+}
+
+/* DEPTHWISE_CONV_2D with multiplier 1 on Helium: block of MSF_MVE_BLOCK channels; output pixel;
+   the pixel's in-bounds taps located once; eight channels at a time. A window with every tap
+   inside the input starts from bias + offset * (the sum of the block's weights over all taps),
+   computed once a block, and multiplies the int8 inputs themselves; a clipped window adds the
+   offset to each input. The channels of a block read only those channels, so the blocks may go
+   one after the other over the region (the `inplace` scheme's order holds within each). */
+static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out, int32_t r0,
+                          int32_t r1, int32_t c0, int32_t c1)
+{
+    int32_t bias[MSF_MVE_BLOCK + 7], inside[MSF_MVE_BLOCK + 7], sums[MSF_MVE_BLOCK + 7];  /* + a partial vector */
+    const int8_t *src[MSF_MVE_TAPS], *wp[MSF_MVE_TAPS];
+    msf_mve_stage block;
+    const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
+    const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+    const int32_t out_c = p->out_c, offset = p->input_offset, kh = p->kh, kw = p->kw;
+    const int mode = msf_output_stage_mode(&stage, out_c);
+    msf_pixels it;
+    msf_pixel px;
+    int32_t oc0, k, i, j;
+    for (oc0 = 0; oc0 < out_c; oc0 += MSF_MVE_BLOCK) {
+        const int32_t n = out_c - oc0 < MSF_MVE_BLOCK ? out_c - oc0 : MSF_MVE_BLOCK;
+        const int8_t *const w = p->weights + oc0;
+        for (k = 0; k < n; ++k) {
+            int32_t sum = 0;
+            for (i = 0; i < kh * kw; ++i) {
+                sum += w[(ptrdiff_t)i * out_c + k];
+            }
+            bias[k] = p->bias != NULL ? p->bias[oc0 + k] : 0;
+            inside[k] = bias[k] + offset * sum;
+        }
+        msf_mve_stage_block(&stage, oc0, n, &block);
+        msf_pixels_start(&it, &shape, r0, r1, c0, c1);
+        while (msf_pixels_next(&it, &px)) {
+            int32_t taps = 0;
+            for (i = px.i_lo; i < px.i_hi; ++i) {
+                for (j = px.j_lo; j < px.j_hi; ++j, ++taps) {
+                    src[taps] = msf_at_s8(in, px.y0 + i, px.x0 + j, oc0);
+                    wp[taps] = w + (ptrdiff_t)(i * kw + j) * out_c;
+                }
+            }
+            if (taps == kh * kw) {
+                mve_depthwise_sums(sums, inside, n, src, wp, taps, offset, 0);
+            } else {
+                mve_depthwise_sums(sums, bias, n, src, wp, taps, offset, 1);
+            }
+            msf_mve_output_stage_s8(&stage, mode, &block, sums, oc0, n, msf_at_s8(out, px.r, px.c, oc0));
+        }
+    }
+}
+#endif
+
 /* acc = start + the window's sum for output channels oc0 + k, k < n (start NULL: 0; each run is
    one tap). */
 static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, int32_t n, const int32_t *start,
@@ -170,6 +263,12 @@ static MSF_ALWAYS_INLINE void depthwise(const msf_depthwise_conv2d_params *p, co
 
 void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
 {
+#if defined(MSF_ARM_MVE)
+    if (p->depth_multiplier == 1 && p->kh * p->kw <= MSF_MVE_TAPS) {
+        depthwise_mve(p, in, out, r0, r1, c0, c1);
+        return;
+    }
+#endif
     depthwise(p, in, out, r0, r1, c0, c1, sizeof(int8_t), accumulate, 1, 1);
 }
 
