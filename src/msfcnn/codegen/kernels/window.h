@@ -239,7 +239,8 @@ static inline void msf_mve_stage_block(const msf_output_stage *s, int32_t oc0, i
 }
 
 /* The fast modes of the output stage (ruy's or gemmlowp's rounding, every channel shifting right:
-   msf_requantize_fast_loop), four channels a vector, equal to the scalar loop:
+   msf_requantize_fast_loop) for four channels a vector (msf_mve_shift, then msf_mve_requantize),
+   and its loop over a block (msf_mve_requantize_loop), equal to the scalar loop:
    - the high part floor((acc * mult + 2^30) / 2^31) is VQRDMULH (which saturates only for
      INT32_MIN x INT32_MIN, and a multiplier is never negative);
    - ruy's rounding right shift, floor((high + half) / 2^right), is VRSHL by -right;
@@ -247,17 +248,29 @@ static inline void msf_mve_stage_block(const msf_output_stage *s, int32_t oc0, i
    then the zero point and the clamp in 32 bits (|high| < 2^31 and right >= 1: no overflow). acc
    and the block's arrays are read in whole vectors (MSF_MVE_BLOCK is a multiple of 4); the
    bytes past n are not stored. */
+static inline int32x4_t msf_mve_shift(int32x4_t acc, int32x4_t multiplier, int32x4_t shift, const int away)
+{
+    int32x4_t x = vqrdmulhq_s32(acc, multiplier);
+    if (away) {
+        x = vaddq_s32(x, vshrq_n_s32(x, 31));
+    }
+    return vrshlq_s32(x, shift);
+}
+
+static inline int32x4_t msf_mve_requantize(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
+                                           int32_t zero_point, int32x4_t low, int32x4_t high, const int away)
+{
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(msf_mve_shift(acc, multiplier, shift, away), zero_point), low), high);
+}
+
 static inline void msf_mve_requantize_loop(const int32_t *acc, int32_t n, const msf_mve_stage *block,
                                            int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, const int away)
 {
     const int32x4_t low = vdupq_n_s32(lo), high = vdupq_n_s32(hi);
     int32_t k;
     for (k = 0; k < n; k += 4) {
-        int32x4_t x = vqrdmulhq_s32(vldrwq_s32(acc + k), vldrwq_s32(block->multiplier + k));
-        if (away) {
-            x = vaddq_s32(x, vshrq_n_s32(x, 31));
-        }
-        x = vminq_s32(vmaxq_s32(vaddq_n_s32(vrshlq_s32(x, vldrwq_s32(block->shift + k)), zero_point), low), high);
+        const int32x4_t x = msf_mve_requantize(vldrwq_s32(acc + k), vldrwq_s32(block->multiplier + k),
+                                               vldrwq_s32(block->shift + k), zero_point, low, high, away);
         if (k + 4 <= n) {
             vstrbq_s32(dst + k, x);
         } else {
