@@ -87,17 +87,25 @@ static MSF_ALWAYS_INLINE void mve_depthwise_sums(int32_t *sums, const int32_t *s
         for (t = 0; t < taps; ++t) {
             const int8_t *x = src[t] + k, *wt = wp[t] + k;
             int16x8_t x0 = partial ? vldrbq_z_s16(x, p0) : vldrbq_s16(x);
-            int16x8_t x1 = partial ? vldrbq_z_s16(x + 8, p1) : vldrbq_s16(x + 8);
             const int16x8_t w0 = partial ? vldrbq_z_s16(wt, p0) : vldrbq_s16(wt);
-            const int16x8_t w1 = partial ? vldrbq_z_s16(wt + 8, p1) : vldrbq_s16(wt + 8);
+            int16x8_t x1;
             if (with_offset) {
                 x0 = vaddq_n_s16(x0, add);
-                x1 = vaddq_n_s16(x1, add);
             }
             e0 = vaddq_s32(e0, vmullbq_int_s16(x0, w0));
             o0 = vaddq_s32(o0, vmulltq_int_s16(x0, w0));
-            e1 = vaddq_s32(e1, vmullbq_int_s16(x1, w1));
-            o1 = vaddq_s32(o1, vmulltq_int_s16(x1, w1));
+            /* The second eight channels' loads after the first's products: hoisted above them, they
+               would need more vector registers than the core has, and GCC spills an accumulator. */
+            MSF_MEMORY_ORDER();
+            x1 = partial ? vldrbq_z_s16(x + 8, p1) : vldrbq_s16(x + 8);
+            if (with_offset) {
+                x1 = vaddq_n_s16(x1, add);
+            }
+            {
+                const int16x8_t w1 = partial ? vldrbq_z_s16(wt + 8, p1) : vldrbq_s16(wt + 8);
+                e1 = vaddq_s32(e1, vmullbq_int_s16(x1, w1));
+                o1 = vaddq_s32(o1, vmulltq_int_s16(x1, w1));
+            }
         }
         vstrwq_s32(sums + k, e0);
         vstrwq_s32(sums + k + 4, o0);

@@ -268,6 +268,14 @@ static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
 #endif
 #endif /* MSF_ARM_DSP */
 
+/* No load or store moves across this point (it emits nothing): a loop keeps its loads where they
+   are written when hoisting them would run out of registers. */
+#if defined(__GNUC__)
+#define MSF_MEMORY_ORDER() __asm__ volatile("" ::: "memory")
+#else
+#define MSF_MEMORY_ORDER() ((void)0)
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * Arm M-profile Vector Extension (Helium: Cortex-M55, M85)
  * ------------------------------------------------------------------------------------------- */
