@@ -26,9 +26,11 @@
  * Arm cores with the DSP extension (Cortex-M4, M7, M33, M55: __ARM_FEATURE_DSP and _SIMD32) get
  * their own inner loops for CONV_2D and DEPTHWISE_CONV_2D (MSF_ARM_DSP below): four int8 values a
  * word load, sign-extended in pairs by SXTB16 and multiplied-accumulated two at a time by SMLAD,
- * through the ACLE intrinsics of <arm_acle.h>. They compute the same integer sums as the portable
- * loops, which every other target runs and which stay the reference; define MSF_PORTABLE to build
- * the portable loops on such a core too.
+ * through the ACLE intrinsics of <arm_acle.h>. Cores with Helium (M55, M85: __ARM_FEATURE_MVE)
+ * run their own vector loops instead for CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
+ * (MSF_ARM_MVE, <arm_mve.h>). They compute the same integer sums as the portable loops, which
+ * every other target runs and which stay the reference; define MSF_PORTABLE to build the portable
+ * loops on such a core too.
  *
  * Tensors. A feature map is (H, W, C), channels innermost. Kernels reach it through an
  * `msf_view`, which maps a logical position (row r, column c, channel ch) of the whole tensor to
