@@ -498,25 +498,33 @@ def m55(tmp_path_factory):
 HELIUM_SMALL = ("MSF_MVE_BLOCK=8", "MSF_MVE_DEPTHWISE_BLOCK=16", "MSF_MVE_PATCH=20")
 
 
+# kind -> an instruction of its Helium loop, which its object must hold
+HELIUM_LOOPS = {"conv2d": "vmlava.s8", "depthwise_conv2d": "vmullb.s16", "dense": "vmlava.s8",
+                "add": "vqrdmulh.s32"}  # (objdump names VMLADAVA vmlava)
+
+
 @pytest.mark.qemu
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d", "dense"])
+@pytest.mark.parametrize("kind", list(HELIUM_LOOPS))
 def test_helium_loops_bit_exact_on_cortex_m55(kind, c_dir, m55):
     """As the DSP loops on the Cortex-M4: random cases, rounding ties among them, and layers of real
     width through every layout (conv2d requantises with ruy's rounding here, depthwise with
-    gemmlowp's; test_cortex_m55.py runs conv2d under --numerics tflm)."""
+    gemmlowp's; test_cortex_m55.py runs conv2d under --numerics tflm; ADD under either numerics)."""
     defines = HELIUM_SMALL
     lib = build_library(c_dir, defines=defines, target=m55)
     listing = subprocess.run(["arm-none-eabi-objdump", "-d", "-marmv8.1-m.main", str(lib / f"{kind}.o")],
                              capture_output=True, text=True, check=True).stdout
-    assert "vmlava.s8" in listing or "vmullb.s16" in listing  # (objdump names VMLADAVA vmlava)
+    assert HELIUM_LOOPS[kind] in listing
     cases = Cases(seed=12)
     rng = np.random.default_rng(950 + KINDS.index(kind) + len(defines))
     for i in range(30):
-        if kind in SPATIAL:
+        if kind in ("conv2d", "depthwise_conv2d"):
             wide = i % 3 != 0
             op, ctx, inputs = SPATIAL[kind](rng, False, wide=wide)
             cases.spatial(op, ctx, inputs, f"{kind} #{i} {'wide ' if wide else ''}{op}", n_layout_runs=2)
+        elif kind in SPATIAL:
+            op, ctx, inputs = SPATIAL[kind](rng, False)
+            cases.spatial(op, ctx, inputs, f"{kind} #{i} {op}", n_layout_runs=2)
         else:
             TAILS[kind](cases, rng, False, f"{kind} #{i}")
     assert_bit_exact(cases.results(c_dir, lib, tag=f"mve_{kind}_{len(defines)}", target=m55))

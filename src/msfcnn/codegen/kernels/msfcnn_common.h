@@ -27,7 +27,7 @@
  * their own inner loops for CONV_2D and DEPTHWISE_CONV_2D (MSF_ARM_DSP below): four int8 values a
  * word load, sign-extended in pairs by SXTB16 and multiplied-accumulated two at a time by SMLAD,
  * through the ACLE intrinsics of <arm_acle.h>. Cores with Helium (M55, M85: __ARM_FEATURE_MVE)
- * run their own vector loops instead for CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
+ * run their own vector loops instead for CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and ADD
  * (MSF_ARM_MVE, <arm_mve.h>). They compute the same integer sums as the portable loops, which
  * every other target runs and which stay the reference; define MSF_PORTABLE to build the portable
  * loops on such a core too.
