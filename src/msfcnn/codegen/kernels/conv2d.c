@@ -492,10 +492,13 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
 /* sum_i w[i] over a weight row of `patch` values, 16 a vector, the last ones predicated. */
 static inline int32_t mve_weight_sum(const int8_t *w, int32_t patch)
 {
+    const int32_t whole = patch & ~15;
     int32_t sum = 0, i;
-    for (i = 0; i < patch; i += 16) {
-        const mve_pred16_t active = vctp8q((uint32_t)(patch - i));
-        sum = vaddvaq_p_s8(sum, vldrbq_z_s8(w + i, active), active);
+    for (i = 0; i < whole; i += 16) {
+        sum = vaddvaq_s8(sum, vldrbq_s8(w + i));
+    }
+    if (whole < patch) {
+        sum = vaddvaq_s8(sum, vldrbq_z_s8(w + whole, vctp8q((uint32_t)(patch - whole))));
     }
     return sum;
 }

@@ -55,12 +55,8 @@ static inline msf_sums4 four_channels(msf_sums4 s, const void *const *src, const
 #define MSF_MVE_DEPTHWISE_BLOCK 96
 #endif
 
-/* Where channel c of a block sits in the Helium loop's arrays: each eight channels as their four
-   even ones, then their four odd ones, as VMULLB and VMULLT produce their products. */
-static inline int32_t mve_lane(int32_t c)
-{
-    return (c & ~7) + ((c & 1) << 2) + ((c & 7) >> 1);
-}
+/* The Helium loop's arrays of a block's channels are in "lane order": each eight channels as their
+   four even ones, then their four odd ones, as VMULLB and VMULLT produce their products. */
 
 /* v as a predicate's count: 0 when negative (vctp takes it unsigned). */
 static inline uint32_t mve_count(int32_t v)
@@ -69,7 +65,7 @@ static inline uint32_t mve_count(int32_t v)
 }
 
 /* sums[k] = start[k] + sum over the taps t of (x_t[k] + offset) * w_t[k], k < n, in the arrays'
-   order (mve_lane), for the taps' input channels x_t = src[t] and weights w_t = wp[t]: sixteen
+   lane order, for the taps' input channels x_t = src[t] and weights w_t = wp[t]: sixteen
    channels at a time, per tap two loads of inputs and two of weights, each eight values
    sign-extended to 16 bits, their products (exact in 16 bits, widened by VMULLB / VMULLT) added to
    four int32 vectors. Loads of the channels past n are predicated off. with_offset 0: the offset
@@ -172,6 +168,43 @@ static MSF_ALWAYS_INLINE void mve_depthwise_pixel(const msf_depthwise_conv2d_par
     }
 }
 
+/* A block's constants for its eight channels from channel `at` of the block that starts at oc0
+   (when left < 8, its first `left` only: the others' lanes read nothing), in lane order: the bias,
+   the bias plus offset times the weights' sum over all taps (summed in 16-bit lanes: 49 taps of
+   int8 stay inside int16), each channel's multiplier (the low word of its int64) and its right
+   shift negated, as VRSHL takes it. Gathers pick the even and odd channels. Once a block and
+   call: vectors, so that a call of a few pixels pays little for them. */
+static void mve_depthwise_constants(const msf_depthwise_conv2d_params *p, const int8_t *const *every, int32_t taps,
+                                    int32_t oc0, int32_t at, int32_t left, int32_t *bias, int32_t *inside,
+                                    int32_t *multiplier, int32_t *shift)
+{
+    static const uint32_t pairs[4] = { 0, 2, 4, 6 };  /* every other channel */
+    const uint32x4_t step = vldrwq_u32(pairs), step64 = vshlq_n_u32(step, 1);  /* (int64: two words each) */
+    const int32_t k = oc0 + at;  /* the first channel's index in the layer */
+    const mve_pred16_t all = vctp16q(mve_count(left));
+    const mve_pred16_t even = vctp32q(mve_count((left + 1) / 2)), odd = vctp32q(mve_count(left / 2));
+    const int32_t *words = (const int32_t *)(const void *)(p->multiplier + k);
+    int16x8_t sum = vdupq_n_s16(0);
+    int32_t t;
+    for (t = 0; t < taps; ++t) {
+        sum = vaddq_s16(sum, vldrbq_z_s16(every[t] + at, all));
+    }
+    {
+        const int32x4_t bias_even = p->bias != NULL ? vldrwq_gather_shifted_offset_z_s32(p->bias + k, step, even)
+                                                    : vdupq_n_s32(0);
+        const int32x4_t bias_odd = p->bias != NULL ? vldrwq_gather_shifted_offset_z_s32(p->bias + k + 1, step, odd)
+                                                   : vdupq_n_s32(0);
+        vstrwq_s32(bias, bias_even);
+        vstrwq_s32(bias + 4, bias_odd);
+        vstrwq_s32(inside, vmlaq_n_s32(bias_even, vmovlbq_s16(sum), p->input_offset));
+        vstrwq_s32(inside + 4, vmlaq_n_s32(bias_odd, vmovltq_s16(sum), p->input_offset));
+        vstrwq_s32(multiplier, vldrwq_gather_shifted_offset_z_s32(words, step64, even));
+        vstrwq_s32(multiplier + 4, vldrwq_gather_shifted_offset_z_s32(words + 2, step64, odd));
+        vstrwq_s32(shift, vnegq_s32(vldrwq_gather_shifted_offset_z_s32(p->right + k, step, even)));
+        vstrwq_s32(shift + 4, vnegq_s32(vldrwq_gather_shifted_offset_z_s32(p->right + k + 1, step, odd)));
+    }
+}
+
 /* DEPTHWISE_CONV_2D with multiplier 1 on Helium: block of MSF_MVE_DEPTHWISE_BLOCK channels; output
    pixel;
    the pixel's in-bounds taps located once; sixteen channels at a time. A window with every tap
@@ -183,7 +216,7 @@ static MSF_ALWAYS_INLINE void mve_depthwise_pixel(const msf_depthwise_conv2d_par
 static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out, int32_t r0,
                           int32_t r1, int32_t c0, int32_t c1, const int away)
 {
-    /* in the arrays' order (mve_lane), rounded up to whole vectors of sixteen */
+    /* in lane order, rounded up to whole vectors of sixteen */
     int32_t bias[MSF_MVE_DEPTHWISE_BLOCK + 15], inside[MSF_MVE_DEPTHWISE_BLOCK + 15], sums[MSF_MVE_DEPTHWISE_BLOCK + 15];
     int32_t multiplier[MSF_MVE_DEPTHWISE_BLOCK + 15], shift[MSF_MVE_DEPTHWISE_BLOCK + 15];
     const int8_t *every[MSF_MVE_TAPS];
@@ -195,18 +228,11 @@ static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *
     int32_t oc0, k, t;
     for (oc0 = 0; oc0 < out_c; oc0 += MSF_MVE_DEPTHWISE_BLOCK) {
         const int32_t n = out_c - oc0 < MSF_MVE_DEPTHWISE_BLOCK ? out_c - oc0 : MSF_MVE_DEPTHWISE_BLOCK;
-        for (k = 0; k < n; ++k) {
-            int32_t sum = 0;
-            for (t = 0; t < taps; ++t) {
-                sum += p->weights[(ptrdiff_t)t * out_c + oc0 + k];
-            }
-            bias[mve_lane(k)] = p->bias != NULL ? p->bias[oc0 + k] : 0;
-            inside[mve_lane(k)] = bias[mve_lane(k)] + p->input_offset * sum;
-            multiplier[mve_lane(k)] = (int32_t)p->multiplier[oc0 + k];
-            shift[mve_lane(k)] = -p->right[oc0 + k];
-        }
         for (t = 0; t < taps; ++t) {
             every[t] = p->weights + (ptrdiff_t)t * out_c + oc0;
+        }
+        for (k = 0; k < n; k += 8) {
+            mve_depthwise_constants(p, every, taps, oc0, k, n - k, bias + k, inside + k, multiplier + k, shift + k);
         }
         msf_pixels_start(&it, &shape, r0, r1, c0, c1);
         while (msf_pixels_next(&it, &px)) {

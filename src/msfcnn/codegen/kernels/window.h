@@ -231,10 +231,14 @@ typedef struct {
 
 static inline void msf_mve_stage_block(const msf_output_stage *s, int32_t oc0, int32_t n, msf_mve_stage *block)
 {
+    static const uint32_t low_words[4] = { 0, 2, 4, 6 };  /* of four int64 multipliers */
+    const uint32x4_t offsets = vldrwq_u32(low_words);
     int32_t k;
-    for (k = 0; k < n; ++k) {
-        block->multiplier[k] = (int32_t)s->multiplier[oc0 + k];
-        block->shift[k] = -s->right[oc0 + k];
+    for (k = 0; k < n; k += 4) {  /* four channels a vector, those past n not read */
+        const mve_pred16_t active = vctp32q((uint32_t)(n - k));
+        vstrwq_s32(block->multiplier + k, vldrwq_gather_shifted_offset_z_s32(
+                                              (const int32_t *)(const void *)(s->multiplier + oc0 + k), offsets, active));
+        vstrwq_s32(block->shift + k, vnegq_s32(vldrwq_z_s32(s->right + oc0 + k, active)));
     }
 }
 
