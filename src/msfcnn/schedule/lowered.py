@@ -223,7 +223,49 @@ class Channels:
     plane: Scratch
 
 
-Loops = Whole | Stream | Patches | Channels
+@loop_kind
+@dataclass(frozen=True, eq=False)
+class TimeScan:
+    """Ops first..end run one time step at a time (schemes/timescan.py): at global step s each op
+    t, in order, computes its position s - lags[t - first] when that lies in [0, positions[...]).
+    An inner sequence lives in a ring of the steps its reader still needs (`LoweredBlock.rings`,
+    keyed by the tensor holding the bytes: `storage`), or, a recurrent cell's output read a step
+    at a time, in the cell's state (`in_state`). Each cell keeps its state in scratch `state<t>`
+    and shares the step temporaries `temp`. A cell that keeps only its last step may end the
+    scan; ops end+1..last then run once on vectors (scratch `vec<t>`, the last op the output)."""
+
+    first: int
+    end: int
+    steps: int
+    lags: tuple[int, ...]
+    positions: tuple[int, ...]
+    storage: dict[int, int]
+    in_state: frozenset[int]
+    cells: tuple[int, ...]
+
+    def lag(self, t: int) -> int:
+        return self.lags[t - self.first]
+
+    def count(self, t: int) -> int:
+        return self.positions[t - self.first]
+
+
+def time_axis(shape: tuple[int, ...]) -> int | None:
+    """The time axis of a sequence tensor: 0 of (T, F), 1 of a one-row map (1, T, C); None for a
+    vector or a map of several rows."""
+    if len(shape) == 2:
+        return 0
+    if len(shape) == 3 and shape[0] == 1:
+        return 1
+    return None
+
+
+def step_elements(shape: tuple[int, ...]) -> int:
+    """Values of one time step of a sequence tensor."""
+    return prod(shape) // shape[time_axis(shape)]
+
+
+Loops = Whole | Stream | Patches | Channels | TimeScan
 
 
 @dataclass(frozen=True)
