@@ -35,7 +35,7 @@ from ..ops.base import as_feature_map
 from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
-from ..schedule.lowered import Channels, Patches, Stream, Whole
+from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, step_elements, time_axis
 
 Features = Counter  # name -> count
 
@@ -381,6 +381,34 @@ class BlockCounter:
         own["patch:ops"] += end - first + 1
         if loops.tail is not None:
             self._tail(loops.tail, end, own, [(*r, *c) for r in rows for c in cols])
+        return total
+
+    @handles(LATENCY, TimeScan)
+    def _time_scan(self, block: LoweredBlock, loops: TimeScan, own: Features):
+        """Each cell's steps (its whole op's counts, one step function call each), each window's
+        positions one call each, the step loop's own checks and copies, and the vector head."""
+        graph = self.graph
+        total = self._zero()
+        for t in range(block.first, loops.end + 1):
+            op = graph.nodes[t].op
+            if op.recurrent:
+                total = total + self.call(t, 0, 1, 0, 1)
+                own["scan:cell_step"] += loops.count(t)
+                sequence = time_axis(graph.shape_of(t)) is not None
+                if sequence and (t in block.rings or t == block.last):  # h copied to a ring or the output
+                    own["scan:copy"] += loops.count(t)
+                    own["scan:copy_byte"] += loops.count(t) * step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes
+            elif not op.is_view:
+                total = total + self.sweep(t, 1, loops.count(t), 0, 1)
+        own["scan:step"] += loops.steps
+        own["scan:op_step"] += loops.steps * (loops.end - block.first + 1)
+        own["scan:cell"] += len(loops.cells)
+        own["scan:zero_byte"] += sum(s.nbytes for s in block.scratch if s.name.startswith(("state", "temp")))
+        if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
+            own["scan:copy"] += 1
+            own["scan:copy_byte"] += graph.nbytes(block.last)
+        for t in range(loops.end + 1, block.last + 1):
+            own.update(self._count_call(t, 0, 1, 0, 1))
         return total
 
     def _tail(self, tail, end: int, f: Features, regions) -> None:
