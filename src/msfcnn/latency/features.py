@@ -385,8 +385,9 @@ class BlockCounter:
 
     @handles(LATENCY, TimeScan)
     def _time_scan(self, block: LoweredBlock, loops: TimeScan, own: Features):
-        """Each cell's steps (its whole op's counts, one step function call each), each window's
-        positions one call each, the step loop's own checks and copies, and the vector head."""
+        """Each cell's steps (its whole op's counts, and one call of its step function per step),
+        each window's positions one call each, the step loop's own passes, the zeroing of the
+        states and the copies of steps to rings or the output, and the vector head."""
         graph = self.graph
         total = self._zero()
         for t in range(block.first, loops.end + 1):
@@ -401,7 +402,6 @@ class BlockCounter:
             elif not op.is_view:
                 total = total + self.sweep(t, 1, loops.count(t), 0, 1)
         own["scan:step"] += loops.steps
-        own["scan:op_step"] += loops.steps * (loops.end - block.first + 1)
         own["scan:cell"] += len(loops.cells)
         own["scan:zero_byte"] += sum(s.nbytes for s in block.scratch if s.name.startswith(("state", "temp")))
         if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:

@@ -11,6 +11,7 @@ shapes, so the executor allocates exactly them), the MACs it performs and its lo
 - `Patches`: output tiles, each computed from scratch through the block into per-tensor tile
   buffers;
 - `Channels`: one op over its own input, channel by channel through a plane buffer.
+- `TimeScan`: sequence layers one time step at a time, holding states and rings of steps.
 
 Each is a loop kind (`loop_kinds`): the executor, the emitter, the latency model and the cost
 model each register a handler for it, and fail naming the kind when they have none.
