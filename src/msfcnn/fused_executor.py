@@ -20,7 +20,7 @@ from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
 from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule, loop_kinds
 from .schedule.loop_kinds import WALKER, handles
-from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, time_axis
+from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, time_axis
 from .schedule import streaming
 from .schedule.streaming import needed_range
 
@@ -284,17 +284,22 @@ class _Stream:
             self.finish_tail()
 
     def finish_tail(self) -> None:
-        """The tail consumer's vector, then the vector ops after it (dense, softmax, reshape)."""
-        graph, tail = self.graph, self.tail
-        acc = self.acc.astype(np.int64) if self.acc.dtype == np.int32 else self.acc.copy()  # float32: C's accumulator
-        self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, tail.last + 1))
-        value = graph.nodes[tail.consumer].op.finish(acc, graph.shape_of(self.end), graph.kernel_context(tail.consumer))
-        for t in range(tail.consumer, tail.last + 1):
-            if t > tail.consumer:
-                value = graph.nodes[t].op.reference([value], graph.kernel_context(t))
-            target = self.r.tensor(t) if t == tail.last else self.buffers[tail.vectors[t].name]
-            target[...] = value
-            value = target
+        _finish_tail(self.r, self.tail, self.acc, self.buffers, self.end, self.graph.shape_of(self.end))
+        self.r.macs += sum(self.graph.macs(t) for t in range(self.end + 1, self.tail.last + 1))
+
+
+def _finish_tail(runner: _BlockRunner, tail, acc: np.ndarray, buffers: dict, end: int, end_shape) -> None:
+    """The tail consumer's vector from its accumulator (of the map `end`, of `end_shape`), then
+    the vector ops after it (dense, softmax, reshape)."""
+    graph = runner.graph
+    acc = acc.astype(np.int64) if acc.dtype == np.int32 else acc.copy()  # float32: C's accumulator
+    value = graph.nodes[tail.consumer].op.finish(acc, end_shape, graph.kernel_context(tail.consumer))
+    for t in range(tail.consumer, tail.last + 1):
+        if t > tail.consumer:
+            value = graph.nodes[t].op.reference([value], graph.kernel_context(t))
+        target = runner.tensor(t) if t == tail.last else buffers[tail.vectors[t].name]
+        target[...] = value
+        value = target
 
 
 @handles(WALKER, Stream)
@@ -380,6 +385,15 @@ class _TimeScan:
             self.buffers[f"ring{t}"][p % k] = value.reshape(-1)
             self.tags[t][p % k] = p
 
+    def accumulate(self, p: int) -> None:
+        """The tail's consumer adds step p of the scan's last sequence, a column of its map."""
+        graph, tail, end = self.graph, self.loops.tail, self.loops.end
+        end_map = as_time_map(graph.shape_of(end))
+        acc = self.buffers[tail.acc.name]
+        value = self.step_of(end, p).reshape(1, 1, end_map[2])
+        acc[...] = graph.nodes[tail.consumer].op.accumulate(acc, value, (0, 1), (p, p + 1), end_map,
+                                                            graph.kernel_context(tail.consumer))
+
     def compute(self, t: int, p: int) -> np.ndarray | None:
         node = self.graph.nodes[t]
         op, u = node.op, node.inputs[0]
@@ -400,6 +414,9 @@ class _TimeScan:
             self.buffers[name][...] = 0
         for t in loops.cells:
             graph.nodes[t].op.cell_start(self.views[t], graph.kernel_context(t))
+        tail = loops.tail
+        if tail is not None:
+            self.buffers[tail.acc.name][...] = 0
         for s in range(loops.steps):
             for t in range(block.first, loops.end + 1):
                 p = s - loops.lag(t)
@@ -407,8 +424,14 @@ class _TimeScan:
                     value = self.compute(t, p)
                     if value is not None:
                         self.store(t, p, value)
+                    if t == loops.end and tail is not None:
+                        self.accumulate(p)
         for t in range(block.first, block.last + 1):
             self.r.macs += graph.macs(t)
+        if tail is not None:
+            end_map = as_time_map(graph.shape_of(loops.end))
+            _finish_tail(self.r, tail, self.buffers[tail.acc.name], self.buffers, loops.end, end_map)
+            return
         if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
             self.r.tensor(block.last)[...] = self.views[loops.end][0].reshape(graph.shape_of(block.last))
             return

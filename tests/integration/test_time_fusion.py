@@ -2,7 +2,8 @@
 (fixtures/make_sequence_models.py): 3 x LSTM(64), and Conv1D -> 2 x LSTM(64) -> Dense. The least-
 RAM plan runs them as one time scan; its output is bit for bit LiteRT's and, under `--numerics
 tflm`, TFLite Micro's, in numpy and in C on the host, with the arena measured equal to the
-prediction. A window that reads ahead inside a scan (a centred, dilated Conv1D between two LSTMs)
+prediction; so does a dense head that accumulates every step of an LSTM (20 steps). A window
+that reads ahead inside a scan (a centred, dilated Conv1D between two LSTMs)
 is checked against the unfused numpy run in C."""
 
 from __future__ import annotations
@@ -50,6 +51,23 @@ def test_the_time_scan_gives_the_interpreters_output(name, numerics):
     assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
     want = np.asarray(_oracle(path, numerics, x)).reshape(run.output.shape)
     np.testing.assert_array_equal(run.output, want)
+
+
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output(numerics):
+    """Conv1D -> LSTM -> Flatten -> Dense over 20 steps: the dense layer sums the steps as they come."""
+    path = SEQUENCE / "lstm_flatten_dense_int8.tflite"
+    graph = pipeline.load(str(path), numerics=numerics)
+    x = random_input(graph, 6)
+    run = run_fused(schedule_plan(graph, _least_ram(graph)), x)
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+    np.testing.assert_array_equal(run.output, np.asarray(_oracle(path, numerics, x)).reshape(run.output.shape))
+
+
+@pytest.mark.slow
+def test_an_accumulating_head_in_c_on_the_host_equals_numpy():
+    graph = pipeline.load(str(SEQUENCE / "lstm_flatten_dense_int8.tflite"))
+    assert check_c(graph, _least_ram(graph), seed=1) == 202
 
 
 @pytest.mark.slow

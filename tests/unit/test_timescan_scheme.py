@@ -74,3 +74,18 @@ def test_a_window_reading_ahead_delays_its_readers_and_keeps_a_ring(numerics, di
 def test_models_without_a_recurrent_cell_get_no_time_scan():
     graph = pipeline.load(str(FIXTURES / "ops" / "dilated_tcn_int8.tflite"))
     assert not [b for b in exact.build_dag(graph).blocks if b.scheme == "timescan"]
+
+
+def test_a_dense_head_over_every_step_accumulates_them_in_the_scan():
+    """Conv1D(8) -> LSTM(16) over 20 steps, flattened into Dense(4): the dense layer adds each
+    LSTM step to its int32 accumulator as it is made, so the 320-value sequence is never held."""
+    graph = pipeline.load(str(SEQUENCE / "lstm_flatten_dense_int8.tflite"))
+    least = solvers.min_peak_ram(exact.build_dag(graph))
+    assert [(b.first, b.last, b.scheme) for b in least.blocks] == [(0, 4, "timescan")]
+    assert least.blocks[0].lowered.tail.consumer == 4
+    assert least.peak_ram == 8 + _lstm_state(16) + _gates(16) + 4 * 4 == 202
+    x = random_input(graph, 2)
+    run = run_fused(schedule_plan(graph, least.blocks), x)
+    np.testing.assert_array_equal(run.output, run_unfused_outputs(graph, x)[0])
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == 202
+    assert run.macs == least.macs == sum(graph.macs(t) for t in range(len(graph)))

@@ -24,7 +24,8 @@ from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule, loop_kinds
 from ..schedule.loop_kinds import EMITTER, handles
-from ..schedule.lowered import WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, step_elements, time_axis
+from ..schedule.lowered import (WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements,
+                                time_axis)
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
 
@@ -83,7 +84,7 @@ class _Emitter:
     def declare_params(self) -> None:
         # A dense layer that a block's tail feeds with the streamed map (through a flattening
         # reshape) indexes its weights by the map's (H, W, C) positions, not by the vector's.
-        streamed = {b.tail.consumer: self.graph.shape_of(b.stream_end) for b in self.schedule.blocks if b.tail}
+        streamed = {b.tail.consumer: as_time_map(self.graph.shape_of(b.stream_end)) for b in self.schedule.blocks if b.tail}
         for t, node in enumerate(self.graph.nodes):
             op = node.op
             if op.c_kernel is None:
@@ -312,13 +313,12 @@ class _Emitter:
         graph, loops = self.graph, block.loops
         ctype = {t: graph.element_of(t).ctype for t in range(block.first, block.last + 1)}
         arena = {name: f"ARENA({offset})" for name, offset in scratch.items()}
-        decls = [f"const {ctype[t]} *y{t}; /* op {t}'s output: h in its state */" for t in loops.cells]
+        decls = [f"const {ctype[t]} *const y{t} = {graph.nodes[t].op.c_kernel}_cell_output{self.sfx(t)}"
+                 f"(&p{t}, {arena[f'state{t}']}); /* op {t}'s output: h in its state */" for t in loops.cells]
         prologue = [f"memset({arena[name]}, 0, {block.scratch_named(name).nbytes});"
                     for name in [f"state{t}" for t in loops.cells] + ["temp"]]
-        for t in loops.cells:
-            kernel = f"{graph.nodes[t].op.c_kernel}_cell"
-            prologue += [f"{kernel}_start{self.sfx(t)}(&p{t}, {arena[f'state{t}']});",
-                         f"y{t} = {kernel}_output{self.sfx(t)}(&p{t}, {arena[f'state{t}']});"]
+        prologue += [f"{graph.nodes[t].op.c_kernel}_cell_start{self.sfx(t)}(&p{t}, {arena[f'state{t}']});"
+                     for t in loops.cells]
 
         def ring(owner: int) -> str:
             return f"{arena[f'ring{owner}']}"
@@ -343,6 +343,7 @@ class _Emitter:
             return f"{{ {ring(owner)}, {k * c}, {c}, 0, 0, 0, {k} }}"
 
         views, ops = [], []
+        tail_start, tail_end, accumulate = self.tail(block, offsets, scratch, "&tail_in")
         for t in range(block.first, loops.end + 1):
             node = graph.nodes[t]
             u = node.inputs[0]
@@ -360,9 +361,15 @@ class _Emitter:
             else:
                 views += [{"name": f"in{t}", "init": map_view(u)}, {"name": f"out{t}", "init": map_view(t)}]
                 body = [self.call(t, [f"in{t}"], f"out{t}", "0, 1, p, p + 1")]
+            if t == loops.end and loops.tail is not None:  # the tail adds this step
+                views.append({"name": "tail_in", "init": map_view(t)})
+                body.append(accumulate.format(r0="0", r1="1", c0="p", c1="p + 1"))
             lag, count = loops.lag(t), loops.count(t)
             ops.append({"index": t, "describe": node.op.describe(), "lag": lag, "count": count,
                         "guard": lag > 0 or count < loops.steps, "body": body})
+        if loops.tail is not None:
+            return {"title": self.title(block), "views": views, "decls": decls, "prologue": prologue + tail_start,
+                    "ops": ops, "epilogue": tail_end, "steps": loops.steps}
         epilogue = []
         source = f"(void *)y{loops.end}"
         if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:

@@ -404,6 +404,9 @@ class BlockCounter:
         own["scan:step"] += loops.steps
         own["scan:cell"] += len(loops.cells)
         own["scan:zero_byte"] += sum(s.nbytes for s in block.scratch if s.name.startswith(("state", "temp")))
+        if loops.tail is not None:
+            self._tail(loops.tail, loops.end, own, [(0, 1, p, p + 1) for p in range(loops.count(loops.end))])
+            return total
         if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
             own["scan:copy"] += 1
             own["scan:copy_byte"] += graph.nbytes(block.last)
@@ -416,7 +419,7 @@ class BlockCounter:
         vector ops after it."""
         consumer = self.op(tail.consumer)
         fam = f"{consumer.family}_accumulate"
-        channels = self.graph.shape_of(end)[2]
+        channels = self.graph.shape_of(end)[-1]
         for r0, r1, c0, c1 in regions:
             f[f"{fam}:call"] += 1
             f[f"{fam}:value"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels

@@ -233,7 +233,9 @@ class TimeScan:
     keyed by the tensor holding the bytes: `storage`), or, a recurrent cell's output read a step
     at a time, in the cell's state (`in_state`). Each cell keeps its state in scratch `state<t>`
     and shares the step temporaries `temp`. A cell that keeps only its last step may end the
-    scan; ops end+1..last then run once on vectors (scratch `vec<t>`, the last op the output)."""
+    scan; ops end+1..last then run once on vectors (scratch `vec<t>`, the last op the output).
+    Or a `tail` accumulates each step of `end` as it is made (a dense layer over the flattened
+    sequence, a mean over time), then its vector ops run once."""
 
     first: int
     end: int
@@ -243,6 +245,7 @@ class TimeScan:
     storage: dict[int, int]
     in_state: frozenset[int]
     cells: tuple[int, ...]
+    tail: Tail | None = None  # an op accumulating the steps of `end` (a dense layer, a mean), then vectors
 
     def lag(self, t: int) -> int:
         return self.lags[t - self.first]
@@ -259,6 +262,12 @@ def time_axis(shape: tuple[int, ...]) -> int | None:
     if len(shape) == 3 and shape[0] == 1:
         return 1
     return None
+
+
+def as_time_map(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A sequence as the one-row map whose columns are its steps ((T, F) -> (1, T, F)), the shape
+    an accumulating tail indexes; a map as it is."""
+    return (1, *shape) if len(shape) == 2 else tuple(shape)
 
 
 def step_elements(shape: tuple[int, ...]) -> int:

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 from ...ir import Graph
 from ...ops import CCall, Pattern
 from ..lowered import LoweredBlock, Scratch, TimeScan, block_reads, step_elements, time_axis
+from ..streaming import tail_consumer
 from .base import Scheme
+from .tails import tail_of, tail_scratch
 
 CELL, VIEW, WINDOW, VECTOR = "cell", "view", "window", "vector"
+ACCUMULATE, FLATTEN = "accumulate", "flatten"  # a tail: an op summing the steps (after a flattening view)
 # The vector ops a head may run after a cell's last step (a dense layer, a softmax, a reshape).
 _HEAD_CALLS = (CCall.VECTOR, CCall.MAP_TO_VECTOR, CCall.NONE)
 
@@ -75,16 +78,37 @@ def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     return _Step(t, WINDOW, source, cols.kernel, max(0, cols.kernel - 1 - cols.pad))
 
 
+def _tail_role(graph: Graph, t: int, last: int) -> _Step | None:
+    """Op t as the start of a tail after the sequence part: the op that accumulates its steps, or
+    a view flattening them for it (`streaming.tail_consumer`)."""
+    source = graph.nodes[t].inputs[0]
+    if len(graph.nodes[t].inputs) != 1 or source != t - 1 or time_axis(graph.shape_of(source)) is None:
+        return None
+    consumer = tail_consumer(graph, source)
+    if consumer == t:
+        return _Step(t, ACCUMULATE, source)
+    return _Step(t, FLATTEN, source) if consumer == t + 1 and consumer <= last else None
+
+
 def _walk(graph: Graph, first: int, last: int) -> list[_Step]:
-    """The roles of ops first.. up to `last`, stopping before the first op that cannot follow."""
-    steps, in_sequence = [], True
+    """The roles of ops first.. up to `last`, stopping before the first op that cannot follow:
+    sequence ops, then either vector ops after a cell's last step or a tail and its vectors."""
+    steps, state = [], "sequence"  # then "consumer" (after a flattening view), "vectors"
     for t in range(first, last + 1):
-        step = _role(graph, t, first, in_sequence)
+        if state == "consumer":
+            steps.append(_Step(t, ACCUMULATE, t - 1))
+            state = "vectors"
+            continue
+        step = _role(graph, t, first, state == "sequence")
+        if step is None and state == "sequence" and t > first:
+            step = _tail_role(graph, t, last)
         if step is None:
             break
         steps.append(step)
-        if step.role == CELL and time_axis(graph.shape_of(t)) is None:
-            in_sequence = False  # the cell keeps its last step only: a vector head may follow
+        if step.role == ACCUMULATE or step.role == CELL and time_axis(graph.shape_of(t)) is None:
+            state = "vectors"  # a vector head may follow
+        elif step.role == FLATTEN:
+            state = "consumer"
     return steps
 
 
@@ -107,10 +131,11 @@ class TimeScanScheme(Scheme, name="timescan", template="timescan", order=60):
             return None
         if any(live.last_use.get(t) != t + 1 or t in graph.extra_outputs for t in range(first, last)):
             return None  # an inner sequence read outside the block
-        sequence = [s for s in steps if s.role != VECTOR]
+        sequence = [s for s in steps if s.role in (CELL, VIEW, WINDOW)]
         end = sequence[-1].t
-        if sequence[-1].role == VIEW and end == last:
-            return None  # the block's output would be a view of an inner ring
+        tail = tail_of(graph, end, last) if any(s.role == ACCUMULATE for s in steps) else None
+        if sequence[-1].role == VIEW and end == last or steps[-1].role == FLATTEN:
+            return None  # the block's output would be a view of an inner ring, or a tail lacks its consumer
         storage, lags, positions, need = {}, [], [], {}
         for s in sequence:
             inner = s.source >= first
@@ -126,6 +151,8 @@ class TimeScanScheme(Scheme, name="timescan", template="timescan", order=60):
                 owner = storage[s.source]
                 need[owner] = max(need.get(owner, 1), s.extent)
             storage[s.t] = storage[s.source] if s.role == VIEW else s.t
+        if tail is not None:  # the tail reads each step of `end` as it is made
+            need.setdefault(storage[end], 1)
         cells = tuple(s.t for s in sequence if s.role == CELL)
         in_state = frozenset(t for t in cells if t in need and need[t] == 1)
         rings = {t: min(k, graph.shape_of(t)[time_axis(graph.shape_of(t))]) for t, k in need.items()
@@ -136,9 +163,11 @@ class TimeScanScheme(Scheme, name="timescan", template="timescan", order=60):
                     for t in cells]
         scratch.append(Scratch("temp", (max(graph.nodes[t].op.cell_bytes(element)[1] for t in cells),), "int8",
                                graph.alignment))
-        scratch += [Scratch.of(graph, f"vec{t}", graph.shape_of(t), t) for t in range(end + 1, last)]
+        if tail is None:
+            scratch += [Scratch.of(graph, f"vec{t}", graph.shape_of(t), t) for t in range(end + 1, last)]
+        scratch += tail_scratch(tail)
         loops = TimeScan(first, end, max(lag + n for lag, n in zip(lags, positions)), tuple(lags),
-                         tuple(positions), {t: o for t, o in storage.items() if t != last}, in_state, cells)
+                         tuple(positions), {t: o for t, o in storage.items() if t != last}, in_state, cells, tail)
         return LoweredBlock(first, last, self.name, 1, block_reads(graph, first, last), None, tuple(scratch),
                             sum(graph.macs(t) for t in range(first, last + 1)), loops, rings,
                             recompute=(1.0,) * (last - first + 1))
