@@ -58,6 +58,8 @@ def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     steps = in_shape[axis]
     out_axis = time_axis(out_shape)
     if op.recurrent:
+        if graph.states_of(t):
+            return None  # its state lives across invocations (Graph.states): the scan starts every cell anew
         if out_axis is not None and out_shape[out_axis] != steps:
             return None
         return _Step(t, CELL, source)
