@@ -25,6 +25,7 @@ from msfcnn.ops import KernelContext, Op, Pattern
 from msfcnn.ops.conversion import Conversion
 from msfcnn.targets import Target
 
+from support.build_cache import cached_build, compiler_identity, files_key, key_of
 from support.paths import ROOT
 KERNELS = ROOT / "src" / "msfcnn" / "codegen" / "kernels"
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -42,8 +43,8 @@ def kernel_includes() -> list[str]:
     return [f'#include "{h.name}"' for h in sorted(KERNELS.glob("*.h"))]
 
 
-# (sanitize, defines, target name) -> what build_library built this session (in the directory of the
-# first test that asked; pytest keeps it to the session's end): tests that need the same build share it.
+# (sanitize, defines, target name) -> what build_library built this session: tests that need the
+# same build share it (and so do the other test processes and later runs, see support.build_cache).
 _built: dict[tuple, Path] = {}
 
 
@@ -52,15 +53,26 @@ def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, .
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
     microcontroller target, a folder of its objects built with the target's compiler and flags
     (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so).
-    Built once per session for the same arguments (then in the first caller's directory)."""
+    Built once for the same arguments and kernel sources, in the shared build cache (`directory`
+    is no longer used: it stays for the callers)."""
     key = (sanitize, tuple(defines), target.name if target is not None else None)
     if key not in _built:
-        _built[key] = _build_library(directory, sanitize, tuple(defines), target)
+        compiler = target.cc if target is not None else "gcc"
+        flags = (target.cflags, target.ldflags) if target is not None else ()
+        content = key_of(repr(key), compiler_identity(compiler), *flags,  # this file: how it builds
+                         files_key([Path(__file__), *kernel_sources(), *KERNELS.glob("*.h")]))
+        folder = cached_build("kernels", content, lambda into: _build_library(into, sanitize, tuple(defines), target))
+        stem = _stem(sanitize, tuple(defines))
+        _built[key] = folder / (f"{stem}_{target.name}" if target is not None else f"{stem}.so")
     return _built[key]
 
 
+def _stem(sanitize: bool, defines: tuple[str, ...]) -> str:
+    return "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
+
+
 def _build_library(directory: Path, sanitize: bool, defines: tuple[str, ...], target: Target | None) -> Path:
-    stem = "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
+    stem = _stem(sanitize, defines)
     if target is not None:
         folder = directory / f"{stem}_{target.name}"
         folder.mkdir(parents=True, exist_ok=True)
