@@ -14,6 +14,8 @@ test checks that nothing outside the output region was written.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,43 +55,72 @@ def build_library(directory: Path, sanitize: bool = False, defines: tuple[str, .
     """libmsfkernels.so from every kernel source, with the strict flags (and the sanitizers); for a
     microcontroller target, a folder of its objects built with the target's compiler and flags
     (drivers then link them and run under the target's QEMU: the Arm DSP loops are tested so).
-    Built once for the same arguments and kernel sources, in the shared build cache (`directory`
-    is no longer used: it stays for the callers)."""
+    Each object is compiled once for its sources, compiler, flags and the `defines` it reads, in the
+    shared build cache (`directory` is not used: it stays for the callers)."""
     key = (sanitize, tuple(defines), target.name if target is not None else None)
     if key not in _built:
-        compiler = target.cc if target is not None else "gcc"
-        flags = (target.cflags, target.ldflags) if target is not None else ()
-        content = key_of(repr(key), compiler_identity(compiler), *flags,  # this file: how it builds
-                         files_key([Path(__file__), *kernel_sources(), *KERNELS.glob("*.h")]))
-        folder = cached_build("kernels", content, lambda into: _build_library(into, sanitize, tuple(defines), target))
-        stem = _stem(sanitize, tuple(defines))
-        _built[key] = folder / (f"{stem}_{target.name}" if target is not None else f"{stem}.so")
+        compiler, flags = library_flags(sanitize, target)
+        objects = [kernel_object(source, compiler, flags, tuple(defines))[0] for source in kernel_sources()]
+        stem = "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
+        content = key_of(compiler_identity(compiler), *flags, files_key(objects))
+        if target is not None:  # the objects, for drivers to link
+            folder = cached_build("kernel-objects", content, lambda into: _copy_objects(objects, into))
+            _built[key] = folder
+        else:
+            _built[key] = cached_build("kernel-library", content,
+                                       lambda into: _link(objects, flags, into / f"{stem}.so")) / f"{stem}.so"
     return _built[key]
 
 
-def _stem(sanitize: bool, defines: tuple[str, ...]) -> str:
-    return "libmsfkernels" + ("_san" if sanitize else "") + "".join(f"_{d.replace('=', '')}" for d in defines)
-
-
-def _build_library(directory: Path, sanitize: bool, defines: tuple[str, ...], target: Target | None) -> Path:
-    stem = _stem(sanitize, defines)
+def library_flags(sanitize: bool = False, target: Target | None = None) -> tuple[str, tuple[str, ...]]:
+    """The compiler and flags of build_library's objects."""
     if target is not None:
-        folder = directory / f"{stem}_{target.name}"
-        folder.mkdir(parents=True, exist_ok=True)
-        for source in kernel_sources():
-            cmd = [target.cc, *target.cflags.split(), *[f"-D{d}" for d in defines], "-c", "-o",
-                   str(folder / (source.stem + ".o")), str(source)]
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise AssertionError(f"kernel build failed:\n{' '.join(cmd)}\n{done.stderr}")
-        return folder
-    lib = directory / f"{stem}.so"
-    flags = STRICT + (["-O1"] + SANITIZE if sanitize else ["-O2"]) + [f"-D{d}" for d in defines]
-    cmd = ["gcc", *flags, "-shared", "-fPIC", "-o", str(lib), *map(str, kernel_sources()), "-lm"]
+        return target.cc, tuple(target.cflags.split())
+    return "gcc", tuple(STRICT + (["-O1"] + SANITIZE if sanitize else ["-O2"]) + ["-fPIC"])
+
+
+def kernel_object(source: Path, compiler: str, flags: tuple[str, ...], defines: tuple[str, ...] = ()) -> tuple[Path, str]:
+    """`source` compiled (-c) with `compiler`, `flags` and those of the `defines` that it or a kernel
+    header it includes mentions: the object and what the compiler printed. Compiled once per key in
+    the shared build cache; a failed compile raises AssertionError with the compiler's messages."""
+    closure = _include_closure(source)
+    text = "".join(path.read_text() for path in closure)
+    read = tuple(d for d in defines if re.search(rf"\b{re.escape(d.split('=')[0])}\b", text))
+    content = key_of(compiler_identity(compiler), *flags, *read, files_key(closure))
+
+    def compile_into(folder: Path) -> None:
+        cmd = [compiler, *flags, *[f"-D{d}" for d in read], "-c", "-o", str(folder / f"{source.stem}.o"), str(source)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"kernel build failed:\n{' '.join(cmd)}\n{done.stderr}")
+        (folder / "stderr.txt").write_text(done.stderr)
+
+    folder = cached_build(f"kernel-{source.stem}", content, compile_into)
+    return folder / f"{source.stem}.o", (folder / "stderr.txt").read_text()
+
+
+def _include_closure(source: Path) -> list[Path]:
+    """`source` and the kernel headers it includes, directly or through each other."""
+    found, pending = [], [source]
+    while pending:
+        path = pending.pop()
+        if path in found or not path.exists():  # (msfcnn_prefix.h is written by compile, not here)
+            continue
+        found.append(path)
+        pending += [KERNELS / name for name in re.findall(r'#include "([^"]+)"', path.read_text())]
+    return found
+
+
+def _copy_objects(objects: list[Path], folder: Path) -> None:
+    for obj in objects:
+        shutil.copyfile(obj, folder / obj.name)
+
+
+def _link(objects: list[Path], flags: tuple[str, ...], lib: Path) -> None:
+    cmd = ["gcc", *flags, "-shared", "-o", str(lib), *map(str, objects), "-lm"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise AssertionError(f"kernel build failed:\n{' '.join(cmd)}\n{done.stderr}")
-    return lib
+        raise AssertionError(f"kernel library link failed:\n{' '.join(cmd)}\n{done.stderr}")
 
 
 # ---- C text -----------------------------------------------------------------------------------
