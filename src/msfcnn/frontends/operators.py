@@ -59,7 +59,7 @@ TFLITE: dict[str, OpClasses] = {
     "MAXIMUM": (Maximum, MaximumConst),
     "MINIMUM": (Minimum, MinimumConst),
     "LEAKY_RELU": (LeakyRelu, WideLeakyRelu),
-    "TANH": (Tanh,),
+    "TANH": (Tanh, FloatUnary),
     "PRELU": (Prelu,),
     "RELU": (Activation,),
     "RELU6": (Activation,),
@@ -84,7 +84,8 @@ TFLITE: dict[str, OpClasses] = {
     "QUANTIZE": (Quantize, Requantize),
     "DEQUANTIZE": (Dequantize,),
     "SHAPE": (),
-    "PACK": (),
+    "PACK": (Concat,),  # of constants: folded (TFLITE_FOLDED_FOR)
+    "UNPACK": (ChannelSlice,),
     "STRIDED_SLICE": (ChannelSlice,),
     "SPLIT": (ChannelSlice,),
     "SPLIT_V": (ChannelSlice,),
@@ -199,13 +200,13 @@ def reaching(element: str, operators: dict[str, OpClasses]) -> set[str]:
 # frontend facts, not op capabilities (here, not in tflite.py, so that `msfcnn ops` reads them
 # without the flatbuffer classes). A 16x8 model's QUANTIZE / DEQUANTIZE at its float32 edges is
 # folded into the graph (no op).
-TFLITE_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE"})}
+TFLITE_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE", "PACK"})}
 # Forms whose op has the kernel but whose converter reads only quantised constants and options, or
 # whose uint8 form was never checked against LiteRT (tests/integration/test_uint8.py): refused.
 TFLITE_NOT_CONVERTED = {
     "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
                           "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
-                          "SQUEEZE", "SUB"}),
+                          "SQUEEZE"}),
     "int16": frozenset({"REDUCE_MAX"}),
     "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
 }

@@ -43,6 +43,7 @@ from ..ops.transpose_conv import TransposeConv
 from ..ops.add_const import AddConst
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
+from ..ops.float_unary import FloatUnary
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
@@ -183,8 +184,11 @@ class _Importer:
         self.input_tensor, self.output_tensors = inputs[0], outputs
         self.output_tensor = outputs[0] if len(outputs) == 1 else None  # the one a DEQUANTIZE may make
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
+        for op in operators:  # before any other operator's refusal: a loop's RESHAPE may come first
+            if op.name in _LOOP_OPERATORS:
+                raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
         self.readers = self._count_readers(operators, outputs)
-        self.time_major = _time_major_tensors(self, operators)
+        self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
         for op in operators:
@@ -990,7 +994,10 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
 
 def _tanh(imp: _Importer, op: Operator) -> None:
     out_q = imp.quant(op.outputs[0])
-    if out_q is None:  # a float32 output: a float32 TANH, or one reading a quantised tensor (refused there)
+    if out_q is None and imp.reads_float32(op):  # a float32 TANH: libm's tanhf
+        imp.emit(op, FloatUnary("tanh"), (imp.source(imp.input(op, 0)),))
+        return
+    if out_q is None:  # a float32 output of a quantised input: refused where the table is made
         _emit_table(imp, op, Tanh())
         return
     if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
@@ -1043,10 +1050,7 @@ def _concatenation(imp: _Importer, op: Operator) -> None:
     if activation is not None or any(imp.graph.quant_of(s) != quant for s in sources):
         raise UserError("inputs quantised differently from the output, or a fused activation: TFLite's "
                         "int8 CONCATENATION supports neither")
-    node = sources[0]
-    for src in sources[1:-1]:
-        node = imp.graph.append(Concat(), (node, src), quant=quant)
-    imp.emit(op, Concat(), (node, sources[-1]))
+    imp.emit(op, Concat(), (_concat_chain(imp, sources[:-1], quant), sources[-1]))
 
 
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
@@ -1189,6 +1193,9 @@ def _reshape(imp: _Importer, op: Operator) -> None:
     size = prod(imp.shape(imp.input(op, 0)))  # batch included, as TFLite counts it
     known = prod(d for d in target if d != -1)
     shape = tuple(size // known if d == -1 else d for d in target)
+    if imp.input(op, 0) in imp.time_major or op.outputs[0] in imp.time_major:
+        imp.bind(op.outputs[0], _bytes_of(imp, imp.input(op, 0)))  # (1, T, F) <-> (T, 1, F): the same bytes
+        return
     if not shape or shape[0] != 1:
         raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
     out = op.outputs[0]
@@ -1611,12 +1618,88 @@ def _slice_channels(imp: _Importer, op: Operator, src: int, shape: tuple[int, ..
 
 
 def _pack(imp: _Importer, op: Operator) -> None:
+    """PACK of constants (shape arithmetic, folded), or of activations along a leading axis: the
+    hidden states of an unrolled recurrent layer stacked in time, whose bytes are those of their
+    concatenation."""
     options = imp.options(op, schema.PackOptions)
+    if op.inputs and not any(imp.is_const(t) for t in op.inputs):
+        _pack_steps(imp, op, options.Axis())
+        return
     values = [imp.const(t, "packed value") for t in op.inputs]
     rank = values[0].ndim + 1 if values else 0
     if not values or len({v.shape for v in values}) != 1 or not -rank <= options.Axis() < rank:
         raise UserError("PACK of constants needs equally shaped values and a valid axis")
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
+
+
+def _pack_steps(imp: _Importer, op: Operator, axis: int) -> None:
+    """PACK of T activations (1, U) into (T, 1, U) or (1, T, U): a chain of concatenations of the
+    flat steps, reshaped to the output's shape."""
+    out_shape = imp.shape(op.outputs[0])
+    axis %= max(len(out_shape), 1)
+    if prod(out_shape[:axis]) != 1:
+        raise UserError(f"PACK along axis {axis} into {_dims(out_shape)}: only a stack along a leading axis "
+                        "(the steps of a sequence, one after the other) is supported")
+    sources = [_flat(imp, t) for t in op.inputs]
+    node = _concat_chain(imp, sources, imp.quant(op.outputs[0]))
+    imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (node,))
+
+
+def _flat(imp: _Importer, index: int) -> int:
+    """The IR tensor of a TFLite tensor's bytes as a vector: itself if it is one, else a reshape."""
+    src = _bytes_of(imp, index)
+    shape = imp.graph.shape_of(src)
+    if len(shape) == 1:
+        return src
+    return imp.graph.append(Reshape((prod(shape),)), (src,), quant=imp.graph.quant_of(src))
+
+
+def _concat_chain(imp: _Importer, sources: list[int], quant: Quant | None) -> int:
+    """Two-input concatenations along the channels, of tensors sharing `quant` (TFLite's int8
+    kernels copy the values as they are): the last one's IR tensor."""
+    if any(imp.graph.quant_of(s) != quant for s in sources):
+        raise UserError("inputs quantised differently from the output: TFLite's int8 kernel copies values")
+    node = sources[0]
+    for src in sources[1:]:
+        node = imp.graph.append(Concat(), (node, src), quant=quant)
+    return node
+
+
+def _unpack(imp: _Importer, op: Operator) -> None:
+    """UNPACK along a leading axis (Keras' unrolled recurrent layers split the time-major (T, 1, F)
+    input into its steps): output t is the t-th run of F values, a channel slice of the flat input,
+    made when it is first read."""
+    options = imp.options(op, schema.UnpackOptions)
+    index = imp.input(op, 0)
+    shape = imp.shape(index)
+    axis = options.Axis() % max(len(shape), 1)
+    if prod(shape[:axis]) != 1 or len(op.outputs) != shape[axis] or any(t < 0 for t in op.outputs):
+        raise UserError(f"UNPACK of {_dims(shape)} along axis {axis} into {len(op.outputs)} outputs: only the "
+                        "steps along a leading axis (a sequence's) are supported")
+    flat = _flat(imp, index)
+    size = prod(shape[axis + 1:])
+    for t, out in enumerate(op.outputs):
+        _channel_slice(imp, op, flat, out, t * size, size)
+
+
+def _unrolled_time_major(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The time-major (T, 1, F) tensors of unrolled recurrent layers (Keras' GRU with unroll=True):
+    a RESHAPE of the (1, T, F) input that an UNPACK splits into steps, and the PACK of the steps'
+    hidden states that a RESHAPE turns back. Their bytes are those of (1, T, F) (fmap_shape)."""
+    tensors = set()
+    unpacked = {op.inputs[0] for op in operators if op.name == "UNPACK" and op.inputs}
+    for op in operators:
+        if op.name not in ("RESHAPE", "PACK") or not op.outputs or op.outputs[0] < 0:
+            continue
+        out = op.outputs[0]
+        shape = imp.shape(out)
+        if len(shape) != 3 or shape[0] == 1 or shape[1] != 1:
+            continue
+        if op.name == "RESHAPE" and out in unpacked:
+            tensors.add(out)
+        elif op.name == "PACK" and not any(imp.is_const(t) for t in op.inputs if t >= 0):
+            tensors.add(out)
+    return frozenset(tensors)
 
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM's inputs (TFLite's lstm_shared.h): the input, four input-to-gate and
@@ -1745,7 +1828,12 @@ def _last_step_of_lstm(imp: _Importer, op: Operator, options) -> bool:
 
 # Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
-MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
+MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
+# Control flow, refused in one line that says what converts instead.
+_LOOP_OPERATORS = {
+    "WHILE": "a recurrent layer converted as a loop is not supported: export a Keras GRU or RNN with "
+             "unroll=True (or an LSTM with tf_keras, which keeps the fused UNIDIRECTIONAL_SEQUENCE_LSTM)",
+}
 # _check_elements' refusals (which operators each element type reaches: operators.tflite_converted).
 _REFUSALS = {
     "int16": "operator {index} ({name}) has int16 activations: 16x8 models support only {names} ({why})",
@@ -1804,7 +1892,8 @@ CONVERTERS: dict[str, Converter] = {
     # Shape arithmetic, folded into constants at import.
     "SHAPE": _shape,
     "STRIDED_SLICE": _strided_slice,  # or a channel slice of a feature map
-    "PACK": _pack,
+    "PACK": _pack,  # or the steps of an unrolled recurrent layer stacked in time
+    "UNPACK": _unpack,
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,

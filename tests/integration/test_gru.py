@@ -1,0 +1,68 @@
+"""Keras' GRU as TensorFlow's converter writes it with unroll=True (fixtures/make_recurrent_models.py):
+an UNPACK of the time-major input into steps, per step FULLY_CONNECTED, SPLIT / SPLIT_V, LOGISTIC,
+TANH, SUB from 1, MUL and ADD, and a PACK of the hidden states. int8 bit-exact with LiteRT and,
+under `--numerics tflm`, with TFLite Micro; float32 within rounding of both; numpy unfused and fused,
+and C on the host. The default form (a WHILE loop) is refused in one line naming unroll=True."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import cache
+from support.c_build import check_c
+from support.cli import run_cli
+from support.litert_oracle import run_jobs as litert_jobs
+from support.micro_oracle import run_jobs as micro_jobs
+from support.paths import FIXTURES
+from support.sequence_cases import check_runs_against
+from msfcnn import pipeline
+from msfcnn.fusion import solvers
+from msfcnn.tensors import random_input
+
+SEQUENCE = FIXTURES / "sequence"
+FORMS = ["gru_seq", "gru_last_dense"]
+# Each int8 check lowers a DAG of some 160 nodes twice (5 to 7 s): the slow tier.
+CASES = [pytest.param(form, quant, marks=[pytest.mark.slow] if quant == "int8" else [])
+         for form in FORMS for quant in ("int8", "float32")]
+
+
+def _oracle_outputs(path, numerics, inputs) -> list[np.ndarray]:
+    jobs = [(path, list(inputs))]
+    if numerics == "litert":
+        return list(litert_jobs(jobs)[0].outputs)
+    return list(micro_jobs(jobs, "tflm")[0])
+
+
+def _check_runs(path, numerics: str) -> None:
+    graph = pipeline.load(str(path), numerics=numerics)
+    inputs = [random_input(graph, seed) for seed in range(3)]
+    check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
+
+
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+@pytest.mark.parametrize("form, quant", CASES)
+def test_unrolled_gru_matches_the_interpreter(form, quant, numerics):
+    _check_runs(SEQUENCE / f"{form}_{quant}.tflite", numerics)
+
+
+def test_the_steps_become_slices_and_the_stack_concatenations():
+    graph = pipeline.load(str(SEQUENCE / "gru_seq_int8.tflite"))
+    kinds = [node.op.kind for node in graph.nodes]
+    assert kinds.count("dense") == 8 + 7  # the input kernel each step, the recurrent one after the first
+    assert kinds.count("concat") == 7 and graph.shape_of(len(graph.nodes) - 1) == (8, 8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+@pytest.mark.parametrize("name", ["gru_seq_int8", "gru_last_dense_float32"])
+def test_c_on_the_host_equals_numpy(name, numerics):
+    graph = pipeline.load(str(SEQUENCE / f"{name}.tflite"), numerics=numerics)
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
+
+
+def test_the_while_loop_is_refused_in_one_line(capsys):
+    code, _, err = run_cli(capsys, "plan", str(SEQUENCE / "gru_while_float32.tflite"))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "operator 1 (WHILE)" in lines[0] and "unroll=True" in lines[0]
