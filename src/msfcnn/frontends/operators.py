@@ -22,6 +22,7 @@ from ..ops.depth_to_space import DepthToSpace
 from ..ops.dequantize import Dequantize
 from ..ops.elu import Elu
 from ..ops.float_unary import FloatUnary
+from ..ops.gru import Gru
 from ..ops.hard_sigmoid import HardSigmoid
 from ..ops.hard_swish import HardSwish
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
@@ -34,6 +35,7 @@ from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.rnn import Rnn
 from ..ops.rsqrt import Rsqrt
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
@@ -146,6 +148,10 @@ ONNX: dict[str, OpClasses] = {
     "Dropout": (),
     "Constant": (),
     "Shape": (),
+    # one op per direction; a bidirectional layer's two concatenated per step
+    "LSTM": (Lstm,),
+    "GRU": (Gru, Reshape, Concat),
+    "RNN": (Rnn, Reshape, Concat),
 }
 
 
