@@ -31,6 +31,9 @@ class Gru(FloatRecurrent):
         reset gate multiplies h before its matmul)."""
         return (7 if self.linear_before_reset else 8) * self.units
 
+    def gate_functions(self) -> dict[str, int]:
+        return {"sigmoid": 2, "tanh": 1}
+
     def step_float(self, x: np.ndarray, h: np.ndarray, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """The new h, and the scratch as gru.c leaves it: z, r, the input's candidate sum, the
         hidden state's z and r sums, the candidate n (and r * h)."""

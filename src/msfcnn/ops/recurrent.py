@@ -82,12 +82,18 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements
         return {"steps": steps, "features": features, "units": self.units, "reverse": int(self.reverse)}
 
     def count_sequence(self, family: str, in_shape: Shape, output: Shape, counts: Counts) -> None:
-        """Per step: the gates' rows (gates x units of each matmul: a float sum and, for the
-        input's, the gate function) and the units' state updates."""
+        """Per step: the matmuls' rows (a float sum each; their MACs are the op's), the gate
+        functions (expf and tanhf, by far the dearest per value) and the units' state updates."""
         steps, _ = sequence_shape(in_shape)
         counts[f"{family}:step"] += steps
-        counts[f"{family}:gate_row"] += steps * self.gates * self.units
+        counts[f"{family}:gate_row"] += steps * 2 * self.gates * self.units
         counts[f"{family}:cell"] += steps * self.units
+        for function, per_unit in self.gate_functions().items():
+            counts[f"{family}:{function}"] += steps * per_unit * self.units
+
+    def gate_functions(self) -> dict[str, int]:
+        """The gate functions one step of one unit calls: name -> how many."""
+        raise NotImplementedError
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

@@ -28,6 +28,9 @@ class Rnn(FloatRecurrent):
     def describe(self) -> str:
         return super().describe() + ("" if self.activation == "tanh" else f" {self.activation}")
 
+    def gate_functions(self) -> dict[str, int]:
+        return {"tanh": 1} if self.activation == "tanh" else {}
+
     def step_float(self, x: np.ndarray, h: np.ndarray, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """The new h, twice: rnn.c computes it in the scratch and copies it over h."""
         w = ctx.consts
