@@ -88,6 +88,7 @@ TFLITE: dict[str, OpClasses] = {
     "SHAPE": (),
     "PACK": (Concat,),  # of constants: folded (TFLITE_FOLDED_FOR)
     "UNPACK": (ChannelSlice,),
+    "REVERSE_V2": (ChannelGather, Reshape),
     "STRIDED_SLICE": (ChannelSlice,),
     "SPLIT": (ChannelSlice,),
     "SPLIT_V": (ChannelSlice,),

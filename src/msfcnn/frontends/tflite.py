@@ -36,6 +36,7 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Reshape, Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
+from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
@@ -1050,6 +1051,11 @@ def _concatenation(imp: _Importer, op: Operator) -> None:
     if activation is not None or any(imp.graph.quant_of(s) != quant for s in sources):
         raise UserError("inputs quantised differently from the output, or a fused activation: TFLite's "
                         "int8 CONCATENATION supports neither")
+    if all(len(imp.graph.shape_of(s)) == 2 for s in sources):  # sequences (T, C): concat's C kernel walks maps
+        node = _concat_chain(imp, [imp.graph.append(Reshape((1, *imp.graph.shape_of(s))), (s,), quant=quant)
+                                   for s in sources], quant)
+        imp.emit(op, Reshape(imp.fmap_shape(out)), (node,))
+        return
     imp.emit(op, Concat(), (_concat_chain(imp, sources[:-1], quant), sources[-1]))
 
 
@@ -1682,6 +1688,23 @@ def _unpack(imp: _Importer, op: Operator) -> None:
         _channel_slice(imp, op, flat, out, t * size, size)
 
 
+def _reverse_v2(imp: _Importer, op: Operator) -> None:
+    """REVERSE_V2 of a sequence along its steps (Keras' Bidirectional runs its backward layer on the
+    reversed input and reverses its output back): a gather of the flat sequence's values, step by
+    step from the last. Copies values, so the output keeps the input's quantisation."""
+    index = imp.input(op, 0)
+    shape = imp.shape(index)
+    axes = [int(a) % len(shape) for a in imp.const(imp.input(op, 1), "axis").reshape(-1)]
+    if len(axes) != 1 or prod(shape[:axes[0]]) != 1 or axes[0] == len(shape) - 1:
+        raise UserError(f"REVERSE_V2 of {_dims(shape)} along {axes}: only the steps of a sequence (a leading axis "
+                        "other than the channels) may be reversed")
+    steps, size = shape[axes[0]], prod(shape[axes[0] + 1:])
+    indices = tuple(int(i) for i in np.arange(steps * size).reshape(steps, size)[::-1].reshape(-1))
+    flat = _flat(imp, index)
+    node = imp.graph.append(ChannelGather(indices), (flat,), quant=imp.graph.quant_of(flat))
+    imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (node,))  # the bytes, relabelled
+
+
 def _unrolled_time_major(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
     """The time-major (T, 1, F) tensors of unrolled recurrent layers (Keras' GRU with unroll=True):
     a RESHAPE of the (1, T, F) input that an UNPACK splits into steps, and the PACK of the steps'
@@ -1777,13 +1800,14 @@ def _integer_lstm(imp: _Importer, op: Operator, units: int, consts: dict, cell_c
     hidden, cell = imp.input(op, _LSTM_HIDDEN), imp.input(op, _LSTM_CELL)
     if imp.type_of(cell) != schema.TensorType.INT16:
         raise UserError(f"the cell state (tensor {cell}) is {_TYPE_NAMES.get(imp.type_of(cell))}; expected int16")
-    hidden_q, out_q = imp.quant(hidden), imp.quant(op.outputs[0])
+    hidden_q = imp.quant(hidden)
     cell_scale = _cell_scale(imp, cell)
     log2 = int(round(np.log2(cell_scale)))
     if 2.0 ** log2 != cell_scale:
         raise UserError(f"the cell state's scale {cell_scale} is not a power of two")
-    if hidden_q != out_q:
-        raise UserError(f"the output is quantised {out_q} but the hidden state {hidden_q}")
+    # The runtimes copy the hidden state's bytes to the output, whatever the output's quantisation
+    # says (Keras' Bidirectional gives the forward output the concatenation's): the node keeps the
+    # output's label, its bytes are the hidden state's.
     intermediates = _ints(op.raw, "Intermediates")
     if len(intermediates) != 5:
         raise UserError(f"{len(intermediates)} intermediate tensors; expected the 5 of the 8x8_16 integer LSTM")
@@ -1894,6 +1918,7 @@ CONVERTERS: dict[str, Converter] = {
     "STRIDED_SLICE": _strided_slice,  # or a channel slice of a feature map
     "PACK": _pack,  # or the steps of an unrolled recurrent layer stacked in time
     "UNPACK": _unpack,
+    "REVERSE_V2": _reverse_v2,  # of a sequence's steps (a bidirectional layer's backward half)
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,
