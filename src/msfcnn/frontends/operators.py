@@ -214,8 +214,8 @@ TFLITE_NOT_CONVERTED = {
     "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
                           "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
                           "SQUEEZE"}),
-    "int16": frozenset({"REDUCE_MAX"}),
-    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
+    "int16": frozenset({"REDUCE_MAX", "REVERSE_V2", "UNPACK"}),
+    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "REVERSE_V2", "SQUEEZE", "UNPACK"}),
 }
 
 
