@@ -1541,7 +1541,8 @@ def _channel_parts(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...
         raise UserError(f"{len(op.outputs)} outputs for {len(sizes)} parts")
     begin = 0
     for out, size in zip(op.outputs, sizes):
-        _channel_slice(imp, op, src, out, begin, size)
+        if size:  # an empty part (Keras' original GRU splits off one) is no tensor: reading it is refused
+            _channel_slice(imp, op, src, out, begin, size)
         begin += size
 
 
@@ -1575,7 +1576,7 @@ def _split_v(imp: _Importer, op: Operator) -> None:
     sizes = [int(v) for v in imp.const(imp.input(op, 1), "size_splits").reshape(-1)]
     if sizes.count(-1) == 1:
         sizes[sizes.index(-1)] = shape[axis] - sum(sizes) - 1
-    if any(size < 1 for size in sizes) or sum(sizes) != shape[axis]:
+    if any(size < 0 for size in sizes) or not any(sizes) or sum(sizes) != shape[axis]:
         raise UserError(f"split sizes {sizes} do not add up to the {shape[axis]} channels")
     _channel_parts(imp, op, src, shape, axis, sizes)
 
