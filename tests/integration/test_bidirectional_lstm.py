@@ -21,8 +21,8 @@ from msfcnn.tensors import random_input
 SEQUENCE = FIXTURES / "sequence"
 
 
-@pytest.mark.parametrize("numerics", ["litert", "tflm"])
-@pytest.mark.parametrize("quant", ["int8", "float32"])
+@pytest.mark.parametrize("quant, numerics", [("int8", "litert"), pytest.param("int8", "tflm", marks=pytest.mark.slow),
+                                             ("float32", "litert"), pytest.param("float32", "tflm", marks=pytest.mark.slow)])
 def test_bidirectional_lstm_matches_the_interpreter(quant, numerics):
     path = SEQUENCE / f"lstm_bidirectional_{quant}.tflite"
     graph = pipeline.load(str(path), numerics=numerics)

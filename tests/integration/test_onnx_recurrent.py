@@ -16,7 +16,7 @@ from msfcnn import pipeline
 from msfcnn.fusion import solvers
 
 SEQUENCE = FIXTURES / "sequence"
-MODELS = ["onnx_lstm", "onnx_lstm_batch_first_2", "onnx_gru", "onnx_gru_batch_first_2", "onnx_gru_bidirectional",
+MODELS = ["onnx_lstm", "onnx_lstm_batch_first_2", "onnx_gru", "onnx_gru_reset_before", "onnx_gru_batch_first_2", "onnx_gru_bidirectional",
           "onnx_rnn", "onnx_rnn_relu_batch_first_2", "onnx_rnn_bidirectional"]
 
 
@@ -45,8 +45,9 @@ def test_each_layer_and_direction_is_one_op():
                      "onnx_rnn_relu_batch_first_2": ["rnn 8 relu", "rnn 8 relu"]}
 
 
-@pytest.mark.parametrize("name", ["onnx_rnn_relu_batch_first_2"] + [pytest.param(name, marks=pytest.mark.slow)
-                                                                   for name in ("onnx_gru_bidirectional", "onnx_lstm")])
+@pytest.mark.slow  # the first C build of a run compiles the kernel library (some 18 s)
+@pytest.mark.parametrize("name", ["onnx_rnn_relu_batch_first_2", "onnx_gru_bidirectional", "onnx_lstm",
+                                  "onnx_gru_reset_before"])
 def test_c_on_the_host_equals_numpy(name):
     graph = pipeline.load(str(SEQUENCE / f"{name}.onnx"))
     check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
