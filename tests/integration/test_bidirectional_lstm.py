@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from support import cache
-from support.c_build import check_c
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_runs_against
+from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against
 from msfcnn import pipeline
-from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
@@ -38,4 +35,4 @@ def test_bidirectional_lstm_matches_the_interpreter(quant, numerics):
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 def test_c_on_the_host_equals_numpy(numerics):
     graph = pipeline.load(str(SEQUENCE / "lstm_bidirectional_int8.tflite"), numerics=numerics)
-    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
+    check_c_of_the_least_ram_plan(graph)

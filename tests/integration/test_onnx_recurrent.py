@@ -7,13 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from support import cache
-from support.c_build import check_c
-from support.cli import run_cli
 from support.paths import FIXTURES
-from support.sequence_cases import check_runs_against
+from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, refusal_line
 from msfcnn import pipeline
-from msfcnn.fusion import solvers
 
 SEQUENCE = FIXTURES / "sequence"
 MODELS = ["onnx_lstm", "onnx_lstm_batch_first_2", "onnx_gru", "onnx_gru_reset_before", "onnx_gru_batch_first_2", "onnx_gru_bidirectional",
@@ -50,11 +46,9 @@ def test_each_layer_and_direction_is_one_op():
                                   "onnx_gru_reset_before"])
 def test_c_on_the_host_equals_numpy(name):
     graph = pipeline.load(str(SEQUENCE / f"{name}.onnx"))
-    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
+    check_c_of_the_least_ram_plan(graph)
 
 
 def test_a_bidirectional_lstm_is_refused_in_one_line(capsys):
-    code, _, err = run_cli(capsys, "plan", str(SEQUENCE / "onnx_lstm_bidirectional.onnx"))
-    assert code == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "(LSTM" in lines[0] and "bidirectional LSTM is not supported" in lines[0]
+    line = refusal_line(capsys, str(SEQUENCE / "onnx_lstm_bidirectional.onnx"))
+    assert "(LSTM" in line and "bidirectional LSTM is not supported" in line

@@ -30,3 +30,21 @@ def check_runs_against(graph, inputs, wants) -> None:
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
             else:
                 np.testing.assert_array_equal(got, want)
+
+
+def check_c_of_the_least_ram_plan(graph) -> None:
+    """The generated C of the graph's least-RAM plan, on the host, equal to numpy."""
+    from .c_build import check_c
+
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
+
+
+def refusal_line(capsys, path) -> str:
+    """`msfcnn plan PATH` exits 2 with one line on stderr: that line."""
+    from .cli import run_cli
+
+    code, _, err = run_cli(capsys, "plan", str(path))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    return lines[0]
