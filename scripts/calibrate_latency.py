@@ -4,6 +4,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 [--networks 60] [--samples FILE]
     python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
     python scripts/calibrate_latency.py --target cortex-m4 --cover --lstm [--float]
+    python scripts/calibrate_latency.py --target cortex-m4 --recurrent
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
 
@@ -318,6 +319,37 @@ def lstm_network(seed: int) -> dict:
             "numerics": "tflm" if seed % 2 else "litert"}
 
 
+def recurrent_network(seed: int) -> dict:
+    """A seeded random float32 GRU (even seeds) or RNN (odd seeds) layer, as ONNX's (ops/gru.py,
+    ops/rnn.py): steps, features, units, the direction and the GRU's linear_before_reset or the
+    RNN's activation drawn. Built as a graph with random weights (_recurrent_graph)."""
+    rng = random.Random(seed)
+    return {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
+            "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
+            "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
+            "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+
+
+def _recurrent_graph(doc: dict) -> Graph:
+    """The graph of recurrent_network(seed): the gates' sums of unit variance."""
+    import numpy as np
+    from msfcnn.ops.gru import Gru
+    from msfcnn.ops.rnn import Rnn
+
+    rng = np.random.default_rng(doc["seed"])
+    steps, features, units = doc["steps"], doc["features"], doc["units"]
+    gates = 3 if doc["kind"] == "gru" else 1
+    graph = Graph(doc["name"], (1, steps, features), dtype="float32")
+    consts = {"input_weights": rng.normal(0, 1 / np.sqrt(features), (gates, units, features)).astype(np.float32),
+              "recurrent_weights": rng.normal(0, 1 / np.sqrt(units), (gates, units, units)).astype(np.float32),
+              "input_bias": rng.normal(0, 0.3, (gates, units)).astype(np.float32),
+              "recurrent_bias": rng.normal(0, 0.3, (gates, units)).astype(np.float32)}
+    op = Gru(units, doc["reverse"], linear_before_reset=doc["variant"]) if gates == 3 else \
+        Rnn(units, doc["reverse"], activation="relu" if doc["variant"] else "tanh")
+    graph.append(op, (-1,), consts)
+    return graph
+
+
 def _lstm_graph(doc: dict, dtype: str) -> Graph:
     """The graph of lstm_network(seed): one LSTM with random weights (float32: the gates' sums of
     unit variance; int8: scales that keep them in the int16 gates' range)."""
@@ -533,6 +565,8 @@ def graph_of(doc: dict, dtype: str):
         return _lstm_graph(doc, dtype)
     if doc.get("generated") == "scan":
         return _scan_graph(doc, dtype)
+    if doc.get("generated") == "recurrent":
+        return _recurrent_graph(doc)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
@@ -693,6 +727,9 @@ def main() -> None:
     parser.add_argument("--scan", action="store_true", help="measure stacks of int8 LSTM layers (scan_network, "
                         "under both numerics; to --samples, default build/latency/TARGET-scan.jsonl) and fit only "
                         "the time scan's own coefficients (scan:*), keeping every stored one")
+    parser.add_argument("--recurrent", action="store_true", help="measure networks of one float32 GRU or RNN "
+                        "(recurrent_network; to --samples, default build/latency/TARGET-recurrent.jsonl) and fit only "
+                        "their kernels' coefficients, keeping every stored one")
     parser.add_argument("--windows", action="store_true", help="measure networks of dilated and transposed "
                         "convolutions (windows_network; --float: float32, --int16: windows16_network; to --samples, "
                         "default build/latency/TARGET-windows[-f32|-s16].jsonl) and fit only their kernels' "
@@ -715,8 +752,9 @@ def main() -> None:
                                     cover_files[(7 if args.float else 6) if args.lstm else 5 if args.abs else 4 if args.islands
                                                 else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
-    if args.svdf:
-        samples_path = args.samples or folder / f"{args.target}-svdf.jsonl"
+    own_fit = "svdf" if args.svdf else "recurrent" if args.recurrent else None
+    if own_fit:
+        samples_path = args.samples or folder / f"{args.target}-{own_fit}.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
@@ -731,12 +769,12 @@ def main() -> None:
         _write(calibration.fit(load_samples(samples_path, dsp), args.target, dsp, fixed=_stored(args.target, ("scan",)),
                                key="scan"), args.target, args.also)
         return
-    if args.svdf:  # its own fit, on top of every stored coefficient (none of the other fits sees its files)
+    if own_fit:  # its own fit, on top of every stored coefficient (none of the other fits sees its files)
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8",
-                    "cover", svdf_network)
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+                    "float32" if args.recurrent else "int8", "cover", recurrent_network if args.recurrent else svdf_network)
         model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS), args.target,
-                                args.target in DSP_TARGETS, fixed=_stored(args.target, ("svdf",)), key="svdf")
+                                args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit,)), key=own_fit)
         _write(model, args.target, args.also)
         return
     if not args.refit:

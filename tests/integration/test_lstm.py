@@ -13,17 +13,14 @@ import pytest
 from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
-from support.fused_cases import random_plan
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
+from support.sequence_cases import check_runs_against
 from msfcnn import pipeline
-from msfcnn.executor import run_unfused_outputs
-from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
 from msfcnn.ops import lstm_fixed as fx
 from msfcnn.ops.lstm import Lstm
-from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
@@ -44,20 +41,7 @@ def _check_runs(path, numerics: str) -> None:
     graph = pipeline.load(str(path), numerics=numerics)
     assert any(isinstance(node.op, Lstm) for node in graph.nodes)
     inputs = [random_input(graph, seed) for seed in range(2)]
-    dag = cache.dag(graph)
-    plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
-    for x, want in zip(inputs, _oracle_outputs(path, numerics, inputs), strict=True):
-        runs = [run_unfused_outputs(graph, x)[0]]
-        for blocks in plans:
-            run = run_fused(schedule_plan(graph, blocks), x)
-            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
-            runs.append(run.output)
-        for got in runs:
-            want = np.asarray(want).reshape(got.shape)
-            if graph.dtype == "float32":
-                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-            else:
-                np.testing.assert_array_equal(got, want)
+    check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
 
 
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])

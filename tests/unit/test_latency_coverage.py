@@ -72,7 +72,8 @@ def models() -> dict:
     graphs = {**dict(_layer_lists()), **dict(_litert_const_adds())}
     for model in [*builtin_names(), *sorted(map(str, FIXTURES.glob("*.tflite"))), *sorted(map(str, FIXTURES.glob("*.onnx"))),
                   *sorted(map(str, (FIXTURES.parent / "ops").glob("*.tflite"))),
-                  *sorted(map(str, (FIXTURES.parent / "sequence").glob("*.tflite")))]:
+                  *sorted(map(str, (FIXTURES.parent / "sequence").glob("*.tflite"))),
+                  *sorted(map(str, (FIXTURES.parent / "sequence").glob("*.onnx")))]:
         try:
             graphs[Path(model).name] = pipeline.load(model, weights=True)
         except UserError:

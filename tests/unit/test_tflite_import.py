@@ -661,7 +661,8 @@ def test_what_each_element_type_reaches_follows_the_ops_declarations():
     assert {"CONV_2D", "ADD", "SOFTMAX", "SPLIT", "SHAPE"} <= converted("int16")
     assert not {"LOGISTIC", "MUL", "CONCATENATION"} & converted("int16")  # no int16 kernels
     assert "MUL" in converted("float32") and "MUL" not in converted("uint8")
-    assert "TANH" in converted("uint8") and "TANH" not in converted("float32")  # Tanh: int8 / uint8 kernels
+    assert "TANH" in converted("uint8") and "ELU" not in converted("float32")  # Elu: an int8 table only
+    assert {"TANH", "SUB", "PACK", "UNPACK"} <= converted("float32")  # float32 GRUs (libm tanhf)
 
 
 @pytest.mark.parametrize("fixture,message", [

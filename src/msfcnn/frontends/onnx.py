@@ -37,6 +37,10 @@ from ..ops.add_const import AddConst
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
+from ..ops.gru import Gru
+from ..ops.lstm import Lstm
+from ..ops.reshape import Reshape
+from ..ops.rnn import Rnn
 from ..ops.hard_sigmoid import HardSigmoid
 from ..ops.prelu import Prelu
 from ..ops.hard_swish import HardSwish
@@ -132,6 +136,11 @@ class _Importer:
         # A channel shuffle under way (see _regroup): ONNX name -> its view of an NCHW map whose
         # channels it holds in the axes (1, g, C/g, H, W) has between the batch and H, W.
         self.channel_views: dict[str, ChannelView] = {}
+        # Sequences (a recurrent model's (T, 1, F) or (1, T, F) input and its layers' outputs): ONNX
+        # name -> its ONNX shape. The IR holds a sequence as (T, F) or (1, T, F), the same bytes: the
+        # views of it that keep the bytes in order (Transpose of the unit batch axis, Squeeze,
+        # Reshape) bind the same IR tensor (see _sequence_view).
+        self.sequences: dict[str, tuple[int, ...]] = {}
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -141,7 +150,8 @@ class _Importer:
             self.consts[tensor.name] = self._to_array(tensor)
         inputs = self._inputs()
         (input_name, input_shape), extra = inputs[0], inputs[1:]
-        self.graph = Graph(self.name, input_shape, layout="NCHW", dtype="float32",
+        layout = "NHWC" if self.sequences else "NCHW"  # a sequence's bytes are the same in both
+        self.graph = Graph(self.name, input_shape, layout=layout, dtype="float32",
                            extra_inputs=tuple(GraphInput(shape) for _, shape in extra))
         for k, (name, _) in enumerate(inputs):
             self.bind(name, _Value(input_tensor(k)))
@@ -168,6 +178,8 @@ class _Importer:
         tensor_type = info.type.tensor_type
         if not info.type.HasField("tensor_type") or tensor_type.elem_type != FLOAT:
             raise UserError(f"input {info.name!r} is not a float32 tensor (quantised ONNX inputs are not supported yet)")
+        if tensor_type.HasField("shape") and len(tensor_type.shape.dim) == 3:
+            return info.name, self._sequence_input(info.name, tensor_type.shape.dim)
         if not tensor_type.HasField("shape") or len(tensor_type.shape.dim) != 4:
             rank = len(tensor_type.shape.dim) if tensor_type.HasField("shape") else "unknown"
             raise UserError(f"input {info.name!r} has rank {rank}; expected an NCHW image (N, C, H, W)")
@@ -187,6 +199,18 @@ class _Importer:
             dims.append(int(dim.dim_value))
         c, h, w = dims
         return info.name, (h, w, c)
+
+    def _sequence_input(self, name: str, dims) -> tuple[int, int, int]:
+        """A rank-3 input: one sequence, time-major (T, 1, F) or batch-first (1, T, F), held as the
+        one-row map (1, T, F)."""
+        shape = tuple(int(d.dim_value) if d.HasField("dim_value") else 0 for d in dims)
+        if any(d <= 0 for d in (shape[2], max(shape[0], shape[1]))) or min(shape[0], shape[1]) > 1 \
+                or 0 in shape[:2] and max(shape[:2]) <= 1:
+            raise UserError(f"input {name!r} has shape {list(shape)}: a rank-3 input must be one sequence, "
+                            "(T, 1, F) or (1, T, F), with static sizes")
+        shape = tuple(d or 1 for d in shape)  # a dynamic batch is taken as 1
+        self.sequences[name] = shape
+        return (1, shape[0] * shape[1], shape[2])
 
     def _needed_nodes(self, output: str) -> list[int]:
         """Indices of the nodes the output depends on, in file order."""
@@ -845,6 +869,11 @@ def _flatten(imp: _Importer, node, attrs) -> None:
 
 
 def _reshape(imp: _Importer, node, attrs) -> None:
+    if node.input[0] in imp.sequences:  # a reshape keeps the bytes in order
+        target = imp.const(node, 1, "the shape")
+        _sequence_view(imp, node, _resolve_reshape(imp.sequences[node.input[0]], [int(d) for d in target.reshape(-1)],
+                                                   bool(_int(attrs, "allowzero", 0))))
+        return
     view = imp.channel_views.get(node.input[0])
     value = _Value(view.src) if view else imp.value(node.input[0])
     in_shape = _view_shape(imp, view) if view else _onnx_shape(imp.shape(value))
@@ -887,7 +916,18 @@ def _regroup(imp: _Importer, node, view: ChannelView, resolved: tuple[int, ...])
 
 def _transpose(imp: _Importer, node, attrs) -> None:
     """Transpose of the channel axes of a channel shuffle's (1, g, C/g, H, W) (see _regroup): perm
-    [0, 2, 1, 3, 4], or any that keeps the batch, H and W in place."""
+    [0, 2, 1, 3, 4], or any that keeps the batch, H and W in place. (Or a view of a sequence.)"""
+    if node.input[0] in imp.sequences:
+        shape = imp.sequences[node.input[0]]
+        perm = [int(p) for p in attrs.get("perm", range(len(shape) - 1, -1, -1))]
+        if sorted(perm) != list(range(len(shape))):
+            raise UserError(f"bad permutation {perm} of {list(shape)}")
+        moved = [a for a in perm if shape[a] != 1]
+        if moved != sorted(moved):
+            raise UserError(f"Transpose {perm} of the sequence {list(shape)} moves its data: only axes of size 1 "
+                            "may move (the batch of one sequence)")
+        _sequence_view(imp, node, tuple(shape[a] for a in perm))
+        return
     if node.input[0] not in imp.channel_views:
         raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
                         "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
@@ -904,6 +944,20 @@ def _transpose(imp: _Importer, node, attrs) -> None:
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
     """Squeeze / Unsqueeze: the reshapes _reshape supports, with the axes as an attribute (opset
     < 13) or a constant second input."""
+    if node.input[0] in imp.sequences:
+        shape, axes = imp.sequences[node.input[0]], imp.const(node, 1, "the axes", optional=True)
+        axes = [int(a) for a in (axes.reshape(-1) if axes is not None else attrs.get("axes", []))]
+        rank = len(shape) + (len(axes) if node.op_type == "Unsqueeze" else 0)
+        dims = {a % rank for a in axes if -rank <= a < rank}
+        if node.op_type == "Squeeze":
+            dims = dims or {i for i, d in enumerate(shape) if d == 1}
+            if any(shape[d] != 1 for d in dims):
+                raise UserError(f"Squeeze of axes {axes} of {list(shape)}: only axes of size 1")
+            _sequence_view(imp, node, tuple(d for i, d in enumerate(shape) if i not in dims))
+        else:
+            rest = iter(shape)
+            _sequence_view(imp, node, tuple(1 if i in dims else next(rest) for i in range(rank)))
+        return
     if node.input[0] in imp.unit_views:
         value, in_shape = imp.unit_views[node.input[0]]
     else:
@@ -1121,14 +1175,94 @@ def _identity(imp: _Importer, node, attrs) -> None:
 
 def _shape(imp: _Importer, node, attrs) -> None:
     """Shape of an activation (batch 1): a constant, for the shape arithmetic that may follow."""
-    shape = _onnx_shape(imp.shape(imp.value(node.input[0])))
+    shape = imp.sequences.get(node.input[0]) or _onnx_shape(imp.shape(imp.value(node.input[0])))
     start, end = _int(attrs, "start", 0), _int(attrs, "end", len(shape))
     imp.consts[node.output[0]] = np.array(shape[start:end], dtype=np.int64)
 
 
+# ---- recurrent layers (ONNX LSTM, GRU, RNN as PyTorch exports them) ----
+
+def _sequence_view(imp: _Importer, node, shape: tuple[int, ...]) -> None:
+    """The node's output as the same bytes as its sequence input, of ONNX shape `shape`."""
+    if prod(shape) != prod(imp.sequences[node.input[0]]):
+        raise UserError(f"reshape {list(imp.sequences[node.input[0]])} -> {list(shape)} changes the size")
+    imp.bind(node.output[0], imp.values[node.input[0]])
+    imp.sequences[node.output[0]] = shape
+
+
+# gate order of each op's W, R and B: ONNX LSTM i, o, f, c -> TFLite's i, f, c, o (ops/lstm.py)
+_LSTM_GATES = (0, 2, 3, 1)
+_RECURRENT_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+_DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+
+
+def _recurrent(imp: _Importer, node, attrs) -> None:
+    """LSTM / GRU / RNN (float32, zero initial states, no peepholes, clip or sequence lengths):
+    one op per direction; a bidirectional layer's output Y (T, 2, 1, H) is the two directions'
+    (T, H) outputs concatenated along the channels, which are its bytes. Only Y may be read."""
+    kind, x = node.op_type, node.input[0]
+    if x not in imp.sequences:
+        raise UserError(f"input {x!r} is not a sequence: a recurrent layer reads the model's rank-3 input or "
+                        "another recurrent layer's output")
+    steps, batch, features = imp.sequences[x] if _int(attrs, "layout", 0) == 0 else \
+        (imp.sequences[x][1], imp.sequences[x][0], imp.sequences[x][2])
+    units = _int(attrs, "hidden_size", 0)
+    direction = attrs.get("direction", "forward")
+    directions = 2 if direction == "bidirectional" else 1
+    if len(imp.sequences[x]) != 3 or batch != 1:
+        raise UserError(f"input {list(imp.sequences[x])}: only one sequence (batch 1) is supported")
+    if direction not in ("forward", "reverse", "bidirectional") or units < 1:
+        raise UserError(f"direction {direction!r} and hidden_size {units}: unsupported")
+    activations = [a.decode() if isinstance(a, bytes) else str(a)
+                   for a in attrs.get("activations", _DEFAULT_ACTIVATIONS[kind] * directions)]
+    if activations not in (_DEFAULT_ACTIVATIONS[kind] * directions, ["Relu"] * directions if kind == "RNN" else []):
+        raise UserError(f"activations {activations}: only the default ones (and Relu for an RNN)")
+    if "clip" in attrs or _int(attrs, "input_forget", 0):
+        raise UserError("clip and input_forget are not supported")
+    if any(k < len(node.input) and node.input[k] for k in (4,)):
+        raise UserError("sequence_lens is not supported: every sequence runs all its steps")
+    for k, what in ((5, "initial_h"), (6, "initial_c"), (7, "peephole weights P")):
+        value = imp.const(node, k, what, optional=True)
+        if value is not None and np.any(value):
+            raise UserError(f"a non-zero {what} is not supported" if k < 7 else "peepholes are not supported")
+    gates = _RECURRENT_GATES[kind]
+    w = imp.float_const(node, 1, "W", (directions, gates * units, features))
+    r = imp.float_const(node, 2, "R", (directions, gates * units, units))
+    b = imp.float_const(node, 3, "B", (directions, 2 * gates * units), optional=True)
+    b = np.zeros((directions, 2 * gates * units), np.float32) if b is None else b
+    src = imp.values[x].index
+    outputs = []
+    for d in range(directions):
+        reverse = direction == "reverse" or d == 1
+        op, consts = _recurrent_op(kind, activations[0], attrs, units, reverse, w[d], r[d], b[d])
+        outputs.append(imp.emit(op, (src,), consts).index)
+    if directions == 2:  # the directions side by side in each step: a concatenation of (1, T, H) maps
+        maps = [imp.graph.append(Reshape((1, steps, units)), (o,)) for o in outputs]
+        outputs = [imp.graph.append(Concat(), tuple(maps))]
+    out = outputs[0]
+    imp.bind(node.output[0], _Value(out))
+    imp.sequences[node.output[0]] = (steps, directions, 1, units)
+
+
+def _recurrent_op(kind: str, activation: str, attrs: dict, units: int, reverse: bool, w, r, b) -> tuple[Op, dict[str, np.ndarray]]:
+    """One direction's op and constants: the gates' weights (gates, units, n), biases (gates, units)."""
+    gates = _RECURRENT_GATES[kind]
+    w, r = (np.asarray(a, np.float32).reshape(gates, units, -1) for a in (w, r))
+    bw, br = (np.asarray(a, np.float32).reshape(gates, units) for a in (b[:gates * units], b[gates * units:]))
+    if kind == "LSTM":
+        if reverse:
+            raise UserError("a reverse or bidirectional LSTM is not supported (msfcnn's LSTM runs forward)")
+        order = list(_LSTM_GATES)
+        return Lstm(units), {"input_weights": w[order], "recurrent_weights": r[order], "bias": (bw + br)[order]}
+    consts = {"input_weights": w, "recurrent_weights": r, "input_bias": bw, "recurrent_bias": br}
+    if kind == "GRU":
+        return Gru(units, reverse, linear_before_reset=bool(_int(attrs, "linear_before_reset", 0))), consts
+    return Rnn(units, reverse, activation=activation.lower()), consts
+
+
 # Shape arithmetic exporters leave in graphs (e.g. PyTorch's pads for ZeroPad2d) is evaluated at
 # import time, with onnx's reference implementation, when every input of the node is a constant.
-FOLDABLE = {"Add", "Sub", "Mul", "Div", "Neg", "Cast", "Concat", "ConstantOfShape", "Gather", "Reshape",
+FOLDABLE = {"Add", "Sub", "Mul", "Div", "Neg", "Cast", "Concat", "ConstantOfShape", "Expand", "Gather", "Reshape",
             "Slice", "Squeeze", "Unsqueeze", "Transpose", "Flatten", "Identity"}
 FOLD_LIMIT = 1 << 24  # elements: no folded constant may be larger
 
@@ -1208,4 +1342,7 @@ CONVERTERS: dict[str, Converter] = {
     "Dropout": _identity,
     "Constant": _constant,
     "Shape": _shape,
+    "LSTM": _recurrent,
+    "GRU": _recurrent,
+    "RNN": _recurrent,
 }

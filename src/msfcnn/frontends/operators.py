@@ -22,6 +22,7 @@ from ..ops.depth_to_space import DepthToSpace
 from ..ops.dequantize import Dequantize
 from ..ops.elu import Elu
 from ..ops.float_unary import FloatUnary
+from ..ops.gru import Gru
 from ..ops.hard_sigmoid import HardSigmoid
 from ..ops.hard_swish import HardSwish
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
@@ -34,6 +35,7 @@ from ..ops.prelu import Prelu
 from ..ops.quantize import Quantize
 from ..ops.resize_bilinear import ResizeBilinear
 from ..ops.resize_nearest import ResizeNearest
+from ..ops.rnn import Rnn
 from ..ops.rsqrt import Rsqrt
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.tanh import Tanh
@@ -59,7 +61,7 @@ TFLITE: dict[str, OpClasses] = {
     "MAXIMUM": (Maximum, MaximumConst),
     "MINIMUM": (Minimum, MinimumConst),
     "LEAKY_RELU": (LeakyRelu, WideLeakyRelu),
-    "TANH": (Tanh,),
+    "TANH": (Tanh, FloatUnary),
     "PRELU": (Prelu,),
     "RELU": (Activation,),
     "RELU6": (Activation,),
@@ -84,7 +86,9 @@ TFLITE: dict[str, OpClasses] = {
     "QUANTIZE": (Quantize, Requantize),
     "DEQUANTIZE": (Dequantize,),
     "SHAPE": (),
-    "PACK": (),
+    "PACK": (Concat,),  # of constants: folded (TFLITE_FOLDED_FOR)
+    "UNPACK": (ChannelSlice,),
+    "REVERSE_V2": (ChannelGather, Reshape),
     "STRIDED_SLICE": (ChannelSlice,),
     "SPLIT": (ChannelSlice,),
     "SPLIT_V": (ChannelSlice,),
@@ -145,6 +149,10 @@ ONNX: dict[str, OpClasses] = {
     "Dropout": (),
     "Constant": (),
     "Shape": (),
+    # one op per direction; a bidirectional layer's two concatenated per step
+    "LSTM": (Lstm,),
+    "GRU": (Gru, Reshape, Concat),
+    "RNN": (Rnn, Reshape, Concat),
 }
 
 
@@ -199,15 +207,15 @@ def reaching(element: str, operators: dict[str, OpClasses]) -> set[str]:
 # frontend facts, not op capabilities (here, not in tflite.py, so that `msfcnn ops` reads them
 # without the flatbuffer classes). A 16x8 model's QUANTIZE / DEQUANTIZE at its float32 edges is
 # folded into the graph (no op).
-TFLITE_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE"})}
+TFLITE_FOLDED_FOR = {"int16": frozenset({"QUANTIZE", "DEQUANTIZE", "PACK"})}
 # Forms whose op has the kernel but whose converter reads only quantised constants and options, or
 # whose uint8 form was never checked against LiteRT (tests/integration/test_uint8.py): refused.
 TFLITE_NOT_CONVERTED = {
     "float32": frozenset({"EXPAND_DIMS", "MAXIMUM", "MINIMUM", "PADV2", "PRELU", "REDUCE_MAX", "RELU_0_TO_1",
                           "RELU_N1_TO_1", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "SQUARED_DIFFERENCE",
-                          "SQUEEZE", "SUB"}),
-    "int16": frozenset({"REDUCE_MAX"}),
-    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "SQUEEZE"}),
+                          "SQUEEZE"}),
+    "int16": frozenset({"REDUCE_MAX", "REVERSE_V2", "UNPACK"}),
+    "uint8": frozenset({"EXPAND_DIMS", "REDUCE_MAX", "RELU", "RELU6", "REVERSE_V2", "SQUEEZE", "UNPACK"}),
 }
 
 

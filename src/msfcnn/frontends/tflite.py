@@ -36,6 +36,7 @@ from ..ops import (Add, AvgPool2D, Conv2D, Dense, DepthwiseConv2D, GlobalAvgPool
                    Reshape, Softmax, Window)
 from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
+from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
@@ -43,6 +44,7 @@ from ..ops.transpose_conv import TransposeConv
 from ..ops.add_const import AddConst
 from ..ops.base import as_feature_map
 from ..ops.concat import Concat
+from ..ops.float_unary import FloatUnary
 from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
@@ -183,8 +185,11 @@ class _Importer:
         self.input_tensor, self.output_tensors = inputs[0], outputs
         self.output_tensor = outputs[0] if len(outputs) == 1 else None  # the one a DEQUANTIZE may make
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
+        for op in operators:  # before any other operator's refusal: a loop's RESHAPE may come first
+            if op.name in _LOOP_OPERATORS:
+                raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
         self.readers = self._count_readers(operators, outputs)
-        self.time_major = _time_major_tensors(self, operators)
+        self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
         for op in operators:
@@ -990,7 +995,10 @@ def _leaky_relu(imp: _Importer, op: Operator) -> None:
 
 def _tanh(imp: _Importer, op: Operator) -> None:
     out_q = imp.quant(op.outputs[0])
-    if out_q is None:  # a float32 output: a float32 TANH, or one reading a quantised tensor (refused there)
+    if out_q is None and imp.reads_float32(op):  # a float32 TANH: libm's tanhf
+        imp.emit(op, FloatUnary("tanh"), (imp.source(imp.input(op, 0)),))
+        return
+    if out_q is None:  # a float32 output of a quantised input: refused where the table is made
         _emit_table(imp, op, Tanh())
         return
     if (out_q.scale, out_q.zero_point) != TANH_OUTPUT_QUANT:
@@ -1043,10 +1051,12 @@ def _concatenation(imp: _Importer, op: Operator) -> None:
     if activation is not None or any(imp.graph.quant_of(s) != quant for s in sources):
         raise UserError("inputs quantised differently from the output, or a fused activation: TFLite's "
                         "int8 CONCATENATION supports neither")
-    node = sources[0]
-    for src in sources[1:-1]:
-        node = imp.graph.append(Concat(), (node, src), quant=quant)
-    imp.emit(op, Concat(), (node, sources[-1]))
+    if all(len(imp.graph.shape_of(s)) == 2 for s in sources):  # sequences (T, C): concat's C kernel walks maps
+        node = _concat_chain(imp, [imp.graph.append(Reshape((1, *imp.graph.shape_of(s))), (s,), quant=quant)
+                                   for s in sources], quant)
+        imp.emit(op, Reshape(imp.fmap_shape(out)), (node,))
+        return
+    imp.emit(op, Concat(), (_concat_chain(imp, sources[:-1], quant), sources[-1]))
 
 
 def _pool(cls: type) -> Callable[[_Importer, Operator], None]:
@@ -1189,6 +1199,9 @@ def _reshape(imp: _Importer, op: Operator) -> None:
     size = prod(imp.shape(imp.input(op, 0)))  # batch included, as TFLite counts it
     known = prod(d for d in target if d != -1)
     shape = tuple(size // known if d == -1 else d for d in target)
+    if imp.input(op, 0) in imp.time_major or op.outputs[0] in imp.time_major:
+        imp.bind(op.outputs[0], _bytes_of(imp, imp.input(op, 0)))  # (1, T, F) <-> (T, 1, F): the same bytes
+        return
     if not shape or shape[0] != 1:
         raise UserError(f"target shape {list(target)} does not keep a batch of 1 first")
     out = op.outputs[0]
@@ -1528,7 +1541,8 @@ def _channel_parts(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...
         raise UserError(f"{len(op.outputs)} outputs for {len(sizes)} parts")
     begin = 0
     for out, size in zip(op.outputs, sizes):
-        _channel_slice(imp, op, src, out, begin, size)
+        if size:  # an empty part (Keras' original GRU splits off one) is no tensor: reading it is refused
+            _channel_slice(imp, op, src, out, begin, size)
         begin += size
 
 
@@ -1562,7 +1576,7 @@ def _split_v(imp: _Importer, op: Operator) -> None:
     sizes = [int(v) for v in imp.const(imp.input(op, 1), "size_splits").reshape(-1)]
     if sizes.count(-1) == 1:
         sizes[sizes.index(-1)] = shape[axis] - sum(sizes) - 1
-    if any(size < 1 for size in sizes) or sum(sizes) != shape[axis]:
+    if any(size < 0 for size in sizes) or not any(sizes) or sum(sizes) != shape[axis]:
         raise UserError(f"split sizes {sizes} do not add up to the {shape[axis]} channels")
     _channel_parts(imp, op, src, shape, axis, sizes)
 
@@ -1611,12 +1625,105 @@ def _slice_channels(imp: _Importer, op: Operator, src: int, shape: tuple[int, ..
 
 
 def _pack(imp: _Importer, op: Operator) -> None:
+    """PACK of constants (shape arithmetic, folded), or of activations along a leading axis: the
+    hidden states of an unrolled recurrent layer stacked in time, whose bytes are those of their
+    concatenation."""
     options = imp.options(op, schema.PackOptions)
+    if op.inputs and not any(imp.is_const(t) for t in op.inputs):
+        _pack_steps(imp, op, options.Axis())
+        return
     values = [imp.const(t, "packed value") for t in op.inputs]
     rank = values[0].ndim + 1 if values else 0
     if not values or len({v.shape for v in values}) != 1 or not -rank <= options.Axis() < rank:
         raise UserError("PACK of constants needs equally shaped values and a valid axis")
     imp.folded[op.outputs[0]] = np.stack(values, axis=options.Axis())
+
+
+def _pack_steps(imp: _Importer, op: Operator, axis: int) -> None:
+    """PACK of T activations (1, U) into (T, 1, U) or (1, T, U): a chain of concatenations of the
+    flat steps, reshaped to the output's shape."""
+    out_shape = imp.shape(op.outputs[0])
+    axis %= max(len(out_shape), 1)
+    if prod(out_shape[:axis]) != 1:
+        raise UserError(f"PACK along axis {axis} into {_dims(out_shape)}: only a stack along a leading axis "
+                        "(the steps of a sequence, one after the other) is supported")
+    sources = [_flat(imp, t) for t in op.inputs]
+    node = _concat_chain(imp, sources, imp.quant(op.outputs[0]))
+    imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (node,))
+
+
+def _flat(imp: _Importer, index: int) -> int:
+    """The IR tensor of a TFLite tensor's bytes as a vector: itself if it is one, else a reshape."""
+    src = _bytes_of(imp, index)
+    shape = imp.graph.shape_of(src)
+    if len(shape) == 1:
+        return src
+    return imp.graph.append(Reshape((prod(shape),)), (src,), quant=imp.graph.quant_of(src))
+
+
+def _concat_chain(imp: _Importer, sources: list[int], quant: Quant | None) -> int:
+    """Two-input concatenations along the channels, of tensors sharing `quant` (TFLite's int8
+    kernels copy the values as they are): the last one's IR tensor."""
+    if any(imp.graph.quant_of(s) != quant for s in sources):
+        raise UserError("inputs quantised differently from the output: TFLite's int8 kernel copies values")
+    node = sources[0]
+    for src in sources[1:]:
+        node = imp.graph.append(Concat(), (node, src), quant=quant)
+    return node
+
+
+def _unpack(imp: _Importer, op: Operator) -> None:
+    """UNPACK along a leading axis (Keras' unrolled recurrent layers split the time-major (T, 1, F)
+    input into its steps): output t is the t-th run of F values, a channel slice of the flat input,
+    made when it is first read."""
+    options = imp.options(op, schema.UnpackOptions)
+    index = imp.input(op, 0)
+    shape = imp.shape(index)
+    axis = options.Axis() % max(len(shape), 1)
+    if prod(shape[:axis]) != 1 or len(op.outputs) != shape[axis] or any(t < 0 for t in op.outputs):
+        raise UserError(f"UNPACK of {_dims(shape)} along axis {axis} into {len(op.outputs)} outputs: only the "
+                        "steps along a leading axis (a sequence's) are supported")
+    flat = _flat(imp, index)
+    size = prod(shape[axis + 1:])
+    for t, out in enumerate(op.outputs):
+        _channel_slice(imp, op, flat, out, t * size, size)
+
+
+def _reverse_v2(imp: _Importer, op: Operator) -> None:
+    """REVERSE_V2 of a sequence along its steps (Keras' Bidirectional runs its backward layer on the
+    reversed input and reverses its output back): a gather of the flat sequence's values, step by
+    step from the last. Copies values, so the output keeps the input's quantisation."""
+    index = imp.input(op, 0)
+    shape = imp.shape(index)
+    axes = [int(a) % len(shape) for a in imp.const(imp.input(op, 1), "axis").reshape(-1)]
+    if len(axes) != 1 or prod(shape[:axes[0]]) != 1 or axes[0] == len(shape) - 1:
+        raise UserError(f"REVERSE_V2 of {_dims(shape)} along {axes}: only the steps of a sequence (a leading axis "
+                        "other than the channels) may be reversed")
+    steps, size = shape[axes[0]], prod(shape[axes[0] + 1:])
+    indices = tuple(int(i) for i in np.arange(steps * size).reshape(steps, size)[::-1].reshape(-1))
+    flat = _flat(imp, index)
+    node = imp.graph.append(ChannelGather(indices), (flat,), quant=imp.graph.quant_of(flat))
+    imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (node,))  # the bytes, relabelled
+
+
+def _unrolled_time_major(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The time-major (T, 1, F) tensors of unrolled recurrent layers (Keras' GRU with unroll=True):
+    a RESHAPE of the (1, T, F) input that an UNPACK splits into steps, and the PACK of the steps'
+    hidden states that a RESHAPE turns back. Their bytes are those of (1, T, F) (fmap_shape)."""
+    tensors = set()
+    unpacked = {op.inputs[0] for op in operators if op.name == "UNPACK" and op.inputs}
+    for op in operators:
+        if op.name not in ("RESHAPE", "PACK") or not op.outputs or op.outputs[0] < 0:
+            continue
+        out = op.outputs[0]
+        shape = imp.shape(out)
+        if len(shape) != 3 or shape[0] == 1 or shape[1] != 1:
+            continue
+        if op.name == "RESHAPE" and out in unpacked:
+            tensors.add(out)
+        elif op.name == "PACK" and not any(imp.is_const(t) for t in op.inputs if t >= 0):
+            tensors.add(out)
+    return frozenset(tensors)
 
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM's inputs (TFLite's lstm_shared.h): the input, four input-to-gate and
@@ -1694,13 +1801,14 @@ def _integer_lstm(imp: _Importer, op: Operator, units: int, consts: dict, cell_c
     hidden, cell = imp.input(op, _LSTM_HIDDEN), imp.input(op, _LSTM_CELL)
     if imp.type_of(cell) != schema.TensorType.INT16:
         raise UserError(f"the cell state (tensor {cell}) is {_TYPE_NAMES.get(imp.type_of(cell))}; expected int16")
-    hidden_q, out_q = imp.quant(hidden), imp.quant(op.outputs[0])
+    hidden_q = imp.quant(hidden)
     cell_scale = _cell_scale(imp, cell)
     log2 = int(round(np.log2(cell_scale)))
     if 2.0 ** log2 != cell_scale:
         raise UserError(f"the cell state's scale {cell_scale} is not a power of two")
-    if hidden_q != out_q:
-        raise UserError(f"the output is quantised {out_q} but the hidden state {hidden_q}")
+    # The runtimes copy the hidden state's bytes to the output, whatever the output's quantisation
+    # says (Keras' Bidirectional gives the forward output the concatenation's): the node keeps the
+    # output's label, its bytes are the hidden state's.
     intermediates = _ints(op.raw, "Intermediates")
     if len(intermediates) != 5:
         raise UserError(f"{len(intermediates)} intermediate tensors; expected the 5 of the 8x8_16 integer LSTM")
@@ -1745,7 +1853,12 @@ def _last_step_of_lstm(imp: _Importer, op: Operator, options) -> bool:
 
 # Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
-MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V"})
+MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
+# Control flow, refused in one line that says what converts instead.
+_LOOP_OPERATORS = {
+    "WHILE": "a recurrent layer converted as a loop is not supported: export a Keras GRU or RNN with "
+             "unroll=True (or an LSTM with tf_keras, which keeps the fused UNIDIRECTIONAL_SEQUENCE_LSTM)",
+}
 # _check_elements' refusals (which operators each element type reaches: operators.tflite_converted).
 _REFUSALS = {
     "int16": "operator {index} ({name}) has int16 activations: 16x8 models support only {names} ({why})",
@@ -1804,7 +1917,9 @@ CONVERTERS: dict[str, Converter] = {
     # Shape arithmetic, folded into constants at import.
     "SHAPE": _shape,
     "STRIDED_SLICE": _strided_slice,  # or a channel slice of a feature map
-    "PACK": _pack,
+    "PACK": _pack,  # or the steps of an unrolled recurrent layer stacked in time
+    "UNPACK": _unpack,
+    "REVERSE_V2": _reverse_v2,  # of a sequence's steps (a bidirectional layer's backward half)
     "SPLIT": _split,
     "SPLIT_V": _split_v,
     "SLICE": _slice,

@@ -1,0 +1,50 @@
+"""One check for sequence models: each input's output, unfused and under two fused plans (the least
+peak RAM and a random one, each arena as predicted), equal to the interpreter's output (int8) or
+within float32 rounding of it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msfcnn.executor import run_unfused_outputs
+from msfcnn.fused_executor import run_fused
+from msfcnn.fusion import solvers
+from msfcnn.schedule import schedule_plan
+
+from . import cache
+from .fused_cases import random_plan
+
+
+def check_runs_against(graph, inputs, wants) -> None:
+    dag = cache.dag(graph)
+    plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
+    for x, want in zip(inputs, wants, strict=True):
+        runs = [run_unfused_outputs(graph, x)[0]]
+        for blocks in plans:
+            run = run_fused(schedule_plan(graph, blocks), x)
+            assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+            runs.append(run.output)
+        for got in runs:
+            want = np.asarray(want).reshape(got.shape)
+            if graph.dtype == "float32":
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(got, want)
+
+
+def check_c_of_the_least_ram_plan(graph) -> None:
+    """The generated C of the graph's least-RAM plan, on the host, equal to numpy."""
+    from .c_build import check_c
+
+    check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
+
+
+def refusal_line(capsys, path) -> str:
+    """`msfcnn plan PATH` exits 2 with one line on stderr: that line."""
+    from .cli import run_cli
+
+    code, _, err = run_cli(capsys, "plan", str(path))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    return lines[0]
