@@ -1629,8 +1629,9 @@ _LSTM_UNSUPPORTED = {"peephole connections are": (9, 10, 11), "a projection is":
 
 
 def _lstm(imp: _Importer, op: Operator) -> None:
-    """A whole-sequence LSTM: the states are the op's own, zero at the start of every run (TFLite's
-    variable tensors, reset to zero; keeping them across invocations is not supported)."""
+    """A whole-sequence LSTM. Its states are TFLite variable tensors, which both runtimes keep from
+    one invocation to the next. An LSTM of one step per invocation (a streaming model) keeps them
+    too, as graph state buffers; a longer sequence starts from zero states every run."""
     options = imp.options(op, schema.UnidirectionalSequenceLSTMOptions)
     if options.FusedActivationFunction() != schema.ActivationFunctionType.TANH:
         raise UserError("only the tanh cell activation is supported")
@@ -1657,9 +1658,14 @@ def _lstm(imp: _Importer, op: Operator) -> None:
     if imp.reads_float32(op):
         if any(w.dtype != np.float32 for w in weights + biases):
             raise UserError("a float32 LSTM needs float32 weights and biases (hybrid LSTMs are not supported)")
-        imp.emit(op, Lstm(units, cell_clip=float(options.CellClip())), (src,), consts)
-        return
-    imp.emit(op, _integer_lstm(imp, op, units, consts, float(options.CellClip())), (src,), consts)
+        ir_op = Lstm(units, cell_clip=float(options.CellClip()))
+    else:
+        ir_op = _integer_lstm(imp, op, units, consts, float(options.CellClip()))
+    streaming = steps == 1 and all(imp.tensor(imp.input(op, k)).IsVariable() for k in (_LSTM_HIDDEN, _LSTM_CELL))
+    node = imp.emit(op, replace(ir_op, stateful=streaming), (src,), consts)
+    if streaming:  # one step a call: the states carry the sequence across invocations
+        for name, value in zip(("hidden_state", "cell_state"), ir_op.state_buffers(imp.reads_float32(op))):
+            imp.graph.add_state(node, name, value)
 
 
 def _time_major_tensors(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
