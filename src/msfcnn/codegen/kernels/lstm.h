@@ -45,18 +45,6 @@ void msf_lstm_step_f32(const msf_lstm_params *p, const float *x, float *h, float
 void msf_lstm_s8(const msf_lstm_params *p, const int8_t *in, int8_t *out, void *workspace);
 void msf_lstm_f32(const msf_lstm_params *p, const float *in, float *out, void *workspace);
 
-/* A stateful LSTM (Lstm.stateful): its states outlive the call, in the arena's persistent region
-   (hidden: int8 or float [units], cell: int16 or float [units]), so the sequence goes on from the
-   states the last call left. workspace: Lstm.workspace_bytes bytes, the gates alone. */
-typedef struct {
-    msf_lstm_params op;
-    void *hidden;
-    void *cell;
-} msf_lstm_stateful_params;
-
-void msf_lstm_stateful_s8(const msf_lstm_stateful_params *p, const int8_t *in, int8_t *out, void *workspace);
-void msf_lstm_stateful_f32(const msf_lstm_stateful_params *p, const float *in, float *out, void *workspace);
-
 MSF_END_DECLS
 
 #endif /* MSF_LSTM_H */
