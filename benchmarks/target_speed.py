@@ -24,6 +24,9 @@ fit, the same FE310 build (rv32imac, same flags) runs as `rv32-virt` on QEMU's v
 16 MiB of RAM instead: the same code, and the same count (mcunet-vww5's least-RAM plan counts
 210,827,864 instructions on both).
 
+On a target with Helium (cortex-m55) each row also gives its MVE instructions and, for the issue's
+layers, CMSIS-NN's instructions and MVE instructions on the M55 (issue 27) with both ratios.
+
     python benchmarks/target_speed.py [--targets cortex-m4,cortex-m7,fe310] [--cases layers,models]
                                       [--models mbv2-w0.35,...] [--baseline OLD.json] [--json OUT.json]
 """
@@ -99,6 +102,17 @@ LAYERS = {
 }
 
 
+# name -> CMSIS-NN 99f736a's (instructions, MVE instructions) on the Cortex-M55 with Helium, as issue
+# 27 measured them (same layers, -O2, same counting); the chain's is the issue's chain.
+CMSIS_M55 = {
+    "conv 3x3 s2, 3->16, 64x64 in, relu6": (626_904, 162_560),
+    "conv 1x1, 16->96, 32x32, relu6": (1_657_547, 614_403),
+    "conv 1x1, 96->24, 32x32": (760_523, 460_803),
+    "depthwise 3x3 s1, 96 ch, 32x32": (1_937_735, 1_246_615),
+    "9-layer MobileNetV2-style chain, 64x64x3": (3_086_612, 1_192_447),
+}
+
+
 def _size_tool(target) -> str:
     return target.nm[:-2] + "size" if target.nm.endswith("nm") else "size"
 
@@ -124,7 +138,8 @@ def measure(graph, plan, target, expected: np.ndarray, x: np.ndarray) -> dict:
         count = icount.measure(program, target)
         if len(count.blocks) != len(plan.blocks):
             raise SystemExit(f"{graph.name} on {target.name}: {len(count.blocks)} block counts for {len(plan.blocks)} blocks")
-        return {"instructions": count.total, "blocks": count.blocks, "code_bytes": code_bytes(folder, target),
+        return {"instructions": count.total, "mve_instructions": count.vector, "blocks": count.blocks,
+                "code_bytes": code_bytes(folder, target),
                 "arena_bytes": schedule.arena_bytes, "schedule": schedule}
 
 
@@ -150,6 +165,16 @@ def _fmt(value, spec):
 def _one_line_per_block(text: str) -> str:
     """The JSON as json.dumps(indent=1) wrote it, each block's object on one line."""
     return re.sub(r'\{\s*"first":[^{}]*\}', lambda m: json.dumps(json.loads(m.group(0))), text)
+
+
+def _print_mve(name, label, count, mve) -> None:
+    """The MVE instructions of a Helium target's row and, for the issue's layers, CMSIS-NN's."""
+    line = f"{'':44s}MVE {mve}, instructions + MVE {count + mve}"
+    if label == "vanilla" and name in CMSIS_M55:
+        cmsis, cmsis_mve = CMSIS_M55[name]
+        line += (f"; CMSIS-NN {cmsis} + {cmsis_mve} = {cmsis + cmsis_mve}: instructions x{count / cmsis:.2f}, "
+                 f"with MVE x{(count + mve) / (cmsis + cmsis_mve):.2f}")
+    print(line, flush=True)
 
 
 def _goal(met):
@@ -212,10 +237,16 @@ def main() -> None:
                   f"{_fmt(before, '7.2f')} {_fmt(shown_cmsis, '8.2f')} {_fmt(ratio, '8.3f')} {_fmt(bound, '6.3f')} "
                   f"{_fmt(ratio / bound if shares else None, '7.3f')} {_goal(met):>4s} {result['code_bytes']:7d}"
                   f"   ({time.time() - start:.0f} s)", flush=True)
+            if result["mve_instructions"] is not None:  # Helium: instructions + MVE ones against CMSIS-NN's
+                _print_mve(name, label, count, result["mve_instructions"])
             row = {"case": name, "plan": label, "target": ran_on.name, "macs": plan.vanilla_macs,
                    "overhead": round(plan.overhead, 4), "arena_bytes": result["arena_bytes"],
                    "instructions": count, "instructions_per_mac": round(per_mac, 3),
                    "ratio_to_vanilla": round(ratio, 4) if ratio else None, "code_bytes": result["code_bytes"],
+                   **({"mve_instructions": result["mve_instructions"]} if result["mve_instructions"] is not None
+                      else {}),
+                   **({"cmsis_nn_instructions": CMSIS_M55[name][0], "cmsis_nn_mve_instructions": CMSIS_M55[name][1]}
+                      if result["mve_instructions"] is not None and label == "vanilla" and name in CMSIS_M55 else {}),
                    **({"cmsis_nn_instructions_per_mac": cmsis, "issue_msfcnn_instructions_per_mac": issue}
                       if shown_cmsis is not None else {})}
             if shares:

@@ -20,7 +20,8 @@ from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
 from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule, loop_kinds
 from .schedule.loop_kinds import WALKER, handles
-from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, Whole
+from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, time_axis
+from .schedule import streaming
 from .schedule.streaming import needed_range
 
 SENTINELS = (0x5A, 0xA5)
@@ -283,17 +284,22 @@ class _Stream:
             self.finish_tail()
 
     def finish_tail(self) -> None:
-        """The tail consumer's vector, then the vector ops after it (dense, softmax, reshape)."""
-        graph, tail = self.graph, self.tail
-        acc = self.acc.astype(np.int64) if self.acc.dtype == np.int32 else self.acc.copy()  # float32: C's accumulator
-        self.r.macs += sum(graph.macs(t) for t in range(self.end + 1, tail.last + 1))
-        value = graph.nodes[tail.consumer].op.finish(acc, graph.shape_of(self.end), graph.kernel_context(tail.consumer))
-        for t in range(tail.consumer, tail.last + 1):
-            if t > tail.consumer:
-                value = graph.nodes[t].op.reference([value], graph.kernel_context(t))
-            target = self.r.tensor(t) if t == tail.last else self.buffers[tail.vectors[t].name]
-            target[...] = value
-            value = target
+        _finish_tail(self.r, self.tail, self.acc, self.buffers, self.end, self.graph.shape_of(self.end))
+        self.r.macs += sum(self.graph.macs(t) for t in range(self.end + 1, self.tail.last + 1))
+
+
+def _finish_tail(runner: _BlockRunner, tail, acc: np.ndarray, buffers: dict, end: int, end_shape) -> None:
+    """The tail consumer's vector from its accumulator (of the map `end`, of `end_shape`), then
+    the vector ops after it (dense, softmax, reshape)."""
+    graph = runner.graph
+    acc = acc.astype(np.int64) if acc.dtype == np.int32 else acc.copy()  # float32: C's accumulator
+    value = graph.nodes[tail.consumer].op.finish(acc, end_shape, graph.kernel_context(tail.consumer))
+    for t in range(tail.consumer, tail.last + 1):
+        if t > tail.consumer:
+            value = graph.nodes[t].op.reference([value], graph.kernel_context(t))
+        target = runner.tensor(t) if t == tail.last else buffers[tail.vectors[t].name]
+        target[...] = value
+        value = target
 
 
 @handles(WALKER, Stream)
@@ -335,3 +341,108 @@ class _Patches(_Stream):
 @handles(WALKER, Patches)
 def _walk_patches(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
     _Patches(runner, block, scratch).run()
+
+
+class _TimeScan:
+    """A time scan (schemes/timescan.py): every op computes its positions one global step at a
+    time, in op order. An inner sequence's steps are read from their ring (whose slot tags catch
+    a read of a step already overwritten) or from the state of the cell that made them."""
+
+    def __init__(self, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]):
+        self.r, self.block, self.graph, self.loops = runner, block, runner.graph, block.loops
+        self.buffers = {s.name: runner.view(scratch[s.name], s.shape, ELEMENT_TYPES[s.dtype].numpy)
+                        for s in block.scratch}
+        self.element = self.graph.kernel_element(self.loops.cells[0]).name
+        self.tags = {t: [None] * k for t, k in block.rings.items()}
+        self.held = {}  # cell -> the position its state holds as output
+        self.views = {t: self.graph.nodes[t].op.cell_views(self.buffers[f"state{t}"], self.buffers["temp"], self.element)
+                      for t in self.loops.cells}
+
+    def step_of(self, u: int, p: int) -> np.ndarray:
+        """Position p of tensor u, flat: from a whole tensor, a ring or a cell's state."""
+        owner = self.loops.storage.get(u)
+        if owner is None:  # a tensor made before the block
+            x = self.r.tensor(u)
+            return np.take(x, p, axis=time_axis(x.shape)).reshape(-1)
+        if owner in self.loops.in_state:
+            if self.held.get(owner) != p:
+                raise AssertionError(f"the state of op {owner} no longer holds step {p}")
+            return self.views[owner][0]
+        k = self.block.rings[owner]
+        if self.tags[owner][p % k] != p:
+            raise AssertionError(f"ring of tensor {owner} no longer holds step {p}")
+        return self.buffers[f"ring{owner}"][p % k]
+
+    def store(self, t: int, p: int, value: np.ndarray) -> None:
+        owner = self.loops.storage.get(t)
+        if owner is None:  # the block's output, whole
+            out = self.r.tensor(t)
+            index = [slice(None)] * out.ndim
+            index[time_axis(out.shape)] = p
+            out[tuple(index)] = value.reshape(out[tuple(index)].shape)
+        elif owner in self.block.rings and owner == t:
+            k = self.block.rings[t]
+            self.buffers[f"ring{t}"][p % k] = value.reshape(-1)
+            self.tags[t][p % k] = p
+
+    def accumulate(self, p: int) -> None:
+        """The tail's consumer adds step p of the scan's last sequence, a column of its map."""
+        graph, tail, end = self.graph, self.loops.tail, self.loops.end
+        end_map = as_time_map(graph.shape_of(end))
+        acc = self.buffers[tail.acc.name]
+        value = self.step_of(end, p).reshape(1, 1, end_map[2])
+        acc[...] = graph.nodes[tail.consumer].op.accumulate(acc, value, (0, 1), (p, p + 1), end_map,
+                                                            graph.kernel_context(tail.consumer))
+
+    def compute(self, t: int, p: int) -> np.ndarray | None:
+        node = self.graph.nodes[t]
+        op, u = node.op, node.inputs[0]
+        ctx = self.graph.kernel_context(t)
+        if op.recurrent:
+            h = op.cell_step(self.step_of(u, p), self.views[t], ctx)
+            self.held[t] = p
+            return h if time_axis(node.shape) is not None else None
+        if op.is_view:
+            return None  # its steps are its source's bytes
+        c0, c1, left, right = streaming.needed_range(self.graph, t, u, p, p + 1, axis=1)
+        window = np.stack([self.step_of(u, i).reshape(self.graph.shape_of(u)[2]) for i in range(c0, c1)])[None]
+        return op.on_region((0, left, 0, right)).in_region((0, 1), (p, p + 1)).reference([window], ctx)
+
+    def run(self) -> None:
+        graph, loops, block = self.graph, self.loops, self.block
+        for name in [f"state{t}" for t in loops.cells] + ["temp"]:  # every byte written: the arena measures it
+            self.buffers[name][...] = 0
+        for t in loops.cells:
+            graph.nodes[t].op.cell_start(self.views[t], graph.kernel_context(t))
+        tail = loops.tail
+        if tail is not None:
+            self.buffers[tail.acc.name][...] = 0
+        for s in range(loops.steps):
+            for t in range(block.first, loops.end + 1):
+                p = s - loops.lag(t)
+                if 0 <= p < loops.count(t):
+                    value = self.compute(t, p)
+                    if value is not None:
+                        self.store(t, p, value)
+                    if t == loops.end and tail is not None:
+                        self.accumulate(p)
+        for t in range(block.first, block.last + 1):
+            self.r.macs += graph.macs(t)
+        if tail is not None:
+            end_map = as_time_map(graph.shape_of(loops.end))
+            _finish_tail(self.r, tail, self.buffers[tail.acc.name], self.buffers, loops.end, end_map)
+            return
+        if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
+            self.r.tensor(block.last)[...] = self.views[loops.end][0].reshape(graph.shape_of(block.last))
+            return
+        value = self.views[loops.end][0] if block.last > loops.end else None
+        for t in range(loops.end + 1, block.last + 1):
+            value = graph.nodes[t].op.reference([value.reshape(graph.shape_of(t - 1))], graph.kernel_context(t))
+            target = self.r.tensor(t) if t == block.last else self.buffers[f"vec{t}"]
+            target[...] = value.reshape(target.shape)
+            value = target
+
+
+@handles(WALKER, TimeScan)
+def _walk_time_scan(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
+    _TimeScan(runner, block, scratch).run()

@@ -245,6 +245,7 @@ class Verification:
     block_instructions: tuple[int, ...] | None = None  # the same per block of the plan, in order (sums to it)
     frames_bytes: int | None = None  # start-up and main frames above the measured stack (embedded harness)
     static_ram_bytes: int | None = None  # the linked program's static data in RAM (embedded harness)
+    vector_instructions: int | None = None  # of `instructions`, vector ones (MVE on cortex-m55), when counted
 
     @property
     def bit_exact(self) -> bool:
@@ -336,4 +337,4 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
                                    for y in fused.outputs])
     return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes,
                         counted.total if counted else None, counted.blocks if counted else None,
-                        harness.frames_bytes, static_ram)
+                        harness.frames_bytes, static_ram, counted.vector if counted else None)

@@ -383,6 +383,8 @@ def verify_doc(graph: Graph, target: str, plan: Plan, check, predicted: list[flo
                {**block_name(b), "instructions": n,
                 **({} if predicted is None else {"predicted_instructions": round(p)})}
                for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
+    if check.vector_instructions is not None:  # a real M55 spends two beats on most of them
+        doc["mve_instructions"] = check.vector_instructions
     doc.update(linked or {})
     if len(graph.output_tensors) > 1:
         doc["outputs"] = len(graph.output_tensors)
@@ -395,6 +397,8 @@ def verify_text(graph: Graph, target: str, plan: Plan, check, predicted: list[fl
     linked as one; `entry` is the generated function whose instructions are counted."""
     stack = "" if check.stack_bytes is None else f"; stack {check.stack_bytes} B measured"
     count = "" if check.instructions is None else f"; {check.instructions} instructions in {entry}"
+    if check.vector_instructions is not None:
+        count += f" ({check.vector_instructions} of them MVE)"
     if predicted is not None and check.instructions:
         count += f" ({round(sum(predicted))} predicted, {sum(predicted) / check.instructions - 1:+.1%})"
     elif predicted is not None:  # not counted (no --instructions): the latency model's figure alone

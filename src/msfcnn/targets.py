@@ -26,6 +26,13 @@ _PICOLIBC_MPS2 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=
                   "-Wl,--defsym=__ram_size=0x400000")
 _ARM_PACKAGES = ("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm")
 
+# QEMU's mps3-an547 (SSE-300 with a Cortex-M55), in Secure state as it resets: code and weights in
+# 16 MiB of the secure DDR alias at 0x70000000, data in the 4 MiB of ISRAM0/1 at 0x31000000.
+# support/mps3-an547/boot.ld puts the reset vector at 0x10000000, where the core reads it.
+_PICOLIBC_AN547 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x70000000 "
+                   "-Wl,--defsym=__flash_size=0x1000000 -Wl,--defsym=__ram=0x31000000 "
+                   "-Wl,--defsym=__ram_size=0x400000 -Wl,-T,support/boot.ld")
+
 # The SiFive FE310 as QEMU's sifive_e models it: 16 KiB of data RAM at 0x80000000, code executed
 # in place from the SPI flash at 0x20400000 (where the mask ROM jumps). The harness is the
 # embedded one, so the RAM holds the arena, the output, the stack and picolibc's own few buffers.
@@ -93,6 +100,8 @@ class Target:
     support: str | None = None
     input_in_ram: bool = False  # the embedded harness copies its input into a RAM buffer first
     board: str | None = None  # the board it is linked as (for_board)
+    # A vector extension whose instructions icount also counts ("mve": Arm's Helium)
+    vector_extension: str | None = None
 
     def for_board(self, name: str, ram_bytes: int, stack_bytes: int, input_in_ram: bool) -> Target:
         """This target linked as a board with `ram_bytes` of RAM, `stack_bytes` of which the link
@@ -139,6 +148,13 @@ TARGETS = {
                         STRICT + " -mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16 --specs=picolibc.specs",
                         _PICOLIBC_MPS2, _qemu_mps2("mps2-an500"), "arm-none-eabi-nm",
                         "Arm Cortex-M7 on QEMU's mps2-an500 board (picolibc, semihosting)", _ARM_PACKAGES),
+    # -mcpu=cortex-m55: MVE integer and float, double-precision FPU; gcc links picolibc's
+    # thumb/v8-m.main+dp/hard build (its v8.1-m.main+mve multilib has no FPU; neither has MVE code).
+    "cortex-m55": Target("cortex-m55", "arm-none-eabi-gcc",
+                         STRICT + " -mcpu=cortex-m55 -mthumb -mfloat-abi=hard --specs=picolibc.specs",
+                         _PICOLIBC_AN547, _qemu_mps2("mps3-an547"), "arm-none-eabi-nm",
+                         "Arm Cortex-M55 with Helium (MVE) on QEMU's mps3-an547 board (picolibc, semihosting)",
+                         _ARM_PACKAGES, support="mps3-an547", vector_extension="mve"),
     "fe310": Target("fe310", "riscv64-unknown-elf-gcc",
                     STRICT + " -march=rv32imac -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
                     _PICOLIBC_FE310,

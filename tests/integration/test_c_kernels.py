@@ -21,7 +21,7 @@ import pytest
 
 from support.paths import FIXTURES, UINT8_PREFIX  # noqa: E402
 from support.c_kernels_harness import (LAYOUTS, STRICT, Cases, Driver, build_library, c_array_literal,  # noqa: E402
-                                       kernel_sources, node_inputs, regions)
+                                       kernel_object, kernel_sources, library_flags, node_inputs, regions)
 from support.toolchains import require_tools  # noqa: E402
 from msfcnn import numerics as nx  # noqa: E402
 from msfcnn.codegen.emit import kernel_headers, kernel_symbols  # noqa: E402
@@ -60,10 +60,13 @@ def san_lib(c_dir) -> Path:
 
 @pytest.mark.parametrize("source", kernel_sources(), ids=lambda p: p.name)
 def test_each_kernel_file_compiles_strict_c99(source, c_dir):
-    cmd = ["gcc", *STRICT, "-O2", "-c", str(source), "-o", str(c_dir / (source.stem + ".o"))]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
+    # the object the kernel library links (compiled once, see support.build_cache); a failed
+    # compile raises with the compiler's messages, and a clean one prints nothing
+    compiler, flags = library_flags()
+    assert {*STRICT, "-O2"} <= set(flags)
+    obj, printed = kernel_object(source, compiler, flags)
+    assert obj.stat().st_size > 0
+    assert printed == ""
 
 
 @pytest.mark.parametrize("header", sorted(kernel_sources()[0].parent.glob("*.h")), ids=lambda p: p.name)
@@ -477,6 +480,57 @@ def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
         op, ctx, inputs = config(rng, False, wide=wide)
         cases.spatial(op, ctx, inputs, f"{kind} #{i} {'wide ' if wide else ''}{op}", n_layout_runs=2)
     assert_bit_exact(cases.results(c_dir, lib, tag=f"dsp_{kind}_{len(defines)}", target=m4))
+
+
+# ---- the Helium (MVE) loops, run on the Cortex-M55 under QEMU -------------------------------------
+
+@pytest.fixture(scope="session")
+def m55(tmp_path_factory):
+    """The cortex-m55 target, its boot script (support/) written where its link finds it."""
+    from dataclasses import replace
+
+    from support.toolchains import require_target, write_runtime
+    target = require_target("cortex-m55")
+    folder = tmp_path_factory.mktemp("m55-runtime")
+    write_runtime(folder, target)
+    return replace(target, ldflags=target.ldflags.replace("support/boot.ld", str(folder / "support" / "boot.ld")))
+
+
+# Small blocks and patches, so that the blocks' ends and the fallback to the DSP loop fall inside
+# the cases (the default sizes run in tests/targets/test_cortex_m55.py); one library build (~30 s).
+HELIUM_SMALL = ("MSF_MVE_BLOCK=8", "MSF_MVE_DEPTHWISE_BLOCK=16", "MSF_MVE_PATCH=20")
+
+
+# kind -> an instruction of its Helium loop, which its object must hold
+HELIUM_LOOPS = {"conv2d": "vmlava.s8", "depthwise_conv2d": "vmullb.s16", "dense": "vmlava.s8",
+                "add": "vqrdmulh.s32"}  # (objdump names VMLADAVA vmlava)
+
+
+@pytest.mark.qemu
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(HELIUM_LOOPS))
+def test_helium_loops_bit_exact_on_cortex_m55(kind, c_dir, m55):
+    """As the DSP loops on the Cortex-M4: random cases, rounding ties among them, and layers of real
+    width through every layout (conv2d requantises with ruy's rounding here, depthwise with
+    gemmlowp's; test_cortex_m55.py runs conv2d under --numerics tflm; ADD under either numerics)."""
+    defines = HELIUM_SMALL
+    lib = build_library(c_dir, defines=defines, target=m55)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", "-marmv8.1-m.main", str(lib / f"{kind}.o")],
+                             capture_output=True, text=True, check=True).stdout
+    assert HELIUM_LOOPS[kind] in listing
+    cases = Cases(seed=12)
+    rng = np.random.default_rng(950 + KINDS.index(kind) + len(defines))
+    for i in range(30):
+        if kind in ("conv2d", "depthwise_conv2d"):
+            wide = i % 3 != 0
+            op, ctx, inputs = SPATIAL[kind](rng, False, wide=wide)
+            cases.spatial(op, ctx, inputs, f"{kind} #{i} {'wide ' if wide else ''}{op}", n_layout_runs=2)
+        elif kind in SPATIAL:
+            op, ctx, inputs = SPATIAL[kind](rng, False)
+            cases.spatial(op, ctx, inputs, f"{kind} #{i} {op}", n_layout_runs=2)
+        else:
+            TAILS[kind](cases, rng, False, f"{kind} #{i}")
+    assert_bit_exact(cases.results(c_dir, lib, tag=f"mve_{kind}_{len(defines)}", target=m55))
 
 
 # ---- the shared numerics ---------------------------------------------------------------------

@@ -12,6 +12,8 @@ from support.cli import run_cli
 from support.paths import ROOT
 from support.tflite_fields import all_fields, patched, tensor_values
 
+from msfcnn.frontends import load_model
+
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 
@@ -173,3 +175,19 @@ def test_an_accumulator_at_the_int32_limit_runs_clean_under_the_sanitizers(tmp_p
     model, x = extreme_conv(tmp_path, 1)
     code, out, err = run_cli(capsys, "verify", model, "--target", "host-sanitize", "--input", x)
     assert code == 2 and err.count("\n") == 1 and "layer 0 (conv 3x3/1 8): its int32 accumulator can reach" in err
+
+
+def mean_over(tmp_path, height: int, width: int) -> str:
+    path = tmp_path / f"gap{height}x{width}.json"
+    path.write_text(f'{{"name": "gap", "input": [{height}, {width}, 1], "layers": [{{"op": "global_avg_pool"}}]}}')
+    return str(path)
+
+
+def test_a_mean_whose_int32_sum_can_overflow_is_refused(tmp_path, capsys):
+    """The sum of 4096 x 4096 int8 values of zero point 0 reaches 128 * 2^24 = 2^31, one past
+    int32 (TFLite's and msfcnn's kernels sum raw values in an int32); one row less stays inside."""
+    code, out, err = run_cli(capsys, "run", mean_over(tmp_path, 4096, 4096), "-o", str(tmp_path / "out.npy"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "layer 0 (global_avg_pool)" in err and "16777216 values can reach 2147483648" in err
+    assert not (tmp_path / "out.npy").exists()
+    load_model(mean_over(tmp_path, 4095, 4096), weights=True)  # accepted: 2^31 - 2^19

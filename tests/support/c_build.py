@@ -1,6 +1,5 @@
 """Build and run generated C for a plan, and compare it with the fused numpy executor."""
 
-import atexit
 import shutil
 import tempfile
 from pathlib import Path
@@ -9,33 +8,43 @@ import numpy as np
 
 from msfcnn import pipeline
 from msfcnn.codegen import build
+from msfcnn.codegen.emit import kernel_sources
 from msfcnn.plan import Plan
 from msfcnn.schedule import schedule_plan
 from msfcnn.targets import Target
 from msfcnn.tensors import random_input
+from support.build_cache import cached_build, compiler_identity, key_of
 from support.islands import assert_within_island_bound
 from support.toolchains import require_target
 
-# The kernels are the same for every network: each target's are compiled once per test session
-# (per xdist worker), with the target's compiler and flags through the generated Makefile's own
-# rule, and linked into every network built for that target.
+# The kernels are the same for every network: each target's are compiled once, with the target's
+# compiler and flags through the generated Makefile's own rule, and linked into every network built
+# for that target. The archive is shared by the test processes and later runs (support.build_cache),
+# keyed by the project's kernel sources, Makefile and the target's compiler and flags.
 _libraries: dict[str, Path] = {}
-_library_folder: Path | None = None
 
 
 def kernel_library(graph, schedule, plan, target: Target) -> Path:
-    """The session's kernel archive for `target`, built from this network's project the first time."""
-    global _library_folder
+    """The kernel archive for `target`, built from this network's project the first time."""
     if target.name not in _libraries:
-        if _library_folder is None:
-            _library_folder = Path(tempfile.mkdtemp(prefix="msfcnn-test-kernels-"))
-            atexit.register(shutil.rmtree, _library_folder, ignore_errors=True)
-        project = _library_folder / target.name
-        pipeline.write_c(project, graph, schedule, plan, target)
-        library = _library_folder / f"{target.name}-{build.KERNEL_LIBRARY}"
-        shutil.copyfile(build.build_kernel_library(project, target), library)
-        _libraries[target.name] = library
+        with tempfile.TemporaryDirectory(prefix="msfcnn-test-kernels-") as scratch:
+            project = Path(scratch) / target.name
+            pipeline.write_c(project, graph, schedule, plan, target)
+            key = key_of(target.name, compiler_identity(target.cc), target.cflags, target.ldflags,
+                         _archive_rules(project), *kernel_sources().values(), Path(__file__).read_text())
+
+            def build_archive(into: Path) -> None:
+                shutil.copyfile(build.build_kernel_library(project, target), into / build.KERNEL_LIBRARY)
+
+            _libraries[target.name] = cached_build(f"archive-{target.name}", key, build_archive) / build.KERNEL_LIBRARY
     return _libraries[target.name]
+
+
+def _archive_rules(project: Path) -> str:
+    """What the archive is built from besides the kernel sources: the project's Makefile without
+    its list of this network's kernels (the archive takes every kernel), and its prefix header."""
+    makefile = [line for line in (project / "Makefile").read_text().splitlines() if not line.startswith("KERNELS =")]
+    return "\n".join(makefile) + (project / "kernels" / "msfcnn_prefix.h").read_text()
 
 
 def check_c(graph, blocks, target="host", seed=0, count_io=False):

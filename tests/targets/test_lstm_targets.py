@@ -31,3 +31,24 @@ def test_stacked_lstm_on_cortex_m4_gives_the_interpreters_output(numerics):
     check = pipeline.verify(graph, plan, schedule, x, target)
     assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
     np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
+
+
+@pytest.mark.qemu
+def test_a_time_scan_on_cortex_m4_gives_litert_output_in_the_predicted_arena_and_time():
+    """Conv1D -> LSTM -> Dense fused in time (one `timescan` block): LiteRT's bytes, the arena the
+    plan predicted, and the instructions within 3 % of the latency model."""
+    from msfcnn import latency
+
+    target = require_target("cortex-m4")
+    path = FIXTURES / "sequence" / "lstm_conv_dense_int8.tflite"
+    graph = pipeline.load(str(path))
+    plan = pipeline.solve(pipeline.planner(graph), "optimal")
+    assert [b.scheme for b in plan.blocks] == ["timescan"]
+    schedule = pipeline.lower(graph, plan)
+    x = random_input(graph, 3)
+    check = pipeline.verify(graph, plan, schedule, x, target, count_instructions=True)
+    assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
+    want = litert_oracle.run_jobs([(path, [x])])[0].outputs[0]
+    np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
+    predicted = sum(latency.load("cortex-m4").counter(graph).schedule(schedule))
+    assert abs(predicted / check.instructions - 1) <= 0.03

@@ -146,3 +146,34 @@ def test_order_of_is_the_order_restricted(model):
             ops = range(loops.first, loops.end + 1)
             for chosen in (set(ops), {loops.end}, set(ops[::3]) | {loops.first}):
                 assert loops.order_of(chosen) == [e for e in own if e[0] in chosen]
+
+
+def walk_by_definition(graph, first, last):
+    """stream_end's walk op by op, as its docstring defines it: the leading run of row ops on
+    feature maps, then at most one op that consumes the map (accumulates, or a view), then vector
+    ops each reading the op before. Returns (the run's last op, the op where the walk stops)."""
+    end = first - 1
+    for i in range(first, last + 1):
+        op = graph.nodes[i].op
+        if op.pattern in streaming.ROW_PATTERNS and len(graph.shape_of(i)) == 3:
+            if end != i - 1:
+                return end, i  # a row op after the tail started
+            end = i
+        elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
+            pass
+        elif not (op.pattern is streaming.Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,)):
+            return end, i
+    return end, last + 1
+
+
+@pytest.mark.parametrize("model", [*MODELS, str(FIXTURES / "op_dense_softmax.tflite"), str(FIXTURES / "op14_transpose_mean.tflite"), "mcunet-vww5"])
+def test_the_stream_walk_follows_its_definition(model):
+    """The walks from every op are kept as (run end, stop) pairs, shared along a run of row ops, so
+    that planning memory grows linearly with depth: they must give the op-by-op walk's answer."""
+    graph = load_model(model)
+    cache = {}
+    for first in range(len(graph)):
+        for last in range(first, len(graph)):
+            expected = walk_by_definition(graph, first, last)
+            assert streaming._scan(graph, first, last, cache) == expected, (first, last)
+            assert streaming._scan(graph, first, last) == expected, (first, last)

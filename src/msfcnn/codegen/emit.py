@@ -24,7 +24,8 @@ from ..ops import CCall
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule, loop_kinds
 from ..schedule.loop_kinds import EMITTER, handles
-from ..schedule.lowered import WORKSPACE, Channels, Patches, Stream, Whole
+from ..schedule.lowered import (WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements,
+                                time_axis)
 from ..schedule.schemes import get_scheme
 from ..targets import TARGETS, Target
 
@@ -83,7 +84,7 @@ class _Emitter:
     def declare_params(self) -> None:
         # A dense layer that a block's tail feeds with the streamed map (through a flattening
         # reshape) indexes its weights by the map's (H, W, C) positions, not by the vector's.
-        streamed = {b.tail.consumer: self.graph.shape_of(b.stream_end) for b in self.schedule.blocks if b.tail}
+        streamed = {b.tail.consumer: as_time_map(self.graph.shape_of(b.stream_end)) for b in self.schedule.blocks if b.tail}
         for t, node in enumerate(self.graph.nodes):
             op = node.op
             if op.c_kernel is None:
@@ -306,6 +307,79 @@ class _Emitter:
         return {"title": self.title(block), "count": end - first + 1, "externals": externals,
                 "views": views, "ops": ops, "prologue": prologue, "epilogue": epilogue,
                 "row_bands": table(loops.row_spans), "col_bands": table(loops.col_spans)}
+
+    @handles(EMITTER, TimeScan)
+    def time_scan(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
+        graph, loops = self.graph, block.loops
+        ctype = {t: graph.element_of(t).ctype for t in range(block.first, block.last + 1)}
+        arena = {name: f"ARENA({offset})" for name, offset in scratch.items()}
+        decls = [f"const {ctype[t]} *const y{t} = {graph.nodes[t].op.c_kernel}_cell_output{self.sfx(t)}"
+                 f"(&p{t}, {arena[f'state{t}']}); /* op {t}'s output: h in its state */" for t in loops.cells]
+        prologue = [f"memset({arena[name]}, 0, {block.scratch_named(name).nbytes});"
+                    for name in [f"state{t}" for t in loops.cells] + ["temp"]]
+        prologue += [f"{graph.nodes[t].op.c_kernel}_cell_start{self.sfx(t)}(&p{t}, {arena[f'state{t}']});"
+                     for t in loops.cells]
+
+        def ring(owner: int) -> str:
+            return f"{arena[f'ring{owner}']}"
+
+        def step_pointer(u: int) -> str:
+            """Position p of tensor u as a pointer to its values."""
+            owner, n = loops.storage.get(u), step_elements(graph.shape_of(u))
+            if owner is None:
+                return f"(const {graph.element_of(u).ctype} *){self.pointer(u, offsets)} + p * {n}"
+            if owner in loops.in_state:
+                return f"y{owner}"
+            return f"(const {ctype[owner]} *){ring(owner)} + (p % {block.rings[owner]}) * {n}"
+
+        def map_view(u: int) -> str:
+            """Tensor u as a one-row map: whole, a ring of columns, or a cell's state."""
+            owner, c = loops.storage.get(u), step_elements(graph.shape_of(u))
+            if owner is None:
+                return self.full_view(u, offsets)
+            if owner in loops.in_state:
+                return f"{{ (void *)y{owner}, {c}, {c}, 0, 0, 0, 1 }}"
+            k = block.rings[owner]
+            return f"{{ {ring(owner)}, {k * c}, {c}, 0, 0, 0, {k} }}"
+
+        views, ops = [], []
+        tail_start, tail_end, accumulate = self.tail(block, offsets, scratch, "&tail_in")
+        for t in range(block.first, loops.end + 1):
+            node = graph.nodes[t]
+            u = node.inputs[0]
+            n = step_elements(graph.shape_of(t)) if time_axis(graph.shape_of(t)) is not None else 0
+            if node.op.recurrent:
+                state = arena[f"state{t}"]
+                body = [f"(void){node.op.c_kernel}_cell{self.sfx(t)}(&p{t}, {step_pointer(u)}, {state}, {arena['temp']});"]
+                copy = f"{n} * sizeof({ctype[t]})"
+                if t in block.rings:
+                    body.append(f"memcpy(({ctype[t]} *){ring(t)} + (p % {block.rings[t]}) * {n}, y{t}, {copy});")
+                elif loops.storage.get(t) is None and n:  # the block's output, whole
+                    body.append(f"memcpy(({ctype[t]} *){self.pointer(t, offsets)} + p * {n}, y{t}, {copy});")
+            elif node.op.is_view:
+                body = ["/* a view: its steps are its input's bytes */"]
+            else:
+                views += [{"name": f"in{t}", "init": map_view(u)}, {"name": f"out{t}", "init": map_view(t)}]
+                body = [self.call(t, [f"in{t}"], f"out{t}", "0, 1, p, p + 1")]
+            if t == loops.end and loops.tail is not None:  # the tail adds this step
+                views.append({"name": "tail_in", "init": map_view(t)})
+                body.append(accumulate.format(r0="0", r1="1", c0="p", c1="p + 1"))
+            lag, count = loops.lag(t), loops.count(t)
+            ops.append({"index": t, "describe": node.op.describe(), "lag": lag, "count": count,
+                        "guard": lag > 0 or count < loops.steps, "body": body})
+        if loops.tail is not None:
+            return {"title": self.title(block), "views": views, "decls": decls, "prologue": prologue + tail_start,
+                    "ops": ops, "epilogue": tail_end, "steps": loops.steps}
+        epilogue = []
+        source = f"(void *)y{loops.end}"
+        if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
+            epilogue.append(f"memcpy({self.pointer(block.last, offsets)}, y{loops.end}, {graph.nbytes(block.last)});")
+        for t in range(loops.end + 1, block.last + 1):
+            target = self.pointer(t, offsets) if t == block.last else arena[f"vec{t}"]
+            epilogue.append(self.vector_call(t, source, target))
+            source = target
+        return {"title": self.title(block), "views": views, "decls": decls, "prologue": prologue, "ops": ops,
+                "epilogue": epilogue, "steps": loops.steps}
 
 
 def _hwc(shape) -> tuple[int, int, int]:

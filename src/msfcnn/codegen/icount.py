@@ -16,6 +16,11 @@ msfcnn_invoke does after it (the memmoves that slide live tensors between blocks
 output on the last block); block 0 also takes msfcnn_invoke's entry and the copy of the input.
 The counts add up to the total exactly.
 
+On a target with a vector extension (Target.vector_extension: "mve" on the Cortex-M55) the plugin
+also counts the vector instructions among them, from a list of their addresses read off the whole
+program's disassembly: an MVE instruction names a Q register or the VPR (p0), or is a VPT, VPST,
+VCTP or VPNOT. The low-overhead loop instructions (DLSTP, LETP, ...) are not vector instructions.
+
     count_instructions(program, target) -> int
     measure(program, target) -> Count  (.total, .blocks)
 
@@ -31,7 +36,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -64,6 +69,7 @@ class Marks:
 class Count:
     total: int  # instructions from the entry of msfcnn_invoke to its return, summed over its calls
     blocks: tuple[int, ...]  # the same, block by block in schedule order (sums to total); () without blocks
+    vector: int | None = None  # of the total, vector instructions (targets with a vector extension)
 
 
 def plugin_source() -> str:
@@ -114,6 +120,19 @@ def _objdump(target: Target) -> str:
 def _disassemble(program: Path, target: Target, function: str) -> list[str]:
     return subprocess.run([_objdump(target), "-d", "--no-show-raw-insn", f"--disassemble={function}", str(program)],
                           capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+# objdump's machine option that decodes the extension, and a vector instruction's disassembly
+_VECTOR_DECODERS = {"mve": ("-marmv8.1-m.main", re.compile(
+    r"^\s*([0-9a-f]+):\s+(?:vpst|vpt|vctp|vpnot|v\S*\s.*\b(?:q[0-7]|p0)\b)"))}
+
+
+def vector_addresses(program: Path, target: Target) -> list[int]:
+    """The addresses of the program's vector instructions (see the module)."""
+    machine, vector = _VECTOR_DECODERS[target.vector_extension]
+    listing = subprocess.run([_objdump(target), "-d", "--no-show-raw-insn", machine, str(program)],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+    return [int(found.group(1), 16) for found in map(vector.match, listing) if found]
 
 
 def find_marks(program: Path, target: Target, caller: str = "main", function: str = FUNCTION) -> Marks:
@@ -188,9 +207,14 @@ def measure(program: Path, target: Target, input_path: Path | None = None, outpu
             events = Path(tmp) / "events.txt"
             option = ",".join([f"file={_escape(plugin_path())}", f"out={_escape(events)}",
                                *(f"mark={address:#x}" for address in addresses)])
+            if target.vector_extension:
+                vectors = Path(tmp) / "vectors.txt"
+                vectors.write_text("".join(f"{a:x}\n" for a in vector_addresses(program, target)))
+                option += f",vectors={_escape(vectors)}"
             _run([*command, "-plugin", option], target, timeout)
-            return _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks],
-                                      _blocks(marks, n_blocks))
+            count = _count_from_events(events.read_text(), len(marks.back), [k for _, k in marks.blocks],
+                                       _blocks(marks, n_blocks))
+            return replace(count, vector=count.vector if target.vector_extension else None)
         if command[0] == str(program):  # the host: callgrind
             marks = find_marks(program, target, caller, function)
             names = marks.block_names
@@ -225,18 +249,19 @@ def _count_from_events(text: str, n_back: int, block_of_mark: list[int], n_block
     mark 1 + n_back + i). A block's segment runs from its call to the next call or the return; the
     entry's instructions before the first block go to that block."""
     total, entered, calls = 0, None, 0
+    vector, vector_entered = 0, 0
     blocks = [0] * (n_blocks if n_blocks is not None else max(block_of_mark) + 1 if block_of_mark else 0)
     last = max(block_of_mark) if block_of_mark else None
     current, start = None, 0
     for line in text.splitlines():
-        mark, value = line.split()
+        mark, value, *vectors = line.split()
         if mark == "end":
             continue
-        mark, value = int(mark), int(value)
+        mark, value, vectors = int(mark), int(value), int(vectors[0]) if vectors else 0
         if (mark == 0) == (entered is not None):
             raise RuntimeError(f"unbalanced calls of {FUNCTION} in the instruction-count events:\n{text}")
         if mark == 0:
-            entered, current, start = value, None, value
+            entered, current, start, vector_entered = value, None, value, vectors
         elif mark > n_back:  # a block is called
             block = block_of_mark[mark - 1 - n_back]
             if current is not None and block <= current:
@@ -249,12 +274,13 @@ def _count_from_events(text: str, n_back: int, block_of_mark: list[int], n_block
             if current != last:
                 raise RuntimeError(f"{FUNCTION} returned after block{current} of {len(blocks)}")
             total += value - entered
+            vector += vectors - vector_entered
             if current is not None:
                 blocks[current] += value - start
             entered, calls = None, calls + 1
     if calls == 0:
         raise RuntimeError(f"{FUNCTION} was never called and returned (instruction-count events:\n{text})")
-    return Count(total, tuple(blocks))
+    return Count(total, tuple(blocks), vector)
 
 
 _PART = re.compile(r"^part:\s+(\d+)", re.M)

@@ -20,7 +20,7 @@ from ..ops import Pattern
 from ..schedule import Liveness, LoweredBlock, loop_kinds, streaming
 from ..schedule import schemes as registry
 from ..schedule.loop_kinds import FLOOR, handles
-from ..schedule.lowered import Channels, Patches, Stream, Whole
+from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole
 from ..schedule.schemes.base import FLOORS
 
 NAME = "exact"
@@ -72,7 +72,9 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
         for first in range(n):
             progress.advance()
             witness = None if bounds is None else bounds.witness(scheme, first)
-            for last in range(first, reach[first]):  # one op too, for the schemes that take one
+            own_reach = scheme.reach(graph, first, cache)
+            stop = reach[first] if own_reach is None else own_reach
+            for last in range(first, stop):  # one op too, for the schemes that take one
                 if witness is not None and witness.beats_all_from(last):
                     break  # every block first..last' with last' >= last is beaten: none lowered
                 if witness is not None and witness.beats(last):
@@ -157,6 +159,12 @@ def _stream_floors(block: LoweredBlock) -> tuple[str, ...]:
     if block.loops.axis == 1:
         return ("patches",)
     return ("homes",) if block.homes else ("rows", "homes")
+
+
+@handles(FLOOR, TimeScan)
+def _time_scan_floors(block: LoweredBlock) -> tuple[str, ...]:
+    """Steps of sequences, no rows or tiles of maps: no floor (the timescan scheme declares none)."""
+    return ()
 
 
 @handles(FLOOR, Patches)

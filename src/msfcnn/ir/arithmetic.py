@@ -15,6 +15,8 @@ from .graph import Graph
 # stage multiplies by a 16-bit multiplier (MultiplyByQuantizedMultiplier(int64_t x, ...)).
 ACCUMULATOR_LIMITS = {"int8": (1 << 31) - 1, "uint8": (1 << 31) - 1, "int16": (1 << 47) - 1}
 ACCUMULATOR_TYPES = {"int8": "int32", "uint8": "int32", "int16": "48-bit"}
+# Pooling and means sum raw values in an int32, whatever the element type.
+SUM_LIMIT = (1 << 31) - 1
 # The int8 output stage multiplies the accumulator by a 64-bit multiplier (the significand with
 # the left shift folded in, ops/conv2d.output_stage_consts) and adds a rounding of up to 2^30.
 OUTPUT_STAGE_LIMIT = (1 << 63) - (1 << 30)
@@ -41,6 +43,7 @@ def _check_layer(graph: Graph, index: int, node) -> None:
         node.op.c_params(ctx, graph.input_shapes(index), node.shape, names)
     except UserError as err:
         raise UserError(f"{where}: {err}") from None
+    _check_sum(graph, index, ctx, where)
     bound = node.op.accumulator_bound(ctx)
     if bound is None:
         return
@@ -53,6 +56,20 @@ def _check_layer(graph: Graph, index: int, node) -> None:
     if bound * multiplier > OUTPUT_STAGE_LIMIT:
         raise UserError(f"{where}: its accumulator (up to {bound}) times its output multiplier ({multiplier}) "
                         "overflows the 64-bit output stage: the model's scales make the rescale too large")
+
+
+def _check_sum(graph: Graph, index: int, ctx, where: str) -> None:
+    """UserError if the int32 sum of a pooling or mean kernel can overflow: it adds raw stored
+    values (then subtracts the zero point times the count, as TFLite's reference MEAN does)."""
+    count = graph.nodes[index].op.summed_values(graph.input_shapes(index))
+    if count is None:
+        return
+    low, high = (-32768, 32767) if graph.kernel_element(index).name == "int16" else (-128, 127)
+    zero_point = ctx.input_quant[0].zero_point if ctx.input_quant and ctx.input_quant[0] is not None else 0
+    largest = count * max(-low, high - zero_point, zero_point - low)
+    if largest > SUM_LIMIT:
+        raise UserError(f"{where}: its int32 sum of {count} values can reach {largest}, beyond its range: "
+                        "the window or map is too large for integer pooling")
 
 
 def _largest(values) -> int:

@@ -35,7 +35,7 @@ from ..ops.base import as_feature_map
 from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
-from ..schedule.lowered import Channels, Patches, Stream, Whole
+from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, step_elements, time_axis
 
 Features = Counter  # name -> count
 
@@ -383,12 +383,43 @@ class BlockCounter:
             self._tail(loops.tail, end, own, [(*r, *c) for r in rows for c in cols])
         return total
 
+    @handles(LATENCY, TimeScan)
+    def _time_scan(self, block: LoweredBlock, loops: TimeScan, own: Features):
+        """Each cell's steps (its whole op's counts, and one call of its step function per step),
+        each window's positions one call each, the step loop's own passes, the zeroing of the
+        states and the copies of steps to rings or the output, and the vector head."""
+        graph = self.graph
+        total = self._zero()
+        for t in range(block.first, loops.end + 1):
+            op = graph.nodes[t].op
+            if op.recurrent:
+                total = total + self.call(t, 0, 1, 0, 1)
+                own["scan:cell_step"] += loops.count(t)
+                sequence = time_axis(graph.shape_of(t)) is not None
+                if sequence and (t in block.rings or t == block.last):  # h copied to a ring or the output
+                    own["scan:copy"] += loops.count(t)
+                    own["scan:copy_byte"] += loops.count(t) * step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes
+            elif not op.is_view:
+                total = total + self.sweep(t, 1, loops.count(t), 0, 1)
+        own["scan:step"] += loops.steps
+        own["scan:cell"] += len(loops.cells)
+        own["scan:zero_byte"] += sum(s.nbytes for s in block.scratch if s.name.startswith(("state", "temp")))
+        if loops.tail is not None:
+            self._tail(loops.tail, loops.end, own, [(0, 1, p, p + 1) for p in range(loops.count(loops.end))])
+            return total
+        if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
+            own["scan:copy"] += 1
+            own["scan:copy_byte"] += graph.nbytes(block.last)
+        for t in range(loops.end + 1, block.last + 1):
+            own.update(self._count_call(t, 0, 1, 0, 1))
+        return total
+
     def _tail(self, tail, end: int, f: Features, regions) -> None:
         """The consumer's accumulate per streamed region of the stream end, its finish, and the
         vector ops after it."""
         consumer = self.op(tail.consumer)
         fam = f"{consumer.family}_accumulate"
-        channels = self.graph.shape_of(end)[2]
+        channels = self.graph.shape_of(end)[-1]
         for r0, r1, c0, c1 in regions:
             f[f"{fam}:call"] += 1
             f[f"{fam}:value"] += max(r1 - r0, 0) * max(c1 - c0, 0) * channels

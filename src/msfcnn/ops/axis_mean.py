@@ -43,6 +43,9 @@ class AxisMean(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"
     def count(self) -> int:
         return self.win.kernel[0] * self.win.kernel[1]
 
+    def summed_values(self, in_shapes: list[Shape]) -> int | None:
+        return self.count
+
     def describe(self) -> str:
         axes = "HW" if self.win.kernel[0] > 1 and self.win.kernel[1] > 1 else "H" if self.win.kernel[0] > 1 else "W"
         return f"mean over {axes}"

@@ -213,6 +213,10 @@ class Op:
     # accumulate(acc, region, rows, cols, in_shape, ctx) and finish(acc, in_shape, ctx).
     accumulates: ClassVar[bool] = False
     is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
+    # True for a recurrent cell that a time scan may run one step at a time (schemes/timescan.py):
+    # it provides cell_bytes, cell_views, cell_start and cell_step, and its C kernel
+    # `<c_kernel>_cell_start`, `<c_kernel>_cell` and `<c_kernel>_cell_output` (kernels/<op>_cell.h).
+    recurrent: ClassVar[bool] = False
     # The element types ("int8", "int16", "float32", "uint8") of the first input that the op has
     # kernels for; a frontend refuses any other (see `supports`). A uint8 kernel computes on the
     # int8 values holding the same reals (frontends/tflite.py's _UINT8_SHIFT).
@@ -222,7 +226,7 @@ class Op:
         """An op states its fusion facts in its class statement, e.g.
         `class Conv2D(Op, pattern=Pattern.WINDOW)`; the others keep the defaults above."""
         for name, value in facts.items():
-            if name not in ("pattern", "c_call", "accumulates", "is_view", "elements"):
+            if name not in ("pattern", "c_call", "accumulates", "is_view", "elements", "recurrent"):
                 raise TypeError(f"{cls.__name__}: {name} is not an op fact")
             setattr(cls, name, value)
     # The C kernel (src/msfcnn/codegen/kernels/): functions `<c_kernel>_s8` / `<c_kernel>_f32`
@@ -435,6 +439,12 @@ class Op:
         """The largest magnitude the integer accumulator of the op's kernels can reach, on any
         input, at any step of the sum (the bias and any part of the products); None for an op
         without a weighted sum. The importer refuses a model where it overflows (ir/arithmetic.py)."""
+        return None
+
+    def summed_values(self, in_shapes: list[Shape]) -> int | None:
+        """The most input values one output's integer sum adds (pooling and means, whose kernels
+        sum raw values in int32 like TFLite's), or None for an op without such a sum. The importer
+        refuses a model where the sum can overflow (ir/arithmetic.py)."""
         return None
 
     # ---- the C kernel's interface (the code generator's contract) -------------------------------

@@ -83,6 +83,9 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
             out = mean(acc, count, ctx.input_quant[0], ctx.output_quant, ctx.qtype)
         return out.reshape(self.output_shape([tuple(in_shape)]))
 
+    def summed_values(self, in_shapes: list[Shape]) -> int | None:
+        return prod(self._extent(in_shapes[0]))
+
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         h, w, c = require_feature_map(in_shapes[0], self.kind)
         win_h, win_w = self._extent((h, w, c))

@@ -49,7 +49,7 @@ GATE_LOG2 = -12  # gate pre-activations are Q3.12 (scale 2^-12), gate outputs Q0
 
 
 @dataclass(frozen=True)
-class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements=frozenset({"int8", "float32"})):
+class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, elements=frozenset({"int8", "float32"})):
     kind = "lstm"
     c_kernel = "msf_lstm"
     units: int
@@ -106,6 +106,39 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements=frozenset
         pad = workspace.ctypes.data & 1
         wide = workspace[pad:pad + 10 * n].view(np.int16)
         return workspace[10 * n + 1:].view(np.int8), wide[:n], wide[n:]
+
+    # ---- one step at a time, in a time scan (schedule/schemes/timescan.py) --------------------
+    def cell_bytes(self, element: str) -> tuple[int, int]:
+        """(bytes of the state a time scan keeps between steps: h and c; bytes of one step's
+        temporaries: the four gates), as kernels/lstm_cell.c lays them out (cell_views)."""
+        if element == "float32":
+            return 8 * self.units, 16 * self.units
+        return 3 * self.units + 1, 8 * self.units + 1
+
+    def cell_views(self, state: np.ndarray, temp: np.ndarray, element: str):
+        """(h, c, gates) in the state's and the temporaries' bytes. float32: h then c. int8: c
+        (int16) from the state's first even address, h in its last `units` bytes; the gates from
+        the temporaries' first even address."""
+        n = self.units
+        if element == "float32":
+            values = state.view(np.float32)
+            return values[:n], values[n:], temp.view(np.float32)[:4 * n]
+        pad, gates_pad = state.ctypes.data & 1, temp.ctypes.data & 1
+        return (state[2 * n + 1:].view(np.int8), state[pad:pad + 2 * n].view(np.int16),
+                temp[gates_pad:gates_pad + 8 * n].view(np.int16))
+
+    def cell_start(self, views, ctx: KernelContext) -> None:
+        """The state before the first step (initial_state)."""
+        h, c, _ = views
+        h[...], c[...] = self.initial_state(ctx)
+
+    def cell_step(self, x: np.ndarray, views, ctx: KernelContext) -> np.ndarray:
+        """One step from the state in `views` (cell_views), which it updates: returns h."""
+        h, c, gates = views
+        state = (h.astype(np.float32 if ctx.is_float else np.int64), c.astype(c.dtype))
+        step = self.step_float if ctx.is_float else self.step_int8
+        h[...], c[...], gates[...] = step(x, state, ctx)
+        return h
 
     # ---- numpy kernel ------------------------------------------------------------------------
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:

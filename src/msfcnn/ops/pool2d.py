@@ -100,6 +100,9 @@ class AvgPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32"})):
     # default). False, as TFLite: divide by the number of taps inside the input.
     count_include_pad: bool = False
 
+    def summed_values(self, in_shapes: list[Shape]) -> int | None:
+        return self.win.kernel[0] * self.win.kernel[1]
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
         out_hw = self.win.output_hw(x.shape[0], x.shape[1])

@@ -11,6 +11,7 @@ shapes, so the executor allocates exactly them), the MACs it performs and its lo
 - `Patches`: output tiles, each computed from scratch through the block into per-tensor tile
   buffers;
 - `Channels`: one op over its own input, channel by channel through a plane buffer.
+- `TimeScan`: sequence layers one time step at a time, holding states and rings of steps.
 
 Each is a loop kind (`loop_kinds`): the executor, the emitter, the latency model and the cost
 model each register a handler for it, and fail naming the kind when they have none.
@@ -223,7 +224,58 @@ class Channels:
     plane: Scratch
 
 
-Loops = Whole | Stream | Patches | Channels
+@loop_kind
+@dataclass(frozen=True, eq=False)
+class TimeScan:
+    """Ops first..end run one time step at a time (schemes/timescan.py): at global step s each op
+    t, in order, computes its position s - lags[t - first] when that lies in [0, positions[...]).
+    An inner sequence lives in a ring of the steps its reader still needs (`LoweredBlock.rings`,
+    keyed by the tensor holding the bytes: `storage`), or, a recurrent cell's output read a step
+    at a time, in the cell's state (`in_state`). Each cell keeps its state in scratch `state<t>`
+    and shares the step temporaries `temp`. A cell that keeps only its last step may end the
+    scan; ops end+1..last then run once on vectors (scratch `vec<t>`, the last op the output).
+    Or a `tail` accumulates each step of `end` as it is made (a dense layer over the flattened
+    sequence, a mean over time), then its vector ops run once."""
+
+    first: int
+    end: int
+    steps: int
+    lags: tuple[int, ...]
+    positions: tuple[int, ...]
+    storage: dict[int, int]
+    in_state: frozenset[int]
+    cells: tuple[int, ...]
+    tail: Tail | None = None  # an op accumulating the steps of `end` (a dense layer, a mean), then vectors
+
+    def lag(self, t: int) -> int:
+        return self.lags[t - self.first]
+
+    def count(self, t: int) -> int:
+        return self.positions[t - self.first]
+
+
+def time_axis(shape: tuple[int, ...]) -> int | None:
+    """The time axis of a sequence tensor: 0 of (T, F), 1 of a one-row map (1, T, C); None for a
+    vector or a map of several rows."""
+    if len(shape) == 2:
+        return 0
+    if len(shape) == 3 and shape[0] == 1:
+        return 1
+    return None
+
+
+def as_time_map(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A sequence as the one-row map whose columns are its steps ((T, F) -> (1, T, F)), the shape
+    an accumulating tail indexes; a map as it is."""
+    return (1, *shape) if len(shape) == 2 else tuple(shape)
+
+
+def step_elements(shape: tuple[int, ...]) -> int:
+    """Values of one time step of a sequence tensor."""
+    return prod(shape) // shape[time_axis(shape)]
+
+
+Loops = Whole | Stream | Patches | Channels | TimeScan
 
 
 @dataclass(frozen=True)

@@ -39,33 +39,48 @@ def _scan(graph: Graph, first: int, last: int, cache: dict | None = None) -> tup
     that no block from `first` can stream through, or last + 1). Whether op i breaks the walk
     depends only on ops first..i, so the walk to the graph's end serves every `last`."""
     if cache is None:
-        ends, broken = _walk(graph, first, last + 1)
+        run_end, broken = _walk(graph, first, last + 1)
     else:
-        key = ("walk", first)
-        if key not in cache:
-            cache[key] = _walk(graph, first, len(graph))
-        ends, broken = cache[key]
-        broken = min(broken, last + 1)
-    return (ends[broken - 1 - first] if broken > first else first - 1), broken
+        walks = cache.get("walks")
+        if walks is None:
+            walks = cache["walks"] = _walks(graph)
+        run_end, broken = walks[first]
+    broken = min(broken, last + 1)
+    return (min(run_end, broken - 1) if broken > first else first - 1), broken
 
 
-def _walk(graph: Graph, first: int, stop: int) -> tuple[list[int], int]:
-    """The walk over ops first..stop-1: after each op until it stops, the last row op of the
-    leading run (a list from op `first` on); and the op where it stops (`stop` if none)."""
-    ends = []
-    end = first - 1
-    for i in range(first, stop):
-        op = graph.nodes[i].op
-        if op.pattern in ROW_PATTERNS and _is_feature_map(graph, i):
-            if end != i - 1:
-                return ends, i  # a row op after the tail started
-            end = i
-        elif end == i - 1 and end >= first and (op.accumulates or op.is_view):
-            pass  # the tail starts: it reads the whole streamed map
-        elif not (op.pattern is Pattern.VECTOR and end < i - 1 and graph.nodes[i].inputs == (i - 1,)):
-            return ends, i
-        ends.append(end)
-    return ends, stop
+def _is_row_op(graph: Graph, i: int) -> bool:
+    return graph.nodes[i].op.pattern in ROW_PATTERNS and _is_feature_map(graph, i)
+
+
+def _walk(graph: Graph, first: int, stop: int) -> tuple[int, int]:
+    """The walk over ops first..stop-1: (the last op of the leading run of row ops, the op where
+    the walk stops, or `stop`). After the run, a tail that consumes the streamed map (an
+    accumulating op or a view) and vector ops each reading the op before may follow."""
+    if not _is_row_op(graph, first):
+        return first - 1, first
+    end = first
+    while end + 1 < stop and _is_row_op(graph, end + 1):
+        end += 1
+    i = end + 1
+    if i < stop and (graph.nodes[i].op.accumulates or graph.nodes[i].op.is_view):
+        i += 1  # the tail starts: it reads the whole streamed map
+        while i < stop and not _is_row_op(graph, i) and graph.nodes[i].op.pattern is Pattern.VECTOR \
+                and graph.nodes[i].inputs == (i - 1,):
+            i += 1
+    return end, i
+
+
+def _walks(graph: Graph) -> list[tuple[int, int]]:
+    """_walk from every op, in time and memory linear in the graph's length: a walk from a row op
+    followed by another row op is the walk from that next op (same run end, same stop)."""
+    walks: list[tuple[int, int]] = [(0, 0)] * len(graph)
+    for first in reversed(range(len(graph))):
+        if first + 1 < len(graph) and _is_row_op(graph, first) and _is_row_op(graph, first + 1):
+            walks[first] = walks[first + 1]
+        else:
+            walks[first] = _walk(graph, first, len(graph))
+    return walks
 
 
 def stream_break(graph: Graph, first: int, cache: dict | None = None) -> int:

@@ -10,8 +10,63 @@
 #include "add.h"
 #include "numerics.h"
 
+#if defined(MSF_ARM_MVE)
+/* x / 2^-shift rounded, ties away from zero, for shift <= 0 (msf_rounding_divide_by_pot): VRSHL of
+   x - 1 for x < 0. */
+static inline int32x4_t mve_divide(int32x4_t x, int32_t shift)
+{
+    return shift < 0 ? vrshlq_n_s32(vaddq_s32(x, vshrq_n_s32(x, 31)), shift) : x;
+}
+
+/* Four channels (partial: those `active` of them) of msf_add_s8 with gemmlowp's rounding and no
+   left shift in the multipliers: the doubling high multiplies are VQRDMULH (as numerics.h's
+   output stage explains), the shift up by left_shift a VSHL by a register. */
+static MSF_ALWAYS_INLINE void mve_add_four(const msf_add_params *p, const int8_t *a, const int8_t *b, int8_t *dst,
+                                           mve_pred16_t active, const int partial)
+{
+    const int32x4_t va = vaddq_n_s32(partial ? vldrbq_z_s32(a, active) : vldrbq_s32(a), p->input1_offset);
+    const int32x4_t vb = vaddq_n_s32(partial ? vldrbq_z_s32(b, active) : vldrbq_s32(b), p->input2_offset);
+    const int32x4_t sa = mve_divide(vqrdmulhq_n_s32(vshlq_r_s32(va, p->left_shift), p->input1_mult), p->input1_shift);
+    const int32x4_t sb = mve_divide(vqrdmulhq_n_s32(vshlq_r_s32(vb, p->left_shift), p->input2_mult), p->input2_shift);
+    const int32x4_t sum = mve_divide(vqrdmulhq_n_s32(vaddq_s32(sa, sb), p->output_mult), p->output_shift);
+    const int32x4_t v = vminq_s32(vmaxq_s32(vaddq_n_s32(sum, p->output_offset), vdupq_n_s32(p->act_min)),
+                                  vdupq_n_s32(p->act_max));
+    if (partial) {
+        vstrbq_p_s32(dst, v, active);
+    } else {
+        vstrbq_s32(dst, v);
+    }
+}
+
+/* msf_add_s8 on Helium, where it applies: pixel by pixel, four channels at a time. */
+static void add_mve(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out, int32_t r0,
+                    int32_t r1, int32_t c0, int32_t c1)
+{
+    const int32_t n = p->channels, whole = n & ~3;
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const int8_t *a = msf_at_s8(in1, r, c, 0), *b = msf_at_s8(in2, r, c, 0);
+            int8_t *dst = msf_at_s8(out, r, c, 0);
+            for (ch = 0; ch < whole; ch += 4) {
+                mve_add_four(p, a + ch, b + ch, dst + ch, 0, 0);
+            }
+            if (whole < n) {
+                mve_add_four(p, a + whole, b + whole, dst + whole, vctp32q((uint32_t)(n - whole)), 1);
+            }
+        }
+    }
+}
+#endif
+
 void msf_add_s8 MSF_REGION2_ARGS(msf_add_params)
 {
+#if defined(MSF_ARM_MVE)
+    if (p->rounding == MSF_ROUND_DOUBLE && p->input1_shift <= 0 && p->input2_shift <= 0 && p->output_shift <= 0) {
+        add_mve(p, in1, in2, out, r0, r1, c0, c1);
+        return;
+    }
+#endif
     const int32_t scale_up = (int32_t)1 << p->left_shift;
     MSF_EACH_VALUE2(s8, msf_at_s8(in2, r, c, 0), p->channels, {
         /* multiplications, not shifts: the shifted values may be negative */

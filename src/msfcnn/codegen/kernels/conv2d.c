@@ -482,13 +482,168 @@ static inline void conv_pairs(const msf_conv2d_params *p, const msf_view *in, ms
     }
 }
 
+#if defined(MSF_ARM_MVE)
+/* Patch values (kh * kw * in_c) up to which the Helium loop gathers a pixel's patch onto the stack;
+   a longer gathered patch takes the DSP loop. */
+#ifndef MSF_MVE_PATCH
+#define MSF_MVE_PATCH 512
+#endif
+
+/* sum_i w[i] over a weight row of `patch` values, 16 a vector, the last ones predicated. */
+static inline int32_t mve_weight_sum(const int8_t *w, int32_t patch)
+{
+    const int32_t whole = patch & ~15;
+    int32_t sum = 0, i;
+    for (i = 0; i < whole; i += 16) {
+        sum = vaddvaq_s8(sum, vldrbq_s8(w + i));
+    }
+    if (whole < patch) {
+        sum = vaddvaq_s8(sum, vldrbq_z_s8(w + whole, vctp8q((uint32_t)(patch - whole))));
+    }
+    return sum;
+}
+
+/* sums[k] = start[k] + sum_i v[i] * w[k * patch + i] for k < n, a patch of at most 16 values in
+   one vector (full: exactly 16, no predicate): per output channel a load and a VMLADAVA. */
+static inline void mve_dot_short(int32_t *sums, const int32_t *start, int32_t n, const int8_t *v, const int8_t *w,
+                                 int32_t patch, const int full)
+{
+    const mve_pred16_t active = vctp8q((uint32_t)patch);
+    const int8x16_t x = full ? vldrbq_s8(v) : vldrbq_z_s8(v, active);
+    int32_t k;
+    for (k = 0; k < n; ++k, w += patch) {
+        sums[k] = vmladavaq_s8(start[k], x, full ? vldrbq_s8(w) : vldrbq_z_s8(w, active));
+    }
+}
+
+/* The same for a patch of 17 to 32 values, held in two vectors for the pixel (the second
+   predicated): per output channel two loads and two VMLADAVAs. */
+static inline void mve_dot_two(int32_t *sums, const int32_t *start, int32_t n, const int8_t *v, const int8_t *w,
+                               int32_t patch)
+{
+    const mve_pred16_t active = vctp8q((uint32_t)(patch - 16));
+    const int8x16_t x0 = vldrbq_s8(v), x1 = vldrbq_z_s8(v + 16, active);
+    int32_t k;
+    for (k = 0; k < n; ++k, w += patch) {
+        sums[k] = vmladavaq_s8(vmladavaq_s8(start[k], x0, vldrbq_s8(w)), x1, vldrbq_z_s8(w + 16, active));
+    }
+}
+
+/* The same for a longer patch: four output channels at a time, each 16 patch values loaded once
+   for their four weight vectors and four VMLADAVAs; the last values of the patch (exact: none)
+   predicated. */
+static inline void mve_dot_rows(int32_t *sums, const int32_t *start, int32_t n, const int8_t *v, const int8_t *w,
+                                int32_t patch, const int exact)
+{
+    const int32_t chunks = patch >> 4, rest = patch & 15;
+    const mve_pred16_t last = vctp8q((uint32_t)rest);
+    int32_t k = 0, i;
+    for (; k + 4 <= n; k += 4, w += 4 * patch) {
+        const int8_t *x = v, *w0 = w, *w1 = w + patch, *w2 = w1 + patch, *w3 = w2 + patch;
+        int32_t s0 = start[k], s1 = start[k + 1], s2 = start[k + 2], s3 = start[k + 3];
+        for (i = chunks; i > 0; --i, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+            const int8x16_t x16 = vldrbq_s8(x);
+            s0 = vmladavaq_s8(s0, x16, vldrbq_s8(w0));
+            s1 = vmladavaq_s8(s1, x16, vldrbq_s8(w1));
+            s2 = vmladavaq_s8(s2, x16, vldrbq_s8(w2));
+            s3 = vmladavaq_s8(s3, x16, vldrbq_s8(w3));
+        }
+        if (!exact) {
+            const int8x16_t x16 = vldrbq_z_s8(x, last);
+            s0 = vmladavaq_s8(s0, x16, vldrbq_z_s8(w0, last));
+            s1 = vmladavaq_s8(s1, x16, vldrbq_z_s8(w1, last));
+            s2 = vmladavaq_s8(s2, x16, vldrbq_z_s8(w2, last));
+            s3 = vmladavaq_s8(s3, x16, vldrbq_z_s8(w3, last));
+        }
+        sums[k] = s0;
+        sums[k + 1] = s1;
+        sums[k + 2] = s2;
+        sums[k + 3] = s3;
+    }
+    for (; k < n; ++k, w += patch) {
+        int32_t s0 = start[k];
+        for (i = 0; i < patch; i += 16) {
+            const mve_pred16_t active = vctp8q((uint32_t)(patch - i));
+            s0 = vmladavaq_s8(s0, vldrbq_z_s8(v + i, active), vldrbq_z_s8(w + i, active));
+        }
+        sums[k] = s0;
+    }
+}
+
+/* CONV_2D on Helium, output pixel by output pixel within blocks of MSF_MVE_BLOCK output channels. The input
+   offset is folded into each channel's start, bias + offset * sum_i w[i] (computed once a block
+   and call), so that the dot products run on the int8 values themselves: sum_i (v[i] + offset) *
+   w[i] = sum_i v[i] * w[i] + offset * sum_i w[i], exactly, in int32. A 1x1 convolution without
+   padding reads its patch (the pixel's channels) in place (col NULL); the others gather it into
+   col (patch <= MSF_MVE_PATCH). */
+static MSF_ALWAYS_INLINE void conv_mve(const msf_conv2d_params *p, const msf_view *in, msf_view *out, int32_t r0, int32_t r1,
+                            int32_t c0, int32_t c1, int8_t *col)
+{
+    int32_t start[MSF_MVE_BLOCK], sums[MSF_MVE_BLOCK];
+    msf_mve_stage block;
+    const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
+    const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+    const int32_t out_c = p->out_c, patch = p->kh * p->kw * p->in_c;
+    const int mode = msf_output_stage_mode(&stage, out_c);
+    msf_pixels it;
+    msf_pixel px;
+    int32_t oc0, k;
+    for (oc0 = 0; oc0 < out_c; oc0 += MSF_MVE_BLOCK) {
+        const int32_t n = out_c - oc0 < MSF_MVE_BLOCK ? out_c - oc0 : MSF_MVE_BLOCK;
+        const int8_t *const w = p->weights + (ptrdiff_t)oc0 * patch;
+        for (k = 0; k < n; ++k) {
+            start[k] = (p->bias != NULL ? p->bias[oc0 + k] : 0)
+                       + p->input_offset * mve_weight_sum(w + (ptrdiff_t)k * patch, patch);
+        }
+        msf_mve_stage_block(&stage, oc0, n, &block);
+        msf_pixels_start(&it, &shape, r0, r1, c0, c1);
+        while (msf_pixels_next(&it, &px)) {
+            const int8_t *v;
+            if (col == NULL) {  /* direct */
+                v = msf_at_s8(in, px.y0, px.x0, 0);
+            } else {
+                gather_patch(p, in, &px, 0, patch, col);
+                v = col;
+            }
+            if (patch == 16) {
+                mve_dot_short(sums, start, n, v, w, patch, 1);
+            } else if (patch < 16) {
+                mve_dot_short(sums, start, n, v, w, patch, 0);
+            } else if (patch <= 32 && (patch & 15) != 0) {
+                mve_dot_two(sums, start, n, v, w, patch);
+            } else if ((patch & 15) == 0) {
+                mve_dot_rows(sums, start, n, v, w, patch, 1);
+            } else {
+                mve_dot_rows(sums, start, n, v, w, patch, 0);
+            }
+            msf_mve_output_stage_s8(&stage, mode, &block, sums, oc0, n, msf_at_s8(out, px.r, px.c, oc0));
+        }
+    }
+}
+
+static MSF_NOINLINE void conv_mve_direct(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
+                                         int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    conv_mve(p, in, out, r0, r1, c0, c1, NULL);
+}
+
+static MSF_NOINLINE void conv_mve_gathered(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
+                                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    int8_t col[MSF_MVE_PATCH];
+    conv_mve(p, in, out, r0, r1, c0, c1, col);
+}
+#endif
+
 /* conv_pairs compiled twice, so that each form's loops get the registers: a 1x1 convolution
    without padding reads its patch (the pixel's channels) in place, the others gather it. */
+#if !defined(MSF_ARM_MVE)
 static MSF_NOINLINE void conv_pairs_direct(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                                            int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     conv_pairs(p, in, out, r0, r1, c0, c1, 1);
 }
+#endif
 
 static MSF_NOINLINE void conv_pairs_gathered(const msf_conv2d_params *p, const msf_view *in, msf_view *out,
                                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
@@ -499,7 +654,15 @@ static MSF_NOINLINE void conv_pairs_gathered(const msf_conv2d_params *p, const m
 
 void msf_conv2d_s8 MSF_REGION_ARGS(msf_conv2d_params)
 {
-#if defined(MSF_ARM_DSP)
+#if defined(MSF_ARM_MVE)
+    if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
+        conv_mve_direct(p, in, out, r0, r1, c0, c1);
+    } else if (p->kh * p->kw * p->in_c <= MSF_MVE_PATCH) {
+        conv_mve_gathered(p, in, out, r0, r1, c0, c1);
+    } else {
+        conv_pairs_gathered(p, in, out, r0, r1, c0, c1);
+    }
+#elif defined(MSF_ARM_DSP)
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) {
         conv_pairs_direct(p, in, out, r0, r1, c0, c1);
     } else {

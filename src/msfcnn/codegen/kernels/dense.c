@@ -12,21 +12,47 @@
 #include "dense.h"
 #include "numerics.h"
 
+#if defined(MSF_ARM_MVE)
+/* sum over ch < n of (src[ch] + offset) * w[ch] on Helium: sixteen values a VMLADAVA on the int8
+   values themselves, plus offset times the weights' sum (VADDVA), the last ones predicated. */
+static inline int32_t mve_dot(const int8_t *src, const int8_t *w, int32_t n, int32_t offset)
+{
+    const int32_t whole = n & ~15;
+    int32_t sum = 0, weights = 0, ch;
+    for (ch = 0; ch < whole; ch += 16) {
+        const int8x16_t wv = vldrbq_s8(w + ch);
+        sum = vmladavaq_s8(sum, vldrbq_s8(src + ch), wv);
+        weights = vaddvaq_s8(weights, wv);
+    }
+    if (whole < n) {
+        const mve_pred16_t active = vctp8q((uint32_t)(n - whole));
+        const int8x16_t wv = vldrbq_z_s8(w + whole, active);
+        sum = vmladavaq_s8(sum, vldrbq_z_s8(src + whole, active), wv);
+        weights = vaddvaq_s8(weights, wv);
+    }
+    return sum + offset * weights;
+}
+#endif
+
 void msf_dense_accumulate_s8(const msf_dense_params *p, const msf_view *in, void *acc,
                              int32_t r0, int32_t r1, int32_t c0, int32_t c1)
 {
     const int32_t in_features = p->in_h * p->in_w * p->in_c;
-    int32_t r, c, u, ch;
+    int32_t r, c, u;
     for (r = r0; r < r1; ++r) {
         for (c = c0; c < c1; ++c) {
             const int8_t *src = msf_at_s8(in, r, c, 0);
             const int8_t *w = p->weights + (ptrdiff_t)(r * p->in_w + c) * p->in_c;
             for (u = 0; u < p->units; ++u) {
                 const int8_t *wu = w + (ptrdiff_t)u * in_features;
-                int32_t sum = 0;
+#if defined(MSF_ARM_MVE)
+                const int32_t sum = mve_dot(src, wu, p->in_c, p->input_offset);
+#else
+                int32_t sum = 0, ch;
                 for (ch = 0; ch < p->in_c; ++ch) {
                     sum += ((int32_t)src[ch] + p->input_offset) * wu[ch];
                 }
+#endif
                 msf_store_i32(acc, u, msf_load_i32(acc, u) + sum);
             }
         }
@@ -55,16 +81,21 @@ void msf_dense_finish_s8(const msf_dense_params *p, const void *acc, int8_t *out
 void msf_dense_s8(const msf_dense_params *p, const msf_view *in, int8_t *out)
 {
     const int32_t in_features = p->in_h * p->in_w * p->in_c;
-    int32_t r, c, u, ch;
+    int32_t r, c, u;
     for (u = 0; u < p->units; ++u) {
         const int8_t *wu = p->weights + (ptrdiff_t)u * in_features;
         int32_t total = 0;
         for (r = 0; r < p->in_h; ++r) {
             for (c = 0; c < p->in_w; ++c, wu += p->in_c) {
                 const int8_t *src = msf_at_s8(in, r, c, 0);
+#if defined(MSF_ARM_MVE)
+                total += mve_dot(src, wu, p->in_c, p->input_offset);
+#else
+                int32_t ch;
                 for (ch = 0; ch < p->in_c; ++ch) {
                     total += ((int32_t)src[ch] + p->input_offset) * wu[ch];
                 }
+#endif
             }
         }
         out[u] = finish_one_s8(p, u, total);

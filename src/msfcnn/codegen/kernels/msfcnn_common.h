@@ -26,9 +26,11 @@
  * Arm cores with the DSP extension (Cortex-M4, M7, M33, M55: __ARM_FEATURE_DSP and _SIMD32) get
  * their own inner loops for CONV_2D and DEPTHWISE_CONV_2D (MSF_ARM_DSP below): four int8 values a
  * word load, sign-extended in pairs by SXTB16 and multiplied-accumulated two at a time by SMLAD,
- * through the ACLE intrinsics of <arm_acle.h>. They compute the same integer sums as the portable
- * loops, which every other target runs and which stay the reference; define MSF_PORTABLE to build
- * the portable loops on such a core too.
+ * through the ACLE intrinsics of <arm_acle.h>. Cores with Helium (M55, M85: __ARM_FEATURE_MVE)
+ * run their own vector loops instead for CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and ADD
+ * (MSF_ARM_MVE, <arm_mve.h>). They compute the same integer sums as the portable loops, which
+ * every other target runs and which stay the reference; define MSF_PORTABLE to build the portable
+ * loops on such a core too.
  *
  * Tensors. A feature map is (H, W, C), channels innermost. Kernels reach it through an
  * `msf_view`, which maps a logical position (row r, column c, channel ch) of the whole tensor to
@@ -267,6 +269,27 @@ static inline int16x2_t msf_sxtab16_odd(int16x2_t a, uint32_t v)
 }
 #endif
 #endif /* MSF_ARM_DSP */
+
+/* No load or store moves across this point (it emits nothing): a loop keeps its loads where they
+   are written when hoisting them would run out of registers. */
+#if defined(__GNUC__)
+#define MSF_MEMORY_ORDER() __asm__ volatile("" ::: "memory")
+#else
+#define MSF_MEMORY_ORDER() ((void)0)
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Arm M-profile Vector Extension (Helium: Cortex-M55, M85)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Kernels with a Helium path (MSF_ARM_MVE) run it instead of their DSP loops: 16 int8 values a
+   vector, tail-predicated (VCTP, zeroing loads), through the ACLE intrinsics of <arm_mve.h>. They
+   compute the same integer sums as the portable loops; MSF_PORTABLE turns them off too. The other
+   kernels keep their DSP loops on these cores. */
+#if defined(__ARM_FEATURE_MVE) && !defined(MSF_PORTABLE)
+#define MSF_ARM_MVE 1
+#include <arm_mve.h>
+#endif
 
 static inline int32_t msf_stored_row(const msf_view *v, int32_t r)
 {

@@ -216,6 +216,87 @@ static inline void msf_output_stage_s8(const msf_output_stage *s, int mode, cons
     }
 }
 
+#if defined(MSF_ARM_MVE)
+/* Output channels a Helium kernel takes at a time (a multiple of 4): each block's per-pixel costs
+   (addresses, loop set-up) are spread over this many; 16 B of stack a channel. */
+#ifndef MSF_MVE_BLOCK
+#define MSF_MVE_BLOCK 64
+#endif
+
+/* A block's output stage on Helium (up to MSF_MVE_BLOCK channels from oc0): each channel's
+   multiplier as int32 and its right shift negated, as VRSHL takes it, set once a block and call. */
+typedef struct {
+    int32_t multiplier[MSF_MVE_BLOCK], shift[MSF_MVE_BLOCK];
+} msf_mve_stage;
+
+static inline void msf_mve_stage_block(const msf_output_stage *s, int32_t oc0, int32_t n, msf_mve_stage *block)
+{
+    static const uint32_t low_words[4] = { 0, 2, 4, 6 };  /* of four int64 multipliers */
+    const uint32x4_t offsets = vldrwq_u32(low_words);
+    int32_t k;
+    for (k = 0; k < n; k += 4) {  /* four channels a vector, those past n not read */
+        const mve_pred16_t active = vctp32q((uint32_t)(n - k));
+        vstrwq_s32(block->multiplier + k, vldrwq_gather_shifted_offset_z_s32(
+                                              (const int32_t *)(const void *)(s->multiplier + oc0 + k), offsets, active));
+        vstrwq_s32(block->shift + k, vnegq_s32(vldrwq_z_s32(s->right + oc0 + k, active)));
+    }
+}
+
+/* The fast modes of the output stage (ruy's or gemmlowp's rounding, every channel shifting right:
+   msf_requantize_fast_loop) for four channels a vector (msf_mve_shift, then msf_mve_requantize),
+   and its loop over a block (msf_mve_requantize_loop), equal to the scalar loop:
+   - the high part floor((acc * mult + 2^30) / 2^31) is VQRDMULH (which saturates only for
+     INT32_MIN x INT32_MIN, and a multiplier is never negative);
+   - ruy's rounding right shift, floor((high + half) / 2^right), is VRSHL by -right;
+   - gemmlowp's (ties away from zero) is VRSHL of high - 1 when high < 0: high + (high >> 31);
+   then the zero point and the clamp in 32 bits (|high| < 2^31 and right >= 1: no overflow). acc
+   and the block's arrays are read in whole vectors (MSF_MVE_BLOCK is a multiple of 4); the
+   bytes past n are not stored. */
+static inline int32x4_t msf_mve_shift(int32x4_t acc, int32x4_t multiplier, int32x4_t shift, const int away)
+{
+    int32x4_t x = vqrdmulhq_s32(acc, multiplier);
+    if (away) {
+        x = vaddq_s32(x, vshrq_n_s32(x, 31));
+    }
+    return vrshlq_s32(x, shift);
+}
+
+static inline int32x4_t msf_mve_requantize(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
+                                           int32_t zero_point, int32x4_t low, int32x4_t high, const int away)
+{
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(msf_mve_shift(acc, multiplier, shift, away), zero_point), low), high);
+}
+
+static inline void msf_mve_requantize_loop(const int32_t *acc, int32_t n, const msf_mve_stage *block,
+                                           int32_t zero_point, int32_t lo, int32_t hi, int8_t *dst, const int away)
+{
+    const int32x4_t low = vdupq_n_s32(lo), high = vdupq_n_s32(hi);
+    int32_t k;
+    for (k = 0; k < n; k += 4) {
+        const int32x4_t x = msf_mve_requantize(vldrwq_s32(acc + k), vldrwq_s32(block->multiplier + k),
+                                               vldrwq_s32(block->shift + k), zero_point, low, high, away);
+        if (k + 4 <= n) {
+            vstrbq_s32(dst + k, x);
+        } else {
+            vstrbq_p_s32(dst + k, x, vctp32q((uint32_t)(n - k)));
+        }
+    }
+}
+
+/* msf_output_stage_s8 with the fast modes on Helium (block: msf_mve_stage_block of the same oc0, n). */
+static inline void msf_mve_output_stage_s8(const msf_output_stage *s, int mode, const msf_mve_stage *block,
+                                           const int32_t *acc, int32_t oc0, int32_t n, int8_t *dst)
+{
+    if (mode == MSF_STAGE_RUY || mode == MSF_STAGE_RUY_FULL) {
+        msf_mve_requantize_loop(acc, n, block, s->output_offset, s->act_min, s->act_max, dst, 0);
+    } else if (mode == MSF_STAGE_DOUBLE || mode == MSF_STAGE_DOUBLE_FULL) {
+        msf_mve_requantize_loop(acc, n, block, s->output_offset, s->act_min, s->act_max, dst, 1);
+    } else {
+        msf_output_stage_s8(s, mode, acc, oc0, n, dst);
+    }
+}
+#endif
+
 MSF_END_DECLS
 
 #endif /* MSF_WINDOW_H */

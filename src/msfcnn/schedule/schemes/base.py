@@ -55,6 +55,11 @@ class Scheme:
         `cache` is `lower`'s."""
         return [1]
 
+    def reach(self, graph: Graph, first: int, cache: dict) -> int | None:
+        """One past the last op a block from `first` may take, for a scheme whose blocks are no
+        streams; None: the streams' reach (`streaming.stream_break`)."""
+        return None
+
     def lower(self, graph: Graph, live: Liveness, first: int, last: int, rows: int,
               cache: dict) -> LoweredBlock | None:
         """The block over ops first..last, or None when this scheme cannot run them together.
