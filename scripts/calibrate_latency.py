@@ -5,6 +5,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
     python scripts/calibrate_latency.py --target cortex-m4 --cover --lstm [--float]
     python scripts/calibrate_latency.py --target cortex-m4 --recurrent
+    python scripts/calibrate_latency.py --target cortex-m4 --keyword | --pad16
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
 
@@ -307,6 +308,59 @@ def _svdf_tflite(doc: dict) -> bytes:
 
 
 
+def keyword_network(seed: int) -> dict:
+    """A seeded random keyword model's head (TFLite Micro's keyword models): an SVDF behind a
+    QUANTIZE of an int16 input, a FULLY_CONNECTED of 2 to 64 classes, a SOFTMAX from int8 to int16
+    and a QUANTIZE from int16 to int32; LiteRT's numerics for even seeds, TFLite Micro's for odd
+    ones (their SOFTMAX paths differ: two kernel families)."""
+    return {"name": f"calibration_keyword_{seed}", "generated": "keyword", "seed": seed,
+            "numerics": "tflm" if seed % 2 else "litert"}
+
+
+def _keyword_tflite(doc: dict) -> bytes:
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_op_models import Model
+    from make_svdf_models import dense, quantize, softmax_to_int16, svdf
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    x = m.tensor((1, rng.randint(4, 48)), "INT16", quant=([1 / 1600], [0]))
+    y = svdf(m, quantize(m, x, 0.02, 0), rng.randint(2, 24), 1, rng.randint(2, 8), 0.05, rng.randint(-10, 10))
+    classes = rng.randint(2, 64)
+    probabilities = softmax_to_int16(m, dense(m, y, classes, rng.choice([0.02, 0.05, 0.1]), 0))
+    out = m.tensor((1, classes), "INT32", quant=([1 / 32767], [0]))
+    m.op("QUANTIZE", [probabilities], [out])
+    return m.build([x], [out])
+
+
+def pad16_network(seed: int) -> dict:
+    """A seeded random 16x8 network of PAD layers (the int16 PAD: a TCN's causal padding)."""
+    return {"name": f"calibration_pad16_{seed}", "generated": "pad16", "seed": seed}
+
+
+def _pad16_tflite(doc: dict) -> bytes:
+    """The .tflite of pad16_network(seed): a 16x8 input of drawn shape, 1 or 2 PADs of H and W
+    (0 to 3 on each side; half the time a 1-row map padded by 1 to 8 steps on the left), a 1x1
+    convolution."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    import numpy as np
+    from make_int16_models import _schema, act16, conv16
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    line = rng.random() < 0.5  # a sequence: one row, padded before its steps (a causal Conv1D's PAD)
+    y = x = act16(m, (1, 1 if line else rng.randint(2, 12), rng.randint(1, 40), rng.randint(1, 16)), 1 / 4096)
+    for _ in range(rng.randint(1, 2)):
+        _, h, w, c = m.tensors[y][0]
+        pads = [[0, 0], [0, 0], [rng.randint(1, 8), 0], [0, 0]] if line else \
+            [[0, 0], [rng.randint(0, 3), rng.randint(0, 3)], [rng.randint(0, 3), rng.randint(0, 3)], [0, 0]]
+        out = act16(m, (1, h + sum(pads[1]), w + sum(pads[2]), c), 1 / 4096)
+        m.op("PAD", [y, m.const(np.array(pads, np.int32), "INT32")], [out], ("PadOptions", _schema().PadOptionsT()))
+        y = out
+    return m.build([x], [conv16(m, y, rng.randint(1, 8), 1 / 2048, k=1)])
+
+
 def lstm_network(seed: int) -> dict:
     """A seeded random LSTM layer (no layer-list name, no converter-free .tflite): steps, features
     and units drawn, its whole sequence or its last step; int8 under LiteRT's numerics for even
@@ -501,7 +555,8 @@ def _dilated16(m, x: int, y: int, rng: random.Random) -> bytes:
 
 
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
-             "svdf": _svdf_tflite, "windows16": _windows16_tflite}
+             "svdf": _svdf_tflite, "windows16": _windows16_tflite, "keyword": _keyword_tflite,
+             "pad16": _pad16_tflite}
 
 
 def _with_litert_adds(graph):
@@ -574,7 +629,7 @@ def graph_of(doc: dict, dtype: str):
         path = Path(tmp) / f"{doc['name']}.tflite"
         path.write_bytes(GENERATED[doc["generated"]](doc))
         try:
-            graph = pipeline.load(str(path), weights=True)
+            graph = pipeline.load(str(path), weights=True, numerics=doc.get("numerics", "litert"))
         except UserError as err:
             print(f"{doc['name']}: {err}", file=sys.stderr)
             return None
@@ -721,6 +776,13 @@ def main() -> None:
                         "behind a QUANTIZE of an int16 input or on an int8 one; to --samples, default "
                         "build/latency/TARGET-svdf.jsonl) and fit only their kernels' coefficients (SVDF's and the "
                         "int16 QUANTIZE's), keeping every stored one")
+    parser.add_argument("--keyword", action="store_true", help="measure keyword models' heads (keyword_network: "
+                        "SOFTMAX from int8 to int16 under both numerics, QUANTIZE from int16 to int32; to --samples, "
+                        "default build/latency/TARGET-keyword.jsonl) and fit only those kernels' coefficients, "
+                        "keeping every stored one")
+    parser.add_argument("--pad16", action="store_true", help="measure 16x8 networks of PAD layers (pad16_network; "
+                        "to --samples, default build/latency/TARGET-pad16.jsonl) and fit only the int16 PAD's "
+                        "coefficients, keeping every stored one")
     parser.add_argument("--lstm", action="store_true", help="with --cover: measure networks of one LSTM instead "
                         "(lstm_network, int8 under both numerics, or float32 with --float; to --samples, default "
                         "build/latency/TARGET-cover-lstm[-f32].jsonl)")
@@ -752,7 +814,8 @@ def main() -> None:
                                     cover_files[(7 if args.float else 6) if args.lstm else 5 if args.abs else 4 if args.islands
                                                 else 3 if args.uint8 else 2 if args.int16 else int(args.float)]
                                     if args.cover else files[2 if args.inplace else int(args.float)])
-    own_fit = "svdf" if args.svdf else "recurrent" if args.recurrent else None
+    own_fit = ("svdf" if args.svdf else "recurrent" if args.recurrent else "keyword" if args.keyword
+               else "pad16" if args.pad16 else None)
     if own_fit:
         samples_path = args.samples or folder / f"{args.target}-{own_fit}.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
@@ -769,10 +832,13 @@ def main() -> None:
         _write(calibration.fit(load_samples(samples_path, dsp), args.target, dsp, fixed=_stored(args.target, ("scan",)),
                                key="scan"), args.target, args.also)
         return
-    if own_fit:  # its own fit, on top of every stored coefficient (none of the other fits sees its files)
+    if own_fit:  # its own fit, on top of every stored coefficient (no other fit sees its files)
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
-                    "float32" if args.recurrent else "int8", "cover", recurrent_network if args.recurrent else svdf_network)
+            make = {"svdf": svdf_network, "keyword": keyword_network, "pad16": pad16_network,
+                    "recurrent": recurrent_network}[own_fit]
+            dtype = {"pad16": "int16", "recurrent": "float32"}.get(own_fit, "int8")
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, dtype, "cover",
+                    make)
         model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS), args.target,
                                 args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit,)), key=own_fit)
         _write(model, args.target, args.also)

@@ -32,7 +32,8 @@ from msfcnn.latency.calibration import with_random_float_weights
 from msfcnn.schedule import schedule_plan
 
 OPS = FIXTURES / "ops"
-QUANTISED = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_int8", "dilated_conv2d_i16", "dilated_tcn_int8")]
+QUANTISED = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_int8", "dilated_conv2d_i16", "dilated_tcn_int8",
+                                                   "dilated_tcn_stack_i16")]
 FLOATS = [OPS / f"{name}.tflite" for name in ("dilated_conv2d_f32", "dilated_tcn_f32")]
 
 

@@ -3,7 +3,9 @@
 - 50 consecutive frames through each model, its state kept, equal bit for bit to LiteRT's
   interpreter (its variables kept between invoke() calls) and to TFLite Micro's, unfused and
   under the least-RAM plan, and the generated C on the host (and on cortex-m4 under QEMU);
-- the int16 input QUANTIZEd to int8 inside the model (mixed int16 / int8 activations);
+- the int16 input QUANTIZEd to int8 inside the model (mixed int16 / int8 activations), and the head
+  of TFLite Micro's keyword models: a SOFTMAX from int8 to int16 and a QUANTIZE from int16 to int32
+  (`svdf_keyword`; the runtimes round its SOFTMAX differently, and msfcnn follows each);
 - the persistent region: counted in the plan's RAM, the fused executor's measured arena and the
   C's arena, at the arena's start; a reset (a fresh run) starts the sequence again.
 """
@@ -27,7 +29,7 @@ from msfcnn.executor import initial_states, run_sequence, run_unfused
 from msfcnn.frontends.tflite import load_tflite
 
 MODELS = FIXTURES / "sequence"
-BOTH = ("svdf_rank1", "svdf_rank2", "svdf_int8")  # LiteRT and TFLite Micro run these
+BOTH = ("svdf_rank1", "svdf_rank2", "svdf_int8", "svdf_softmax_int16", "svdf_keyword")  # LiteRT and TFLite Micro run these
 TFLM_ONLY = ("svdf_int8_state",)  # an int8 state: TFLite Micro only
 FRAMES = 50
 
@@ -121,13 +123,14 @@ def check_c_over_fifty_frames(name: str, numerics: str, target_name: str) -> Non
 
 
 @pytest.mark.slow  # a C build each (and the session's kernel library, the first time)
-@pytest.mark.parametrize("name,numerics", [("svdf_rank2", "litert"), ("svdf_int8_state", "tflm")])
+@pytest.mark.parametrize("name,numerics", [("svdf_rank2", "litert"), ("svdf_int8_state", "tflm"),
+                                           ("svdf_keyword", "litert"), ("svdf_keyword", "tflm")])
 def test_the_c_on_the_host_equals_the_interpreter_over_fifty_frames(name, numerics):
     check_c_over_fifty_frames(name, numerics, "host")
 
 
 @pytest.mark.qemu
-@pytest.mark.parametrize("name,numerics", [("svdf_rank1", "tflm"), ("svdf_rank2", "litert")])
+@pytest.mark.parametrize("name,numerics", [("svdf_rank1", "tflm"), ("svdf_rank2", "litert"), ("svdf_keyword", "tflm")])
 def test_the_c_on_cortex_m4_equals_the_interpreter_over_fifty_frames(name, numerics):
     check_c_over_fifty_frames(name, numerics, "cortex-m4")
 
@@ -157,12 +160,47 @@ def test_run_takes_a_sequence_and_writes_every_step(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "neither one input" in err
 
 
-def test_int16_after_the_input_quantize_is_refused_in_one_line(capsys):
-    """TFLite Micro's keyword models end in a SOFTMAX from int8 to int16: refused, naming it (not
-    run as int8, which would be silently wrong)."""
-    code, out, err = run_cli(capsys, "plan", str(MODELS / "svdf_softmax_int16.tflite"))
-    assert code == 2 and not out and err.count("\n") == 1
-    assert "operator 2 (SOFTMAX): tensor" in err and "only int8 activations may follow" in err
+def test_the_keyword_head_widens_to_int16_and_int32():
+    """The SOFTMAX of int8 writes int16 and the QUANTIZE after it int32, the model's output: the
+    arena holds int16, int8 and int32 buffers, each at a multiple of 4."""
+    graph = pipeline.load(str(MODELS / "svdf_keyword.tflite"))
+    assert [node.op.describe() for node in graph.nodes][-2:] == ["softmax to int16", "requantize to int32"]
+    assert [graph.dtype_of(t) for t in range(-1, len(graph))] == ["int16"] + ["int8"] * 5 + ["int16", "int32"]
+    assert graph.alignment == 4 and graph.output_quant.zero_point == 0
+    # the two runtimes' outputs differ (their SOFTMAX rounds apart): each numerics follows its own
+    assert not all(np.array_equal(np.asarray(a).reshape(-1), np.asarray(b).reshape(-1))
+                   for a, b in zip(oracle("svdf_keyword", "litert"), oracle("svdf_keyword", "tflm")))
+
+
+def _keyword_edited(edit) -> bytes:
+    """svdf_keyword with `edit(sub, schema)` applied to its subgraph."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromPackedBuf((MODELS / "svdf_keyword.tflite").read_bytes(), 0)
+    edit(model.subgraphs[0], schema)
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def test_other_widenings_are_refused_in_one_line():
+    """A SOFTMAX to int16 of another quantisation than TFLite's, and an int16 tensor elsewhere after
+    the input's QUANTIZE to int8: one line each."""
+    from msfcnn.frontends.tflite import graph_from_tflite
+
+    def softmax_zero_point_0(sub, schema):
+        sub.tensors[sub.operators[-2].outputs[0]].quantization.zeroPoint = [0]
+
+    def int16_svdf_output(sub, schema):
+        sub.tensors[sub.operators[1].outputs[0]].type = schema.TensorType.INT16
+
+    with pytest.raises(UserError, match="an int8 -> int16 SOFTMAX must have the output scale 1/65536 and zero point "
+                                        "-32768 .as TFLite requires., not 1.52588e-05 and 0"):
+        graph_from_tflite(_keyword_edited(softmax_zero_point_0))
+    with pytest.raises(UserError, match=r"tensor \d+ is int16 after the model's int16 input was quantised to int8: "
+                                        "only int8 activations may follow"):
+        graph_from_tflite(_keyword_edited(int16_svdf_output))
 
 
 @pytest.mark.slow  # the CLI builds every kernel

@@ -78,7 +78,8 @@ def models() -> dict:
             graphs[Path(model).name] = pipeline.load(model, weights=True)
         except UserError:
             continue
-    for model in sorted((FIXTURES.parent / "sequence").glob("lstm_*_*.tflite")):  # LSTMs, under both numerics
+    sequence = FIXTURES.parent / "sequence"  # LSTMs and the keyword head's SOFTMAX, under both numerics
+    for model in sorted(sequence.glob("lstm_*_*.tflite")) + [sequence / "svdf_keyword.tflite"]:
         if "refused" not in model.name:
             graphs[model.name] = pipeline.load(str(model))
             graphs[f"{model.name} (tflm)"] = pipeline.load(str(model), numerics="tflm")

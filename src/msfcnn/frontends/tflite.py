@@ -162,6 +162,7 @@ class _Importer:
         # then run int8 kernels in the int16 graph (the graph mixes the two types, see `wide`).
         self.narrowed = False
         self.time_major: frozenset[int] = frozenset()  # see _time_major_tensors
+        self.widened: frozenset[int] = frozenset()  # see _widened_head
 
     def _count(self, n: int, what: str) -> int:
         # Every element of a flatbuffer vector takes at least 4 bytes: a longer claim is corruption,
@@ -190,6 +191,7 @@ class _Importer:
                 raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
         self.readers = self._count_readers(operators, outputs)
         self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
+        self.widened = _widened_head(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
         for op in operators:
@@ -383,11 +385,14 @@ class _Importer:
         tensor = self.tensor(index)
         if tensor.Type() == _FLOAT32:
             return None
+        if index in self.widened:
+            return _widened_quant(self, index)
         int16, uint8 = tensor.Type() == schema.TensorType.INT16, tensor.Type() == schema.TensorType.UINT8
         mixed = self.narrowed and tensor.Type() == schema.TensorType.INT8
         if self.narrowed and int16 and index != self.input_tensor:
             raise UserError(f"tensor {index} is int16 after the model's int16 input was quantised to int8: only "
-                            "int8 activations may follow (an int8 -> int16 SOFTMAX or QUANTIZE is not supported)")
+                            "int8 activations may follow (but a keyword model's head: a SOFTMAX to int16, a QUANTIZE of "
+                            "it to int32)")
         if (self.graph.dtype == "int16") != int16 and tensor.Type() in _INTEGER_ACTIVATIONS and not mixed:
             raise UserError(f"tensor {index} is {_TYPE_NAMES[tensor.Type()]} in a model whose input is "
                             f"{self.graph.dtype}: activations of mixed types are not supported")
@@ -1187,6 +1192,13 @@ def _softmax(imp: _Importer, op: Operator) -> None:
     beta = imp.options(op, schema.SoftmaxOptions).Beta()
     if not (isfinite(beta) and beta > 0):
         raise UserError(f"bad softmax beta {beta}")
+    if op.outputs[0] in imp.widened:
+        q = imp.quant(op.outputs[0])
+        if q.zero_point != -32768 or abs(q.scale * 65536 - 1) > 1e-3:
+            raise UserError(f"an int8 -> int16 SOFTMAX must have the output scale 1/65536 and zero point -32768 (as "
+                            f"TFLite requires), not {q.scale:.6g} and {q.zero_point}")
+        imp.emit(op, Softmax(beta, output_type="int16"), (imp.source(imp.input(op, 0)),))
+        return
     if imp.wide(op) and imp.quant(op.outputs[0]) != Quant(1 / 32768, 0):
         raise UserError("an int16 SOFTMAX must have the output scale 1/32768 (as TFLite requires)")
     imp.emit(op, Softmax(beta), (imp.source(imp.input(op, 0)),))
@@ -1440,6 +1452,9 @@ def _quantize(imp: _Importer, op: Operator) -> None:
         imp.bind(out, stage.rewrite(imp, InputQuantisation(input_tensor(k), imp.quant(out))))
         return
     src = imp.source(index)
+    if out in imp.widened:  # int16 -> int32 after the widened SOFTMAX: the model's output
+        imp.emit(op, Requantize(output_type="int32"), (src,))
+        return
     if imp.graph.dtype_of(src) == "int16" and imp.type_of(out) == schema.TensorType.INT8:
         imp.narrowed = True  # int16 -> int8: the int8 kernels take over (see _Importer.wide)
         node = imp.graph.append(Requantize(output_type="int8"), (src,), quant=imp.quant(out))
@@ -1736,8 +1751,9 @@ _LSTM_UNSUPPORTED = {"peephole connections are": (9, 10, 11), "a projection is":
 
 
 def _lstm(imp: _Importer, op: Operator) -> None:
-    """A whole-sequence LSTM: the states are the op's own, zero at the start of every run (TFLite's
-    variable tensors, reset to zero; keeping them across invocations is not supported)."""
+    """A whole-sequence LSTM. Its states are TFLite variable tensors, which both runtimes keep from
+    one invocation to the next. An LSTM of one step per invocation (a streaming model) keeps them
+    too, as graph state buffers; a longer sequence starts from zero states every run."""
     options = imp.options(op, schema.UnidirectionalSequenceLSTMOptions)
     if options.FusedActivationFunction() != schema.ActivationFunctionType.TANH:
         raise UserError("only the tanh cell activation is supported")
@@ -1764,9 +1780,41 @@ def _lstm(imp: _Importer, op: Operator) -> None:
     if imp.reads_float32(op):
         if any(w.dtype != np.float32 for w in weights + biases):
             raise UserError("a float32 LSTM needs float32 weights and biases (hybrid LSTMs are not supported)")
-        imp.emit(op, Lstm(units, cell_clip=float(options.CellClip())), (src,), consts)
-        return
-    imp.emit(op, _integer_lstm(imp, op, units, consts, float(options.CellClip())), (src,), consts)
+        ir_op = Lstm(units, cell_clip=float(options.CellClip()))
+    else:
+        ir_op = _integer_lstm(imp, op, units, consts, float(options.CellClip()))
+    streaming = steps == 1 and all(imp.tensor(imp.input(op, k)).IsVariable() for k in (_LSTM_HIDDEN, _LSTM_CELL))
+    node = imp.emit(op, replace(ir_op, stateful=streaming), (src,), consts)
+    if streaming:  # one step a call: the states carry the sequence across invocations
+        for name, value in zip(("hidden_state", "cell_state"), ir_op.state_buffers(imp.reads_float32(op))):
+            imp.graph.add_state(node, name, value)
+
+
+def _widened_head(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The tensors of a keyword model's head (TFLite Micro's keyword models): the int16 output of a
+    SOFTMAX of int8, and the int32 output of a QUANTIZE of that. Only these may widen an int8 graph
+    (or the int8 part behind an int16 input's QUANTIZE)."""
+    int8, int16, int32 = schema.TensorType.INT8, schema.TensorType.INT16, schema.TensorType.INT32
+    tensors: set[int] = set()
+    for op in operators:
+        if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+            continue
+        source, out = imp.type_of(op.inputs[0]), imp.type_of(op.outputs[0])
+        if (op.name == "SOFTMAX" and (source, out) == (int8, int16)) \
+                or (op.name == "QUANTIZE" and op.inputs[0] in tensors and out == int32):
+            tensors.add(op.outputs[0])
+    return frozenset(tensors)
+
+
+def _widened_quant(imp: _Importer, index: int) -> Quant:
+    """The quantisation of a widened head's tensor (_widened_head): one scale and zero point, in
+    its type's range."""
+    q = imp.tensor(index).Quantization()
+    scales = () if q is None or q.ScaleIsNone() else tuple(float(s) for s in q.ScaleAsNumpy())
+    zeros = () if q is None else _ints(q, "ZeroPoint")
+    if len(scales) != 1 or len(zeros) != 1 or not (isfinite(scales[0]) and scales[0] > 0):
+        raise UserError(f"tensor {index} needs one positive scale and one zero point")
+    return Quant(scales[0], int(zeros[0]))
 
 
 def _time_major_tensors(imp: _Importer, operators: list[Operator]) -> frozenset[int]:

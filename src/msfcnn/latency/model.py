@@ -123,7 +123,8 @@ KERNEL_SOURCE_FAMILIES = {
     "dense.c": ("dense",), "depthwise_conv2d.c": ("depthwise", "depthwise_multiplier"), "depthwise_inplace.c": ("depthwise_inplace",),
     "global_avg_pool.c": ("mean",), "lookup.c": ("logistic", "hard_swish"), "pad.c": ("pad",),
     "pool2d.c": ("avg_pool2d", "max_pool2d"), "requantize.c": ("requantize",), "requantize_s16.c": ("requantize_s16",),
-    "svdf.c": ("svdf",), "softmax.c": ("softmax",),
+    "svdf.c": ("svdf",), "softmax.c": ("softmax",), "softmax_wide.c": ("softmax_wide", "softmax_wide_tflm"),
+    "requantize_wide.c": ("requantize_wide_s16",), "pad_s16.c": ("pad_s16",),
     "transpose.c": ("transpose",), "resize_nearest.c": ("resize_nearest",),
     "channel_slice.c": ("channel_slice",), "channel_gather.c": ("channel_gather",),
     "resize_bilinear.c": ("resize_bilinear",),
@@ -137,6 +138,7 @@ KERNEL_SOURCE_FAMILIES = {
     "conversion.c": ("dequantize", "quantize"), "float_unary.c": ("float_unary",), "hard_sigmoid.c": ("hard_sigmoid",),
     "abs.c": ("abs", "abs_s16"), "lstm.c": ("lstm", "lstm_tflm"), "lstm_cell.c": ("scan",), "gru.c": ("gru",),
     "rnn.c": ("rnn",),
+    "lstm_stateful.c": ("lstm", "lstm_tflm"),
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
 }

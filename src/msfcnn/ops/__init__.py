@@ -54,7 +54,7 @@ def op_facts() -> list[OpFacts]:
 
 # The numerics variants register themselves with the ops they vary (base.numerics_variant): imported
 # here, so that every op finds its variants without its module importing them back.
-from . import add_const_litert, add_litert, depthwise_conv2d_litert, lstm_tflm  # noqa: E402,F401  (isort: skip)
+from . import add_const_litert, add_litert, depthwise_conv2d_litert, lstm_tflm, softmax_tflm  # noqa: E402,F401  (isort: skip)
 
 __all__ = ["Add", "AvgPool2D", "AxisWindow", "CCall", "Pattern", "Conv2D", "Dense", "DepthwiseConv2D", "GlobalAvgPool", "KernelContext",
            "MaxPool2D", "Op", "OpFacts", "op_classes", "op_facts", "Pad", "Requantize", "Reshape", "Shape", "Softmax", "Window"]

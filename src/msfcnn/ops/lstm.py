@@ -4,9 +4,11 @@ converter's STRIDED_SLICE of the last step is folded into the op (`return_sequen
 
 Each step computes four gates, input i, forget f, cell g and output o (TFLite's order), from the
 step's input x and the previous hidden state h: gate = act(W_x x + b + W_h h), act sigmoid (tanh
-for g); then c = f * c + i * g (clipped to +-cell_clip when set) and h = o * tanh(c). The states
-start at zero (TFLite keeps them in variable tensors that it resets to zero; state kept across
-invocations is not modelled here: every run starts from zero states).
+for g); then c = f * c + i * g (clipped to +-cell_clip when set) and h = o * tanh(c). TFLite keeps
+the states in variable tensors, zero (h at its zero point) until the first invocation and then
+kept from one invocation to the next. A `stateful` LSTM does the same: its states are two of the
+graph's state buffers (Graph.states: "hidden_state", "cell_state"), in the arena's persistent
+region. Any other LSTM starts every run from zero states, its states in its workspace.
 
 int8 (TFLite Micro's integer LSTM, TFLite's 8x8_16 kernel): int8 activations and weights (one
 scale per weight tensor), int32 biases, gate pre-activations in int16 Q3.12 (each matmul rescaled
@@ -58,6 +60,13 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
     hidden_zero: int = 0
     litert_hidden_scale: float = 1.0  # int8: LiteRT's requantisation of h (its intermediate 4)
     litert_hidden_zero: int = 0
+    stateful: bool = False  # the states outlive the invocation (Graph.states), not the workspace
+
+    @property
+    def c_kernel(self) -> str:  # type: ignore[override]
+        """A stateful LSTM runs its own entry (kernels/lstm.c), which takes the state pointers beside
+        the plain params: the plain kernels stay as they were calibrated."""
+        return "msf_lstm_stateful" if self.stateful else "msf_lstm"
 
     # ---- the contract ----------------------------------------------------------------------
     def output_shape(self, inputs: list[Shape]) -> Shape:
@@ -69,11 +78,14 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
         return steps * 4 * self.units * (features + self.units)
 
     def describe(self) -> str:
-        return f"lstm {self.units}" + ("" if self.return_sequences else " (last step)")
+        return f"lstm {self.units}" + ("" if self.return_sequences else " (last step)") \
+            + (", state kept" if self.stateful else "")
 
     def workspace_bytes(self, element: str) -> int:
         """The bytes one run needs besides its input and output: the states and one step's four
-        gates (workspace_views)."""
+        gates (workspace_views); a stateful LSTM's states are not in it (Graph.states)."""
+        if self.stateful:
+            return 4 * 4 * self.units if element == "float32" else 8 * self.units + 1
         if element == "float32":
             return 4 * 6 * self.units
         return 11 * self.units + 1
@@ -81,8 +93,13 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
     def workspace_views(self, workspace: np.ndarray, element: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(h, c, gates) in the workspace's bytes, as the C kernel lays them out. float32: h, c and
         the gates in a row (a float arena places buffers at multiples of 4). int8: c and the gates
-        (int16) from the first even address, h (int8) in the last `units` bytes."""
+        (int16) from the first even address, h (int8) in the last `units` bytes. A stateful LSTM's
+        workspace holds the gates alone (h and c are None)."""
         n = self.units
+        if self.stateful:
+            pad = 0 if element == "float32" else workspace.ctypes.data & 1
+            return None, None, workspace[pad:pad + 4 * n * (4 if element == "float32" else 2)].view(
+                np.float32 if element == "float32" else np.int16)
         if element == "float32":
             values = workspace.view(np.float32)
             return values[:n], values[n:2 * n], values[2 * n:]
@@ -130,13 +147,20 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
 
     def run_whole(self, inputs: list[np.ndarray], ctx: KernelContext, workspace: np.ndarray | None) -> np.ndarray:
         """The whole sequence from zero states, the states and gates of each step kept in the
-        `workspace` bytes (the arena's, in the fused executor) as the C kernel keeps them."""
+        `workspace` bytes (the arena's, in the fused executor) as the C kernel keeps them. A
+        stateful LSTM starts from its state buffers (ctx.states: h, c) and leaves its last states
+        there."""
         if workspace is None:
             return self.reference(inputs, ctx)
         steps, features = sequence_shape(inputs[0].shape)
         xs = inputs[0].reshape(steps, features)
         h_view, c_view, gates_view = self.workspace_views(workspace, "float32" if ctx.is_float else "int8")
-        h_view[...], c_view[...] = self.initial_state(ctx)
+        if self.stateful:
+            if len(ctx.states) != 2:
+                raise AssertionError("a stateful LSTM runs with its two state buffers (KernelContext.states)")
+            h_view, c_view = ctx.states
+        else:
+            h_view[...], c_view[...] = self.initial_state(ctx)
         step = self.step_float if ctx.is_float else self.step_int8
         rows = []
         for t in range(steps):
@@ -148,9 +172,14 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
 
     def initial_state(self, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """(h, c) before the first step: zeros (h at its zero point)."""
-        if ctx.is_float:
+        return self.state_buffers(ctx.is_float)
+
+    def state_buffers(self, is_float: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The states' initial values in their element types (float32; int8 h, int16 c): zeros, h at
+        its zero point, as both runtimes reset variable tensors."""
+        if is_float:
             return np.zeros(self.units, np.float32), np.zeros(self.units, np.float32)
-        return np.full(self.units, self.hidden_zero, np.int64), np.zeros(self.units, np.int64)
+        return np.full(self.units, self.hidden_zero, np.int8), np.zeros(self.units, np.int16)
 
     def step_int8(self, x: np.ndarray, state, ctx: KernelContext):
         """One step of the integer LSTM: (h, c) -> (h', c', the four gates' outputs)."""
@@ -246,6 +275,12 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
         }
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
+        plain = self.plain_c_params(ctx, in_shapes, names)
+        if not self.stateful:
+            return plain
+        return f"{{ .op = {plain}, .hidden = {names['hidden_state']}, .cell = {names['cell_state']} }}"
+
+    def plain_c_params(self, ctx, in_shapes, names) -> str:
         steps, features = sequence_shape(in_shapes[0])
         fields = {"steps": steps, "features": features, "units": self.units,
                   "return_sequences": int(self.return_sequences)}

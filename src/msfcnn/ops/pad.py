@@ -12,7 +12,7 @@ from .loop_counts import Counts, KernelRun
 
 
 @dataclass(frozen=True)
-class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
+class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32"})):
     kind = "pad"
     c_kernel = "msf_pad"
     pads: tuple[int, int, int, int]  # top, left, bottom, right

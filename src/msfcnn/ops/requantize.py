@@ -19,9 +19,23 @@ ROUNDING = nx.DOUBLE
 class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16"})):
     kind = "requantize"
     c_kernel = "msf_requantize"
-    # The output's element type when it is not the input's: "int8" from an int16 input (the frontend
-    # makes only those; an int16 -> int16 rescale is refused).
+    # The output's element type when it is not the input's: "int8" from an int16 input, or "int32"
+    # from the int16 output of a keyword model's SOFTMAX (an int16 -> int16 rescale is refused).
     output_type: str | None = None
+
+    @property
+    def c_kernel(self) -> str:  # type: ignore[override]
+        """int16 to int32 runs its own kernel (requantize_wide.c)."""
+        return "msf_requantize_wide" if self.output_type == "int32" else "msf_requantize"
+
+    def latency_family(self, kernel) -> str:
+        """int16 to int32 (requantize_wide.c) is a kernel of its own: "requantize_wide_s16"."""
+        return "requantize_wide_s16" if self.output_type == "int32" else super().latency_family(kernel)
+
+    @classmethod
+    def latency_families(cls, kernel) -> tuple[str, ...]:
+        own = super().latency_families(kernel)
+        return own + ("requantize_wide_s16",) if kernel.wide else own
 
     def output_element(self, input_element: str) -> str:
         return self.output_type or input_element
@@ -33,6 +47,8 @@ class Requantize(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
         in_q, out_q = ctx.input_quant[0], ctx.output_quant
         mult, shift = requantize_multiplier(in_q, out_q)
         out = nx.multiply_by_quantized_multiplier(x.astype(np.int64) - in_q.zero_point, mult, shift, ROUNDING)
+        if self.output_type == "int32":  # saturated to int32 (out + zero point: int32 in the runtimes)
+            return np.clip(out + out_q.zero_point, nx.INT32_MIN, nx.INT32_MAX).astype(np.int32)
         return np.clip(out + out_q.zero_point, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
 
     def describe(self) -> str:

@@ -1,4 +1,16 @@
-"""SOFTMAX over the last axis; its cost is not counted in MACs."""
+"""SOFTMAX over the last axis; its cost is not counted in MACs.
+
+int8 to int16 (the head of TFLite Micro's keyword models: output scale 1/65536, zero point -32768)
+is a kernel of its own (`output_type` "int16", C `msf_softmax_wide_s8`), and the runtimes differ:
+
+- LiteRT runs its int8 kernel's arithmetic (the float32 exp table) and saturates to int16;
+- TFLite Micro runs TFLite's reference integer SOFTMAX: max - x rescaled (by beta x input scale,
+  as a multiplier greater than one) into a Q5.26 number, its exp in gemmlowp's 32-bit fixed point
+  (Q0.31), the sum in Q12.19, one reciprocal per row (its leading zeros, then 1 / (1 + x) by three
+  Newton-Raphson steps), each exp times it shifted right (rounding) to 16 bits, minus 32768.
+  Differences below the input radius (diff_min) give -32768 and stay out of the sum. max - x takes
+  256 values, so the exps are a table computed at load time (`tflm_exp_table`).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +20,13 @@ from functools import lru_cache
 import numpy as np
 
 from .. import numerics as nx
-from .base import CCall, KernelContext, Pattern, ValueMap, c_struct
+from .base import CCall, KernelContext, Pattern, ValueMap, c_struct, in_numerics
+from .loop_counts import KernelBuild
 from .logistic import expf
+from .tanh import _exp_on_negative, _mul, _rounding_half_sum, _shift_left
+
+SCALED_DIFF_INTEGER_BITS = 5  # TFLite's reference int8 SOFTMAX: max - x as a Q5.26 number
+ACCUMULATION_INTEGER_BITS = 12  # ... and the sum of the exps as a Q12.19 one
 
 
 @dataclass(frozen=True)
@@ -18,9 +35,38 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
     kind = "softmax"
     c_kernel = "msf_softmax"
     beta: float = 1.0
+    output_type: str | None = None  # "int16" from an int8 input; None: the input's type
+
+    @property
+    def c_kernel(self) -> str:  # type: ignore[override]
+        """int8 to int16 runs its own entry (kernels/softmax_wide.c): the int8 kernel stays as it was."""
+        return "msf_softmax" if self.output_type is None else "msf_softmax_wide"
+
+    def output_element(self, input_element: str) -> str:
+        return self.output_type or input_element
+
+    def describe(self) -> str:
+        return "softmax" if self.output_type is None else f"softmax to {self.output_type}"
+
+    def latency_family(self, kernel: KernelBuild) -> str:
+        """int8 to int16 (LiteRT's arithmetic) is a kernel of its own: "softmax_wide"."""
+        return "softmax_wide" if self.output_type is not None and self.kernel_family is None \
+            else super().latency_family(kernel)
+
+    @classmethod
+    def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
+        own = super().latency_families(kernel)
+        return own + ("softmax_wide",) if kernel.element == "int8" and cls.kernel_family is None else own
+
+    def for_numerics(self, ctx: KernelContext, shape) -> "Softmax":
+        return in_numerics(Softmax, self, ctx, shape)
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
+        if self.output_type is not None:
+            if ctx.numerics == nx.TFLM:
+                return _softmax_tflm_int16(x, tflm_exp_table(ctx.input_quant[0].scale, self.beta))
+            return _softmax_int8(x, ctx.input_quant[0].scale, self.beta, ctx.output_quant, np.int16)
         if ctx.is_float:
             z = (x.astype(np.float32) - x.max(axis=-1, keepdims=True)) * np.float32(self.beta)
             e = np.exp(z)
@@ -30,6 +76,8 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         return _softmax_int8(x, ctx.input_quant[0].scale, self.beta, ctx.output_quant)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
+        if self.output_type is not None and ctx.numerics == nx.TFLM:
+            return {"exp_fixed": tflm_exp_table(ctx.input_quant[0].scale, self.beta)}
         if ctx.is_int16:
             return dict(zip(("exp_lut", "reciprocal_lut"), int16_luts(ctx.numerics)))
         return {} if ctx.is_float else {"exp_table": _exp_table(ctx.input_quant[0].scale, self.beta)}
@@ -43,6 +91,10 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
             mult, shift = int16_input_multiplier(ctx.input_quant[0].scale, self.beta)
             return c_struct({"depth": depth, "outer": outer, "input_mult": mult, "input_shift": shift,
                              "exp_lut": names["exp_lut"], "reciprocal_lut": names["reciprocal_lut"]})
+        if self.output_type is not None:
+            return c_struct({"depth": depth, "outer": outer, "tflm": int(ctx.numerics == nx.TFLM),
+                             "output_offset": ctx.output_quant.zero_point, "output_scale": ctx.output_quant.scale,
+                             "exp_table": names.get("exp_table"), "exp_fixed": names.get("exp_fixed")})
         return c_struct({"depth": depth, "outer": outer, "output_offset": ctx.output_quant.zero_point,
                          "output_scale": ctx.output_quant.scale, "exp_table": names["exp_table"]})
 
@@ -57,9 +109,10 @@ def _exp_table(input_scale: float, beta: float) -> np.ndarray:
     return np.exp(arguments.astype(np.float64)).astype(np.float32)
 
 
-def _softmax_int8(x: np.ndarray, input_scale: float, beta: float, out_q) -> np.ndarray:
+def _softmax_int8(x: np.ndarray, input_scale: float, beta: float, out_q, out_type: type = np.int8) -> np.ndarray:
     """The interpreter's int8 SOFTMAX (optimized_ops::Softmax): a 256-entry float32 exp table
-    indexed by max - x, a float32 sum taken element by element, and std::round to the output."""
+    indexed by max - x, a float32 sum taken element by element, and std::round to the output
+    (int8, or int16 from LiteRT's int8 -> int16 kernel, the same template)."""
     rows = x.reshape(-1, x.shape[-1]).astype(np.int32)
     table = _exp_table(input_scale, beta)
     exps = table[rows.max(axis=1, keepdims=True) - rows]
@@ -69,7 +122,74 @@ def _softmax_int8(x: np.ndarray, input_scale: float, beta: float, out_q) -> np.n
     inv = np.float32(1.0) / (total * np.float32(out_q.scale))
     prob = exps * inv[:, None]
     out = nx.round_half_away(prob) + out_q.zero_point
-    return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8).reshape(x.shape)
+    info = np.iinfo(out_type)
+    return np.clip(out, info.min, info.max).astype(out_type).reshape(x.shape)
+
+
+# ---- int8 to int16 under TFLite Micro: TFLite's reference integer SOFTMAX -----------------------
+@lru_cache(maxsize=64)
+def _tflm_exp_table(input_scale: float, beta: float) -> tuple[int, ...]:
+    multiplier, left_shift = _preprocess_softmax_scaling(beta, input_scale)
+    diff_min = -_input_radius(left_shift)
+    table = []
+    for d in range(256):
+        if -d < diff_min:
+            table.append(0)  # below the input radius: out of the sum, output -32768
+            continue
+        rescaled = _mul(-d * (1 << left_shift), multiplier)  # MultiplyByQuantizedMultiplierGreaterThanOne
+        table.append(_exp_on_negative(rescaled, SCALED_DIFF_INTEGER_BITS))
+    return tuple(table)
+
+
+def tflm_exp_table(input_scale: float, beta: float) -> np.ndarray:
+    """exp(-(d x beta x input scale)) in Q0.31 for d = max - x in 0..255, as TFLite's reference
+    int8 SOFTMAX computes it (0 beyond the input radius, where it writes -32768 instead). An exp is
+    never 0 inside the radius (the smallest is exp(-32) x 2^31 > 0)."""
+    return np.array(_tflm_exp_table(float(np.float32(input_scale)), float(np.float32(beta))), np.int32)
+
+
+def _preprocess_softmax_scaling(beta: float, input_scale: float) -> tuple[int, int]:
+    """TFLite's PreprocessSoftmaxScaling: beta x input scale x 2^26 in double, capped at 2^31 - 1,
+    as a multiplier greater than one (multiplier, left shift)."""
+    real = min(beta * input_scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)), float((1 << 31) - 1))
+    multiplier, shift = nx.quantize_multiplier(real)
+    return multiplier, shift
+
+
+def _input_radius(left_shift: int) -> int:
+    """TFLite's CalculateInputRadius(5, left_shift): the largest |max - x| the kernel exponentiates."""
+    bits = SCALED_DIFF_INTEGER_BITS
+    return int(np.floor(((1 << bits) - 1) * float(1 << (31 - bits)) / float(1 << left_shift)))
+
+
+def _one_over_one_plus_x(a: int) -> int:
+    """gemmlowp's 1 / (1 + a) for a in [0, 1), Q0.31 in and out, by three Newton-Raphson steps in Q2.29."""
+    half_denominator = _rounding_half_sum(a, nx.INT32_MAX)
+    x = (1515870810 + _mul(half_denominator, -1010580540) + (1 << 31)) % (1 << 32) - (1 << 31)
+    for _ in range(3):
+        error = ((1 << 29) - _mul(half_denominator, x) + (1 << 31)) % (1 << 32) - (1 << 31)
+        x = (x + _shift_left(_mul(x, error), 2) + (1 << 31)) % (1 << 32) - (1 << 31)
+    return _shift_left(x, 1)
+
+
+def _softmax_tflm_int16(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty(rows.shape, np.int16)
+    for r, row in enumerate(rows):
+        exps = [int(table[d]) for d in (row.max() - row)]
+        # the sum in Q12.19 (gemmlowp's Rescale: a rounding shift), then GetReciprocal: the sum
+        # shifted up to its leading one, the one dropped, 1 / (1 + the rest)
+        total = sum(int(nx.rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS)) for e in exps if e)
+        headroom = 32 - total.bit_length()  # leading zeros of the positive sum
+        bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom
+        scale = _one_over_one_plus_x(((total << headroom) & 0xFFFFFFFF) - (1 << 31))
+        for c, e in enumerate(exps):
+            if not e:
+                out[r, c] = nx.INT16_MIN
+                continue
+            value = int(nx.rounding_divide_by_pot(_mul(scale, e), bits_over_unit + 31 - 16)) - 32768
+            out[r, c] = min(max(value, nx.INT16_MIN), nx.INT16_MAX)
+    return out.reshape(x.shape)
 
 
 # ---- 16x8: TFLite's int16 SOFTMAX (reference_ops::SoftmaxInt16) --------------------------------
