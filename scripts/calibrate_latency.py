@@ -43,6 +43,12 @@ from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
 DSP_TARGETS = {"cortex-m4", "cortex-m7"}
+# Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
+# change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU... and the depthwise
+# multiplier on their unfused blocks, which a fit over fused blocks gets wrong per pixel and per
+# value; on DSP cores, CONV_2D's gathering kernel on every block that runs it.
+SWEEP_ALONE = ("logistic", "depthwise_multiplier")
+SWEEP_RUNNING = ("conv_gather",)
 MAX_MACS = 20_000_000
 
 
@@ -660,6 +666,11 @@ def main() -> None:
                         "convolutions (windows_network; --float: float32, --int16: windows16_network; to --samples, "
                         "default build/latency/TARGET-windows[-f32|-s16].jsonl) and fit only their kernels' "
                         "coefficients (on the three files), keeping every stored one")
+    parser.add_argument("--sweep", action="store_true", help="measure networks of the windows the other networks "
+                        "leave ill-determined (calibration.sweep_network: depth multipliers over windows of more than "
+                        "25 taps, 1 x k convolutions on lines; to --samples, default build/latency/TARGET-sweep.jsonl) "
+                        "and fit the families of SWEEP_FAMILIES again on every stored measurement, keeping every other "
+                        "coefficient")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -680,6 +691,8 @@ def main() -> None:
                                     if args.cover else files[2 if args.inplace else int(args.float)])
     if args.svdf:
         samples_path = args.samples or folder / f"{args.target}-svdf.jsonl"
+    if args.sweep:
+        samples_path = args.samples or folder / f"{args.target}-sweep.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if args.svdf:  # its own fit, on top of every stored coefficient (none of the other fits sees its files)
         if not args.refit:
@@ -694,10 +707,11 @@ def main() -> None:
                 calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
                 abs_network if args.cover and args.abs else lstm_network if args.cover and args.lstm else
-                partial(calibration.cover_network, float32=args.float) if args.cover else None)
+                partial(calibration.cover_network, float32=args.float) if args.cover else
+                calibration.sweep_network if args.sweep else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
-                "inplace" if args.inplace else "cover" if args.cover or args.windows else "all",
+                "inplace" if args.inplace else "cover" if args.cover or args.windows or args.sweep else "all",
                 make)
     dsp = args.target in DSP_TARGETS
 
@@ -705,6 +719,11 @@ def main() -> None:
         return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
                 for s in load_samples(path, dsp)]
 
+    # every measurement of the target, for the SWEEP_ families' fit (the last one of every run)
+    every_file = sorted({*files, *ops_files, *cover_files, *windows_files, folder / f"{args.target}-sweep.jsonl"})
+    if args.sweep:  # every stored coefficient stays; the SWEEP_ families' are fitted again on top
+        _write(_sweep_refit(_stored(args.target, ("sweep",)), samples_of(every_file, True), dsp), args.target, args.also)
+        return
     if args.lstm:  # every stored coefficient stays; the LSTM kernels' are fitted on top of them
         lstm_files = cover_files[6:]
         model = calibration.fit(samples_of(lstm_files, True), args.target, dsp, fixed=_stored(args.target, ("lstm",)),
@@ -728,7 +747,15 @@ def main() -> None:
         model = calibration.fit(cover_samples, args.target, dsp, fixed=model, key="coverage")
     if windows_samples:  # and the dilated and transposed convolutions' on top of everything
         model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
-    _write(model, args.target, args.also)
+    _write(_sweep_refit(model, samples_of(every_file, False), dsp), args.target, args.also)
+
+
+def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
+    """`model` with SWEEP_RUNNING's coefficients fitted again on every block that runs them (on DSP
+    cores), then SWEEP_ALONE's on their unfused blocks (calibration.refit)."""
+    if dsp:
+        model = calibration.refit(samples, model, SWEEP_RUNNING, "sweep")
+    return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
 
 
 def _write(model: LatencyModel, target: str, also: list[str]) -> None:
