@@ -46,9 +46,10 @@ DSP_TARGETS = {"cortex-m4", "cortex-m7"}
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
 # change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU... and the depthwise
 # multiplier on their unfused blocks, which a fit over fused blocks gets wrong per pixel and per
-# value; on DSP cores, CONV_2D's gathering kernel on every block that runs it.
+# value; on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
+# ring) on every block that runs it, its other coefficients (the built-in models') kept.
 SWEEP_ALONE = ("logistic", "depthwise_multiplier")
-SWEEP_RUNNING = ("conv_gather",)
+SWEEP_NEW = ("conv_gather",)
 MAX_MACS = 20_000_000
 
 
@@ -751,10 +752,10 @@ def main() -> None:
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
-    """`model` with SWEEP_RUNNING's coefficients fitted again on every block that runs them (on DSP
-    cores), then SWEEP_ALONE's on their unfused blocks (calibration.refit)."""
+    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores), then
+    SWEEP_ALONE's coefficients again on their unfused blocks (calibration.refit)."""
     if dsp:
-        model = calibration.refit(samples, model, SWEEP_RUNNING, "sweep")
+        model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
     return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
 
 

@@ -409,16 +409,19 @@ def alone(samples: list[Sample], family: str) -> list[Sample]:
     return [s for s in samples if {name.split(":")[0] for name, v in s.features.items() if v} - BOOKKEEPING == {family}]
 
 
-def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_alone: bool = False) -> LatencyModel:
+def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_alone: bool = False,
+          only_new: bool = False) -> LatencyModel:
     """`model` with the coefficients of `families` fitted again on top of every other coefficient,
     on the blocks of `samples` that run them, or (`only_alone`) on their unfused blocks. A fit over
     fused blocks mixes a kernel's cost per pixel and per value with the errors of the kernels and
     loops fused with it; on its own blocks a kernel whose cost does not depend on its values (a
-    table lookup, a window's gathering) is determined exactly. Counts that none of these blocks
-    has keep their coefficients."""
+    table lookup) is determined exactly. Counts that none of these blocks has keep their
+    coefficients; with `only_new`, so do all those that have one (only the families' new counts
+    are fitted, and no prediction without them moves)."""
     runs = ([s for family in families for s in alone(samples, family)] if only_alone else
             [s for s in samples if any(v and name.split(":")[0] in families for name, v in s.features.items())])
-    refitted = {name for s in runs for name, v in s.features.items() if v and name.split(":")[0] in families}
+    refitted = {name for s in runs for name, v in s.features.items() if v and name.split(":")[0] in families
+                and not (only_new and name in model.coefficients)}
     fixed = LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in refitted},
                          model.kernel_digests, {k: v for k, v in model.calibration.items() if k != key})
     # (counts of other families that have no coefficient stay without one: only `families` are fitted)
