@@ -44,11 +44,12 @@ from msfcnn.tensors import random_input
 
 DSP_TARGETS = {"cortex-m4", "cortex-m7"}
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
-# change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU... and the depthwise
-# multiplier on their unfused blocks, which a fit over fused blocks gets wrong per pixel and per
-# value; on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
+# change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
+# multiplier, ABS and PRELU on their unfused blocks, which a fit over fused blocks gets wrong per
+# pixel and per value (ABS's and PRELU's costs also depend on their values' signs, which no count
+# sees); on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
 # ring) on every block that runs it, its other coefficients (the built-in models') kept.
-SWEEP_ALONE = ("logistic", "depthwise_multiplier")
+SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu")
 SWEEP_NEW = ("conv_gather",)
 MAX_MACS = 20_000_000
 
