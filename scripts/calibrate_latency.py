@@ -5,6 +5,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --cover [--float | --int16 | --uint8 | --islands | --abs]
     python scripts/calibrate_latency.py --target cortex-m4 --cover --lstm [--float]
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
+    python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
