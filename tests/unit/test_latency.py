@@ -22,7 +22,7 @@ from msfcnn.latency.features import BlockCounter, _Profile
 from msfcnn.ops import CCall
 from msfcnn.planner import Planner
 from msfcnn.schedule import loop_kinds, schedule_plan
-from msfcnn.schedule.lowered import Channels, Whole
+from msfcnn.schedule.lowered import Channels, Stream, Whole
 
 
 def test_window_profile_counts_in_bounds_taps():
@@ -97,11 +97,14 @@ def test_block_counts_are_the_executors_kernel_calls(monkeypatch, doc, seed, dsp
     counter = BlockCounter(graph, dsp)
     region_ops = [t for t in range(len(graph)) if graph.nodes[t].op.c_call is CCall.REGION]
     families = {counter.op(t).family for t in region_ops}
+    # a call in a column stream reads its input from that stream's column ring
+    ring = {t: counter.op(t).ring_of(b) if isinstance(b.loops, Stream) and b.loops.axis == 1 else 0
+            for b in schedule.blocks for t in range(b.first, b.last + 1)}
     expected = Counter()
     with monkeypatch.context() as patch:
         for t, *region in _executor_calls(schedule, patch):
             if t in region_ops:
-                expected.update(counter.call(t, *region))
+                expected.update(counter.call(t, *region, ring[t]))
     counted = Counter()
     for block in schedule.blocks:
         counted.update(counter.block(block))
