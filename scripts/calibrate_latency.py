@@ -8,6 +8,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --keyword | --pad16
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
+    python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -46,6 +47,14 @@ from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
 DSP_TARGETS = {"cortex-m4", "cortex-m7"}
+# Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
+# change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
+# multiplier, ABS and PRELU on their unfused blocks, which a fit over fused blocks gets wrong per
+# pixel and per value (ABS's and PRELU's costs also depend on their values' signs, which no count
+# sees); on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
+# ring) on every block that runs it, its other coefficients (the built-in models') kept.
+SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu")
+SWEEP_NEW = ("conv_gather",)
 MAX_MACS = 20_000_000
 
 
@@ -796,6 +805,11 @@ def main() -> None:
                         "convolutions (windows_network; --float: float32, --int16: windows16_network; to --samples, "
                         "default build/latency/TARGET-windows[-f32|-s16].jsonl) and fit only their kernels' "
                         "coefficients (on the three files), keeping every stored one")
+    parser.add_argument("--sweep", action="store_true", help="measure networks of the windows the other networks "
+                        "leave ill-determined (calibration.sweep_network: depth multipliers over windows of more than "
+                        "25 taps, 1 x k convolutions on lines; to --samples, default build/latency/TARGET-sweep.jsonl) "
+                        "and fit the families of SWEEP_FAMILIES again on every stored measurement, keeping every other "
+                        "coefficient")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -818,6 +832,8 @@ def main() -> None:
                else "pad16" if args.pad16 else None)
     if own_fit:
         samples_path = args.samples or folder / f"{args.target}-{own_fit}.jsonl"
+    if args.sweep:
+        samples_path = args.samples or folder / f"{args.target}-sweep.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
@@ -848,10 +864,11 @@ def main() -> None:
                 calibration.op_network if args.ops else int16_network if args.cover and args.int16 else
                 uint8_network if args.cover and args.uint8 else island_network if args.cover and args.islands else
                 abs_network if args.cover and args.abs else lstm_network if args.cover and args.lstm else
-                partial(calibration.cover_network, float32=args.float) if args.cover else None)
+                partial(calibration.cover_network, float32=args.float) if args.cover else
+                calibration.sweep_network if args.sweep else None)
         measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
-                "inplace" if args.inplace else "cover" if args.cover or args.windows else "all",
+                "inplace" if args.inplace else "cover" if args.cover or args.windows or args.sweep else "all",
                 make)
     dsp = args.target in DSP_TARGETS
 
@@ -859,6 +876,11 @@ def main() -> None:
         return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
                 for s in load_samples(path, dsp)]
 
+    # every measurement of the target, for the SWEEP_ families' fit (the last one of every run)
+    every_file = sorted({*files, *ops_files, *cover_files, *windows_files, folder / f"{args.target}-sweep.jsonl"})
+    if args.sweep:  # every stored coefficient stays; the SWEEP_ families' are fitted again on top
+        _write(_sweep_refit(_stored(args.target, ("sweep",)), samples_of(every_file, True), dsp), args.target, args.also)
+        return
     if args.lstm:  # every stored coefficient stays; the LSTM kernels' are fitted on top of them
         lstm_files = cover_files[6:]
         model = calibration.fit(samples_of(lstm_files, True), args.target, dsp, fixed=_stored(args.target, ("lstm",)),
@@ -882,7 +904,15 @@ def main() -> None:
         model = calibration.fit(cover_samples, args.target, dsp, fixed=model, key="coverage")
     if windows_samples:  # and the dilated and transposed convolutions' on top of everything
         model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
-    _write(model, args.target, args.also)
+    _write(_sweep_refit(model, samples_of(every_file, False), dsp), args.target, args.also)
+
+
+def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
+    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores), then
+    SWEEP_ALONE's coefficients again on their unfused blocks (calibration.refit)."""
+    if dsp:
+        model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
+    return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
 
 
 def _write(model: LatencyModel, target: str, also: list[str]) -> None:

@@ -22,7 +22,7 @@ from msfcnn.latency.features import BlockCounter, _Profile
 from msfcnn.ops import CCall
 from msfcnn.planner import Planner
 from msfcnn.schedule import loop_kinds, schedule_plan
-from msfcnn.schedule.lowered import Channels, Whole
+from msfcnn.schedule.lowered import Channels, Stream, Whole
 
 
 def test_window_profile_counts_in_bounds_taps():
@@ -97,11 +97,14 @@ def test_block_counts_are_the_executors_kernel_calls(monkeypatch, doc, seed, dsp
     counter = BlockCounter(graph, dsp)
     region_ops = [t for t in range(len(graph)) if graph.nodes[t].op.c_call is CCall.REGION]
     families = {counter.op(t).family for t in region_ops}
+    # a call in a column stream reads its input from that stream's column ring
+    ring = {t: counter.op(t).ring_of(b) if isinstance(b.loops, Stream) and b.loops.axis == 1 else 0
+            for b in schedule.blocks for t in range(b.first, b.last + 1)}
     expected = Counter()
     with monkeypatch.context() as patch:
         for t, *region in _executor_calls(schedule, patch):
             if t in region_ops:
-                expected.update(counter.call(t, *region))
+                expected.update(counter.call(t, *region, ring[t]))
     counted = Counter()
     for block in schedule.blocks:
         counted.update(counter.block(block))
@@ -264,3 +267,65 @@ def test_op_networks_run_every_int8_kernel_with_a_source_of_its_own():
              "maximum_const", "minimum_const", "prelu"}
     assert later <= ran
     assert ran <= {family for families in KERNEL_SOURCE_FAMILIES.values() for family in families}
+
+
+def test_a_window_that_wraps_its_column_ring_is_gathered_tap_by_tap():
+    """In a column stream the input of a convolution keeps `ring` columns, column c at c % ring
+    (kernels/conv2d.c, gather_patch): a whole window is copied kernel row by kernel row only when
+    its columns do not wrap the ring; otherwise each kernel row is copied tap by tap. Brute force
+    over every column of a 3x3 SAME convolution on 5 x 9 x 4, rings of 3 to 5 columns."""
+    graph = _graph([{"op": "conv2d", "filters": 6, "kernel": 3, "padding": "same"}], (5, 9, 4))
+    counter = BlockCounter(graph, dsp=True)
+    for ring in (3, 4, 5):
+        fast = slow = wrapped_taps = 0
+        for c in range(9):
+            f = counter.call(0, 0, 5, c, c + 1, ring)
+            fast += f["conv_gather:gather_fast_row"] // 3
+            slow += f["conv_gather:gather_slow"]
+            wrapped_taps += f["conv_gather:gather_wrapped_tap"]
+        expected = Counter()
+        for r in range(5):
+            for c in range(9):
+                rows = [y for y in range(r - 1, r + 2) if 0 <= y < 5]
+                cols = [x for x in range(c - 1, c + 2) if 0 <= x < 9]
+                wraps = cols[0] % ring + len(cols) > ring
+                expected["fast" if len(rows) == len(cols) == 3 and not wraps else "slow"] += 1
+                expected["wrapped_taps"] += len(rows) * len(cols) if wraps else 0
+        assert (fast, slow, wrapped_taps) == (expected["fast"], expected["slow"], expected["wrapped_taps"])
+    # without a ring (a whole input) every whole window takes the fast copy
+    assert counter.call(0, 0, 5, 0, 9)["conv_gather:gather_fast_row"] == 3 * 3 * 7
+
+
+def test_a_depth_multiplier_over_a_large_window_counts_its_batches():
+    """window.c gathers a window of more than MSF_MAX_RUNS (25) taps a batch at a time, again for
+    every block of channels, and each batch's accumulate call runs its loop over the block's
+    channels: one output pixel of a 10 x 8 VALID window, multiplier 8, on one channel."""
+    graph = _graph([{"op": "depthwise_conv2d", "kernel": [10, 8], "depth_multiplier": 8}], (10, 8, 1))
+    f = BlockCounter(graph, dsp=True).call(0, 0, 1, 0, 1)
+    assert f["depthwise_multiplier:batched_pixel"] == 1 and f["depthwise_multiplier:batched_block"] == 1
+    assert f["depthwise_multiplier:batched_gather_tap"] == 80 and f["depthwise_multiplier:batched_gather_row"] == 10
+    assert f["depthwise_multiplier:batched_call"] == 3  # 4 batches of runs: 3 accumulate calls before the last
+    assert f["depthwise_multiplier:batched_call_output"] == 3 * 8
+    assert f["depthwise_multiplier:tap"] == 80 - (80 - 25)  # the first gather stops at a full batch
+
+
+def test_a_family_refitted_on_its_unfused_blocks():
+    """calibration.refit(only_alone=True) fits a family again on the blocks that run it alone (5
+    per call, 47 per pixel, 9 per value, by hand), whatever the fused blocks it also runs in say,
+    and keeps every other coefficient; a count of another family without a coefficient gets none."""
+    from msfcnn.latency.calibration import Sample, refit
+
+    model = latency.LatencyModel("cortex-m4", True, {"conv_direct:call": 3.0, "conv_direct:pixel": 2.0,
+                                                     "logistic:call": 41.0, "logistic:pixel": 42.0,
+                                                     "logistic:output": 9.07}, {})
+    alone = [Sample(Counter({"block:call": 1, "logistic:call": 1, "logistic:pixel": p, "logistic:output": o}),
+                    5 + 47 * p + 9 * o, "alone") for p, o in [(1, 4), (20, 20), (256, 256), (16, 480), (3, 90)]]
+    fused = [Sample(Counter({"conv_direct:call": 1, "conv_direct:pixel": 9, "logistic:call": 1, "logistic:pixel": 9,
+                             "logistic:output": 90, "depthwise:batched_gather_row": 4}), 5000, "fused")]
+    new = refit(alone + fused, model, ("logistic",), "sweep_alone", only_alone=True)
+    assert new.coefficients["logistic:call"] == pytest.approx(5.0, abs=1e-6)
+    assert new.coefficients["logistic:pixel"] == pytest.approx(47.0)
+    assert new.coefficients["logistic:output"] == pytest.approx(9.0)
+    assert {k: v for k, v in new.coefficients.items() if not k.startswith("logistic")} == {
+        "conv_direct:call": 3.0, "conv_direct:pixel": 2.0}
+    assert new.calibration["sweep_alone"]["samples"] == len(alone)

@@ -270,6 +270,33 @@ def cover_network(seed: int, float32: bool = False) -> dict:
     return {**doc, "litert_adds": True} if not float32 and rng.random() < 0.35 else doc
 
 
+# ---- windows the other networks leave ill-determined (`--sweep`) ---------------------------------
+# Windows of more taps than MSF_MAX_RUNS (25), which window.c gathers a batch at a time.
+_LARGE_WINDOWS = [(5, 6), (6, 5), (6, 6), (7, 7), (10, 8), (8, 10), (9, 4), (4, 9), (10, 4)]
+
+
+def sweep_network(seed: int) -> dict:
+    """A random layer list (seeded) of one window layer on a small input, then a 1x1 convolution:
+    a depthwise convolution with a depth multiplier (2 to 8) over a window of more than 25 taps on 1
+    to 4 channels, as TFLite Micro's micro_speech runs (10 x 8, multiplier 8), which no other
+    network draws; or a 1 x k convolution on a line of 1 to 16 channels, whose streamed plans call
+    the kernel on one pixel at a time (the one-pixel path of the paired DSP loop)."""
+    rng = random.Random(seed * 11 + 5)
+    if rng.random() < 0.6:
+        c = rng.randint(1, 4)
+        kh, kw = rng.choice(_LARGE_WINDOWS)
+        h, w = rng.randint(kh, 24), rng.randint(kw, 24)
+        layer = {"op": "depthwise_conv2d", "kernel": [kh, kw], "stride": rng.choice([1, 2, 2]),
+                 "padding": rng.choice(["same", "same", "valid"]), "depth_multiplier": rng.choice([2, 3, 4, 8]),
+                 "act": "relu"}
+    else:
+        c, h, w = rng.randint(1, 16), 1, rng.randint(16, 64)
+        layer = {"op": "conv2d", "filters": rng.randint(1, 24), "kernel": [1, rng.choice([3, 5, 7])],
+                 "stride": rng.choice([1, 1, 2]), "padding": rng.choice(["same", "valid"]), "act": "relu"}
+    layers = [layer, {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
 def graph_of(doc: dict, dtype: str = "int8", build=graph_from_layer_list) -> Graph | None:
     """The layer list's graph with random int8 (or float32) weights, or None when its shapes do
     not work out. `build`: the layer list's reader (the calibration script's knows layers the
@@ -370,6 +397,38 @@ def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | Non
            if name in KERNEL_SOURCE_FAMILIES}
     return LatencyModel(target, dsp, coefficients, {**fixed.kernel_digests, **own},
                         {**fixed.calibration, key: {**stats, "fitted": names}})
+
+
+# Count families of msfcnn_invoke's and a block's own loops, not of a kernel.
+BOOKKEEPING = frozenset({"block", "invoke"})
+
+
+def alone(samples: list[Sample], family: str) -> list[Sample]:
+    """The samples of unfused blocks of `family`'s kernel: blocks that run it and no other kernel
+    nor a scheme's loops."""
+    return [s for s in samples if {name.split(":")[0] for name, v in s.features.items() if v} - BOOKKEEPING == {family}]
+
+
+def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_alone: bool = False,
+          only_new: bool = False) -> LatencyModel:
+    """`model` with the coefficients of `families` fitted again on top of every other coefficient,
+    on the blocks of `samples` that run them, or (`only_alone`) on their unfused blocks. A fit over
+    fused blocks mixes a kernel's cost per pixel and per value with the errors of the kernels and
+    loops fused with it; on its own blocks a kernel whose cost does not depend on its values (a
+    table lookup) is determined exactly. Counts that none of these blocks has keep their
+    coefficients; with `only_new`, so do all those that have one (only the families' new counts
+    are fitted, and no prediction without them moves)."""
+    runs = ([s for family in families for s in alone(samples, family)] if only_alone else
+            [s for s in samples if any(v and name.split(":")[0] in families for name, v in s.features.items())])
+    refitted = {name for s in runs for name, v in s.features.items() if v and name.split(":")[0] in families
+                and not (only_new and name in model.coefficients)}
+    fixed = LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in refitted},
+                         model.kernel_digests, {k: v for k, v in model.calibration.items() if k != key})
+    # (counts of other families that have no coefficient stay without one: only `families` are fitted)
+    runs = [Sample(Counter({name: v for name, v in s.features.items()
+                            if name in fixed.coefficients or name.split(":")[0] in families}), s.instructions, s.where)
+            for s in runs]
+    return fit(runs, model.target, model.dsp, fixed=fixed, key=key)
 
 
 def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str) -> list[Sample]:

@@ -77,6 +77,7 @@ class _Op:
         node = graph.nodes[t]
         self.index = t
         self.op = node.op
+        self.node_inputs = node.inputs
         self.shape = graph.shape_of(t)
         self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
         self.float = graph.kernel_element(t).is_float
@@ -107,23 +108,33 @@ class _Op:
         self.stage, self.fast_channels = _output_stage(graph, t)
         self.parts = self.op.channel_parts(self.shape[-1])
 
-    def axis_key(self, axis: int, lo: int, hi: int) -> tuple:
+    def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
-        if self.profiles is None or self.positional or hi <= lo:
+        if self.profiles is None or self.positional or hi <= lo or (ring and axis == 1):
             return (lo, hi)
         return (hi - lo, *self.profiles[axis].sums(lo, hi))
 
-    def region_key(self, r0: int, r1: int, c0: int, c1: int) -> tuple:
+    def region_key(self, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on: the region's size and the clipping of its windows
-        (its position only through them, unless some windows hold several batches of runs)."""
+        (its position only through them, unless some windows hold several batches of runs or
+        may wrap the input's column ring)."""
+        if ring:
+            return (self.index, r0, r1, c0, c1, ring)
         if self.profiles is None or self.positional:
             return (self.index, r0, r1, c0, c1)
         if r1 <= r0 or c1 <= c0:
             return (self.index, 0, 0, 0, 0)
         return (self.index, r1 - r0, c1 - c0, *self.profiles[0].sums(r0, r1), *self.profiles[1].sums(c0, c1))
 
-    def region(self, r0: int, r1: int, c0: int, c1: int) -> Features:
-        """The counts of one kernel call over output rows r0..r1, columns c0..c1."""
+    def ring_of(self, block: LoweredBlock) -> int:
+        """The column ring the op's input is stored in within a column stream of `block`, where
+        its kernel's counts depend on it (Op.counts_by_ring); else 0."""
+        source = self.node_inputs[0] if self.node_inputs else -1
+        return block.rings.get(source, 0) if self.op.counts_by_ring and source >= block.first else 0
+
+    def region(self, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Features:
+        """The counts of one kernel call over output rows r0..r1, columns c0..c1 (`ring`: the
+        input's column ring, Op.counts_by_ring)."""
         f = Counter()
         fam = self.family
         f[f"{fam}:call"] += len(self.parts)
@@ -143,17 +154,17 @@ class _Op:
             if self.stage:
                 f[f"{fam}:output_{self.stage}"] += pixels * channels
             self.op.count_region(self.run(nr, pixels, whole_rows, taps, row_taps * nc, clipped, channels,
-                                          region=(r0, r1, c0, c1)), f)
+                                          region=(r0, r1, c0, c1), col_ring=ring), f)
             if self.batched:
                 self._batches(f, r0, r1, c0, c1)
         return f
 
     def run(self, rows: int, pixels: int, whole_rows: int, taps: int, krows: int, clipped: int,
-            channels: int, family: str | None = None, region: tuple = (0, 0, 0, 0)) -> KernelRun:
+            channels: int, family: str | None = None, region: tuple = (0, 0, 0, 0), col_ring: int = 0) -> KernelRun:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
                          self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
-                         self.path, region)
+                         self.path, region, col_ring)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -171,7 +182,10 @@ class _Op:
                     f[f"{fam}:batched_pixel"] += n
                     f[f"{fam}:batched_block"] += n * blocks
                     f[f"{fam}:batched_gather_tap"] += n * blocks * taps
+                    f[f"{fam}:batched_gather_row"] += n * blocks * a  # (a kernel row's located once)
                     f[f"{fam}:batched_call"] += n * blocks * (-(-taps // MAX_RUNS) - 1)
+                    # each batch's accumulate call runs its loop over the block's channels again
+                    f[f"{fam}:batched_call_output"] += n * self.shape[2] * (-(-taps // MAX_RUNS) - 1)
                     f[f"{fam}:tap"] -= n * (taps - MAX_RUNS)  # the first gather stops at a full batch
 
 
@@ -226,18 +240,19 @@ class BlockCounter:
     def _zero(self):
         return self.weigh(Counter())
 
-    def call(self, t: int, r0: int, r1: int, c0: int, c1: int):
-        """One call of op t's kernel in the form the op declares (weighed, cached)."""
-        key = self.op(t).region_key(r0, r1, c0, c1)
+    def call(self, t: int, r0: int, r1: int, c0: int, c1: int, ring: int = 0):
+        """One call of op t's kernel in the form the op declares (weighed, cached); `ring`: its
+        input's column ring (_Op.ring_of)."""
+        key = self.op(t).region_key(r0, r1, c0, c1, ring)
         if key not in self._regions:
-            self._regions[key] = self.weigh(self._count_call(t, r0, r1, c0, c1))
+            self._regions[key] = self.weigh(self._count_call(t, r0, r1, c0, c1, ring))
         return self._regions[key]
 
-    def _count_call(self, t: int, r0: int, r1: int, c0: int, c1: int) -> Features:
+    def _count_call(self, t: int, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Features:
         op = self.op(t)
         form = op.op.c_call
         if form is CCall.REGION:
-            return op.region(r0, r1, c0, c1)
+            return op.region(r0, r1, c0, c1, ring)
         f = Counter()
         if form is CCall.NONE:
             f["memmove:call"] += 1
@@ -256,31 +271,32 @@ class BlockCounter:
             op.op.count_vector(op.family, op.build, op.shape, f)
         return f
 
-    def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int):
+    def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int, ring: int = 0):
         """Op t's first `positions` positions along `axis`, one call each, over [lo, hi) of the
         other axis (a stream pulls a tensor's positions from 0 up to the last one read)."""
-        key = (t, axis, positions, lo, hi)
+        key = (t, axis, positions, lo, hi, ring)
         if key not in self._sweeps:
             steps = [(i, i + 1) for i in range(positions)]
-            self._sweeps[key] = self.grid(t, steps, [(lo, hi)]) if axis == 0 else self.grid(t, [(lo, hi)], steps)
+            self._sweeps[key] = (self.grid(t, steps, [(lo, hi)]) if axis == 0 else
+                                 self.grid(t, [(lo, hi)], steps, ring))
         return self._sweeps[key]
 
-    def grid(self, t: int, row_spans, col_spans):
+    def grid(self, t: int, row_spans, col_spans, ring: int = 0):
         """One call of op t per row span x column span. A call's counts depend on each axis only
         through `_Op.axis_key`, so the spans are grouped by key and each pair of groups weighed once."""
         op = self.op(t)
-        rows, cols = self._groups(op, 0, row_spans), self._groups(op, 1, col_spans)
+        rows, cols = self._groups(op, 0, row_spans), self._groups(op, 1, col_spans, ring)
         total = self._zero()
         for r, (rn, (r0, r1)) in rows.items():
             for c, (cn, (c0, c1)) in cols.items():
-                total = total + _times(self.call(t, r0, r1, c0, c1), rn * cn)
+                total = total + _times(self.call(t, r0, r1, c0, c1, ring), rn * cn)
         return total
 
     @staticmethod
-    def _groups(op: "_Op", axis: int, spans) -> dict:
+    def _groups(op: "_Op", axis: int, spans, ring: int = 0) -> dict:
         groups: dict = {}
         for lo, hi in spans:
-            key = op.axis_key(axis, lo, hi)
+            key = op.axis_key(axis, lo, hi, ring)
             count, span = groups.get(key, (0, (lo, hi)))
             groups[key] = (count + 1, span)
         return groups
@@ -346,8 +362,9 @@ class BlockCounter:
         else:  # a column sweep per band of the stream end's rows
             bands = len(self._spans(end, end, loops.band_rows, 0))
             for t in range(first, end + 1):
-                total = total + self._per_op(("columns", end, loops.band_rows, t), lambda t=t: self._sum(
-                    self.sweep(t, 1, computed[t], *span) for span in self._spans(t, end, loops.band_rows, 0)))
+                ring = self.op(t).ring_of(block)
+                total = total + self._per_op(("columns", end, loops.band_rows, t, ring), lambda t=t, ring=ring: self._sum(
+                    self.sweep(t, 1, computed[t], *span, ring) for span in self._spans(t, end, loops.band_rows, 0)))
         for t in range(first, end + 1):
             own["stream:position"] += computed[t] * bands
             own["stream:pull"] += computed[t] * bands * pulls[t]

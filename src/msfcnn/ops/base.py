@@ -429,6 +429,9 @@ class Op:
     # whether count_region depends on where the region lies in the tensor (KernelRun.region), not
     # only on its size and its windows' clipping: the latency model then weighs each region apart
     counts_by_position: ClassVar[bool] = False
+    # whether count_region depends on the column ring its input is stored in (KernelRun.col_ring,
+    # in a column stream): a window that wraps the ring is read otherwise (then also by position)
+    counts_by_ring: ClassVar[bool] = False
     in_place_family: ClassVar[str | None] = None  # the in-place kernel's counts' names
 
     def count_in_place(self, run: KernelRun, counts: Counts) -> None:

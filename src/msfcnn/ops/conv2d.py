@@ -92,6 +92,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
 
     # ---- the latency model's counts (ops/loop_counts.py) -----------------------------------------
     wide_family = "conv"
+    counts_by_ring = True  # gather_patch reads a window that wraps a column ring tap by tap
 
     def latency_family(self, kernel: KernelBuild) -> str:
         """On DSP cores a 1x1 unpadded conv reads its patch in place, the others gather it, and a
@@ -181,15 +182,37 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         f[f"{fam}:requant_pair_{run.stage}"] += pairs * run.shape[2]
         f[f"{fam}:requant_single_{run.stage}"] += odd * run.shape[2]
         if fam.startswith("conv_gather"):
-            # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole and
-            # the patch one chunk, else kernel row by kernel row with padding filled
-            fast = pixels - clipped if one_chunk else 0
+            # gather_patch, per pixel and lane pass: a copy per kernel row when the window is whole,
+            # within its column ring and the patch one chunk, else kernel row by kernel row with
+            # padding filled (a row that wraps the ring: tap by tap)
+            whole_wrapped, wrapped_taps = self._ring_wraps(run)
+            fast = pixels - clipped - whole_wrapped if one_chunk else 0
             passes = lane_passes * len(chunks)
+            f[f"{fam}:gather_wrapped_tap"] += wrapped_taps * lane_passes
             f[f"{fam}:gather_fast_row"] += fast * kh
             f[f"{fam}:gather_fast_byte"] += fast * patch
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
             f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
             f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
+
+
+    def _ring_wraps(self, run: KernelRun) -> tuple[int, int]:
+        """In a column stream (run.col_ring columns kept, column c stored at c % ring): the region's
+        pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
+        gather_patch copies tap by tap because their taps wrap it."""
+        ring = run.col_ring
+        if not ring:
+            return 0, 0
+        r0, r1, c0, c1 = run.region
+        kw, stride, pad, width = self.win.kernel[1], self.win.strides[1], self.win.pads[1], run.in_shape[1]
+        krows_per_column = run.krows // max(c1 - c0, 1)
+        whole = taps = 0
+        for x in range(c0, c1):
+            lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
+            if hi > lo and lo % ring + (hi - lo) > ring:
+                taps += krows_per_column * (hi - lo)
+                whole += run.whole_rows if hi - lo == kw else 0
+        return whole, taps
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:

@@ -65,6 +65,8 @@ class KernelRun:
     path: str = ""  # the per-value path the op's constants and numerics choose (Op.value_path), "" for one
     region: tuple[int, int, int, int] = (0, 0, 0, 0)  # rows r0..r1, columns c0..c1 (for
     # Op.counts_by_position ops, whose loops depend on where the region lies in the tensor)
+    col_ring: int = 0  # columns of the input's column ring (a column stream's), 0: none (for
+    # Op.counts_by_ring ops; the region is then given too)
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
