@@ -42,7 +42,7 @@ from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
-DSP_TARGETS = {"cortex-m4", "cortex-m7"}
+DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33"}
 MAX_MACS = 20_000_000
 
 
