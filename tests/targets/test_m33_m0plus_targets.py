@@ -41,13 +41,16 @@ def microbit(target):
 
 
 @pytest.mark.parametrize("target", NEW_CORES)
-def test_least_ram_plan_of_a_builtin_is_bit_exact_and_counted(target, capsys):
+def test_least_ram_plan_of_a_builtin_is_bit_exact_counted_and_predicted(target, capsys):
+    """Bit-exact, counted block by block, and the target's latency model within 3 % of the count
+    (test_latency_targets.TOLERANCE)."""
     require_target(target)
     assert main(["verify", "mcunet-vww5", "--target", target, "--instructions", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["bit_exact"] and doc["target"] == target
     blocks = [b["instructions"] for b in doc["block_instructions"]]
     assert sum(blocks) == doc["instructions"] > doc["plan"]["macs"] and all(n > 0 for n in blocks)
+    assert abs(doc["predicted_instructions"] / doc["instructions"] - 1) <= 0.03
 
 
 def test_armv6m_code_counts_the_same_on_a_cortex_m3_as_on_a_cortex_m0(tmp_path):
