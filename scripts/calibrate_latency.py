@@ -46,7 +46,7 @@ from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
-DSP_TARGETS = {"cortex-m4", "cortex-m7"}
+DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33"}
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
 # change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
 # multiplier, ABS and PRELU on their unfused blocks, which a fit over fused blocks gets wrong per

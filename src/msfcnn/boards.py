@@ -57,6 +57,25 @@ BOARDS = {b.name: b for b in (
     Board("stm32h743", "STM32H743", "Arm Cortex-M7 (FPv5 double precision)", 512 * KiB, 2 * MiB, 480_000_000,
           "cortex-m7", True, "counts the 512 KB AXI SRAM only, the largest contiguous region of its 1 MB "
                              "(DTCM 128 KB, SRAM1-3 288 KB, SRAM4 64 KB are separate)"),
+    # STM32U575ZI-Q: 786 KB SRAM = SRAM1 192 KB, SRAM2 64 KB and SRAM3 512 KB in one address range
+    # from 0x20000000 (768 KB), SRAM4 16 KB at 0x28000000 and 2 KB of backup SRAM apart.
+    Board("nucleo-u575zi", "STM32U575ZI", "Arm Cortex-M33 (DSP, FPv5 single precision, TrustZone)", 768 * KiB,
+          2 * MiB, 160_000_000, "cortex-m33", True,
+          "SRAM1-3 (768 KB, contiguous); SRAM4 (16 KB) is a separate region; QEMU's M33 without the caches"),
+    # nRF5340 application core: Cortex-M33 at 64 or 128 MHz, 1 MB flash, 512 KB RAM in one region (the
+    # network core's 256 KB flash and 64 KB RAM are its own).
+    Board("nrf5340dk", "nRF5340", "Arm Cortex-M33 application core (DSP, FPv5 single precision)", 512 * KiB,
+          1 * MiB, 128_000_000, "cortex-m33", True,
+          "the application core's 512 KB RAM; the network core's 64 KB is separate; a Bluetooth stack on the "
+          "application core takes part: add it to --reserve"),
+    # RP2040 (Raspberry Pi Pico): two Cortex-M0+ at 133 MHz, 264 KB SRAM in six banks at one address
+    # range from 0x20000000 (four striped 64 KB banks, two 4 KB ones); no internal flash, 2 MB of QSPI
+    # flash on the Pico, executed in place through a 16 KB cache.
+    Board("raspberry-pi-pico", "RP2040", "Arm Cortex-M0+ (Armv6-M, no FPU)", 264 * KiB, 2 * MiB, 133_000_000,
+          "cortex-m0plus", True,
+          "264 KB SRAM, contiguous (the Pico SDK's linker script keeps the last 8 KB as the cores' stacks: "
+          "add them to --reserve when linking with it); code runs from QSPI flash through the XIP cache; the "
+          "SDK's divider and ROM float routines replace libgcc's, so their calls count otherwise"),
     # FE310-G002: 16 KB data scratchpad (DTIM); code runs from the 4 MB off-chip QSPI flash.
     Board("hifive1-revb", "SiFive FE310-G002", "SiFive E31 (RV32IMAC)", 16 * KiB, 4 * MiB, 320_000_000,
           "fe310", True, "16 KB DTIM; code and weights execute in place from the 4 MB QSPI flash"),

@@ -308,7 +308,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
         raise UserError(f"counting instructions on {target.name} needs {icount.counter_tool(target)}, which is not "
                         f"installed (Debian: apt-get install {icount.counter_tool(target)})")
     if len(sequence) > 1 and (target.embedded_harness or len(graph.input_tensors) > 1 or len(graph.output_tensors) > 1):
-        raise UserError(f"a sequence of inputs runs on a target with a file harness (host, cortex-m4, cortex-m7), "
+        raise UserError(f"a sequence of inputs runs on a target with a file harness (host, cortex-m4, cortex-m7, cortex-m33, cortex-m0plus), "
                         f"for a model of one input and one output; not on {target.name}")
     internal = [internal_inputs(graph, step)[0] for step in sequence]
     harness_input = internal[0] if len(sequence) == 1 else [step[0] for step in internal]

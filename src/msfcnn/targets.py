@@ -24,6 +24,12 @@ STRICT = "-std=c99 -O2 -Wall -Wextra -Werror -pedantic"
 _PICOLIBC_MPS2 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x0 "
                   "-Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x20000000 "
                   "-Wl,--defsym=__ram_size=0x400000")
+# QEMU's mps2-an505 (the Cortex-M33 FPGA image) starts in Secure state at the Secure alias of
+# its 4 MiB code SRAM, 0x10000000; its two 2 MiB data SRAMs follow each other at 0x38000000 (the
+# Secure alias of 0x28000000). Every memory protection controller resets to all-Secure.
+_PICOLIBC_AN505 = ("--oslib=semihost --crt0=semihost -T picolibc.ld -Wl,--defsym=__flash=0x10000000 "
+                   "-Wl,--defsym=__flash_size=0x400000 -Wl,--defsym=__ram=0x38000000 "
+                   "-Wl,--defsym=__ram_size=0x400000")
 _ARM_PACKAGES = ("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm")
 
 # QEMU's mps3-an547 (SSE-300 with a Cortex-M55), in Secure state as it resets: code and weights in
@@ -155,6 +161,20 @@ TARGETS = {
                          _PICOLIBC_AN547, _qemu_mps2("mps3-an547"), "arm-none-eabi-nm",
                          "Arm Cortex-M55 with Helium (MVE) on QEMU's mps3-an547 board (picolibc, semihosting)",
                          _ARM_PACKAGES, support="mps3-an547", vector_extension="mve"),
+    "cortex-m33": Target("cortex-m33", "arm-none-eabi-gcc",
+                         STRICT + " -mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16 --specs=picolibc.specs",
+                         _PICOLIBC_AN505, _qemu_mps2("mps2-an505"), "arm-none-eabi-nm",
+                         "Arm Cortex-M33 (DSP, single-precision FPU) on QEMU's mps2-an505 board (picolibc, "
+                         "semihosting)", _ARM_PACKAGES),
+    # QEMU has no Cortex-M0+ board with RAM enough for real layers: Armv6-M code (picolibc's v6-m
+    # multilib, soft float) runs on mps2-an385's Cortex-M3, which executes every Armv6-M
+    # instruction as a Cortex-M0+ does, one for one (tests/targets cross-check the counts against
+    # QEMU's Cortex-M0, the microbit).
+    "cortex-m0plus": Target("cortex-m0plus", "arm-none-eabi-gcc",
+                            STRICT + " -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft --specs=picolibc.specs",
+                            _PICOLIBC_MPS2, _qemu_mps2("mps2-an385"), "arm-none-eabi-nm",
+                            "Arm Cortex-M0+ code (Armv6-M, soft float) on the Cortex-M3 of QEMU's mps2-an385 board "
+                            "(picolibc, semihosting)", _ARM_PACKAGES),
     "fe310": Target("fe310", "riscv64-unknown-elf-gcc",
                     STRICT + " -march=rv32imac -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
                     _PICOLIBC_FE310,

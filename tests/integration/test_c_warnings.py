@@ -31,7 +31,7 @@ from msfcnn.targets import STRICT
 WARNINGS = ["-Wconversion", "-Wsign-conversion", "-Wcast-align", "-Wshadow", "-Wundef", "-Wpedantic"]
 HOST = STRICT.split()  # -std=c99 -O2 -Wall -Wextra -Werror -pedantic
 # Every target's compiler with its flags; the host's also as clang (which contracts floats unless told).
-COMPILERS = ["gcc", "clang", "cortex-m4", "cortex-m7", "fe310", "xtensa-lx106"]
+COMPILERS = ["gcc", "clang", "cortex-m4", "cortex-m7", "fe310", "xtensa-lx106", "cortex-m0plus"]
 
 # Fixtures whose least-RAM plans call, together with the built-in models, every kernel function
 # that any model's least-RAM plan calls (a greedy cover of the calls in each one's model.c).

@@ -26,7 +26,7 @@
 
 static volatile double dx, dy, dr;
 static volatile float fx, fy, fr;
-static volatile int ix, ir;
+static volatile int ix, iy, ir;
 static volatile int64_t lx, ly, lr;
 static unsigned char buffer[512];
 
@@ -62,6 +62,9 @@ PROBE(fmod, dr = fmod(dx, dy))
 PROBE(d2l, lr = (int64_t)dx)
 PROBE(i2d, dr = (double)ix)
 PROBE(ldiv, lr = lx / ly)
+PROBE(lmul, lr = (int64_t)((uint64_t)lx * (uint64_t)ly))  /* __aeabi_lmul on Armv6-M (unsigned: wraps) */
+PROBE(idiv, ir = ix / iy)  /* __aeabi_idiv where the core has no divide (Armv6-M) */
+PROBE(imod, ir = ix % iy)
 PROBE(lmod, lr = lx % ly)
 PROBE(memcpy, memcpy(buffer, buffer + 256, (size_t)(ix & 255)))
 PROBE(memmove, memmove(buffer + (ix & 7), buffer, (size_t)(ix & 255)))
@@ -78,7 +81,8 @@ static const struct {
     {"fcmpgt", probe_fcmpgt}, {"fcmpne", probe_fcmpne}, {"fcmpge", probe_fcmpge}, {"f2i", probe_f2i},
     {"i2f", probe_i2f}, {"floor", probe_floor}, {"roundf", probe_roundf}, {"expf", probe_expf},
     {"tanhf", probe_tanhf}, {"fmod", probe_fmod},
-    {"d2l", probe_d2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod}, {"memcpy", probe_memcpy},
+    {"d2l", probe_d2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod},
+    {"lmul", probe_lmul}, {"idiv", probe_idiv}, {"imod", probe_imod}, {"memcpy", probe_memcpy},
     {"memmove", probe_memmove}, {"memset", probe_memset},
 };
 
@@ -106,6 +110,7 @@ static __attribute__((noinline)) unsigned long measure(unsigned k)
             ix = ints[(i + j) % COUNT(ints)];
             lx = (int64_t)ints[i % COUNT(ints)] * ints[j % COUNT(ints)] - ints[(i + j) % COUNT(ints)];
             ly = (int64_t)ints[(i + 2 * j) % COUNT(ints)] | 1; /* never 0 */
+            iy = (ints[(i + 2 * j) % COUNT(ints)] & 0xffff) | 1; /* positive: never 0, never INT32_MIN / -1 */
             for (at = top - WINDOW; at < top; ++at) {
                 *(volatile unsigned char *)at = PAINT;
             }

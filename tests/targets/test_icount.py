@@ -19,7 +19,7 @@ from msfcnn.tensors import random_input
 
 N = 1000  # loop trips; each loop below is one set-up instruction, N x 2 in the loop, one return
 
-HEADER = {"thumb": "    .syntax unified\n    .thumb\n    .text\n", "riscv": "    .text\n", "x86_64": "    .text\n",
+HEADER = {"thumb": "    .syntax unified\n    .thumb\n    .text\n", "thumb-v6m": "    .syntax unified\n    .thumb\n    .text\n", "riscv": "    .text\n", "x86_64": "    .text\n",
           "xtensa": "    .text\n"}
 # A function {name} that loops {n} times. (.size: callgrind attributes instructions to a function
 # by its symbol's extent.)
@@ -33,6 +33,19 @@ LOOP = {
 1:  subs r3, r3, #1
     bne 1b
     bx lr
+    .size {name}, . - {name}
+""",
+    # Armv6-M has no MOVW: the trip count comes from a literal pool, still one instruction.
+    "thumb-v6m": """
+    .global {name}
+    .type {name}, %function
+    .thumb_func
+{name}:
+    ldr r3, ={n}
+1:  subs r3, r3, #1
+    bne 1b
+    bx lr
+    .ltorg
     .size {name}, . - {name}
 """,
     "riscv": """
@@ -140,7 +153,8 @@ def build_loop(tmp_path: Path, target_name: str, isa: str, source=loop_source, c
 
 
 @pytest.mark.parametrize("target, isa", [("cortex-m4", "thumb"), ("cortex-m7", "thumb"), ("fe310", "riscv"),
-                                         ("esp32c3", "riscv"), ("xtensa-lx106", "xtensa")])
+                                         ("esp32c3", "riscv"), ("xtensa-lx106", "xtensa"),
+                                         ("cortex-m33", "thumb"), ("cortex-m0plus", "thumb-v6m")])
 def test_a_known_loop_counts_exactly_on_qemu(target, isa, tmp_path):
     program = build_loop(tmp_path, target, isa)
     assert icount.count_instructions(program, require_target(target)) == 3 * (2 * N + 2)

@@ -35,7 +35,7 @@ def probe_stacks(target, folder) -> tuple[dict[str, int], dict[str, set[str]]]:
     return used, calls
 
 
-@pytest.mark.parametrize("name", ["cortex-m4", "cortex-m7", "fe310", "esp32c3"])
+@pytest.mark.parametrize("name", ["cortex-m4", "cortex-m7", "fe310", "esp32c3", "cortex-m0plus"])
 def test_every_library_routine_the_kernels_call_fits_the_allowance(name, tmp_path):
     target = require_target(name)
     used, calls = probe_stacks(target, tmp_path)

@@ -25,6 +25,47 @@
 #include "dilated.h"
 #include "window.h"
 
+#if defined(MSF_ARMV6M)
+/* *s0 .. *s3 += the products of a run's inputs x[0, length), offset, and four output channels'
+   weights from w, patch apart: the loop below as Armv6-M runs it best, 16 instructions for an
+   input value's four multiply-accumulates, where GCC's code for it takes 25 (LDRSB has only a
+   register offset, and a loop of eight pointers and four sums spills). Eight low registers hold
+   the five pointers (to the ends of the runs), an index counting up to 0 and two temporaries; the
+   sums and the offset stay in high registers, which ADD reaches. */
+static inline void run_four_channels(int32_t *s0, int32_t *s1, int32_t *s2, int32_t *s3, const int8_t *x,
+                                     const int8_t *w, int32_t patch, int32_t length, int32_t offset)
+{
+    const int8_t *const x_end = x + length, *const w0 = w + length, *const w1 = w0 + patch;
+    const int8_t *const w2 = w1 + patch, *const w3 = w2 + patch;
+    int32_t i = -length, v, t;
+    if (length <= 0) {
+        return;
+    }
+    __asm__(".syntax unified\n"
+            "1:\n\t"
+            "ldrsb %[v], [%[x], %[i]]\n\t"
+            "add %[v], %[offset]\n\t"
+            "ldrsb %[t], [%[w0], %[i]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s0], %[t]\n\t"
+            "ldrsb %[t], [%[w1], %[i]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s1], %[t]\n\t"
+            "ldrsb %[t], [%[w2], %[i]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s2], %[t]\n\t"
+            "ldrsb %[t], [%[w3], %[i]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s3], %[t]\n\t"
+            "adds %[i], #1\n\t"
+            "bne 1b"
+            : [s0] "+h"(*s0), [s1] "+h"(*s1), [s2] "+h"(*s2), [s3] "+h"(*s3), [i] "+l"(i), [v] "=&l"(v),
+              [t] "=&l"(t)
+            : [x] "l"(x_end), [w0] "l"(w0), [w1] "l"(w1), [w2] "l"(w2), [w3] "l"(w3), [offset] "h"(offset)
+            : "cc", "memory");
+}
+#endif
+
 /* (The DSP extension's loops are further down; there this one serves the dilated windows only.)
    acc[k] = start[k] + the window's sum for output channel oc0 + k, k < n (start NULL: 0). Four
    output channels at a time: each input value loaded and offset once for four multiply-accumulates
@@ -48,6 +89,9 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
         }
         for (t = 0; t < runs->count; ++t) {
             const int8_t *x = (const int8_t *)runs->src[t];
+#if defined(MSF_ARMV6M)
+            run_four_channels(&s0, &s1, &s2, &s3, x, w + runs->weight[t], patch, runs->length[t], offset);
+#else
             const int8_t *w0 = w + runs->weight[t], *w1 = w0 + patch, *w2 = w1 + patch, *w3 = w2 + patch;
             const int32_t length = runs->length[t];
             for (ch = 0; ch < length; ++ch) {
@@ -57,6 +101,7 @@ static void accumulate(const void *params, const msf_runs *runs, int32_t oc0, in
                 s2 += v * w2[ch];
                 s3 += v * w3[ch];
             }
+#endif
         }
         acc[k] = s0;
         acc[k + 1] = s1;

@@ -247,6 +247,61 @@ static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *
 }
 #endif
 
+#if defined(MSF_ARMV6M) && MSF_MAX_RUNS <= 31
+/* s += the products of four channels ch + [0, 4) (multiplier 1) over the taps (count > 0):
+   tap t's inputs at taps->src[t] + ch, its weights at weights + taps->weight[t] + ch, both read
+   with the channel as LDRSB's register offset. 30 instructions a tap for four multiply-accumulates,
+   where GCC's code for the eight-channel loop below takes 101 for eight on Armv6-M (no immediate
+   offset for LDRSB, and twelve live values for eight low registers). The operands take the eight
+   low registers and five high ones, as many as GCC gives an asm statement. A tap's weight offset is
+   read at a fixed distance from its input pointer (4 * MSF_MAX_RUNS bytes: the arrays of msf_runs,
+   within LDR's reach while MSF_MAX_RUNS <= 31). */
+static inline void four_channels(msf_sums4 *s, const msf_runs *taps, const int8_t *weights, int32_t ch,
+                                 int32_t offset)
+{
+    const void *const *src = taps->src, *const *const end = taps->src + taps->count;
+    const int8_t *x, *w;
+    int32_t v, t;
+    __asm__(".syntax unified\n"
+            "1:\n\t"
+            "ldr %[x], [%[src]]\n\t"
+            "ldr %[w], [%[src], %[gap]]\n\t"
+            "adds %[w], %[w], %[weights]\n\t"
+            "ldrsb %[v], [%[x], %[ch]]\n\t"
+            "adds %[v], %[v], %[offset]\n\t"
+            "ldrsb %[t], [%[w], %[ch]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s0], %[t]\n\t"
+            "adds %[ch], #1\n\t"
+            "ldrsb %[v], [%[x], %[ch]]\n\t"
+            "adds %[v], %[v], %[offset]\n\t"
+            "ldrsb %[t], [%[w], %[ch]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s1], %[t]\n\t"
+            "adds %[ch], #1\n\t"
+            "ldrsb %[v], [%[x], %[ch]]\n\t"
+            "adds %[v], %[v], %[offset]\n\t"
+            "ldrsb %[t], [%[w], %[ch]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s2], %[t]\n\t"
+            "adds %[ch], #1\n\t"
+            "ldrsb %[v], [%[x], %[ch]]\n\t"
+            "adds %[v], %[v], %[offset]\n\t"
+            "ldrsb %[t], [%[w], %[ch]]\n\t"
+            "muls %[t], %[v]\n\t"
+            "add %[s3], %[t]\n\t"
+            "subs %[ch], #3\n\t"
+            "adds %[src], #4\n\t"
+            "cmp %[src], %[end]\n\t"
+            "bne 1b"
+            : [s0] "+h"(s->s0), [s1] "+h"(s->s1), [s2] "+h"(s->s2), [s3] "+h"(s->s3), [src] "+l"(src), [ch] "+l"(ch),
+              [x] "=&l"(x), [w] "=&l"(w), [v] "=&l"(v), [t] "=&l"(t)
+            : [end] "h"(end), [weights] "l"(weights), [offset] "l"(offset),
+              [gap] "i"((int32_t)((const char *)taps->weight - (const char *)taps->src))
+            : "cc", "memory");
+}
+#endif
+
 /* acc = start + the window's sum for output channels oc0 + k, k < n (start NULL: 0; each run is
    one tap). */
 static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, int32_t n, const int32_t *start,
@@ -281,6 +336,17 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
             for (; k < n; ++k) {
                 acc[k] = (start != NULL ? start[k] : 0) + sums[k - (n - 4)];
             }
+        }
+    }
+#elif defined(MSF_ARMV6M) && MSF_MAX_RUNS <= 31
+    if (m == 1 && taps->count > 0) {  /* four channels at a time */
+        for (; k + 4 <= n; k += 4) {
+            msf_sums4 s = msf_sums4_start(start != NULL ? start + k : NULL);
+            four_channels(&s, taps, p->weights, oc0 + k, offset);
+            acc[k] = s.s0;
+            acc[k + 1] = s.s1;
+            acc[k + 2] = s.s2;
+            acc[k + 3] = s.s3;
         }
     }
 #else

@@ -205,16 +205,17 @@ static inline void msf_fill_f32(float *dst, float value, int32_t n)
     }
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Arm DSP extension
- * ------------------------------------------------------------------------------------------- */
+/* Armv6-M (Cortex-M0, M0+, M1): no 32 x 32 -> 64-bit multiply (a 64-bit product is a call of
+   libgcc's __aeabi_lmul, about 45 instructions), no DSP extension, no saturation, and loads with
+   a register offset only for signed bytes. The kernels' output stage and their hottest inner
+   loops get Armv6-M forms (MSF_ARMV6M) that compute the same integers; MSF_PORTABLE leaves them
+   out too. */
+#if defined(__ARM_ARCH_6M__) && !defined(MSF_PORTABLE)
+#define MSF_ARMV6M 1
+#endif
 
-#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && !defined(MSF_PORTABLE)
-#define MSF_ARM_DSP 1
-#include <arm_acle.h>
-
-/* Four int32 accumulators, passed by value between the DSP loops' inline helpers so that they stay
-   in registers: four output channels of one pixel, or two channels of two pixels. */
+/* Four int32 accumulators, passed by value between the DSP and Armv6-M loops' inline helpers so that
+   they stay in registers: four output channels of one pixel, or two channels of two pixels. */
 typedef struct {
     int32_t s0, s1, s2, s3;
 } msf_sums4;
@@ -231,6 +232,14 @@ static inline msf_sums4 msf_sums4_start(const int32_t *start)
     }
     return s;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Arm DSP extension
+ * ------------------------------------------------------------------------------------------- */
+
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && !defined(MSF_PORTABLE)
+#define MSF_ARM_DSP 1
+#include <arm_acle.h>
 
 /* A 16-bit value in both halves of a word (an int16x2_t). */
 static inline int16x2_t msf_dup16(int32_t v)

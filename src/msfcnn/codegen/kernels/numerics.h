@@ -200,6 +200,51 @@ static inline int32_t msf_asr32(int32_t v, int32_t n)
     return v >= 0 ? v >> n : ~(~v >> n);
 }
 
+/* floor((a * m + c) / 2^32), the high word of the fast loop below, for 0 <= m < 2^31 and
+   0 <= c < 2^62. Other cores take it from one 64-bit multiply-accumulate. Armv6-M has none, and
+   GCC spills 64-bit sums there: this is a * m + c as four 16 x 16-bit products (MULS) added into
+   the (high, low) words of c with carries, 20 instructions and no call:
+     a * m = ah mh 2^32 + al mh 2^16 + ah ml 2^16 + al ml,  a = ah 2^16 + al, m = mh 2^16 + ml,
+   al, ml in [0, 2^16). al mh is below 2^31 and ah ml signed: each enters as (itself >> 16, itself
+   << 16), the shift arithmetic for the signed one. MULS and MOVS leave the carry flag alone.
+   (GCC wraps Thumb-1 inline assembly in divided syntax; this is written in unified syntax.) */
+#if defined(MSF_ARMV6M)
+static inline int32_t msf_high_mul_add(int32_t a, int32_t m, int64_t c)
+{
+    uint32_t al, ml, t, low = (uint32_t)c;
+    int32_t high = (int32_t)(c >> 32);
+    __asm__(".syntax unified\n\t"
+            "uxth %[al], %[a]\n\t"        /* al */
+            "asrs %[a], %[a], #16\n\t"    /* ah */
+            "uxth %[ml], %[m]\n\t"        /* ml */
+            "lsrs %[m], %[m], #16\n\t"    /* mh */
+            "movs %[t], %[al]\n\t"
+            "muls %[t], %[ml]\n\t"        /* al ml */
+            "adds %[low], %[t]\n\t"
+            "movs %[t], %[a]\n\t"
+            "muls %[t], %[m]\n\t"         /* ah mh */
+            "adcs %[high], %[t]\n\t"
+            "muls %[al], %[m]\n\t"        /* al mh */
+            "muls %[ml], %[a]\n\t"        /* ah ml */
+            "lsls %[t], %[al], #16\n\t"
+            "lsrs %[al], %[al], #16\n\t"
+            "adds %[low], %[t]\n\t"
+            "adcs %[high], %[al]\n\t"
+            "lsls %[t], %[ml], #16\n\t"
+            "asrs %[ml], %[ml], #16\n\t"
+            "adds %[low], %[t]\n\t"
+            "adcs %[high], %[ml]"
+            : [a] "+l"(a), [m] "+l"(m), [al] "=&l"(al), [ml] "=&l"(ml), [t] "=&l"(t), [low] "+l"(low),
+              [high] "+l"(high)
+            :
+            : "cc");
+    return high;
+}
+#define MSF_HIGH_MUL_ADD(a, m, c) msf_high_mul_add(a, m, c)
+#else
+#define MSF_HIGH_MUL_ADD(a, m, c) ((int32_t)asr64((int64_t)(a) * (m) + (c), 32))
+#endif
+
 /* 1 if msf_requantize_block_fast_s8 may replace msf_requantize_block_s8 for channels [0, n): ruy's
    or gemmlowp's rounding, and a right shift on every channel. Checked once per kernel call. */
 static inline int msf_output_stage_is_fast(int32_t rounding, const int32_t *right, int32_t n)
@@ -260,15 +305,13 @@ static inline void msf_requantize_fast_loop(const int32_t *acc, int32_t n, const
     int32_t k;
     if (rounding == MSF_ROUND_RUY) {
         for (k = 0; k < n; ++k) {
-            const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
-            const int32_t high = (int32_t)asr64(p + msf_output_rounding[right[k]], 32);
+            const int32_t high = MSF_HIGH_MUL_ADD(acc[k], (int32_t)multiplier[k], msf_output_rounding[right[k]]);
             dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
         }
     } else {
         for (k = 0; k < n; ++k) {
             const int64_t *table = acc[k] < 0 ? msf_output_rounding_negative : msf_output_rounding;
-            const int64_t p = (int64_t)acc[k] * (int32_t)multiplier[k];
-            const int32_t high = (int32_t)asr64(p + table[right[k]], 32);
+            const int32_t high = MSF_HIGH_MUL_ADD(acc[k], (int32_t)multiplier[k], table[right[k]]);
             dst[k] = msf_clamp_output(msf_asr32(high, right[k] - 1) + zero_point, lo, hi, full);
         }
     }
