@@ -13,8 +13,7 @@ import pytest
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, refusal_line
-from msfcnn import pipeline
+from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, loaded, refusal_line
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
@@ -35,7 +34,7 @@ def _oracle_outputs(path, numerics, inputs) -> list[np.ndarray]:
 
 
 def _check_runs(path, numerics: str) -> None:
-    graph = pipeline.load(str(path), numerics=numerics)
+    graph = loaded(path, numerics)
     inputs = [random_input(graph, seed) for seed in range(3)]
     check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
 
@@ -46,7 +45,7 @@ def test_unrolled_gru_matches_the_interpreter(form, quant, numerics):
 
 
 def test_the_steps_become_slices_and_the_stack_concatenations():
-    graph = pipeline.load(str(SEQUENCE / "gru_seq_int8.tflite"))
+    graph = loaded(SEQUENCE / "gru_seq_int8.tflite")
     kinds = [node.op.kind for node in graph.nodes]
     assert kinds.count("dense") == 8 + 7  # the input kernel each step, the recurrent one after the first
     assert kinds.count("concat") == 7 and graph.shape_of(len(graph.nodes) - 1) == (8, 8)
@@ -56,8 +55,7 @@ def test_the_steps_become_slices_and_the_stack_concatenations():
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 @pytest.mark.parametrize("name", ["gru_seq_int8", "gru_last_dense_float32"])
 def test_c_on_the_host_equals_numpy(name, numerics):
-    graph = pipeline.load(str(SEQUENCE / f"{name}.tflite"), numerics=numerics)
-    check_c_of_the_least_ram_plan(graph)
+    check_c_of_the_least_ram_plan(loaded(SEQUENCE / f"{name}.tflite", numerics))
 
 
 def test_the_while_loop_is_refused_in_one_line(capsys):

@@ -4,8 +4,11 @@ within float32 rounding of it."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from msfcnn import pipeline
 from msfcnn.executor import run_unfused_outputs
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
@@ -13,6 +16,18 @@ from msfcnn.schedule import schedule_plan
 
 from . import cache
 from .fused_cases import random_plan
+
+
+def loaded(path, numerics: str = "litert"):
+    """`pipeline.load(path, numerics=numerics)` once per test process: an int8 GRU's import alone
+    takes about a second (its lookup tables), and a file's interpreter, C and structure tests load
+    the same models. Shared between tests: never modify the graph."""
+    return _loaded(str(path), numerics)
+
+
+@functools.cache
+def _loaded(path: str, numerics: str):
+    return pipeline.load(path, numerics=numerics)
 
 
 def check_runs_against(graph, inputs, wants) -> None:
