@@ -13,12 +13,13 @@ import pytest
 from support.litert_oracle import run_jobs as litert_jobs
 from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, loaded, refusal_line
+from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, loaded, refusal_line,
+                                    selected_params)
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
 FORMS = ["gru_seq", "gru_last_dense", "gru_reset_before", "gru_keras3"]
-# Each int8 check lowers a DAG of some 160 nodes twice (5 to 12 s), a float32 one takes 1.5 to 3.5 s:
+# An int8 form's import alone takes about a second of CPU (its lookup tables), a float32 one's 0.1 s:
 # the fast tier checks the float32 GRU, the slow one the rest. TFLite Micro cannot run the original
 # GRU (reset_after=False): its SPLIT_V's empty part is a dynamic tensor.
 CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_seq", "float32") else [pytest.mark.slow])
@@ -26,22 +27,37 @@ CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_
          if not (form == "gru_reset_before" and numerics == "tflm")]
 
 
-def _oracle_outputs(path, numerics, inputs) -> list[np.ndarray]:
-    jobs = [(path, list(inputs))]
-    if numerics == "litert":
-        return list(litert_jobs(jobs)[0].outputs)
-    return list(micro_jobs(jobs, "tflm")[0])
+def _inputs(graph) -> list[np.ndarray]:
+    return [random_input(graph, seed) for seed in range(3)]
 
 
-def _check_runs(path, numerics: str) -> None:
-    graph = loaded(path, numerics)
-    inputs = [random_input(graph, seed) for seed in range(3)]
-    check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """The interpreter's outputs for each selected case of the test below, keyed by (form, quant,
+    numerics): one LiteRT and one TFLite Micro process for the file, not one a case (a process
+    costs some 0.2 s of CPU)."""
+    cases = {"litert": [], "tflm": []}
+    for params in selected_params(request, "test_unrolled_gru_matches_the_interpreter"):
+        cases[params["numerics"]].append((params["form"], params["quant"]))
+    outputs = {}
+    for numerics, keys in cases.items():
+        jobs = [(_path(form, quant), _inputs(loaded(_path(form, quant), numerics))) for form, quant in keys]
+        if numerics == "litert":
+            results = [list(run.outputs) for run in litert_jobs(jobs)] if jobs else []
+        else:
+            results = [list(run) for run in micro_jobs(jobs, "tflm")] if jobs else []
+        outputs.update({(form, quant, numerics): result for (form, quant), result in zip(keys, results, strict=True)})
+    return outputs
+
+
+def _path(form: str, quant: str):
+    return SEQUENCE / f"{form}_{quant}.tflite"
 
 
 @pytest.mark.parametrize("form, quant, numerics", CASES)
-def test_unrolled_gru_matches_the_interpreter(form, quant, numerics):
-    _check_runs(SEQUENCE / f"{form}_{quant}.tflite", numerics)
+def test_unrolled_gru_matches_the_interpreter(form, quant, numerics, interpreter_outputs):
+    graph = loaded(_path(form, quant), numerics)
+    check_runs_against(graph, _inputs(graph), interpreter_outputs[(form, quant, numerics)])
 
 
 def test_the_steps_become_slices_and_the_stack_concatenations():

@@ -30,6 +30,13 @@ def _loaded(path: str, numerics: str):
     return pipeline.load(path, numerics=numerics)
 
 
+def selected_params(request, test_name: str) -> list[dict]:
+    """The parameters of each of this run's selected cases of `test_name` in the requesting module
+    (after -m and -k): a module fixture can then run an interpreter once for all of them."""
+    return [item.callspec.params for item in request.session.items
+            if item.path == request.path and getattr(item, "originalname", None) == test_name]
+
+
 def check_runs_against(graph, inputs, wants) -> None:
     dag = cache.dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
