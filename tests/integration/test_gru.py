@@ -10,11 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, loaded, refusal_line,
-                                    selected_params)
+from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, interpreter_runs, loaded,
+                                    refusal_line)
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
@@ -33,21 +31,14 @@ def _inputs(graph) -> list[np.ndarray]:
 
 @pytest.fixture(scope="module")
 def interpreter_outputs(request) -> dict:
-    """The interpreter's outputs for each selected case of the test below, keyed by (form, quant,
-    numerics): one LiteRT and one TFLite Micro process for the file, not one a case (a process
-    costs some 0.2 s of CPU)."""
-    cases = {"litert": [], "tflm": []}
-    for params in selected_params(request, "test_unrolled_gru_matches_the_interpreter"):
-        cases[params["numerics"]].append((params["form"], params["quant"]))
-    outputs = {}
-    for numerics, keys in cases.items():
-        jobs = [(_path(form, quant), _inputs(loaded(_path(form, quant), numerics))) for form, quant in keys]
-        if numerics == "litert":
-            results = [list(run.outputs) for run in litert_jobs(jobs)] if jobs else []
-        else:
-            results = [list(run) for run in micro_jobs(jobs, "tflm")] if jobs else []
-        outputs.update({(form, quant, numerics): result for (form, quant), result in zip(keys, results, strict=True)})
-    return outputs
+    """(form, quant, numerics) -> the interpreter's outputs, for every selected case of the test below."""
+    def jobs_of(params):
+        path = _path(params["form"], params["quant"])
+        return (params["form"], params["quant"], params["numerics"]), params["numerics"], \
+            [(path, _inputs(loaded(path, params["numerics"])))]
+
+    return {key: outputs[0] for key, outputs in interpreter_runs(
+        request, "test_unrolled_gru_matches_the_interpreter", jobs_of).items()}
 
 
 def _path(form: str, quant: str):

@@ -37,6 +37,29 @@ def selected_params(request, test_name: str) -> list[dict]:
             if item.path == request.path and getattr(item, "originalname", None) == test_name]
 
 
+def interpreter_runs(request, test_name: str, jobs_of) -> dict:
+    """The interpreter's outputs for every selected case of `test_name`, each numerics' cases in one
+    interpreter process (a process costs some 0.2 s of CPU). `jobs_of(params)` gives a case's key,
+    numerics ("litert" or "tflm") and jobs [(model, [inputs])]; each job gets its own interpreter,
+    so its states start at zero. Returns key -> the list of each job's outputs (one per input)."""
+    from .litert_oracle import run_jobs as litert_jobs
+    from .micro_oracle import run_jobs as micro_jobs
+
+    cases = [jobs_of(params) for params in selected_params(request, test_name)]
+    runs = {}
+    for numerics in ("litert", "tflm"):
+        mine = [(key, jobs) for key, n, jobs in cases if n == numerics]
+        every = [job for _, jobs in mine for job in jobs]
+        if not every:
+            continue
+        if numerics == "litert":
+            outputs = iter([list(run.outputs) for run in litert_jobs(every)])
+        else:
+            outputs = iter([list(run) for run in micro_jobs(every, "tflm", arena_size=1 << 20)])
+        runs.update({key: [next(outputs) for _ in jobs] for key, jobs in mine})
+    return runs
+
+
 def check_runs_against(graph, inputs, wants) -> None:
     dag = cache.dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks, random_plan(dag, 1)]
