@@ -8,31 +8,42 @@ from __future__ import annotations
 
 import pytest
 
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against
-from msfcnn import pipeline
+from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, interpreter_runs, loaded
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
 
 
+def _path(quant: str):
+    return SEQUENCE / f"lstm_bidirectional_{quant}.tflite"
+
+
+def _inputs(graph) -> list:
+    return [random_input(graph, seed) for seed in range(2)]
+
+
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """(quant, numerics) -> the interpreter's output for each input, each input in an interpreter of
+    its own, for every selected case of the test below (one process per numerics)."""
+    def jobs_of(params):
+        quant, numerics = params["quant"], params["numerics"]
+        return (quant, numerics), numerics, [(_path(quant), [x]) for x in _inputs(loaded(_path(quant), numerics))]
+
+    runs = interpreter_runs(request, "test_bidirectional_lstm_matches_the_interpreter", jobs_of)
+    return {key: [outputs[0] for outputs in each] for key, each in runs.items()}
+
+
 @pytest.mark.parametrize("quant, numerics", [("int8", "litert"), pytest.param("int8", "tflm", marks=pytest.mark.slow),
                                              ("float32", "litert"), pytest.param("float32", "tflm", marks=pytest.mark.slow)])
-def test_bidirectional_lstm_matches_the_interpreter(quant, numerics):
-    path = SEQUENCE / f"lstm_bidirectional_{quant}.tflite"
-    graph = pipeline.load(str(path), numerics=numerics)
+def test_bidirectional_lstm_matches_the_interpreter(quant, numerics, interpreter_outputs):
+    graph = loaded(_path(quant), numerics)
     assert [node.op.kind for node in graph.nodes].count("lstm") == 2
-    inputs = [random_input(graph, seed) for seed in range(2)]
-    jobs = [(path, [x]) for x in inputs]
-    wants = [run.outputs[0] for run in litert_jobs(jobs)] if numerics == "litert" else \
-        [outputs[0] for outputs in micro_jobs(jobs, "tflm", arena_size=1 << 20)]
-    check_runs_against(graph, inputs, wants)
+    check_runs_against(graph, _inputs(graph), interpreter_outputs[(quant, numerics)])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 def test_c_on_the_host_equals_numpy(numerics):
-    graph = pipeline.load(str(SEQUENCE / "lstm_bidirectional_int8.tflite"), numerics=numerics)
-    check_c_of_the_least_ram_plan(graph)
+    check_c_of_the_least_ram_plan(loaded(_path("int8"), numerics))

@@ -10,16 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, refusal_line
-from msfcnn import pipeline
+from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, interpreter_runs, loaded,
+                                    refusal_line)
 from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
 FORMS = ["gru_seq", "gru_last_dense", "gru_reset_before", "gru_keras3"]
-# Each int8 check lowers a DAG of some 160 nodes twice (5 to 12 s), a float32 one takes 1.5 to 3.5 s:
+# An int8 form's import alone takes about a second of CPU (its lookup tables), a float32 one's 0.1 s:
 # the fast tier checks the float32 GRU, the slow one the rest. TFLite Micro cannot run the original
 # GRU (reset_after=False): its SPLIT_V's empty part is a dynamic tensor.
 CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_seq", "float32") else [pytest.mark.slow])
@@ -27,26 +25,34 @@ CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_
          if not (form == "gru_reset_before" and numerics == "tflm")]
 
 
-def _oracle_outputs(path, numerics, inputs) -> list[np.ndarray]:
-    jobs = [(path, list(inputs))]
-    if numerics == "litert":
-        return list(litert_jobs(jobs)[0].outputs)
-    return list(micro_jobs(jobs, "tflm")[0])
+def _inputs(graph) -> list[np.ndarray]:
+    return [random_input(graph, seed) for seed in range(3)]
 
 
-def _check_runs(path, numerics: str) -> None:
-    graph = pipeline.load(str(path), numerics=numerics)
-    inputs = [random_input(graph, seed) for seed in range(3)]
-    check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """(form, quant, numerics) -> the interpreter's outputs, for every selected case of the test below."""
+    def jobs_of(params):
+        path = _path(params["form"], params["quant"])
+        return (params["form"], params["quant"], params["numerics"]), params["numerics"], \
+            [(path, _inputs(loaded(path, params["numerics"])))]
+
+    return {key: outputs[0] for key, outputs in interpreter_runs(
+        request, "test_unrolled_gru_matches_the_interpreter", jobs_of).items()}
+
+
+def _path(form: str, quant: str):
+    return SEQUENCE / f"{form}_{quant}.tflite"
 
 
 @pytest.mark.parametrize("form, quant, numerics", CASES)
-def test_unrolled_gru_matches_the_interpreter(form, quant, numerics):
-    _check_runs(SEQUENCE / f"{form}_{quant}.tflite", numerics)
+def test_unrolled_gru_matches_the_interpreter(form, quant, numerics, interpreter_outputs):
+    graph = loaded(_path(form, quant), numerics)
+    check_runs_against(graph, _inputs(graph), interpreter_outputs[(form, quant, numerics)])
 
 
 def test_the_steps_become_slices_and_the_stack_concatenations():
-    graph = pipeline.load(str(SEQUENCE / "gru_seq_int8.tflite"))
+    graph = loaded(SEQUENCE / "gru_seq_int8.tflite")
     kinds = [node.op.kind for node in graph.nodes]
     assert kinds.count("dense") == 8 + 7  # the input kernel each step, the recurrent one after the first
     assert kinds.count("concat") == 7 and graph.shape_of(len(graph.nodes) - 1) == (8, 8)
@@ -56,8 +62,7 @@ def test_the_steps_become_slices_and_the_stack_concatenations():
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 @pytest.mark.parametrize("name", ["gru_seq_int8", "gru_last_dense_float32"])
 def test_c_on_the_host_equals_numpy(name, numerics):
-    graph = pipeline.load(str(SEQUENCE / f"{name}.tflite"), numerics=numerics)
-    check_c_of_the_least_ram_plan(graph)
+    check_c_of_the_least_ram_plan(loaded(SEQUENCE / f"{name}.tflite", numerics))
 
 
 def test_the_while_loop_is_refused_in_one_line(capsys):

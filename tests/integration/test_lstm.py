@@ -13,11 +13,8 @@ import pytest
 from support import cache
 from support.c_build import check_c
 from support.cli import run_cli
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
-from support.sequence_cases import check_runs_against
-from msfcnn import pipeline
+from support.sequence_cases import check_runs_against, interpreter_runs, loaded
 from msfcnn.fusion import solvers
 from msfcnn.ops import lstm_fixed as fx
 from msfcnn.ops.lstm import Lstm
@@ -29,36 +26,47 @@ FORMS = ["lstm_seq"] + [pytest.param(form, marks=pytest.mark.slow)
                         for form in ("lstm_last", "lstm_stacked", "lstm_conv_dense", "lstm_time_major")]
 
 
-def _oracle_outputs(path, numerics, inputs) -> list[np.ndarray]:
-    """The interpreter's output for each input, each from a fresh interpreter (zero states)."""
-    jobs = [(path, [x]) for x in inputs]
-    if numerics == "litert":
-        return [run.outputs[0] for run in litert_jobs(jobs)]
-    return [outputs[0] for outputs in micro_jobs(jobs, "tflm", arena_size=1 << 20)]
+def _inputs(graph) -> list[np.ndarray]:
+    return [random_input(graph, seed) for seed in range(2)]
 
 
-def _check_runs(path, numerics: str) -> None:
-    graph = pipeline.load(str(path), numerics=numerics)
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """(model, numerics) -> the interpreter's output for each input, each from a fresh interpreter
+    (zero states), for every selected case of the two tests below."""
+    def jobs_of(quant):
+        def jobs(params):
+            path = SEQUENCE / f"{params['form']}_{quant}.tflite"
+            return (path, params["numerics"]), params["numerics"], \
+                [(path, [x]) for x in _inputs(loaded(path, params["numerics"]))]
+        return jobs
+
+    runs = {**interpreter_runs(request, "test_int8_lstm_is_bit_exact_with_the_interpreter", jobs_of("int8")),
+            **interpreter_runs(request, "test_float32_lstm_agrees_with_the_interpreter", jobs_of("float32"))}
+    return {key: [outputs[0] for outputs in each] for key, each in runs.items()}
+
+
+def _check_runs(path, numerics: str, interpreter_outputs: dict) -> None:
+    graph = loaded(path, numerics)
     assert any(isinstance(node.op, Lstm) for node in graph.nodes)
-    inputs = [random_input(graph, seed) for seed in range(2)]
-    check_runs_against(graph, inputs, _oracle_outputs(path, numerics, inputs))
+    check_runs_against(graph, _inputs(graph), interpreter_outputs[(path, numerics)])
 
 
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 @pytest.mark.parametrize("form", FORMS)
-def test_int8_lstm_is_bit_exact_with_the_interpreter(form, numerics):
-    _check_runs(SEQUENCE / f"{form}_int8.tflite", numerics)
+def test_int8_lstm_is_bit_exact_with_the_interpreter(form, numerics, interpreter_outputs):
+    _check_runs(SEQUENCE / f"{form}_int8.tflite", numerics, interpreter_outputs)
 
 
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 @pytest.mark.parametrize("form", ["lstm_seq"] + [pytest.param(form, marks=pytest.mark.slow)
                                                  for form in ("lstm_stacked", "lstm_time_major")])
-def test_float32_lstm_agrees_with_the_interpreter(form, numerics):
-    _check_runs(SEQUENCE / f"{form}_float32.tflite", numerics)
+def test_float32_lstm_agrees_with_the_interpreter(form, numerics, interpreter_outputs):
+    _check_runs(SEQUENCE / f"{form}_float32.tflite", numerics, interpreter_outputs)
 
 
 def test_the_last_step_slice_folds_into_the_lstm():
-    graph = pipeline.load(str(SEQUENCE / "lstm_stacked_int8.tflite"))
+    graph = loaded(SEQUENCE / "lstm_stacked_int8.tflite")
     assert [(node.op.describe(), node.shape) for node in graph.nodes] == [("lstm 24", (20, 24)),
                                                                           ("lstm 16 (last step)", (16,))]
     assert graph.macs(0) == 20 * 4 * 24 * (8 + 24)
@@ -68,7 +76,7 @@ def test_the_last_step_slice_folds_into_the_lstm():
 @pytest.mark.parametrize("name", [pytest.param("lstm_stacked_int8", marks=pytest.mark.slow), "lstm_conv_dense_int8",
                                   "lstm_last_float32"])
 def test_c_on_the_host_equals_numpy(name, numerics):
-    graph = pipeline.load(str(SEQUENCE / f"{name}.tflite"), numerics=numerics)
+    graph = loaded(SEQUENCE / f"{name}.tflite", numerics)
     check_c(graph, solvers.min_peak_ram(cache.dag(graph)).blocks, seed=3)
 
 

@@ -12,11 +12,9 @@ import numpy as np
 import pytest
 
 from support.c_build import check_c
-from support.litert_oracle import run_jobs as litert_jobs
-from support.micro_oracle import run_jobs as micro_jobs
 from support.paths import FIXTURES
+from support.sequence_cases import interpreter_runs, loaded
 from support.sequence_graphs import window_scan_graph
-from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
@@ -33,47 +31,55 @@ def _least_ram(graph):
     return blocks
 
 
-def _oracle(path, numerics: str, x) -> np.ndarray:
-    """The interpreter's output from zero states (a fresh interpreter)."""
-    if numerics == "litert":
-        return litert_jobs([(path, [x])])[0].outputs[0]
-    return micro_jobs([(path, [x])], "tflm", arena_size=1 << 20)[0][0]
+# the model of each interpreter test below, by its parameters, and the seed of its input
+SCANS = {"test_the_time_scan_gives_the_interpreters_output": (lambda params: params["name"], 11),
+         "test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output": (lambda params: "lstm_flatten_dense_int8", 6)}
+
+
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """(model, numerics) -> the interpreter's output from zero states (an interpreter of its own),
+    for every selected case of the tests in SCANS (one process per numerics)."""
+    runs = {}
+    for test_name, (name_of, seed) in SCANS.items():
+        def jobs_of(params):
+            path, numerics = SEQUENCE / f"{name_of(params)}.tflite", params["numerics"]
+            return (path.stem, numerics), numerics, [(path, [random_input(loaded(path, numerics), seed)])]
+        runs.update(interpreter_runs(request, test_name, jobs_of))
+    return {key: each[0][0] for key, each in runs.items()}
+
+
+def _check_scan(name: str, numerics: str, seed: int, interpreter_outputs: dict) -> None:
+    """The least-RAM plan (one time scan) in numpy: the interpreter's output, in the predicted arena."""
+    graph = loaded(SEQUENCE / f"{name}.tflite", numerics)
+    run = run_fused(schedule_plan(graph, _least_ram(graph)), random_input(graph, seed))
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+    np.testing.assert_array_equal(run.output, np.asarray(interpreter_outputs[(name, numerics)]).reshape(run.output.shape))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 @pytest.mark.parametrize("name", LONG)
-def test_the_time_scan_gives_the_interpreters_output(name, numerics):
-    path = SEQUENCE / f"{name}.tflite"
-    graph = pipeline.load(str(path), numerics=numerics)
-    x = random_input(graph, 11)
-    run = run_fused(schedule_plan(graph, _least_ram(graph)), x)
-    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
-    want = np.asarray(_oracle(path, numerics, x)).reshape(run.output.shape)
-    np.testing.assert_array_equal(run.output, want)
+def test_the_time_scan_gives_the_interpreters_output(name, numerics, interpreter_outputs):
+    _check_scan(name, numerics, 11, interpreter_outputs)
 
 
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
-def test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output(numerics):
+def test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output(numerics, interpreter_outputs):
     """Conv1D -> LSTM -> Flatten -> Dense over 20 steps: the dense layer sums the steps as they come."""
-    path = SEQUENCE / "lstm_flatten_dense_int8.tflite"
-    graph = pipeline.load(str(path), numerics=numerics)
-    x = random_input(graph, 6)
-    run = run_fused(schedule_plan(graph, _least_ram(graph)), x)
-    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
-    np.testing.assert_array_equal(run.output, np.asarray(_oracle(path, numerics, x)).reshape(run.output.shape))
+    _check_scan("lstm_flatten_dense_int8", numerics, 6, interpreter_outputs)
 
 
 @pytest.mark.slow
 def test_an_accumulating_head_in_c_on_the_host_equals_numpy():
-    graph = pipeline.load(str(SEQUENCE / "lstm_flatten_dense_int8.tflite"))
+    graph = loaded(SEQUENCE / "lstm_flatten_dense_int8.tflite")
     assert check_c(graph, _least_ram(graph), seed=1) == 202
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
 def test_the_time_scan_in_c_on_the_host_equals_numpy(numerics):
-    graph = pipeline.load(str(SEQUENCE / "lstm_long_conv_stack_int8.tflite"), numerics=numerics)
+    graph = loaded(SEQUENCE / "lstm_long_conv_stack_int8.tflite", numerics)
     assert check_c(graph, _least_ram(graph), seed=2) == 931
 
 

@@ -4,8 +4,11 @@ within float32 rounding of it."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from msfcnn import pipeline
 from msfcnn.executor import run_unfused_outputs
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
@@ -13,6 +16,48 @@ from msfcnn.schedule import schedule_plan
 
 from . import cache
 from .fused_cases import random_plan
+
+
+def loaded(path, numerics: str = "litert"):
+    """`pipeline.load(path, numerics=numerics)` once per test process: an int8 GRU's import alone
+    takes about a second (its lookup tables), and a file's interpreter, C and structure tests load
+    the same models. Shared between tests: never modify the graph."""
+    return _loaded(str(path), numerics)
+
+
+@functools.cache
+def _loaded(path: str, numerics: str):
+    return pipeline.load(path, numerics=numerics)
+
+
+def selected_params(request, test_name: str) -> list[dict]:
+    """The parameters of each of this run's selected cases of `test_name` in the requesting module
+    (after -m and -k): a module fixture can then run an interpreter once for all of them."""
+    return [item.callspec.params for item in request.session.items
+            if item.path == request.path and getattr(item, "originalname", None) == test_name]
+
+
+def interpreter_runs(request, test_name: str, jobs_of) -> dict:
+    """The interpreter's outputs for every selected case of `test_name`, each numerics' cases in one
+    interpreter process (a process costs some 0.2 s of CPU). `jobs_of(params)` gives a case's key,
+    numerics ("litert" or "tflm") and jobs [(model, [inputs])]; each job gets its own interpreter,
+    so its states start at zero. Returns key -> the list of each job's outputs (one per input)."""
+    from .litert_oracle import run_jobs as litert_jobs
+    from .micro_oracle import run_jobs as micro_jobs
+
+    cases = [jobs_of(params) for params in selected_params(request, test_name)]
+    runs = {}
+    for numerics in ("litert", "tflm"):
+        mine = [(key, jobs) for key, n, jobs in cases if n == numerics]
+        every = [job for _, jobs in mine for job in jobs]
+        if not every:
+            continue
+        if numerics == "litert":
+            outputs = iter([list(run.outputs) for run in litert_jobs(every)])
+        else:
+            outputs = iter([list(run) for run in micro_jobs(every, "tflm", arena_size=1 << 20)])
+        runs.update({key: [next(outputs) for _ in jobs] for key, jobs in mine})
+    return runs
 
 
 def check_runs_against(graph, inputs, wants) -> None:
