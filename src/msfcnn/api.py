@@ -91,27 +91,37 @@ def fit(model: str | Graph, board: str | Board | None = None, *, ram: int | str 
     return fit_board(load(model), chosen, _size(reserve), input_in_flash, objective)
 
 
-def compile(model: str | Graph, output: str | Path, plan: Plan | str | None = None, *, target: str = "host",
-            prefix: str | None = None, numerics: str = "litert", **plan_options) -> Compiled:
+def compile(model: str | Graph, output: str | Path, plan: Plan | str | None = None, *, target: str | None = None,
+            board: str | Board | None = None, input_in_flash: bool = False, prefix: str | None = None,
+            numerics: str = "litert", **plan_options) -> Compiled:
     """`msfcnn compile`: the C99 project of the plan (a Plan, a plan file, or the one `plan(**plan_options)`
-    gives) for `target`, written into `output`."""
+    gives) for `target` (default host), written into `output`. With `board` (a name, a board file or
+    a Board), linked as that board on its target, as `compile --board`."""
     graph = load(model, numerics=numerics)
-    chosen = _plan_for(graph, model, plan, plan_options, target)
+    linked_board = _board(board, target, input_in_flash)
+    chosen = _plan_for(graph, model, plan, plan_options, _target_name(target, linked_board))
     schedule = pipeline.lower(graph, chosen)
-    files = pipeline.write_c(Path(output), graph, schedule, chosen, get_target(target), prefix)
-    return Compiled(Path(output), tuple(files), chosen, schedule.arena_bytes, target)
+    built_for = _built_for(graph, chosen, schedule, target, linked_board, input_in_flash)
+    files = pipeline.write_c(Path(output), graph, schedule, chosen, built_for, prefix)
+    return Compiled(Path(output), tuple(files), chosen, schedule.arena_bytes, built_for.name)
 
 
-def verify(model: str | Graph, plan: Plan | str | None = None, *, target: str = "host", x=None, seed: int = 0,
+def verify(model: str | Graph, plan: Plan | str | None = None, *, target: str | None = None,
+           board: str | Board | None = None, input_in_flash: bool = False, x=None, seed: int = 0,
            instructions: bool = False, keep: str | Path | None = None, numerics: str = "litert",
            **plan_options) -> Verification:
-    """`msfcnn verify`: build the plan's C for `target`, run it on input `x` (default: the
-    seeded random input) and compare with the fused numpy executor. `instructions=True` also
-    counts the instructions msfcnn_invoke executes. The result's `passed` is the verdict."""
+    """`msfcnn verify`: build the plan's C for `target` (default host), run it on input `x`
+    (default: the seeded random input) and compare with the fused numpy executor. With `board`,
+    the program is linked as that board (its RAM, the plan's stack bound reserved), as
+    `verify --board`. `instructions=True` also counts the instructions msfcnn_invoke executes.
+    The result's `passed` is the verdict."""
     graph = load(model, numerics=numerics)
-    chosen = _plan_for(graph, model, plan, plan_options, target)
-    return pipeline.verify(graph, chosen, pipeline.lower(graph, chosen), _input(graph, x, seed),
-                           get_target(target), keep, count_instructions=instructions)
+    linked_board = _board(board, target, input_in_flash)
+    chosen = _plan_for(graph, model, plan, plan_options, _target_name(target, linked_board))
+    schedule = pipeline.lower(graph, chosen)
+    built_for = _built_for(graph, chosen, schedule, target, linked_board, input_in_flash)
+    return pipeline.verify(graph, chosen, schedule, _input(graph, x, seed), built_for, keep,
+                           count_instructions=instructions)
 
 
 def run(model: str | Graph, x=None, plan: Plan | str | None = None, *, seed: int = 0, numerics: str = "litert",
@@ -144,6 +154,33 @@ def _options(model, max_overhead, max_ram, objective, max_latency, target, strat
     name = model.name if isinstance(model, Graph) else str(model)
     return PlanOptions(name, cost_model, None if schemes is None else tuple(schemes), count_io, strategy, objective,
                        overhead, _size(max_ram), latency_cap, latency_target=target)
+
+
+def _board(board: str | Board | None, target: str | None, input_in_flash: bool) -> Board | None:
+    """The board `compile` / `verify` link for, checked against `target` as the CLI checks it."""
+    if board is None:
+        if input_in_flash:
+            raise UserError("input_in_flash needs board (the fe310 and esp32c3 harnesses keep the input in flash)")
+        return None
+    chosen = get_board(board) if isinstance(board, str) else board
+    if target is not None and target != chosen.target:
+        raise UserError(f"board {chosen.name} runs on target {chosen.target}, not target {target}")
+    return chosen
+
+
+def _target_name(target: str | None, board: Board | None) -> str:
+    return board.target if board is not None else target or "host"
+
+
+def _built_for(graph: Graph, chosen: Plan, schedule, target: str | None, board: Board | None, input_in_flash: bool):
+    """The target the C is built for: `target`, or the board's linked as the board, with the
+    plan's stack bound reserved in its RAM (codegen/stack.py)."""
+    built_for = get_target(_target_name(target, board))
+    if board is None:
+        return built_for
+    from .codegen.stack import footprint
+    bound = footprint(graph, schedule, chosen, built_for)
+    return built_for.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash)
 
 
 def _solved(graph: Graph, options: PlanOptions) -> Plan:

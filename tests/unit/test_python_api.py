@@ -52,7 +52,21 @@ def test_run_is_bit_exact_with_the_unfused_network_in_the_planned_arena():
     assert (result.output == pipeline.run_reference(graph, x)).all()
 
 
+def test_compile_for_a_board_writes_what_the_cli_writes(tmp_path, capsys):
+    """board= links the project as `compile --board` does: the board's RAM as the linker's RAM
+    region and the plan's stack bound reserved in it, on the board's target."""
+    code, _, _ = run_cli(capsys, "compile", "mcunet-vww5", "--board", "nucleo-f412zg", "-o", str(tmp_path / "cli"))
+    project = msfcnn.compile("mcunet-vww5", tmp_path / "api", board="nucleo-f412zg")
+    assert code == 0 and project.target == "cortex-m4"
+    for name in ("Makefile", "model.c", "main.c"):
+        assert (tmp_path / "api" / name).read_text() == (tmp_path / "cli" / name).read_text().replace(
+            str(tmp_path / "cli"), str(tmp_path / "api")), name
+    assert "__ram_size=0x40000" in (tmp_path / "api" / "Makefile").read_text()
+
+
 @pytest.mark.parametrize("call,message", [
+    (lambda: msfcnn.compile(RESNET8, "out", board="nucleo-f412zg", target="fe310"), "runs on target cortex-m4"),
+    (lambda: msfcnn.verify(RESNET8, input_in_flash=True), "input_in_flash needs board"),
     (lambda: msfcnn.plan("mbv2-w035"), "did you mean 'mbv2-w0.35'"),
     (lambda: msfcnn.plan(RESNET8, max_ram="64KB"), "KB means 1024 B on a datasheet"),
     (lambda: msfcnn.plan(RESNET8, max_overhead=0.5), "must be >= 1"),
