@@ -766,11 +766,19 @@ def _linked_report(check, link: Link, bound, graph, plan) -> dict:
 
 
 def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
-    """The latency model's instructions per block of the schedule, where the target has one."""
+    """The latency model's instructions per block of the schedule, where the target has one with
+    costs for every kernel the graph runs; otherwise None, and a warning names the missing ones
+    (a kernel without costs would count as 0 instructions)."""
     from . import latency
     if target not in latency.calibrated_targets():
         return None
-    return latency.load(target).counter(graph).schedule(schedule)
+    model = latency.load(target)
+    missing = model.uncovered(graph)
+    if missing:
+        _warn([f"msfcnn: warning: the {target} latency model has no costs for {', '.join(missing)} (not "
+               "calibrated): no instructions are predicted"])
+        return None
+    return model.counter(graph).schedule(schedule)
 
 
 def cmd_fit(request: FitRequest) -> None:

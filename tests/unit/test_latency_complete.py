@@ -102,3 +102,16 @@ def test_fit_says_whether_it_ranked_by_time(model, board, complete, capsys):
     assert (doc["predicted_instructions"] is not None) is complete
     code, out, _ = run_cli(capsys, "fit", model, "--board", board)
     assert ("fastest fitting plan by MACs" in out) is not complete
+
+
+def test_verify_predicts_nothing_where_a_kernel_has_no_costs(capsys):
+    """verify gives no predicted instructions (whole or per block) on a target whose latency model
+    lacks a kernel of the network, and names the kernels on stderr; with every cost, it predicts."""
+    from msfcnn.cli import _predicted_blocks
+    graph = pipeline.load(INCOMPLETE, weights=True)
+    schedule = pipeline.lower(graph, pipeline.planner(graph).solve())
+    assert _predicted_blocks("xtensa-lx106", graph, schedule) is None
+    assert all(name in capsys.readouterr().err for name in MISSING)
+    predicted = _predicted_blocks("cortex-m4", graph, schedule)
+    assert len(predicted) == len(schedule.blocks) and sum(predicted) > 0
+    assert capsys.readouterr().err == ""
