@@ -60,6 +60,7 @@ PROBE(expf, fr = expf(fx))
 PROBE(tanhf, fr = tanhf(fx))
 PROBE(fmod, dr = fmod(dx, dy))
 PROBE(d2l, lr = (int64_t)dx)
+PROBE(f2l, lr = (int64_t)fx)  /* softmax_wide.c: LiteRT's int16 softmax rounds its float into an int64 */
 PROBE(i2d, dr = (double)ix)
 PROBE(ldiv, lr = lx / ly)
 PROBE(lmul, lr = (int64_t)((uint64_t)lx * (uint64_t)ly))  /* __aeabi_lmul on Armv6-M (unsigned: wraps) */
@@ -81,7 +82,7 @@ static const struct {
     {"fcmpgt", probe_fcmpgt}, {"fcmpne", probe_fcmpne}, {"fcmpge", probe_fcmpge}, {"f2i", probe_f2i},
     {"i2f", probe_i2f}, {"floor", probe_floor}, {"roundf", probe_roundf}, {"expf", probe_expf},
     {"tanhf", probe_tanhf}, {"fmod", probe_fmod},
-    {"d2l", probe_d2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod},
+    {"d2l", probe_d2l}, {"f2l", probe_f2l}, {"i2d", probe_i2d}, {"ldiv", probe_ldiv}, {"lmod", probe_lmod},
     {"lmul", probe_lmul}, {"idiv", probe_idiv}, {"imod", probe_imod}, {"memcpy", probe_memcpy},
     {"memmove", probe_memmove}, {"memset", probe_memset},
 };
