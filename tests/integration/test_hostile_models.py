@@ -126,6 +126,18 @@ def test_onnx_resize_scales_are_checked(tmp_path, capsys, scales, expected):
     refused(capsys, onnx_resize(tmp_path, scales), "Resize", expected)
 
 
+@pytest.mark.parametrize("alpha", [float("inf"), float("nan"), 1e39])
+def test_onnx_float_attributes_are_finite_float32(tmp_path, capsys, alpha):
+    """The C kernels take HardSigmoid's alpha as a float32 literal (fuzz seed 1127 case 1115)."""
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load(str(MODELS / "onnx_mbv3_tiny.onnx"))
+    node = next(n for n in model.graph.node if n.op_type == "HardSigmoid")
+    next(a for a in node.attribute if a.name == "alpha").f = alpha
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    refused(capsys, str(path), "HardSigmoid", "'alpha'", "not a finite float32")
+
+
 def test_an_op_nothing_reads_is_refused(tmp_path, capsys):
     """A corrupted operator input leaves the first conv's output unread: planning streams every
     tensor to its readers."""
