@@ -116,6 +116,13 @@ def test_a_resize_to_2_to_the_31_rows_is_refused_before_its_tables(tmp_path, cap
     refused(capsys, str(model), "RESIZE_BILINEAR to 2147483647x8x6 is too large")
 
 
+def test_a_mean_whose_bias_leaves_int32_is_refused(tmp_path, capsys):
+    """A subnormal output scale makes the keepdims MEAN's float bias infinite (fuzz seed 1127 case
+    8521): C's cast of it to int32 would be undefined."""
+    model = edited(tmp_path, "op_gap_keepdims.tflite", {"tensor 2 scale[0]": 1e-45})
+    refused(capsys, model, "MEAN", "past the int32 range of its bias")
+
+
 def onnx_resize(tmp_path, scales) -> str:
     onnx = pytest.importorskip("onnx")
     from onnx import numpy_helper

@@ -10,6 +10,7 @@ from math import prod
 import numpy as np
 
 from .. import numerics as nx
+from ..errors import UserError
 from .base import C_ACTIVATION, CCall, KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 
 
@@ -158,6 +159,9 @@ def _keepdims_params(count: int, in_q, out_q) -> tuple[int, int, int]:
     f32 = np.float32
     temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
     temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
+    if not abs(temp) < 2**31:  # static_cast<int32_t> of it would be undefined (inf or NaN too)
+        raise UserError(f"MEAN: the input zero point {in_q.zero_point} x scale {in_q.scale:g} / output scale "
+                        f"{out_q.scale:g} is past the int32 range of its bias")
     bias = int(out_q.zero_point) - int(temp)  # static_cast<int32_t> truncates
     real_scale = f32(in_q.scale) / (f32(count) * f32(out_q.scale))
     mult, shift = nx.quantize_multiplier(float(real_scale))
