@@ -117,12 +117,12 @@ def _row_op(graph: Graph, t: int, step: Graph, where: dict, inputs: list) -> tup
     if window.pad > 0 or (out_rows - 1) * window.stride + window.kernel > first.whole:
         raise UserError(f"{what} pads the time axis (SAME or causal padding): its rows near the window's start "
                         "differ from one window to the next, so it cannot stream exactly")
-    if (out_rows - 1) * window.stride + window.kernel < first.whole:
-        raise UserError(f"{what}: its stride {window.stride} along time leaves the window's last "
-                        f"{first.whole - (out_rows - 1) * window.stride - window.kernel} rows unread, so it cannot "
-                        "stream exactly")
+    unread = first.whole - (out_rows - 1) * window.stride - window.kernel
+    if unread:
+        raise UserError(f"{what}: its stride {window.stride} along time leaves the window's last {_rows(unread)} "
+                        "unread, so it cannot stream exactly")
     if first.new % window.stride:
-        raise UserError(f"{what}: its stride {window.stride} along time does not divide the {first.new} new rows "
+        raise UserError(f"{what}: its stride {window.stride} along time does not divide the {_rows(first.new)} "
                         "each call brings it (choose a --hop it divides)")
     kept = max(window.kernel - window.stride, 0)
     sources = [_ring(step, where[i], first.axis, kept) for i in node.inputs]
@@ -167,6 +167,10 @@ def _append(step: Graph, op, inputs: tuple[int, ...], node, t: int) -> int:
         return step.append(op, inputs, node.consts, node.quant)
     except UserError as err:
         raise UserError(f"{step.name}: layer {t} ({node.op.describe()}) cannot stream: {err}") from None
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'s' if count > 1 else ''}"
 
 
 def _with_rows(shape, axis: int, rows: int) -> tuple[int, ...]:
