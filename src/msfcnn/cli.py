@@ -788,7 +788,7 @@ def _verify_windows(request: VerifyRequest, graph, plan, schedule, target) -> in
     result = windows.run_windows(whole, schedule, frames, request.model.options.hop)
     check = _verified(request, graph, plan, schedule, result.steps[0], target, result.steps,
                       count_instructions=False)
-    counts = None
+    counts = call = None
     if request.instructions:
         call = _verified(request, graph, plan, schedule, result.steps[-1], target)
         options = replace(request.model.options, hop=None)
@@ -802,7 +802,7 @@ def _verify_windows(request: VerifyRequest, graph, plan, schedule, target) -> in
                   "whole_window_peak_ram_bytes": whole_plan.peak_ram_bytes}
     predicted = _predicted_blocks(target.name, graph, schedule)
     if request.call.json:
-        _print_json(report.verify_windows_doc(graph, target.name, plan, check, predicted, result, counts))
+        _print_json(report.verify_windows_doc(graph, target.name, plan, check, predicted, result, counts, call))
     else:
         print(report.verify_windows_text(graph, target.name, plan, check, predicted, result, counts))
     failure = report.verify_failure(graph, target.name, check, None)

@@ -433,14 +433,17 @@ def verify_text(graph: Graph, target: str, plan: Plan, check, predicted: list[fl
     return "\n".join(lines)
 
 
-def verify_windows_doc(graph: Graph, target: str, plan: Plan, check, predicted, result, counts) -> dict:
+def verify_windows_doc(graph: Graph, target: str, plan: Plan, check, predicted, result, counts, call=None) -> dict:
     """`verify --streaming --json`: verify's terms for the C of one call run over every call, the
-    windows, and with counts the instructions of one call beside the whole window's."""
+    windows, and with counts (`call`: the counted run of one call) the instructions of one call,
+    block by block, beside the whole window's."""
     doc = verify_doc(graph, target, plan, check, predicted, None)
     doc.update({"hop": result.hop, "calls": len(result.steps), "windows": result.count,
                 "windows_equal_whole_window": result.equal, "state_bytes": graph.state_bytes,
                 "instructions": None, "instructions_per_step": None, "predicted_instructions_per_step":
                     doc.pop("predicted_instructions"), "block_instructions": None})
+    if call is not None:
+        doc["block_instructions"] = verify_doc(graph, target, plan, call, predicted, None)["block_instructions"]
     doc.update(counts or {})
     return doc
 
