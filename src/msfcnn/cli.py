@@ -783,6 +783,10 @@ def _verify_windows(request: VerifyRequest, graph, plan, schedule, target) -> in
     instructions of one call and of the whole-window model's plan under the same options."""
     from dataclasses import replace
     from . import pipeline, report, windows
+    if target.embedded_harness:
+        raise UserError(f"verify --streaming runs the C over every call of a long input, which the harness of "
+                        f"{target.name}{' linked as a board' if request.link.board else ''} does not take (it runs "
+                        "one call): verify on host, cortex-m4, cortex-m7, cortex-m33 or cortex-m0plus without --board")
     whole = _whole_window(request.model)
     frames = windows.long_input(whole, request.input, request.seed)
     result = windows.run_windows(whole, schedule, frames, request.model.options.hop)
