@@ -43,10 +43,11 @@ class Windows:
 def long_input(whole: Graph, path: str | None, seed: int) -> np.ndarray:
     """The long input of `--input` (an .npy array in the model's layout, frames along its time axis,
     of the model's input type), or a seeded random one of EXTRA_WINDOWS + 1 windows."""
-    if path is None:
-        x, more = (_unbatched(whole, random_input(whole, s)) for s in (seed, seed + 1))
+    if path is None:  # seeded random windows, one after the other, cut to the frames wanted
+        size = _window(whole)
+        parts = [_unbatched(whole, random_input(whole, seed + k)) for k in range(1 + -(-EXTRA_WINDOWS // size))]
         axis = model_time_axis(whole)
-        return np.concatenate([x, np.take(more, range(EXTRA_WINDOWS), axis=axis)], axis=axis)
+        return np.take(np.concatenate(parts, axis=axis), range(size + EXTRA_WINDOWS), axis=axis)
     try:
         x = np.load(path, allow_pickle=False)
     except FileNotFoundError:

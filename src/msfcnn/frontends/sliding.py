@@ -124,9 +124,11 @@ def _row_op(graph: Graph, t: int, step: Graph, where: dict, inputs: list) -> tup
     if first.new % window.stride:
         raise UserError(f"{what}: its stride {window.stride} along time does not divide the {_rows(first.new)} "
                         "each call brings it (choose a --hop it divides)")
-    kept = max(window.kernel - window.stride, 0)
-    sources = [_ring(step, where[i], first.axis, kept) for i in node.inputs]
-    return _Time(first.axis, out_rows, first.new // window.stride), sources
+    new = min(first.new // window.stride, out_rows)  # (a call brings at most a whole window)
+    needed = (new - 1) * window.stride + window.kernel  # the newest rows its new outputs read
+    sources = [_ring(step, where[i], first.axis, max(needed - first.new, 0), max(first.new - needed, 0))
+               for i in node.inputs]
+    return _Time(first.axis, out_rows, new), sources
 
 
 def _view_time(graph: Graph, t: int, source: _Time) -> _Time | None:
@@ -147,18 +149,21 @@ def _whole(step: Graph, tensor: int, time: _Time | None) -> int:
     return tensor if time is None else _ring(step, tensor, time.axis, time.whole - time.new)
 
 
-def _ring(step: Graph, tensor: int, axis: int, kept: int) -> int:
-    if kept == 0:
+def _ring(step: Graph, tensor: int, axis: int, kept: int, skip: int = 0) -> int:
+    """`tensor` behind a TimeRing keeping `kept` rows of earlier calls (and dropping the first
+    `skip` new rows); `tensor` itself when it needs neither."""
+    if kept == 0 and skip == 0:
         return tensor
     shape = step.shape_of(tensor)
     if prod(shape[:axis]) != 1:
         raise UserError(f"{step.name}: the map of layer {tensor} is not stored row by row along time "
                         f"({list(shape)}, time axis {axis}): it cannot stream")
-    ring = TimeRing(axis, kept)
+    ring = TimeRing(axis, kept, skip)
     quant = step.quant_of(tensor)
     index = step.append(ring, (tensor,), quant=quant)
-    initial = ring.initial_state(shape, step.element_of(tensor).numpy, quant.zero_point if quant else 0)
-    step.add_state(index, STATE, initial)
+    if kept:
+        step.add_state(index, STATE, ring.initial_state(shape, step.element_of(tensor).numpy,
+                                                        quant.zero_point if quant else 0))
     return index
 
 

@@ -4,20 +4,25 @@
  */
 #include "time_ring.h"
 
-static void msf_time_ring_bytes(void *state, size_t kept, const void *in, size_t fresh, uint8_t *out)
+static void msf_time_ring_bytes(void *state, size_t kept, const uint8_t *in, size_t fresh, uint8_t *out)
 {
-    memcpy(out, state, kept);
+    if (kept) {
+        memcpy(out, state, kept);
+    }
     memcpy(out + kept, in, fresh);
-    memcpy(state, out + fresh, kept);
+    if (kept) {
+        memcpy(state, out + fresh, kept);
+    }
 }
 
 void msf_time_ring_s8(const msf_time_ring_params *p, const int8_t *in, int8_t *out)
 {
-    msf_time_ring_bytes(p->state, (size_t)p->kept_values, in, (size_t)p->new_values, (uint8_t *)out);
+    msf_time_ring_bytes(p->state, (size_t)p->kept_values, (const uint8_t *)(in + p->skip_values),
+                        (size_t)p->new_values, (uint8_t *)out);
 }
 
 void msf_time_ring_f32(const msf_time_ring_params *p, const float *in, float *out)
 {
-    msf_time_ring_bytes(p->state, (size_t)p->kept_values * sizeof(float), in,
+    msf_time_ring_bytes(p->state, (size_t)p->kept_values * sizeof(float), (const uint8_t *)(in + p->skip_values),
                         (size_t)p->new_values * sizeof(float), (uint8_t *)out);
 }
