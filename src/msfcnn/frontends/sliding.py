@@ -121,7 +121,7 @@ def _row_op(graph: Graph, t: int, step: Graph, where: dict, inputs: list) -> tup
     if unread:
         raise UserError(f"{what}: its stride {window.stride} along time leaves the window's last {_rows(unread)} "
                         "unread, so it cannot stream exactly")
-    if first.new % window.stride:
+    if first.new % window.stride and first.new < out_rows * window.stride:  # (rows of earlier calls reused)
         raise UserError(f"{what}: its stride {window.stride} along time does not divide the {_rows(first.new)} "
                         "each call brings it (choose a --hop it divides)")
     new = min(first.new // window.stride, out_rows)  # (a call brings at most a whole window)
