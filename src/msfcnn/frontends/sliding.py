@@ -4,9 +4,10 @@ each layer.
 
 The time axis is the input's H, or its W when H is 1 (a Conv1D-style 1 x T map). Each layer's
 output gains `new` rows per call: the hop at the input, divided by each window's stride along
-time. A window along time that spans more rows than its stride reads rows of earlier calls: a
-`TimeRing` op before it keeps them as persistent state (Graph.states), so the window runs on
-exactly the rows it needs. An op that needs its input whole (a global pool, a flatten and dense
+time, and at most the rows the whole window's output has. A window along time that spans more
+rows than its stride reads rows of earlier calls: a `TimeRing` op before it keeps them as
+persistent state (Graph.states), so the window runs on exactly the rows it needs (a ring without
+state drops new rows its window would not read). An op that needs its input whole (a global pool, a flatten and dense
 head, anything that is not a row op) gets a ring of the rest of the window before it, and then
 runs as in the whole-window model. A model whose output is still a map along time ends in such
 a ring too. The new graph is an ordinary stateful model: it is planned, lowered, run and emitted
