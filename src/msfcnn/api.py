@@ -54,14 +54,15 @@ class Run:
         return self.outputs[0]
 
 
-def load(model: str | Graph, weights: bool = True, numerics: str = "litert") -> Graph:
+def load(model: str | Graph, weights: bool = True, numerics: str = "litert", hop: int | None = None) -> Graph:
     """A built-in name or a .tflite / .onnx / .json file as a graph. weights=True gives weightless
-    models (built-ins, layer lists) seeded random int8 weights, as compile, verify and run use."""
+    models (built-ins, layer lists) seeded random int8 weights, as compile, verify and run use.
+    With `hop`, the graph of one call of the model streamed over a sliding window (`--streaming`)."""
     if isinstance(model, Graph):
         return model
     if numerics not in ("litert", "tflm"):
         raise UserError(f"numerics is 'litert' or 'tflm', not {numerics!r}")
-    return pipeline.load(str(model), weights=weights, numerics=numerics)
+    return pipeline.load(str(model), weights=weights, numerics=numerics, hop=hop)
 
 
 def plan(model: str | Graph, *, max_overhead: float | str | None = None, max_ram: int | str | None = None,

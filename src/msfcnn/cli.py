@@ -89,6 +89,19 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
     _schemes_arg(p)
+    p.add_argument("--streaming", action="store_true",
+                   help="incremental sliding-window inference: each call takes the newest --hop frames along "
+                        "the time axis (H, or W of a 1 x T map) and computes only the newest rows of each layer, "
+                        "keeping the rows their windows still need as state")
+    p.add_argument("--hop", metavar="FRAMES", type=int, default=None,
+                   help="with --streaming: the frames each call brings (default 1)")
+
+
+def _hop(args) -> int | None:
+    """--streaming's hop (None: whole windows)."""
+    if args.hop is not None and not args.streaming:
+        raise UserError("--hop needs --streaming")
+    return (1 if args.hop is None else args.hop) if args.streaming else None
 
 
 def _numerics_arg(p: argparse.ArgumentParser) -> None:
@@ -394,7 +407,7 @@ def _model_plan(args, target: str | None) -> ModelPlan:
     timed = args.objective == "min-latency" or args.max_latency is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          latency_target=(target or "host") if timed else None)
+                          latency_target=(target or "host") if timed else None, hop=_hop(args))
     if args.strict and args.plan is None:
         raise UserError("--strict checks a saved plan: it needs --plan")
     return ModelPlan(options, args.plan, args.numerics, args.strict)
@@ -437,7 +450,7 @@ def plan_request(args) -> PlanRequest:
     timed = args.objective == "min-latency" or args.max_latency is not None or board is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          board.clock_hz if board else None, _weighing_target(target, timed))
+                          board.clock_hz if board else None, _weighing_target(target, timed), _hop(args))
     return PlanRequest(call, options, board, args.output, args.timeline)
 
 
@@ -510,7 +523,7 @@ def _planner(options: PlanOptions, graph=None):
     model = pipeline.latency_model(options)
     # A weightless model is predicted with the weights compile would give it (the output stage's
     # loops depend on the requantisation shifts).
-    graph = graph if graph is not None else pipeline.load(options.model, weights=model is not None)
+    graph = graph if graph is not None else pipeline.load(options.model, weights=model is not None, hop=options.hop)
     planner = pipeline.options_planner(graph, options, model)
     if model is not None:
         _warn(report.latency_warnings(model, planner.uncovered))
@@ -538,7 +551,7 @@ def _solve(options: PlanOptions, planner):
 def _planned_schedule(model: ModelPlan):
     """The model with weights, its plan and the plan's schedule."""
     from . import pipeline
-    graph = pipeline.load(model.options.model, weights=True, numerics=model.numerics)
+    graph = pipeline.load(model.options.model, weights=True, numerics=model.numerics, hop=model.options.hop)
     if not model.saved_plan:
         plan = _solve(model.options, _planner(model.options, graph))
         return graph, plan, pipeline.lower(graph, plan)
@@ -652,6 +665,8 @@ def cmd_run(request: RunRequest) -> None:
     from . import pipeline, report
     from .tensors import save_outputs
     graph, plan, schedule = _planned_schedule(request.model)
+    if request.model.options.hop is not None:  # --streaming: a long input, window by window
+        return _run_windows(request, graph, plan, schedule)
     if graph.states:  # a stateful model runs a sequence, its state carried from step to step
         return _run_sequence(request, graph, plan, schedule)
     x = _input(request.input, request.seed, graph)
@@ -697,6 +712,30 @@ def _run_sequence(request: RunRequest, graph, plan, schedule) -> None:
                 f"buffers at the arena's start); output{'s' if len(outputs) > 1 else ''} above: the last step's")
 
 
+def _whole_window(model: ModelPlan):
+    """The whole-window model of a --streaming request, with weights."""
+    from . import pipeline
+    return pipeline.load(model.options.model, weights=True, numerics=model.numerics)
+
+
+def _run_windows(request: RunRequest, graph, plan, schedule) -> None:
+    """`run --streaming`: a long input's calls in order; every window's output, stacked in window
+    order, each compared with the whole-window model's."""
+    from . import report, windows
+    from .tensors import save_outputs
+    whole = _whole_window(request.model)
+    frames = windows.long_input(whole, request.input, request.seed)
+    with progress.step(f"running {graph.name} window by window: fused numpy executor and the whole-window model"):
+        result = windows.run_windows(whole, schedule, frames, request.model.options.hop)
+    if request.output:
+        save_outputs(request.output, [result.outputs], request.model.options.model)
+    doc = report.windows_doc(graph, plan, result)
+    if request.call.json:
+        _print_json(doc, _report_stream(request))
+    else:
+        print(report.windows_text(graph, plan, result), file=_report_stream(request))
+
+
 def cmd_compile(request: CompileRequest) -> None:
     from . import pipeline, report
     link = request.link
@@ -712,6 +751,8 @@ def cmd_verify(request: VerifyRequest) -> int:
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    if request.model.options.hop is not None:  # --streaming: a long input's calls, window by window
+        return _verify_windows(request, graph, plan, schedule, target)
     steps = None
     if graph.states and request.input:  # a stateful model's sequence: every step, the state carried over
         from .tensors import load_steps
@@ -732,7 +773,54 @@ def cmd_verify(request: VerifyRequest) -> int:
     return VERIFY_FAILED
 
 
-def _verified(request: VerifyRequest, graph, plan, schedule, x, target, steps=None):
+def _verify_windows(request: VerifyRequest, graph, plan, schedule, target) -> int:
+    """`verify --streaming`: the C of one call run over a long input's calls in order against the
+    numpy executor, every window compared with the whole-window model's; with --instructions, the
+    instructions of one call and of the whole-window model's plan under the same options."""
+    from dataclasses import replace
+    from . import pipeline, report, windows
+    if target.embedded_harness:
+        raise UserError(f"verify --streaming runs the C over every call of a long input, which the harness of "
+                        f"{target.name}{' linked as a board' if request.link.board else ''} does not take (it runs "
+                        "one call): verify on host, cortex-m4, cortex-m7, cortex-m33 or cortex-m0plus without --board")
+    whole = _whole_window(request.model)
+    frames = windows.long_input(whole, request.input, request.seed)
+    result = windows.run_windows(whole, schedule, frames, request.model.options.hop)
+    check = _verified(request, graph, plan, schedule, result.steps[0], target, result.steps,
+                      count_instructions=False)
+    counts = call = None
+    if request.instructions:
+        call = _verified(request, graph, plan, schedule, result.steps[-1], target)
+        options = replace(request.model.options, hop=None)
+        whole_plan = _solve(options, _planner(options, whole))
+        whole_schedule = pipeline.lower(whole, whole_plan)
+        first = windows.first_window(whole, frames)
+        full = _verified(request, whole, whole_plan, whole_schedule, first, target)
+        counts = {"instructions": full.instructions, "instructions_per_step": call.instructions,
+                  "predicted_instructions": _predicted_total(target.name, whole, whole_schedule),
+                  "predicted_instructions_per_step": _predicted_total(target.name, graph, schedule),
+                  "whole_window_peak_ram_bytes": whole_plan.peak_ram_bytes}
+    predicted = _predicted_blocks(target.name, graph, schedule)
+    if request.call.json:
+        _print_json(report.verify_windows_doc(graph, target.name, plan, check, predicted, result, counts, call))
+    else:
+        print(report.verify_windows_text(graph, target.name, plan, check, predicted, result, counts))
+    failure = report.verify_failure(graph, target.name, check, None)
+    if failure is None and result.equal < result.count:
+        failure = (f"msfcnn: verify: {graph.name}: {result.count - result.equal} of {result.count} windows differ "
+                   "from the whole-window model's")
+    if failure is None:
+        return 0
+    print(failure, file=sys.stderr)
+    return VERIFY_FAILED
+
+
+def _predicted_total(target: str, graph, schedule) -> int | None:
+    blocks = _predicted_blocks(target, graph, schedule)
+    return None if blocks is None else round(sum(blocks))
+
+
+def _verified(request: VerifyRequest, graph, plan, schedule, x, target, steps=None, count_instructions=None):
     """The C built and run against numpy (on a stateful model's `steps` in order, when given); a
     build that does not fit the board's RAM is a user error that says what to pass for a plan that
     fits."""
@@ -740,7 +828,8 @@ def _verified(request: VerifyRequest, graph, plan, schedule, x, target, steps=No
     from .codegen.build import DoesNotFit
     try:
         return pipeline.verify(graph, plan, schedule, x, target, request.keep,
-                               count_instructions=request.instructions, prefix=request.link.prefix, steps=steps)
+                               count_instructions=request.instructions if count_instructions is None else count_instructions,
+                               prefix=request.link.prefix, steps=steps)
     except DoesNotFit as err:
         raise UserError(f"{err}; {_fitting_advice(request, graph, plan, err.excess)}") from None
 

@@ -15,6 +15,7 @@ from .cost import DEFAULT_COST_MODEL
 from .errors import UserError
 from .executor import States, initial_states, internal_inputs, run_unfused, run_unfused_outputs
 from .frontends import load_model
+from .frontends.sliding import sliding_window
 from .fused_executor import FusedRun, run_fused
 from .ir import Graph
 from .plan import Plan
@@ -25,12 +26,14 @@ from .targets import TARGETS, Target
 SCHEDULABLE_COST_MODEL = "exact"
 
 
-def load(model: str, weights: bool = False, numerics: str = "litert") -> Graph:
+def load(model: str, weights: bool = False, numerics: str = "litert", hop: int | None = None) -> Graph:
     """A built-in name or a model file as a graph; weights=True gives weightless models (built-ins,
     layer lists) deterministic random int8 weights, ready to run. numerics="tflm" makes its int8
     arithmetic bit-exact with TFLite Micro (TFLite's reference kernels) instead of LiteRT's x86
-    kernels (docs/numerics.md)."""
-    return load_model(model, weights=weights, numerics=numerics)
+    kernels (docs/numerics.md). With a `hop`, the graph of one call of the model streamed over a
+    sliding window, `hop` new frames a call (`--streaming`, frontends/sliding.py)."""
+    graph = load_model(model, weights=weights, numerics=numerics)
+    return graph if hop is None else sliding_window(graph, hop)
 
 
 def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False,
@@ -58,6 +61,7 @@ class PlanOptions:
     max_latency: tuple[float, str] | None = None
     clock_hz: int | None = None
     latency_target: str | None = None
+    hop: int | None = None  # --streaming: the frames each call brings; None: whole windows
 
     def instruction_cap(self) -> int | None:
         """The time cap in predicted instructions (milliseconds at `clock_hz`, one instruction a

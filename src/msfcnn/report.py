@@ -347,6 +347,21 @@ def run_text(graph: Graph, plan: Plan, x, fused, diff: float) -> str:
               f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
 
 
+def windows_doc(graph: Graph, plan: Plan, result) -> dict:
+    """`run --streaming --json`: the windows, how many equal the whole-window model's, the RAM."""
+    return {"model": graph.name, "numerics": graph.numerics, "plan": plan.to_dict(), "hop": result.hop,
+            "calls": len(result.steps), "windows": result.count, "output_shape": list(result.outputs.shape),
+            "windows_equal_whole_window": result.equal, "state_bytes": graph.state_bytes,
+            "predicted_peak_ram_bytes": plan.peak_ram_bytes}
+
+
+def windows_text(graph: Graph, plan: Plan, result) -> str:
+    return (plan_table(plan, graph) + f"\n{len(result.steps)} calls of {result.hop} frame{'s' if result.hop > 1 else ''}, "
+            f"{result.count} windows (the first after {result.warm + 1} calls); output {list(result.outputs.shape)} "
+            f"(windows first); {result.equal} of {result.count} equal to the whole-window model's\n"
+            f"arena: {plan.peak_ram_bytes} B predicted, of it {graph.state_bytes} B of rings kept between calls")
+
+
 def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target: str, board=None) -> str:
     linked = f" linked as {board.name}" if board else ""
     return (f"{graph.name}: {len(plan.blocks)} blocks, arena {schedule.arena_bytes} B, F = {plan.overhead:.4f}; "
@@ -415,6 +430,34 @@ def verify_text(graph: Graph, target: str, plan: Plan, check, predicted: list[fl
                      f"(C library {linked['c_library_bytes']} B); stack {check.stack_bytes} B measured, "
                      f"{'within' if linked['within_stack_bound'] else 'OVER'} its bound; start-up and main frames "
                      f"{check.frames_bytes} B")
+    return "\n".join(lines)
+
+
+def verify_windows_doc(graph: Graph, target: str, plan: Plan, check, predicted, result, counts, call=None) -> dict:
+    """`verify --streaming --json`: verify's terms for the C of one call run over every call, the
+    windows, and with counts (`call`: the counted run of one call) the instructions of one call,
+    block by block, beside the whole window's."""
+    doc = verify_doc(graph, target, plan, check, predicted, None)
+    doc.update({"hop": result.hop, "calls": len(result.steps), "windows": result.count,
+                "windows_equal_whole_window": result.equal, "state_bytes": graph.state_bytes,
+                "instructions": None, "instructions_per_step": None, "predicted_instructions_per_step":
+                    doc.pop("predicted_instructions"), "block_instructions": None})
+    if call is not None:
+        doc["block_instructions"] = verify_doc(graph, target, plan, call, predicted, None)["block_instructions"]
+    doc.update(counts or {})
+    return doc
+
+
+def verify_windows_text(graph: Graph, target: str, plan: Plan, check, predicted, result, counts) -> str:
+    lines = [f"{graph.name} on {target}, streamed: {verify_verdict(graph, check)} over {len(result.steps)} calls of "
+             f"{result.hop} frame{'s' if result.hop > 1 else ''}; arena {check.arena_bytes} B in the object file, "
+             f"{check.predicted_peak_ram_bytes} B predicted (of it {graph.state_bytes} B of rings kept between calls)",
+             f"{result.equal} of {result.count} windows equal to the whole-window model's"]
+    if counts:
+        per, whole = counts["instructions_per_step"], counts["instructions"]
+        guess = "" if counts["predicted_instructions_per_step"] is None else \
+            f" ({counts['predicted_instructions_per_step']} predicted, {counts['predicted_instructions'] or 0} for the window)"
+        lines.append(f"instructions: {per} per call, {whole} for the whole window (1/{whole / per:.1f}){guess}")
     return "\n".join(lines)
 
 

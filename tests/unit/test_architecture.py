@@ -30,7 +30,7 @@ LAYERS = [
     ["schedule", "plan"],
     ["cost", "fused_executor", "codegen", "latency"],
     ["planner", "report", "support"],  # support: the support matrix (msfcnn ops), a report on the ops
-    ["pipeline"],
+    ["pipeline", "windows"],  # windows: a streaming model run window by window (--streaming)
     ["fit"],
     ["api", ""],  # "": the package itself, which re-exports the Python API (api.py)
     ["cli", "__main__"],

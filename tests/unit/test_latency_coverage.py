@@ -82,6 +82,8 @@ def models() -> dict:
             graphs[Path(model).name] = pipeline.load(model, weights=True)
         except UserError:
             continue
+    for model in sorted((FIXTURES.parent / "streaming").glob("*.tflite")):  # and their streaming form's rings
+        graphs[f"{model.name} (streaming)"] = pipeline.load(str(model), weights=True, hop=1)
     sequence = FIXTURES.parent / "sequence"  # LSTMs and the keyword head's SOFTMAX, under both numerics
     for model in sorted(sequence.glob("lstm_*_*.tflite")) + [sequence / "svdf_keyword.tflite"]:
         if "refused" not in model.name:

@@ -321,6 +321,12 @@ class Op:
     def output_shape(self, inputs: list[Shape]) -> Shape:
         raise NotImplementedError
 
+    def with_output_shape(self, shape: Shape) -> "Op":
+        """The op that gives an output of `shape` from an input of as many values: a view with
+        that target shape (a streaming model's views see fewer rows, frontends/sliding.py); the
+        op itself for the others, whose output shape follows their inputs."""
+        return self
+
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         """Multiply-accumulates of one unfused execution (pooling and adds count one per tap)."""
         raise NotImplementedError

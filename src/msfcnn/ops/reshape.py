@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 import numpy as np
@@ -26,6 +26,9 @@ class Reshape(Op, pattern=Pattern.VECTOR, c_call=CCall.NONE, is_view=True,
 
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         return 0
+
+    def with_output_shape(self, shape: Shape) -> "Reshape":
+        return replace(self, shape=tuple(shape))
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         return inputs[0].reshape(self.shape)
