@@ -186,11 +186,11 @@ class Build:
         subprocess.run([self.target.cc.replace("gcc", "ar"), "rcs", str(archive), *map(str, objects)], check=True)
         return archive
 
-    def harness(self, model: Path, x: np.ndarray, folder: Path, archive: Path) -> Path:
+    def harness(self, model: Path, x: np.ndarray, folder: Path, archive: Path, per_op: bool = False) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "harness.cc").write_text(harness_source(model.read_bytes(), x))
-        program = folder / "tflm.elf"
-        flags = [*self.common_cxx, *CXX_ONLY, *self.includes]
+        program = folder / ("tflm_per_op.elf" if per_op else "tflm.elf")
+        flags = [*self.common_cxx, *CXX_ONLY, *self.includes, *(["-DPER_OP"] if per_op else [])]
         # picolibc's C++ linker script keeps what crtbegin.o refers to
         ldflags = self.target.ldflags.replace("picolibc.ld", "picolibcpp.ld").split()
         linked = subprocess.run([self.cxx, *flags, *ldflags, "-Wl,--gc-sections", "-o", str(program),
@@ -217,6 +217,23 @@ static const signed char input_data[] = {{{_bytes(x.astype(np.int8).reshape(-1))
 alignas(16) static unsigned char arena[{ARENA_BYTES}];
 static tflite::MicroInterpreter *interpreter;
 
+#ifdef PER_OP
+/* Per-op mode: the interpreter's profiler hook calls op_mark() before and after each op's invoke,
+   whose entry the counter marks; the tags are printed after the run. */
+extern "C" __attribute__((noinline)) void op_mark(void) {{ __asm__ volatile(""); }}
+static const char *tags[1024];
+static unsigned n_tags;
+class Marks : public tflite::MicroProfilerInterface {{
+public:
+    uint32_t BeginEvent(const char *tag) override {{ op_mark(); if (n_tags < 1024) tags[n_tags++] = tag; return 0; }}
+    void EndEvent(uint32_t) override {{ op_mark(); }}
+}};
+static Marks marks;
+#define PROFILER , nullptr, &marks
+#else
+#define PROFILER
+#endif
+
 /* Invoke() and nothing else: the count is one call of this function. */
 extern "C" __attribute__((noinline)) int run_inference(void)
 {{
@@ -226,7 +243,7 @@ extern "C" __attribute__((noinline)) int run_inference(void)
 int main(void)
 {{
     static tflite::MicroMutableOpResolver<{len(RESOLVER_OPS)}> resolver;
-{adds}    static tflite::MicroInterpreter micro(tflite::GetModel(model_data), resolver, arena, sizeof arena);
+{adds}    static tflite::MicroInterpreter micro(tflite::GetModel(model_data), resolver, arena, sizeof arena PROFILER);
     interpreter = &micro;
     if (micro.AllocateTensors() != kTfLiteOk) {{ printf("allocate failed\\n"); return 2; }}
     TfLiteTensor *input = micro.input(0);
@@ -237,6 +254,9 @@ int main(void)
     printf("arena %u\\noutput", (unsigned)micro.arena_used_bytes());
     for (size_t k = 0; k < output->bytes; k++) printf(" %d", output->data.int8[k]);
     printf("\\n");
+#ifdef PER_OP
+    for (unsigned k = 0; k < n_tags; k++) printf("op %s\\n", tags[k]);
+#endif
     return status;
 }}
 """
@@ -255,6 +275,21 @@ def run_tflm(build: Build, archive: Path, model: Path, x: np.ndarray, folder: Pa
     arena = int(re.search(r"arena (\d+)", printed).group(1))
     output = np.array(re.search(r"output([ \-\d]*)", printed).group(1).split(), dtype=np.int8)
     return count, arena, output
+
+
+def tflm_per_op(build: Build, archive: Path, model: Path, x: np.ndarray, folder: Path) -> list[tuple[str, int]]:
+    """(op name, instructions) of each op's invoke call, from the profiler hook's marks: a separate
+    build, so that the hook does not touch the whole count."""
+    program = build.harness(model, x, folder, archive, per_op=True)
+    symbols = subprocess.run([build.target.nm, str(program)], capture_output=True, text=True, check=True).stdout
+    address = int(re.search(r"^([0-9a-f]+) T op_mark$", symbols, re.M).group(1), 16) & ~1
+    events = folder / "events.txt"
+    command = build.target.run_command(str(program), str(folder / "none.bin"), str(folder / "none.out"))
+    done = subprocess.run([*command, "-plugin", f"file={icount.plugin_path()},out={events},mark={address:#x}"],
+                          capture_output=True, text=True, timeout=600)
+    counts = [int(line.split()[1]) for line in events.read_text().splitlines() if line and line.split()[0] == "0"]
+    names = re.findall(r"^op (\S+)$", done.stdout + done.stderr, re.M)
+    return [(name, end - begin) for name, begin, end in zip(names, counts[0::2], counts[1::2])]
 
 
 def msfcnn_side(path: Path, numerics: str) -> dict:
@@ -303,8 +338,10 @@ def main() -> None:
         expected = np.asarray(api.run(str(path), x, strategy="vanilla", numerics="tflm").outputs[0]).reshape(-1)
         theirs, arena, output = run_tflm(build, archive, path, to_internal(graph, x[0]).reshape(-1),
                                          args.work / "models" / name)
+        per_op = tflm_per_op(build, archive, path, to_internal(graph, x[0]).reshape(-1), args.work / "models" / name)
         ours = {numerics: msfcnn_side(path, numerics) for numerics in ("litert", "tflm")}
         row = {"model": name, "file": path.name, "tflm_instructions": theirs, "tflm_arena_bytes": arena,
+               "tflm_op_instructions": [[op, n] for op, n in per_op],
                "tflm_output_bit_exact": bool(np.array_equal(output, expected.astype(np.int8))),
                "msfcnn_instructions": ours["litert"]["instructions"],
                "msfcnn_tflm_instructions": ours["tflm"]["instructions"],
