@@ -13,7 +13,8 @@ each file that kernels/cmsis_nn/ also has taken from there (as OPTIMIZED_KERNEL_
 plus CMSIS-NN's int8/int16 sources. Flags: the cortex-m4 target's (-mcpu=cortex-m4 -mthumb
 -mfloat-abi=hard -mfpu=fpv4-sp-d16, picolibc) at -O2 for every file, with TFLite Micro's own
 defines (-DTF_LITE_STATIC_MEMORY -DCMSIS_NN -DKERNELS_OPTIMIZED_FOR_SPEED ...) and -DNDEBUG (its
-release_with_logs build: no debug checks).
+release_with_logs build: no debug checks). C++ needs picolibc's C++ headers (Debian's
+libstdc++-arm-none-eabi-picolibc).
 
 Per model a small harness embeds the .tflite, registers the builtin kernels with a
 MicroMutableOpResolver, allocates the tensors and copies msfcnn's seeded random input into the
