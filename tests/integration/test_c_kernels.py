@@ -195,6 +195,8 @@ def conv_config(rng, is_float, wide=False):
 def depthwise_config(rng, is_float, wide=False):
     win, (h, w) = rand_window(rng)
     cin, mult = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    if rng.random() < 0.3:  # a multiplier of 4 or more: four channels of one input channel at a time
+        mult = int(rng.integers(4, 11))
     if wide:  # channels in blocks and words, the multiplier mostly 1 (the DSP loop's case)
         cin, mult = int(rng.integers(1, 41)), 1 if rng.random() < 0.8 else 2
     op = DepthwiseConv2D(win, mult, rand_activation(rng))
