@@ -1,7 +1,7 @@
 """`timescan`: a block of sequence layers run one time step at a time (the msf-CNN paper's
 extension to recurrent layers), so that no sequence between them is ever stored whole.
 
-The block is a chain: recurrent cells (`Op.recurrent`: an LSTM), windows along time on one-row
+The block is a chain: recurrent cells (`Op.recurrent`: an LSTM, a forward GRU or RNN), windows along time on one-row
 maps (a Conv1D, dilated or not, stride 1), element-wise ops on them and views between a one-row
 map and a (T, F) sequence. A cell that keeps only its last step may end the sequence part; vector
 ops (a dense head, a reshape) then run once on its output. At least one cell: a block without
@@ -60,6 +60,8 @@ def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     if op.recurrent:
         if graph.states_of(t):
             return None  # its state lives across invocations (Graph.states): the scan starts every cell anew
+        if getattr(op, "reverse", False):
+            return None  # its steps run from the last to the first
         if out_axis is not None and out_shape[out_axis] != steps:
             return None
         return _Step(t, CELL, source)
