@@ -1558,6 +1558,10 @@ def _channel_parts(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...
     for out, size in zip(op.outputs, sizes):
         if size:  # an empty part (Keras' original GRU splits off one) is no tensor: reading it is refused
             _channel_slice(imp, op, src, out, begin, size)
+        else:  # TFLite Micro takes it for a dynamic tensor and refuses the model
+            imp.graph.refused_numerics[nx.TFLM] = (
+                f"operator {op.index} ({op.name}) has an empty output part (Keras' GRU with reset_after=False), "
+                "a dynamic tensor TFLite Micro does not allocate")
         begin += size
 
 
