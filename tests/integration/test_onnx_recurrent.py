@@ -1,5 +1,6 @@
 """ONNX LSTM, GRU and RNN as PyTorch exports nn.LSTM / nn.GRU / nn.RNN (fixtures/make_recurrent_models.py):
-float32, time-major or batch_first, one or two layers, GRU and RNN bidirectional too. Within 1e-5 of
+float32, time-major or batch_first, one or two layers, bidirectional or reverse too, with the final
+states Y_h / Y_c read or not. Within 1e-5 of
 onnxruntime in numpy (unfused and fused) and the C on the host equal to numpy. Forward layers fuse
 in time (a 2-layer GRU stack over 100 steps in one time scan)."""
 
@@ -10,7 +11,7 @@ import pytest
 
 from support.paths import FIXTURES
 from support.toolchains import require_target
-from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against, refusal_line
+from support.sequence_cases import check_c_of_the_least_ram_plan, check_runs_against
 from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.executor import run_unfused_outputs
@@ -22,7 +23,7 @@ from msfcnn.tensors import random_input
 
 SEQUENCE = FIXTURES / "sequence"
 MODELS = ["onnx_lstm", "onnx_lstm_batch_first_2", "onnx_gru", "onnx_gru_reset_before", "onnx_gru_batch_first_2", "onnx_gru_bidirectional",
-          "onnx_rnn", "onnx_rnn_relu_batch_first_2", "onnx_rnn_bidirectional"]
+          "onnx_rnn", "onnx_rnn_relu_batch_first_2", "onnx_rnn_bidirectional", "onnx_lstm_bidirectional"]
 
 
 def _onnxruntime_outputs(path, inputs) -> list[np.ndarray]:
@@ -52,17 +53,45 @@ def test_each_layer_and_direction_is_one_op():
 
 @pytest.mark.slow  # the first C build of a run compiles the kernel library (some 18 s)
 @pytest.mark.parametrize("name", ["onnx_rnn_relu_batch_first_2", "onnx_gru_bidirectional", "onnx_lstm",
-                                  "onnx_gru_reset_before"])
+                                  "onnx_gru_reset_before", "onnx_lstm_bidirectional_states_2"])
 def test_c_on_the_host_equals_numpy(name):
     graph = pipeline.load(str(SEQUENCE / f"{name}.onnx"))
     check_c_of_the_least_ram_plan(graph)
 
 
-def test_a_bidirectional_lstm_is_refused_in_one_line(capsys):
-    line = refusal_line(capsys, str(SEQUENCE / "onnx_lstm_bidirectional.onnx"))
-    assert "(LSTM" in line and "bidirectional LSTM is not supported" in line
+STATES = ["onnx_lstm_states", "onnx_lstm_reverse_states", "onnx_lstm_bidirectional_states_2",
+          "onnx_gru_bidirectional_states", "onnx_lstm_last_state_2"]
 
 
+def _onnxruntime_every_output(path, x) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    shape = [d if isinstance(d, int) else 1 for d in session.get_inputs()[0].shape]
+    return session.run(None, {"x": x.reshape(shape)})
+
+
+@pytest.mark.parametrize("name", STATES)
+def test_final_states_and_reverse_lstms_match_onnxruntime(name):
+    """PyTorch's (y, (h_n, c_n)) of an LSTM (forward, reverse, 2 bidirectional layers whose states
+    PyTorch concatenates) and (y, h_n) of a bidirectional GRU: every output within 1e-5 of
+    onnxruntime, unfused and under the least-RAM plan (its arena as predicted)."""
+    path = SEQUENCE / f"{name}.onnx"
+    graph = pipeline.load(str(path))
+    x = random_input(graph, 6)
+    wants = _onnxruntime_every_output(path, x)
+    fused = run_fused(schedule_plan(graph, solvers.min_peak_ram(exact.build_dag(graph)).blocks), x)
+    assert fused.measured_peak_ram_bytes == fused.predicted_peak_ram_bytes
+    for gots in (run_unfused_outputs(graph, x), fused.outputs):
+        assert len(gots) == len(wants)
+        for got, want in zip(gots, wants):
+            np.testing.assert_allclose(np.asarray(got).reshape(-1), want.reshape(-1), rtol=1e-5, atol=1e-6)
+
+
+def test_a_reverse_lstm_runs_forward_on_the_steps_reversed():
+    kinds = [node.op.kind for node in pipeline.load(str(SEQUENCE / "onnx_lstm_reverse_states.onnx")).nodes]
+    assert kinds[:7] == ["reshape", "channel_gather", "reshape", "lstm", "reshape", "channel_gather", "reshape"]
+    assert kinds.count("lstm_cell_state") == 1
 def test_a_two_layer_gru_stack_runs_in_one_time_scan():
     """nn.GRU(8, 32, num_layers=2) over 100 steps: the least-RAM plan is one time scan holding two
     hidden states (32 floats each) and one step's scratch (Gru.workspace_floats less h: 6 x 32

@@ -138,7 +138,7 @@ KERNEL_SOURCE_FAMILIES = {
     "conversion.c": ("dequantize", "quantize"), "float_unary.c": ("float_unary",), "hard_sigmoid.c": ("hard_sigmoid",),
     "abs.c": ("abs", "abs_s16"), "lstm.c": ("lstm", "lstm_tflm"), "lstm_cell.c": ("scan",), "gru.c": ("gru",),
     "rnn.c": ("rnn",), "recurrent_cell.c": ("scan",),
-    "lstm_stateful.c": ("lstm", "lstm_tflm"),
+    "lstm_stateful.c": ("lstm", "lstm_tflm"), "lstm_cell_state.c": ("lstm",),
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
 }
