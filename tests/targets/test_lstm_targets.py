@@ -52,3 +52,23 @@ def test_a_time_scan_on_cortex_m4_gives_litert_output_in_the_predicted_arena_and
     np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
     predicted = sum(latency.load("cortex-m4").counter(graph).schedule(schedule))
     assert abs(predicted / check.instructions - 1) <= 0.03
+
+
+@pytest.mark.qemu
+def test_a_reverse_onnx_lstm_and_its_final_states_on_cortex_m4():
+    """A reverse nn.LSTM's (y, h_n, c_n) (the steps gathered in reverse around a forward LSTM, the
+    cell state by lstm_cell_state.c): onnxruntime's outputs within float32 rounding, in the arena
+    the least-RAM plan predicted."""
+    import onnxruntime as ort
+
+    target = require_target("cortex-m4")
+    path = FIXTURES / "sequence" / "onnx_lstm_reverse_states.onnx"
+    graph = pipeline.load(str(path))
+    plan = pipeline.solve(pipeline.planner(graph), "optimal")
+    schedule = pipeline.lower(graph, plan)
+    x = random_input(graph, 5)
+    check = pipeline.verify(graph, plan, schedule, x, target)
+    assert check.arena_bytes == plan.peak_ram_bytes
+    wants = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x.reshape(6, 1, 4)})
+    want = np.concatenate([w.reshape(-1) for w in wants])  # the outputs one after the other, in the model's order
+    np.testing.assert_allclose(np.asarray(check.output).reshape(-1), want, rtol=1e-5, atol=1e-6)
