@@ -33,7 +33,8 @@ def _least_ram(graph):
 
 # the model of each interpreter test below, by its parameters, and the seed of its input
 SCANS = {"test_the_time_scan_gives_the_interpreters_output": (lambda params: params["name"], 11),
-         "test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output": (lambda params: "lstm_flatten_dense_int8", 6)}
+         "test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output": (lambda params: "lstm_flatten_dense_int8", 6),
+         "test_a_mean_over_the_steps_accumulates_in_the_scan": (lambda params: "lstm_mean_dense_int8", 8)}
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +71,42 @@ def test_a_scan_with_an_accumulating_dense_head_gives_the_interpreters_output(nu
     _check_scan("lstm_flatten_dense_int8", numerics, 6, interpreter_outputs)
 
 
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_a_mean_over_the_steps_accumulates_in_the_scan(numerics, interpreter_outputs):
+    """Conv1D -> LSTM -> GlobalAveragePooling1D (a MEAN of the (T, U) sequence over its steps) ->
+    Dense over 20 steps: the mean sums each step as it is made, in a scan that ends at the mean."""
+    graph = loaded(SEQUENCE / "lstm_mean_dense_int8.tflite", numerics)
+    least = solvers.min_peak_ram(exact.build_dag(graph))
+    assert [b.scheme for b in least.blocks] == ["timescan", "single"]
+    assert least.peak_ram == 266 and solvers.Path(exact.build_dag(graph).blocks[:len(graph)]).peak_ram == 657
+    x = random_input(graph, 8)
+    run = run_fused(schedule_plan(graph, least.blocks), x)
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == least.peak_ram
+    np.testing.assert_array_equal(run.output, np.asarray(interpreter_outputs[("lstm_mean_dense_int8", numerics)])
+                                  .reshape(run.output.shape))
+
+
+def test_a_float_mean_over_the_steps_is_within_rounding_of_litert():
+    from support.litert_oracle import run_jobs
+
+    path = SEQUENCE / "lstm_mean_dense_float32.tflite"
+    graph = loaded(path)
+    least = solvers.min_peak_ram(exact.build_dag(graph))
+    x = random_input(graph, 8)
+    run = run_fused(schedule_plan(graph, least.blocks), x)
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes
+    want = np.asarray(run_jobs([(path, [x])])[0].outputs[0]).reshape(run.output.shape)
+    np.testing.assert_allclose(run.output, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.slow
-def test_an_accumulating_head_in_c_on_the_host_equals_numpy():
-    graph = loaded(SEQUENCE / "lstm_flatten_dense_int8.tflite")
-    assert check_c(graph, _least_ram(graph), seed=1) == 202
+@pytest.mark.parametrize("name", ["lstm_flatten_dense_int8", "lstm_mean_dense_int8"])
+def test_an_accumulating_head_in_c_on_the_host_equals_numpy(name):
+    graph = loaded(SEQUENCE / f"{name}.tflite")
+    least = solvers.min_peak_ram(exact.build_dag(graph))
+    assert least.blocks[0].scheme == "timescan"
+    assert check_c(graph, least.blocks, seed=1) == least.peak_ram == {"lstm_flatten_dense_int8": 202,
+                                                                     "lstm_mean_dense_int8": 266}[name]
 
 
 @pytest.mark.slow
