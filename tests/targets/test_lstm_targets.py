@@ -72,3 +72,20 @@ def test_a_reverse_onnx_lstm_and_its_final_states_on_cortex_m4():
     wants = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x.reshape(6, 1, 4)})
     want = np.concatenate([w.reshape(-1) for w in wants])  # the outputs one after the other, in the model's order
     np.testing.assert_allclose(np.asarray(check.output).reshape(-1), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.qemu
+def test_a_mean_over_the_steps_in_a_time_scan_on_cortex_m4_gives_tflite_micros_output():
+    """Conv1D -> LSTM -> GlobalAveragePooling1D -> Dense, the mean accumulated in the scan: TFLite
+    Micro's bytes under `--numerics tflm`, in the arena the plan predicted."""
+    target = require_target("cortex-m4")
+    path = FIXTURES / "sequence" / "lstm_mean_dense_int8.tflite"
+    graph = pipeline.load(str(path), numerics="tflm")
+    plan = pipeline.solve(pipeline.planner(graph), "optimal")
+    assert plan.blocks[0].scheme == "timescan"
+    schedule = pipeline.lower(graph, plan)
+    x = random_input(graph, 9)
+    check = pipeline.verify(graph, plan, schedule, x, target)
+    assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
+    want = micro_oracle.run_jobs([(path, [x])], "tflm", arena_size=1 << 20)[0][0]
+    np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
