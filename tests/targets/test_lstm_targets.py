@@ -34,18 +34,20 @@ def test_stacked_lstm_on_cortex_m4_gives_the_interpreters_output(numerics):
 
 
 @pytest.mark.qemu
-def test_a_time_scan_on_cortex_m4_gives_litert_output_in_the_predicted_arena_and_time():
-    """Conv1D -> LSTM -> Dense fused in time (one `timescan` block): LiteRT's bytes, the arena the
+@pytest.mark.parametrize("name, seed", [("lstm_conv_dense_int8", 3), ("lstm_residual_int8", 4)])
+def test_a_time_scan_on_cortex_m4_gives_litert_output_in_the_predicted_arena_and_time(name, seed):
+    """Conv1D -> LSTM -> Dense fused in time (one `timescan` block), and Conv1D -> LSTM a -> LSTM b
+    -> ADD(a, b) -> LSTM -> Dense (a residual ADD inside the scan): LiteRT's bytes, the arena the
     plan predicted, and the instructions within 3 % of the latency model."""
     from msfcnn import latency
 
     target = require_target("cortex-m4")
-    path = FIXTURES / "sequence" / "lstm_conv_dense_int8.tflite"
+    path = FIXTURES / "sequence" / f"{name}.tflite"
     graph = pipeline.load(str(path))
     plan = pipeline.solve(pipeline.planner(graph), "optimal")
     assert [b.scheme for b in plan.blocks] == ["timescan"]
     schedule = pipeline.lower(graph, plan)
-    x = random_input(graph, 3)
+    x = random_input(graph, seed)
     check = pipeline.verify(graph, plan, schedule, x, target, count_instructions=True)
     assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
     want = litert_oracle.run_jobs([(path, [x])])[0].outputs[0]
