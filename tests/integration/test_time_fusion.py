@@ -14,7 +14,7 @@ import pytest
 from support.c_build import check_c
 from support.paths import FIXTURES
 from support.sequence_cases import interpreter_runs, loaded
-from support.sequence_graphs import window_scan_graph
+from support.sequence_graphs import residual_scan_graph, window_scan_graph
 from msfcnn.cost import exact
 from msfcnn.fused_executor import run_fused
 from msfcnn.fusion import solvers
@@ -137,3 +137,9 @@ def test_the_time_scan_in_c_on_the_host_equals_numpy(numerics):
 def test_a_window_reading_ahead_inside_a_scan_in_c():
     graph = window_scan_graph("litert", 2)
     check_c(graph, _least_ram(graph), seed=4)
+
+
+@pytest.mark.slow
+def test_a_residual_add_of_one_row_maps_inside_a_scan_in_c():
+    graph = residual_scan_graph("tflm", lookahead=False)
+    assert check_c(graph, _least_ram(graph), seed=3) == 145
