@@ -404,6 +404,8 @@ class _TimeScan:
             return h if time_axis(node.shape) is not None else None
         if op.is_view:
             return None  # its steps are its source's bytes
+        if len(node.inputs) > 1:  # an element-wise op of two sequences: step p of each
+            return op.reference([self.step_of(v, p).reshape(1, 1, -1) for v in node.inputs], ctx)
         c0, c1, left, right = streaming.needed_range(self.graph, t, u, p, p + 1, axis=1)
         window = np.stack([self.step_of(u, i).reshape(self.graph.shape_of(u)[2]) for i in range(c0, c1)])[None]
         return op.on_region((0, left, 0, right)).in_region((0, 1), (p, p + 1)).reference([window], ctx)

@@ -68,3 +68,25 @@ def test_c_on_the_host_equals_numpy(name, numerics):
 def test_the_while_loop_is_refused_in_one_line(capsys):
     line = refusal_line(capsys, str(SEQUENCE / "gru_while_float32.tflite"))
     assert "operator 1 (WHILE)" in line and "unroll=True" in line
+
+
+@pytest.mark.parametrize("quant", ["float32", pytest.param("int8", marks=pytest.mark.slow)])  # int8: ~7 s
+def test_the_original_gru_is_refused_under_tflm_in_one_line(capsys, quant):
+    """TFLite Micro does not allocate the model (its SPLIT_V's empty part is a dynamic tensor:
+    test_tflite_micro_does_not_run_the_original_gru), so it has no numerics to follow."""
+    from support.cli import run_cli
+
+    code, _, err = run_cli(capsys, "run", str(_path("gru_reset_before", quant)), "--numerics", "tflm")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1
+    assert "SPLIT_V" in lines[0] and "reset_after=False" in lines[0] and "use the default, litert" in lines[0]
+    assert run_cli(capsys, "plan", str(_path("gru_reset_before", quant)))[0] == 0
+
+
+@pytest.mark.slow
+def test_tflite_micro_does_not_run_the_original_gru():
+    from support import micro_oracle
+
+    path = _path("gru_reset_before", "float32")
+    with pytest.raises(Exception, match="TFLite Micro|tflm|allocate"):
+        micro_oracle.run_jobs([(path, [random_input(loaded(path), 0)])], "tflm", arena_size=1 << 20)

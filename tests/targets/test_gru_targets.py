@@ -11,6 +11,10 @@ from support import micro_oracle
 from support.paths import FIXTURES
 from support.toolchains import require_target
 from msfcnn import pipeline
+from msfcnn.cost import exact
+from msfcnn.fusion import solvers
+from msfcnn.plan import Plan
+from msfcnn.schedule import schedule_plan
 from msfcnn.tensors import random_input
 
 
@@ -26,3 +30,25 @@ def test_unrolled_gru_on_cortex_m4_gives_tflite_micros_output():
     check = pipeline.verify(graph, plan, schedule, x, target)
     assert check.bit_exact and check.arena_bytes == plan.peak_ram_bytes
     np.testing.assert_array_equal(np.asarray(check.output).reshape(-1), np.asarray(want).reshape(-1))
+
+
+@pytest.mark.qemu
+def test_an_onnx_gru_stack_fused_in_time_on_cortex_m4():
+    """nn.GRU(4, 8, num_layers=2) over 6 steps as one `timescan` block: numpy's values (float32;
+    the target's expf and tanhf may differ from the host's in the last bit), the arena the plan
+    predicted, and fewer instructions than the two layers run one after the other (the same
+    per-step function, F = 1, one copy of each step less)."""
+    target = require_target("cortex-m4")
+    graph = pipeline.load(str(FIXTURES / "sequence" / "onnx_gru_batch_first_2.onnx"))
+    dag = exact.build_dag(graph)
+    runs = []
+    for blocks in (solvers.min_peak_ram(dag).blocks, solvers.Path(dag.blocks[:len(graph)]).blocks):
+        plan = Plan(graph.name, "exact", sum(graph.macs(t) for t in range(len(graph))), tuple(blocks))
+        schedule = schedule_plan(graph, blocks)
+        check = pipeline.verify(graph, plan, schedule, random_input(graph, 3), target, count_instructions=True)
+        assert check.arena_bytes == schedule.arena_bytes
+        np.testing.assert_allclose(np.asarray(check.output), np.asarray(check.expected), rtol=1e-5, atol=1e-6)
+        runs.append((blocks[0].scheme, schedule.arena_bytes, check.instructions))
+    (scan, scan_ram, scan_instructions), (_, layers_ram, layers_instructions) = runs
+    assert scan == "timescan" and scan_ram < layers_ram
+    assert scan_instructions < layers_instructions

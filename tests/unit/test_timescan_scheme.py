@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from support.paths import FIXTURES
-from support.sequence_graphs import gates_bytes as _gates, lstm_state_bytes as _lstm_state, window_scan_graph as _window_graph
+from support.sequence_graphs import gates_bytes as _gates, lstm_state_bytes as _lstm_state, residual_scan_graph as residual_graph, window_scan_graph as _window_graph
 from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.executor import run_unfused_outputs
@@ -89,3 +89,23 @@ def test_a_dense_head_over_every_step_accumulates_them_in_the_scan():
     np.testing.assert_array_equal(run.output, run_unfused_outputs(graph, x)[0])
     assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == 202
     assert run.macs == least.macs == sum(graph.macs(t) for t in range(len(graph)))
+
+
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_a_residual_add_of_one_row_maps_runs_in_the_scan_when_both_steps_are_there(numerics):
+    """LSTM -> Conv1D a (1 tap) -> causal Conv1D b (3 taps) -> ADD(a, b) -> LSTM over 12 steps:
+    one scan, a's steps in a ring of b's extent (the ADD reads a step of it too), b's output step
+    in a ring of one; fused equal to unfused in the predicted arena, the same MACs. With b
+    centred, b runs a step behind a: the ADD would need a's step from before, so no scan takes
+    the ADD."""
+    graph = residual_graph(numerics, lookahead=False)
+    least = solvers.min_peak_ram(exact.build_dag(graph))
+    assert [(b.first, b.last, b.scheme) for b in least.blocks] == [(0, 6, "timescan")]
+    assert least.blocks[0].lowered.rings == {2: 3, 3: 1, 4: 1}
+    x = random_input(graph, 2)
+    run = run_fused(schedule_plan(graph, least.blocks), x)
+    np.testing.assert_array_equal(run.output, run_unfused_outputs(graph, x)[0])
+    assert run.measured_peak_ram_bytes == run.predicted_peak_ram_bytes == least.peak_ram
+    assert run.macs == sum(graph.macs(t) for t in range(len(graph)))
+    centred = residual_graph(numerics, lookahead=True)
+    assert not [b for b in exact.build_dag(centred).blocks if b.scheme == "timescan" and b.first <= 4 <= b.last]

@@ -20,7 +20,7 @@ import numpy as np
 from ..version import __version__
 from ..errors import UserError
 from ..ir import NETWORK_INPUT, Graph, is_network_input
-from ..ops import CCall
+from ..ops import CCall, Pattern
 from ..plan import Plan
 from ..schedule import LoweredBlock, Schedule, loop_kinds
 from ..schedule.loop_kinds import EMITTER, handles
@@ -85,6 +85,10 @@ class _Emitter:
         # A dense layer that a block's tail feeds with the streamed map (through a flattening
         # reshape) indexes its weights by the map's (H, W, C) positions, not by the vector's.
         streamed = {b.tail.consumer: as_time_map(self.graph.shape_of(b.stream_end)) for b in self.schedule.blocks if b.tail}
+        # An element-wise op of (T, F) sequences in a time scan runs on one step, a column of their
+        # one-row maps: its params see those maps.
+        stepped = {t for b in self.schedule.blocks if isinstance(b.loops, TimeScan)
+                   for t in range(b.first, b.loops.end + 1) if self.graph.nodes[t].op.pattern is Pattern.ELEMENTWISE}
         for t, node in enumerate(self.graph.nodes):
             op = node.op
             if op.c_kernel is None:
@@ -93,6 +97,8 @@ class _Emitter:
             in_shapes = self.graph.input_shapes(t)
             if t in streamed:
                 in_shapes = [streamed[t]] + in_shapes[1:]
+            if t in stepped:
+                in_shapes = [as_time_map(shape) for shape in in_shapes]
             names = {}
             for role, values in op.c_consts(ctx).items():
                 name = f"{self.prefix}_op{t}_{role}"
@@ -102,7 +108,7 @@ class _Emitter:
                 names[role] = name
             for i in self.graph.states_of(t):  # the op's state buffers: in the arena's persistent region
                 names[self.graph.states[i].name] = f"ARENA({self.schedule.state_offsets[i]})"
-            init = op.c_params(ctx, in_shapes, node.shape, names)
+            init = op.c_params(ctx, in_shapes, as_time_map(node.shape) if t in stepped else node.shape, names)
             self.params.append({"struct": f"{op.c_kernel}{self.graph.kernel_element(t).params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
                                 "describe": op.describe()})
 
@@ -335,8 +341,9 @@ class _Emitter:
         def map_view(u: int) -> str:
             """Tensor u as a one-row map: whole, a ring of columns, or a cell's state."""
             owner, c = loops.storage.get(u), step_elements(graph.shape_of(u))
-            if owner is None:
-                return self.full_view(u, offsets)
+            if owner is None:  # a (T, F) sequence as the one-row map of its steps
+                _, w, _ = as_time_map(graph.shape_of(u))
+                return f"{{ {self.pointer(u, offsets)}, {w * c}, {c}, 0, 0, 0, 0 }}"
             if owner in loops.in_state:
                 return f"{{ (void *)y{owner}, {c}, {c}, 0, 0, 0, 1 }}"
             k = block.rings[owner]
@@ -358,9 +365,11 @@ class _Emitter:
                     body.append(f"memcpy(({ctype[t]} *){self.pointer(t, offsets)} + p * {n}, y{t}, {copy});")
             elif node.op.is_view:
                 body = ["/* a view: its steps are its input's bytes */"]
-            else:
-                views += [{"name": f"in{t}", "init": map_view(u)}, {"name": f"out{t}", "init": map_view(t)}]
-                body = [self.call(t, [f"in{t}"], f"out{t}", "0, 1, p, p + 1")]
+            else:  # a window, or an element-wise op of one or two sequences
+                ins = [f"in{t}" if k == 0 else f"in{t}_{k}" for k in range(len(node.inputs))]
+                views += [{"name": name, "init": map_view(v)} for name, v in zip(ins, node.inputs)]
+                views.append({"name": f"out{t}", "init": map_view(t)})
+                body = [self.call(t, ins, f"out{t}", "0, 1, p, p + 1")]
             if t == loops.end and loops.tail is not None:  # the tail adds this step
                 views.append({"name": "tail_in", "init": map_view(t)})
                 body.append(accumulate.format(r0="0", r1="1", c0="p", c1="p + 1"))

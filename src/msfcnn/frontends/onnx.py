@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from math import prod
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,7 +38,9 @@ from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
 from ..ops.float_unary import FloatUnary
 from ..ops.gru import Gru
+from ..ops.channel_gather import ChannelGather
 from ..ops.lstm import Lstm
+from ..ops.lstm_cell_state import LstmCellState
 from ..ops.reshape import Reshape
 from ..ops.rnn import Rnn
 from ..ops.hard_sigmoid import HardSigmoid
@@ -681,6 +683,9 @@ def _same_shape_pair(imp: _Importer, node, make: Callable[[bool], Op]) -> None:
 
 
 def _concat(imp: _Importer, node, attrs) -> None:
+    if all(name in imp.sequences for name in node.input):
+        _concat_steps(imp, node, attrs)
+        return
     values = [imp.value(name) for name in node.input]
     rank = len(_onnx_shape(imp.shape(values[0])))
     axis = _int(attrs, "axis", 1)
@@ -692,6 +697,22 @@ def _concat(imp: _Importer, node, attrs) -> None:
     for value in values[1:]:  # CONCATENATION of more than two: pairwise, left to right
         out = imp.emit(Concat(), (out.index, value.index))
     imp.bind(node.output[0], out)
+
+
+def _concat_steps(imp: _Importer, node, attrs) -> None:
+    """Sequences (T, ..., H) concatenated along their steps (axis 0: the final states Y_h / Y_c of
+    a stack's layers, as PyTorch gathers them): their bytes in a row."""
+    shapes = [imp.sequences[name] for name in node.input]
+    if _int(attrs, "axis", 0) != 0 or len({shape[1:] for shape in shapes}) != 1:
+        raise UserError(f"Concat of sequences {[list(s) for s in shapes]}: only along their steps (axis 0)")
+    size = prod(shapes[0][1:])
+    maps = [imp.graph.append(Reshape((1, 1, shape[0] * size)), (imp.value(name).index,))
+            for name, shape in zip(node.input, shapes)]
+    out = maps[0]
+    for other in maps[1:]:
+        out = imp.graph.append(Concat(), (out, other))
+    imp.bind(node.output[0], _Value(out))
+    imp.sequences[node.output[0]] = (sum(shape[0] for shape in shapes), *shapes[0][1:])
 
 
 def _sliced_value(imp: _Importer, node) -> tuple[_Value, tuple[int, ...]]:
@@ -1202,7 +1223,8 @@ _DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", 
 def _recurrent(imp: _Importer, node, attrs) -> None:
     """LSTM / GRU / RNN (float32, zero initial states, no peepholes, clip or sequence lengths):
     one op per direction; a bidirectional layer's output Y (T, 2, 1, H) is the two directions'
-    (T, H) outputs concatenated along the channels, which are its bytes. Only Y may be read."""
+    (T, H) outputs concatenated along the channels, which are its bytes. Y_h (D, 1, H) holds each
+    direction's last hidden state, Y_c (an LSTM's) its last cell state: see _final_states."""
     kind, x = node.op_type, node.input[0]
     if x not in imp.sequences:
         raise UserError(f"input {x!r} is not a sequence: a recurrent layer reads the model's rank-3 input or "
@@ -1234,17 +1256,72 @@ def _recurrent(imp: _Importer, node, attrs) -> None:
     b = imp.float_const(node, 3, "B", (directions, 2 * gates * units), optional=True)
     b = np.zeros((directions, 2 * gates * units), np.float32) if b is None else b
     src = imp.values[x].index
-    outputs = []
+    used = [k < len(node.output) and bool(node.output[k]) and imp.uses[node.output[k]] > 0 for k in range(3)]
+    outputs, finals = [], []
     for d in range(directions):
         reverse = direction == "reverse" or d == 1
         op, consts = _recurrent_op(kind, activations[0], attrs, units, reverse, w[d], r[d], b[d])
-        outputs.append(imp.emit(op, (src,), consts).index)
-    if directions == 2:  # the directions side by side in each step: a concatenation of (1, T, H) maps
-        maps = [imp.graph.append(Reshape((1, steps, units)), (o,)) for o in outputs]
-        outputs = [imp.graph.append(Concat(), tuple(maps))]
-    out = outputs[0]
-    imp.bind(node.output[0], _Value(out))
-    imp.sequences[node.output[0]] = (steps, directions, 1, units)
+        if kind != "LSTM":
+            outputs.append(imp.emit(op, (src,), consts).index)
+            if used[1]:  # a reverse layer's last step is its first in time order
+                finals.append((_step_of(imp, outputs[-1], steps, units, 0 if reverse else steps - 1), None))
+            continue
+        outputs_d, finals_d = _lstm_direction(imp, op, consts, src, (steps, features), reverse, used)
+        outputs += outputs_d
+        finals.append(finals_d)
+    if used[0]:
+        if directions == 2:  # the directions side by side in each step: a concatenation of (1, T, H) maps
+            maps = [imp.graph.append(Reshape((1, steps, units)), (o,)) for o in outputs]
+            outputs = [imp.graph.append(Concat(), tuple(maps))]
+        imp.bind(node.output[0], _Value(outputs[0]))
+        imp.sequences[node.output[0]] = (steps, directions, 1, units)
+    for k in (1, 2):
+        if used[k]:
+            _final_states(imp, node.output[k], [final[k - 1] for final in finals], units)
+
+
+def _lstm_direction(imp: _Importer, op: Lstm, consts: dict, src: int, shape: tuple[int, int], reverse: bool,
+                    used: list[bool]) -> tuple[list[int], tuple[int | None, int | None]]:
+    """One direction of an ONNX LSTM: its output sequence in time order (when Y is read), its last
+    h and c (when Y_h, Y_c are). msfcnn's LSTM runs forward: a reverse one runs on the steps
+    reversed (a gather), its output reversed back; its last h is then the forward run's last."""
+    steps, features = shape
+    if reverse:
+        src = _reversed_steps(imp, src, steps, features)
+    outputs, h = [], None
+    if used[0]:
+        run = imp.emit(op, (src,), consts).index
+        outputs.append(_reversed_steps(imp, run, steps, op.units) if reverse else run)
+        if used[1]:
+            h = _step_of(imp, run, steps, op.units, steps - 1)
+    elif used[1]:  # the last step alone
+        h = imp.emit(replace(op, return_sequences=False), (src,), consts).index
+    c = imp.emit(LstmCellState(op.units), (src,), consts).index if used[2] else None
+    return outputs, (h, c)
+
+
+def _reversed_steps(imp: _Importer, src: int, steps: int, size: int) -> int:
+    """Sequence `src` (steps of `size` values) with its steps in reverse order, as (1, T, size)."""
+    flat = imp.graph.append(Reshape((1, 1, steps * size)), (src,))
+    indices = tuple(int(i) for i in np.arange(steps * size).reshape(steps, size)[::-1].reshape(-1))
+    return imp.graph.append(Reshape((1, steps, size)), (imp.graph.append(ChannelGather(indices), (flat,)),))
+
+
+def _step_of(imp: _Importer, src: int, steps: int, size: int, step: int) -> int:
+    """Step `step` of sequence `src`, as a (1, 1, size) map."""
+    flat = imp.graph.append(Reshape((1, 1, steps * size)), (src,))
+    return imp.graph.append(ChannelSlice(step * size, size), (flat,))
+
+
+def _final_states(imp: _Importer, name: str, states: list[int], units: int) -> None:
+    """ONNX output `name` (Y_h or Y_c: (D, 1, H)) from each direction's (H,) state: their bytes in a
+    row, a sequence of D steps (see _concat for a stack's Concat of them)."""
+    maps = [imp.graph.append(Reshape((1, 1, units)), (t,)) for t in states]
+    out = maps[0] if len(maps) == 1 else imp.graph.append(Concat(), tuple(maps))
+    imp.bind(name, _Value(out))
+    imp.sequences[name] = (len(states), 1, units)
+
+
 
 
 def _recurrent_op(kind: str, activation: str, attrs: dict, units: int, reverse: bool, w, r, b) -> tuple[Op, dict[str, np.ndarray]]:
@@ -1253,8 +1330,6 @@ def _recurrent_op(kind: str, activation: str, attrs: dict, units: int, reverse: 
     w, r = (np.asarray(a, np.float32).reshape(gates, units, -1) for a in (w, r))
     bw, br = (np.asarray(a, np.float32).reshape(gates, units) for a in (b[:gates * units], b[gates * units:]))
     if kind == "LSTM":
-        if reverse:
-            raise UserError("a reverse or bidirectional LSTM is not supported (msfcnn's LSTM runs forward)")
         order = list(_LSTM_GATES)
         return Lstm(units), {"input_weights": w[order], "recurrent_weights": r[order], "bias": (bw + br)[order]}
     consts = {"input_weights": w, "recurrent_weights": r, "input_bias": bw, "recurrent_bias": br}

@@ -1089,6 +1089,9 @@ def _mean(imp: _Importer, op: Operator) -> None:
     moved = index in imp.layout
     src = imp.ir_tensor[index] if moved else imp.source(index)
     shape = imp.graph.shape_of(src)
+    if not moved and len(shape) == 2 and imp.shape(index) == (1, *shape):
+        _mean_of_sequence(imp, op, src, shape)
+        return
     if len(shape) != 3 or (not moved and imp.fmap_shape(index) != shape):
         raise UserError(f"needs an (H, W, C) feature map, got shape {list(imp.fmap_shape(index))}")
     layout = imp.layout.get(index, (0, 1, 2))
@@ -1110,6 +1113,20 @@ def _mean(imp: _Importer, op: Operator) -> None:
     view = MovedAxes(src, layout, imp.fmap_shape(index))
     out = op.outputs[0]
     imp.emit_rewritten(op, stage.rewrite(imp, Mean(view, tuple(a - 1 for a in reduced), keep,
+                                                   lambda: imp.fmap_shape(out))))
+
+
+def _mean_of_sequence(imp: _Importer, op: Operator, src: int, shape: tuple[int, int]) -> None:
+    """MEAN of a (1, T, U) sequence (an LSTM's output, (T, U) in the IR): its steps are the W axis
+    of the one-row map (1, T, U), a view of the same bytes; over the steps that is a mean over
+    every position (GlobalAveragePooling1D), which a time scan accumulates step by step."""
+    options = imp.options(op, schema.ReducerOptions)
+    axes = sorted({int(a) % 3 for a in imp.const(imp.input(op, 1), "axes").reshape(-1)})
+    if axes != [1]:
+        raise UserError(f"MEAN over axes {axes} of a (1, T, U) sequence: only over its steps (axis 1)")
+    view = imp.graph.append(Reshape((1, *shape)), (src,), quant=imp.graph.quant_of(src))
+    out = op.outputs[0]
+    imp.emit_rewritten(op, stage.rewrite(imp, Mean(MovedAxes(view, (1, 2), shape), (0,), bool(options.KeepDims()),
                                                    lambda: imp.fmap_shape(out))))
 
 
@@ -1558,6 +1575,10 @@ def _channel_parts(imp: _Importer, op: Operator, src: int, shape: tuple[int, ...
     for out, size in zip(op.outputs, sizes):
         if size:  # an empty part (Keras' original GRU splits off one) is no tensor: reading it is refused
             _channel_slice(imp, op, src, out, begin, size)
+        else:  # TFLite Micro takes it for a dynamic tensor and refuses the model
+            imp.graph.refused_numerics[nx.TFLM] = (
+                f"operator {op.index} ({op.name}) has an empty output part (Keras' GRU with reset_after=False), "
+                "a dynamic tensor TFLite Micro does not allocate")
         begin += size
 
 

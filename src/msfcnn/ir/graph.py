@@ -134,6 +134,9 @@ class Graph:
     # The state buffers (variable tensors) of the stateful ops, in the order the persistent region
     # holds them: see StateBuffer. Empty: every invocation starts afresh.
     states: tuple[StateBuffer, ...] = ()
+    # numerics -> why that runtime cannot run the model at all (a graph-wide fact a frontend saw:
+    # TFLite Micro allocates no dynamic tensor); with_numerics refuses it in one line.
+    refused_numerics: dict[str, str] = field(default_factory=dict)
 
     def add_state(self, owner: int, name: str, initial: np.ndarray) -> int:
         """Give node `owner` a state buffer starting as `initial`; returns its index in `states`."""
@@ -314,6 +317,9 @@ def with_numerics(graph: Graph, numerics: str) -> Graph:
         # TFLite Micro has no uint8 kernels: it refuses such models when it allocates them.
         raise UserError(f"{graph.name} is a uint8 model, which TFLite Micro does not run: it has no tflm "
                         "numerics to follow (use the default, litert)")
+    if numerics in graph.refused_numerics:
+        raise UserError(f"{graph.name}: {graph.refused_numerics[numerics]}: it has no {numerics} numerics to follow "
+                        "(use the default, litert)")
     for index, node in enumerate(graph.nodes):
         reason = node.op.refused_under(numerics)
         if reason:

@@ -35,7 +35,7 @@ from ..ops.base import as_feature_map
 from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
-from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, step_elements, time_axis
+from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements, time_axis
 
 Features = Counter  # name -> count
 
@@ -73,13 +73,15 @@ class _Profile:
 class _Op:
     """One op's kernel as the features see it: its family and its per-region counts."""
 
-    def __init__(self, graph: Graph, t: int, dsp: bool):
+    def __init__(self, graph: Graph, t: int, dsp: bool, shape: tuple[int, ...] | None = None):
+        """`shape`: the map an element-wise op runs on, its input's and output's, instead of the
+        graph's shapes (a time scan's op of (T, F) sequences, one column of their one-row maps)."""
         node = graph.nodes[t]
         self.index = t
         self.op = node.op
         self.node_inputs = node.inputs
-        self.shape = graph.shape_of(t)
-        self.in_shape = graph.shape_of(node.inputs[0]) if node.inputs else self.shape
+        self.shape = shape or graph.shape_of(t)
+        self.in_shape = shape or (graph.shape_of(node.inputs[0]) if node.inputs else self.shape)
         self.float = graph.kernel_element(t).is_float
         self.int8 = graph.kernel_element(t).nbytes == 1
         self.dsp = dsp and not self.float
@@ -416,6 +418,9 @@ class BlockCounter:
                 if sequence and (t in block.rings or t == block.last):  # h copied to a ring or the output
                     own["scan:copy"] += loops.count(t)
                     own["scan:copy_byte"] += loops.count(t) * step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes
+            elif len(graph.nodes[t].inputs) > 1:  # element-wise on two sequences: the same call per step
+                one_step = _Op(graph, t, self.dsp, as_time_map(graph.shape_of(t))).region(0, 1, 0, 1)
+                total = total + _times(self.weigh(one_step), loops.count(t))
             elif not op.is_view:
                 total = total + self.sweep(t, 1, loops.count(t), 0, 1)
         own["scan:step"] += loops.steps

@@ -137,8 +137,8 @@ KERNEL_SOURCE_FAMILIES = {
     "add_litert.c": ("add_litert",), "add_litert_s16.c": ("add_litert_s16",), "add_const_litert.c": ("add_const_litert",), "add_uint8.c": ("add_uint8",),
     "conversion.c": ("dequantize", "quantize"), "float_unary.c": ("float_unary",), "hard_sigmoid.c": ("hard_sigmoid",),
     "abs.c": ("abs", "abs_s16"), "lstm.c": ("lstm", "lstm_tflm"), "lstm_cell.c": ("scan",), "gru.c": ("gru",),
-    "rnn.c": ("rnn",),
-    "lstm_stateful.c": ("lstm", "lstm_tflm"),
+    "rnn.c": ("rnn",), "recurrent_cell.c": ("scan",),
+    "lstm_stateful.c": ("lstm", "lstm_tflm"), "lstm_cell_state.c": ("lstm",),
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),
     "time_ring.c": ("time_ring",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)

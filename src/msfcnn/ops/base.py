@@ -215,7 +215,8 @@ class Op:
     is_view: ClassVar[bool] = False  # the output is the input's bytes under another shape (reshape)
     # True for a recurrent cell that a time scan may run one step at a time (schemes/timescan.py):
     # it provides cell_bytes, cell_views, cell_start and cell_step, and its C kernel
-    # `<c_kernel>_cell_start`, `<c_kernel>_cell` and `<c_kernel>_cell_output` (kernels/<op>_cell.h).
+    # `<c_kernel>_cell_start`, `<c_kernel>_cell` and `<c_kernel>_cell_output` (kernels/<op>_cell.h,
+    # kernels/recurrent_cell.h).
     recurrent: ClassVar[bool] = False
     # The element types ("int8", "int16", "float32", "uint8") of the first input that the op has
     # kernels for; a frontend refuses any other (see `supports`). A uint8 kernel computes on the

@@ -6,8 +6,9 @@ The hidden state starts at zero. Each step's matmuls are running sums in C order
 bit for bit; the runtimes sum in other orders (agreement within float32 rounding).
 
 The kernel keeps the hidden state and one step's gates in its workspace (`workspace_floats`),
-and runs the cell one step at a time (`step_float`; C: `msf_<kind>_step_f32`), so that a
-time-scan loop can call it step by step."""
+and runs the cell one step at a time (`step_float`; C: `msf_<kind>_step_f32`). A forward layer is
+a time scan's cell (`Op.recurrent`; kernels/recurrent_cell.c): its state is h, its temporaries the
+step's scratch. A reverse layer takes its steps from the last: no forward scan can run it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from .lstm import sequence_shape
 
 
 @dataclass(frozen=True)
-class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements=frozenset({"float32"})):
+class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True,
+                     elements=frozenset({"float32"})):
     units: int
     reverse: bool = False  # the steps from last to first (a bidirectional layer's backward half)
     gates = 1  # matmul rows per unit and step, for each of the input and the hidden state
@@ -68,6 +70,27 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, elements
             h[...], values[self.units:self.units + scratch.size] = new, scratch
             out[t] = h
         return out
+
+    # ---- one step at a time, in a time scan (schedule/schemes/timescan.py) --------------------
+    def cell_bytes(self, element: str) -> tuple[int, int]:
+        """(bytes of the state a time scan keeps between steps: h; bytes of one step's scratch),
+        as kernels/recurrent_cell.c lays them out (cell_views)."""
+        return 4 * self.units, 4 * (self.workspace_floats() - self.units)
+
+    def cell_views(self, state: np.ndarray, temp: np.ndarray, element: str):
+        """(h, the step's scratch) in the state's and the temporaries' bytes."""
+        return state.view(np.float32)[:self.units], temp.view(np.float32)
+
+    def cell_start(self, views, ctx: KernelContext) -> None:
+        """The state before the first step: h zero."""
+        views[0][...] = 0
+
+    def cell_step(self, x: np.ndarray, views, ctx: KernelContext) -> np.ndarray:
+        """One step from h in `views` (cell_views), which it updates: returns h."""
+        h, temp = views
+        new, scratch = self.step_float(x, h.copy(), ctx)
+        h[...], temp[:scratch.size] = new, scratch
+        return h
 
     def weight_fields(self, names) -> dict:
         return {"weights": names["input_weights"], "recurrent": names["recurrent_weights"],

@@ -1,9 +1,9 @@
 """`timescan`: a block of sequence layers run one time step at a time (the msf-CNN paper's
 extension to recurrent layers), so that no sequence between them is ever stored whole.
 
-The block is a chain: recurrent cells (`Op.recurrent`: an LSTM), windows along time on one-row
-maps (a Conv1D, dilated or not, stride 1), element-wise ops on them and views between a one-row
-map and a (T, F) sequence. A cell that keeps only its last step may end the sequence part; vector
+The block is a chain: recurrent cells (`Op.recurrent`: an LSTM, a forward GRU or RNN), windows
+along time on one-row maps (a Conv1D, dilated or not, stride 1), element-wise ops on them (of two
+sequences too: a residual ADD) and views between a one-row map and a (T, F) sequence. A cell that keeps only its last step may end the sequence part; vector
 ops (a dense head, a reshape) then run once on its output. At least one cell: a block without
 one is a stream, which the other schemes run.
 
@@ -40,12 +40,15 @@ class _Step:
     source: int
     extent: int = 1  # input steps one output step reads (a window's extent, dilation included)
     lookahead: int = 0  # input steps past its own position it reads
+    other: int | None = None  # an element-wise binary op's other input (a residual ADD), an op of the scan
 
 
 def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     """What op t does in a scan starting at `first` (None: it cannot be in one)."""
     node = graph.nodes[t]
     op = node.op
+    if len(node.inputs) == 2 and in_sequence:
+        return _binary_role(graph, t, first)
     if len(node.inputs) != 1 or (t > first and node.inputs[0] != t - 1):
         return None
     source = node.inputs[0]
@@ -60,6 +63,8 @@ def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     if op.recurrent:
         if graph.states_of(t):
             return None  # its state lives across invocations (Graph.states): the scan starts every cell anew
+        if getattr(op, "reverse", False):
+            return None  # its steps run from the last to the first
         if out_axis is not None and out_shape[out_axis] != steps:
             return None
         return _Step(t, CELL, source)
@@ -78,6 +83,22 @@ def _role(graph: Graph, t: int, first: int, in_sequence: bool) -> _Step | None:
     if (rows.kernel, rows.stride, rows.pad) != (1, 1, 0) or cols.stride != 1:
         return None
     return _Step(t, WINDOW, source, cols.kernel, max(0, cols.kernel - 1 - cols.pad))
+
+
+def _binary_role(graph: Graph, t: int, first: int) -> _Step | None:
+    """Op t as an element-wise op of two sequences of the scan (a residual ADD): one of them op
+    t - 1's, the other an earlier op's of the scan, each step of the output from the same step of
+    both, all three of one shape."""
+    node = graph.nodes[t]
+    op = node.op
+    if op.pattern is not Pattern.ELEMENTWISE or op.c_call is not CCall.REGION or t - 1 not in node.inputs:
+        return None
+    other = node.inputs[1] if node.inputs[0] == t - 1 else node.inputs[0]
+    shape = graph.shape_of(t)
+    if not first <= other < t - 1 or time_axis(shape) is None or graph.element_of(t) != graph.element_of(t - 1) \
+            or any(graph.shape_of(u) != shape for u in node.inputs):
+        return None
+    return _Step(t, WINDOW, t - 1, other=other)
 
 
 def _tail_role(graph: Graph, t: int, last: int) -> _Step | None:
@@ -131,7 +152,7 @@ class TimeScanScheme(Scheme, name="timescan", template="timescan", order=60):
         steps = _walk(graph, first, last)
         if len(steps) != last - first + 1 or not any(s.role == CELL for s in steps):
             return None
-        if any(live.last_use.get(t) != t + 1 or t in graph.extra_outputs for t in range(first, last)):
+        if any(not t < live.last_use.get(t, -1) <= last or t in graph.extra_outputs for t in range(first, last)):
             return None  # an inner sequence read outside the block
         sequence = [s for s in steps if s.role in (CELL, VIEW, WINDOW)]
         end = sequence[-1].t
@@ -142,7 +163,12 @@ class TimeScanScheme(Scheme, name="timescan", template="timescan", order=60):
         for s in sequence:
             inner = s.source >= first
             lag = lags[s.source - first] if inner else 0
-            if s.role == WINDOW:
+            if s.other is not None:  # both inputs' step p at once: the same lag, each held one step
+                if lags[s.other - first] != lag:
+                    return None
+                need[storage[s.other]] = max(need.get(storage[s.other], 1), 1)
+                positions.append(graph.shape_of(s.t)[time_axis(graph.shape_of(s.t))])
+            elif s.role == WINDOW:
                 lag += s.lookahead if inner else 0
                 positions.append(graph.shape_of(s.t)[1])
             else:
