@@ -34,10 +34,11 @@ def load(model: str, weights: bool = False, numerics: str = "litert") -> Graph:
 
 
 def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False,
-            latency=None) -> Planner:
+            latency=None, input_stream: bool = False) -> Planner:
     """The model's fusion DAG under a cost model, ready for every question about plans; with a
-    target's latency model (`latency.load(target)`) every block also weighs its predicted instructions."""
-    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency)
+    target's latency model (`latency.load(target)`) every block also weighs its predicted instructions.
+    `input_stream`: the whole RAM counted, the input pulled row by row where a block can."""
+    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency, input_stream)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class PlanOptions:
     max_latency: tuple[float, str] | None = None
     clock_hz: int | None = None
     latency_target: str | None = None
+    input_stream: bool = False
 
     def instruction_cap(self) -> int | None:
         """The time cap in predicted instructions (milliseconds at `clock_hz`, one instruction a
@@ -86,7 +88,7 @@ def options_planner(graph: Graph, options: PlanOptions, latency=None) -> Planner
     if latency is not None and options.cost_model != SCHEDULABLE_COST_MODEL:
         raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
     with progress.step(f"planning {graph.name}: enumerating fused blocks"):
-        return planner(graph, options.cost_model, options.schemes, options.count_io, latency)
+        return planner(graph, options.cost_model, options.schemes, options.count_io, latency, options.input_stream)
 
 
 def solve_options(plans: Planner, options: PlanOptions) -> Plan:
@@ -162,7 +164,7 @@ def lower(graph: Graph, plan: Plan) -> Schedule:
     if plan.cost_model != SCHEDULABLE_COST_MODEL:
         raise UserError(f"a {plan.cost_model} cost model plan's RAM is not what the runtime allocates; schedules, "
                         f"runs and generated code follow the exact cost model: use --cost-model exact")
-    return schedule_plan(graph, list(plan.blocks), plan.io_counted)
+    return schedule_plan(graph, list(plan.blocks), plan.io_counted, plan.input_streamed)
 
 
 def run(schedule: Schedule, x: np.ndarray, raw: bool = False, states: States | None = None) -> FusedRun:
