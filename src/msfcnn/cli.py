@@ -47,12 +47,17 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see: {self.prog} --help)")
 
 
-def _cost_model_arg(p: argparse.ArgumentParser) -> None:
+def _cost_model_arg(p: argparse.ArgumentParser, input_stream: bool = True) -> None:
     from .cost import COST_MODELS, DEFAULT_COST_MODEL
     p.add_argument("--cost-model", choices=sorted(COST_MODELS), default=DEFAULT_COST_MODEL,
                    help=f"how block RAM and MACs are counted (default: {DEFAULT_COST_MODEL})")
     p.add_argument("--count-io", action="store_true",
                    help="count the network's input and output buffers (the caller's) in every block's RAM")
+    if input_stream:
+        p.add_argument("--input-stream", action="store_true",
+                       help="count the whole RAM as --count-io does, but the blocks that read the input pull its "
+                            "rows from the caller, in order, once each, and hold only the rows they still need "
+                            "(C: msfcnn_invoke_stream)")
 
 
 def _schemes_arg(p: argparse.ArgumentParser) -> None:
@@ -150,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-overhead", metavar="F,F,...", default=DEFAULT_OVERHEADS,
                    help=f"P1 caps (default {DEFAULT_OVERHEADS})")
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
-    _cost_model_arg(p)
+    _cost_model_arg(p, input_stream=False)
     _schemes_arg(p)
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per model")
 
@@ -394,7 +399,7 @@ def _model_plan(args, target: str | None) -> ModelPlan:
     timed = args.objective == "min-latency" or args.max_latency is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          latency_target=(target or "host") if timed else None)
+                          latency_target=(target or "host") if timed else None, input_stream=args.input_stream)
     if args.strict and args.plan is None:
         raise UserError("--strict checks a saved plan: it needs --plan")
     return ModelPlan(options, args.plan, args.numerics, args.strict)
@@ -437,7 +442,7 @@ def plan_request(args) -> PlanRequest:
     timed = args.objective == "min-latency" or args.max_latency is not None or board is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          board.clock_hz if board else None, _weighing_target(target, timed))
+                          board.clock_hz if board else None, _weighing_target(target, timed), args.input_stream)
     return PlanRequest(call, options, board, args.output, args.timeline)
 
 
@@ -453,7 +458,8 @@ def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
-                          latency_target=_weighing_target(args.target, args.axis == "latency"))
+                          latency_target=_weighing_target(args.target, args.axis == "latency"),
+                          input_stream=args.input_stream)
     return ParetoRequest(call, options, args.axis, args.plot)
 
 

@@ -26,6 +26,10 @@ class Planner:
         self.input_stream = input_stream  # ... but the input is pulled row by row where a block can (stream_input)
         if input_stream and self.cost.NAME != "exact":
             raise UserError("--input-stream needs the exact cost model, whose blocks pull the input's rows")
+        if input_stream and (len(graph.input_tensors) != 1 or len(graph.input_shape) != 3):
+            raise UserError(f"--input-stream takes a model with one input feature map (H, W, C); {graph.name} has "
+                            + (f"{len(graph.input_tensors)} inputs" if len(graph.input_tensors) != 1
+                               else f"an input of shape {list(graph.input_shape)}"))
         io = {"input_stream": True} if input_stream else {}
         # The exact cost model leaves out blocks that a path of other blocks beats in RAM and MACs;
         # in time such a block may win, so a latency model weighs every candidate.
