@@ -733,7 +733,7 @@ def cmd_verify(request: VerifyRequest) -> int:
     if request.call.json:
         _print_json(report.verify_doc(graph, target.name, plan, check, predicted, linked))
     else:
-        entry = pipeline.entry_point(graph, target, link.prefix or "msfcnn")[0]
+        entry = pipeline.entry_point(graph, target, link.prefix or "msfcnn", schedule.input_stream)[0]
         print(report.verify_text(graph, target.name, plan, check, predicted, linked, entry))
     failure = report.verify_failure(graph, target.name, check, linked)
     if failure is None:

@@ -275,10 +275,12 @@ class Verification:
                            <= self.tolerance))
 
 
-def entry_point(graph: Graph, target: Target, prefix: str) -> tuple[str, str]:
-    """The generated function that calls the blocks (<prefix>_invoke, or <prefix>_invoke_inputs
-    for a model with several inputs) and the harness function that calls it (main, or the file
-    harness's several-output entry point)."""
+def entry_point(graph: Graph, target: Target, prefix: str, input_stream: bool = False) -> tuple[str, str]:
+    """The generated function that calls the blocks (<prefix>_invoke, <prefix>_invoke_stream for
+    a plan that streams its input, or <prefix>_invoke_inputs for a model with several inputs) and
+    the harness function that calls it (main, or the file harness's several-output entry point)."""
+    if input_stream:  # (the harnesses call it from main, whatever the outputs)
+        return f"{prefix}_invoke_stream", "main"
     if len(graph.input_tensors) > 1:
         return f"{prefix}_invoke_inputs", "main"
     if len(graph.output_tensors) > 1 and not target.embedded_harness:
@@ -326,7 +328,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
-                function, caller = entry_point(graph, target, prefix)
+                function, caller = entry_point(graph, target, prefix, schedule.input_stream)
                 counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=function,
                                           caller=caller) if count_instructions else None)
             if counted is not None and len(counted.blocks) != len(plan.blocks):
