@@ -36,6 +36,7 @@ class FusedRun:
     # streamed ops: output positions computed / positions in the output (as counted while running)
     recompute: dict[int, float]
     outputs: tuple[np.ndarray, ...] = ()  # every output, in the model's order
+    input_rows: tuple[int, ...] = ()  # the input rows blocks pulled from the caller (--input-stream), in order
 
     @property
     def raw_bytes(self) -> bytes:
@@ -68,7 +69,8 @@ def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False,
     # the last written byte is still part of the buffer.
     high_water = aligned(high_water, schedule.graph.alignment) if high_water else 0
     recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
-    return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]))
+    return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]),
+                    tuple(runner.rows_read))
 
 
 def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
