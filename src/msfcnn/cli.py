@@ -214,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1KiB)")
     p.add_argument("--input-in-flash", action="store_true",
                    help="the input is a constant in flash: only the output counts as io in RAM")
+    p.add_argument("--input-stream", action="store_true",
+                   help="also try plans that pull the input row by row from the caller (plan --input-stream); "
+                        "the report gives the least RAM with the input streamed beside the whole input's")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
                                                                 "compile and verify)")
@@ -366,6 +369,7 @@ class FitRequest:
     input_in_flash: bool
     output: str | None
     objective: str = "min-latency"
+    input_stream: bool = False
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -505,7 +509,7 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective)
+                      args.input_in_flash, args.output, args.objective, args.input_stream)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -793,7 +797,7 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:
@@ -815,18 +819,21 @@ def cmd_pareto(request: ParetoRequest) -> None:
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
         front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
-        # The same model with the network input and output counted the other way, for comparison.
-        other = pipeline.planner(planner.graph, options.cost_model, options.schemes, not options.count_io,
-                                 planner.latency).pareto(weight=weight)
+        # The same model with the network input and output counted the other way, for comparison
+        # (under --input-stream: with the whole input in the arena).
+        other = pipeline.planner(planner.graph, options.cost_model, options.schemes,
+                                 not options.count_io or options.input_stream, planner.latency).pareto(weight=weight)
         bar.advance()
     with_io, without_io = (front, other) if options.count_io else (other, front)
+    if options.input_stream:  # the streamed front is `front`; `other` has the whole input
+        with_io, without_io = other, None
     if request.plot:
         _plot_pareto(request, planner, axis, front, vanilla, heuristic)
     name = planner.graph.name
     if request.call.json:
         _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io, axis))
     else:
-        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis))
+        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis, options.input_stream))
 
 
 def _plot_pareto(request: ParetoRequest, planner, axis: str, front, vanilla, heuristic) -> None:
