@@ -279,8 +279,9 @@ def entry_point(graph: Graph, target: Target, prefix: str, input_stream: bool = 
     """The generated function that calls the blocks (<prefix>_invoke, <prefix>_invoke_stream for
     a plan that streams its input, or <prefix>_invoke_inputs for a model with several inputs) and
     the harness function that calls it (main, or the file harness's several-output entry point)."""
-    if input_stream:  # (the harnesses call it from main, whatever the outputs)
-        return f"{prefix}_invoke_stream", "main"
+    if input_stream:  # from main; a file harness's several outputs go through invoke_outputs and invoke
+        several = len(graph.output_tensors) > 1 and not target.embedded_harness
+        return f"{prefix}_invoke_stream", f"{prefix}_invoke" if several else "main"
     if len(graph.input_tensors) > 1:
         return f"{prefix}_invoke_inputs", "main"
     if len(graph.output_tensors) > 1 and not target.embedded_harness:
