@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from support.c_build import check_c
 from support.fused_cases import networks, random_plan
+from support.input_stream import chain, edges
 from msfcnn import pipeline
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
@@ -18,21 +19,6 @@ from msfcnn.fusion.dag import Block
 from msfcnn.ir import NETWORK_INPUT
 from msfcnn.schedule import Liveness, lower_block, schedule_plan
 from msfcnn.tensors import random_input
-
-
-def chain(h=12, w=7, c=3):
-    """conv 3x3/2, depthwise 3x3, conv 1x1 and a pool + dense head: a first block that can stream."""
-    return with_random_weights(graph_from_layer_list({"name": "chain", "input": [h, w, c], "layers": [
-        {"op": "conv2d", "filters": 8, "kernel": 3, "stride": 2, "padding": "same", "act": "relu6"},
-        {"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": "same", "act": "relu"},
-        {"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0},
-        {"op": "global_avg_pool"},
-        {"op": "dense", "units": 5}]}))
-
-
-def edges(graph, live, specs):
-    blocks = [lower_block(graph, live, first, last, scheme, rows) for first, last, scheme, rows in specs]
-    return [Block(b.first, b.last, b.scheme, live.block_ram(b), b.macs, b.rows, b) for b in blocks]
 
 
 def run_streamed(graph, blocks, seed=0):
@@ -109,16 +95,6 @@ def test_the_c_pulls_the_rows_and_matches_numpy(scheme, rows):
     live = Liveness(graph, input_stream=True)
     blocks = edges(graph, live, [(0, 2, scheme, rows), (3, 3, "single", 1), (4, 4, "single", 1)])
     assert check_c(graph, blocks, input_stream=True) == max(b.ram_bytes for b in blocks)
-
-
-@pytest.mark.qemu
-def test_streamed_input_on_cortex_m4():
-    """The harness gives the rows from flash one call at a time; a row stream and a column stream."""
-    graph = chain()
-    live = Liveness(graph, input_stream=True)
-    for scheme, rows in (("linebuffer", 1), ("hcache", 2)):
-        blocks = edges(graph, live, [(0, 2, scheme, rows), (3, 3, "single", 1), (4, 4, "single", 1)])
-        assert check_c(graph, blocks, target="cortex-m4", input_stream=True) == max(b.ram_bytes for b in blocks)
 
 
 def test_input_stream_needs_the_exact_cost_model():
