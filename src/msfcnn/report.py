@@ -363,10 +363,13 @@ def run_text(graph: Graph, plan: Plan, x, fused, diff: float) -> str:
         top = f", argmax {int(flat.argmax())}" if flat.size > 1 else ""
         lines.append(f"output{f' {k}' if several else ''} {list(y.shape)} {y.dtype}{top}")
     extra = f" and output {caller.nbytes} B" + ("; the other outputs are in the arena" if several else "")
+    beside = (f"(the output in it, and the rows kept of the input the caller gives row by row: "
+              f"{len(fused.input_rows)} rows pulled)" if fused.input_rows else
+              "(the input and output in it)" if plan.input_streamed else
+              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
     return (plan_table(plan, graph) + "\n" + "\n".join(lines)
             + f"; max |fused - unfused| = {diff:g}{' over all outputs' if several else ''}\n"
-            + f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B "
-              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
+            + f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B {beside}")
 
 
 def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target: str, board=None) -> str:
