@@ -407,6 +407,7 @@ def stream_input(graph: Graph, live: Liveness, block: LoweredBlock) -> LoweredBl
     loops = block.loops
     if (not live.input_stream or NETWORK_INPUT not in block.reads or not isinstance(loops, Stream)
             or block.first != 0 or live.last_use[NETWORK_INPUT] > block.last
+            or block.placed_on is not None and block.placed_on[0] == NETWORK_INPUT  # (placement.may_place)
             or len(graph.input_tensors) != 1 or len(graph.shape_of(NETWORK_INPUT)) != 3):
         return block
     readers = tuple(t for t in range(block.first, loops.end + 1) if NETWORK_INPUT in graph.nodes[t].inputs)
@@ -421,9 +422,6 @@ def stream_input(graph: Graph, live: Liveness, block: LoweredBlock) -> LoweredBl
     h, w, c = graph.shape_of(NETWORK_INPUT)
     ring = Scratch.of(graph, f"ring{NETWORK_INPUT}", (kept, w, c), NETWORK_INPUT)
     reads = tuple(t for t in block.reads if t != NETWORK_INPUT)
-    # Written over the consumed input (placement), the output would overwrite the caller's rows:
-    # it gets bytes of its own.
-    placed_on = None if block.placed_on is not None and block.placed_on[0] == NETWORK_INPUT else block.placed_on
     return LoweredBlock(block.first, block.last, block.scheme, block.rows, reads, block.alias, (ring, *block.scratch),
-                        block.macs, source, {NETWORK_INPUT: kept, **block.rings}, block.recompute, placed_on,
+                        block.macs, source, {NETWORK_INPUT: kept, **block.rings}, block.recompute, block.placed_on,
                         block.homes, block.gaps)
