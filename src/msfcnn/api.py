@@ -178,9 +178,7 @@ def _built_for(graph: Graph, chosen: Plan, schedule, target: str | None, board: 
     built_for = get_target(_target_name(target, board))
     if board is None:
         return built_for
-    from .codegen.stack import footprint
-    bound = footprint(graph, schedule, chosen, built_for)
-    return built_for.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash)
+    return pipeline.linked_for_board(graph, chosen, schedule, built_for, board, input_in_flash)[0]
 
 
 def _solved(graph: Graph, options: PlanOptions) -> Plan:

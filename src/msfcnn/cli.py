@@ -574,13 +574,9 @@ def _input(path: str | None, seed: int, graph):
 
 
 def _for_board(link: Link, graph, plan, schedule):
-    """The link's target linked as its board, with the plan's stack bound (codegen/stack.py)
-    reserved; and the bound."""
-    from .codegen.stack import footprint
-    target, board = link.target, link.board
-    with progress.step(f"bounding the stack of {graph.name} on {target.name}"):
-        bound = footprint(graph, schedule, plan, target)
-    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not link.input_in_flash), bound
+    """The link's target linked as its board, and the plan's stack bound."""
+    from . import pipeline
+    return pipeline.linked_for_board(graph, plan, schedule, link.target, link.board, link.input_in_flash)
 
 
 def _print_json(doc, stream=None) -> None:

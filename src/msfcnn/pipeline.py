@@ -200,6 +200,16 @@ def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
         return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
 
 
+def linked_for_board(graph: Graph, plan: Plan, schedule: Schedule, target: Target, board, input_in_flash: bool):
+    """`target` linked as `board` (a boards.Board): its RAM, with the plan's stack bound
+    (codegen/stack.py) reserved in it, and the input in RAM unless `input_in_flash`. Returns the
+    linked target and the bound."""
+    from .codegen.stack import footprint
+    with progress.step(f"bounding the stack of {graph.name} on {target.name}"):
+        bound = footprint(graph, schedule, plan, target)
+    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash), bound
+
+
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
             prefix: str | None = None):
     """The generated C project for `target` in `folder`, its external names starting with

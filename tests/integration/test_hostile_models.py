@@ -108,6 +108,14 @@ def test_biases_below_the_limit_still_run(tmp_path, capsys):
     assert code == 0 and err == ""
 
 
+def test_a_resize_to_2_to_the_31_rows_is_refused_before_its_tables(tmp_path, capsys):
+    """The row table alone would take 24 GiB (fuzz seed 1127 case 3344 ran for minutes)."""
+    data = (MODELS / "bilinear_x2.tflite").read_bytes()
+    model = tmp_path / "m.tflite"
+    model.write_bytes(patched(data, [(tensor_values(data, 5)[0], 2**31 - 1)]))  # the size operand's height
+    refused(capsys, str(model), "RESIZE_BILINEAR to 2147483647x8x6 is too large")
+
+
 def onnx_resize(tmp_path, scales) -> str:
     onnx = pytest.importorskip("onnx")
     from onnx import numpy_helper
@@ -124,6 +132,18 @@ def onnx_resize(tmp_path, scales) -> str:
                                               ([1, 1, -2, 2], "positive"), ([1, 1, 1e12, 2], "values")])
 def test_onnx_resize_scales_are_checked(tmp_path, capsys, scales, expected):
     refused(capsys, onnx_resize(tmp_path, scales), "Resize", expected)
+
+
+@pytest.mark.parametrize("alpha", [float("inf"), float("nan"), 1e39])
+def test_onnx_float_attributes_are_finite_float32(tmp_path, capsys, alpha):
+    """The C kernels take HardSigmoid's alpha as a float32 literal (fuzz seed 1127 case 1115)."""
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load(str(MODELS / "onnx_mbv3_tiny.onnx"))
+    node = next(n for n in model.graph.node if n.op_type == "HardSigmoid")
+    next(a for a in node.attribute if a.name == "alpha").f = alpha
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    refused(capsys, str(path), "HardSigmoid", "'alpha'", "not a finite float32")
 
 
 def test_an_op_nothing_reads_is_refused(tmp_path, capsys):

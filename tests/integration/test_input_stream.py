@@ -92,9 +92,10 @@ def test_the_least_ram_plan_streams_and_saves_the_image():
     graph = chain(24, 20, 3)
     streamed = pipeline.planner(graph, input_stream=True).p1(float("inf"))
     whole = pipeline.planner(graph, count_io=True).p1(float("inf"))
-    assert streamed.input_streamed and getattr(streamed.blocks[0].lowered.loops, "source", False)
+    schedule = pipeline.lower(graph, streamed)
+    assert streamed.input_streamed and schedule.blocks[0].loops.source
     assert streamed.peak_ram_bytes < whole.peak_ram_bytes
-    assert schedule_plan(graph, list(streamed.blocks), True, True).arena_bytes == streamed.peak_ram_bytes
+    assert schedule.arena_bytes == streamed.peak_ram_bytes
 
 
 @pytest.mark.parametrize("scheme, rows", [("inplace", 1), ("hcache", 2)])

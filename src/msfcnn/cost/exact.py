@@ -4,11 +4,14 @@ Every candidate block is lowered by its scheme (`schedule.schemes`), with the sa
 executor and the C generator walk, and its RAM is the arena bytes live while it runs: the tensors
 it reads and writes, the skip tensors waiting across it, and its scratch buffers. The network
 input and output are the caller's buffers and not counted, unless `count_io` puts them in the
-arena too (then each counts while it is live). Each edge keeps its lowering, so the chosen plan
-is scheduled without lowering it again.
+arena too (then each counts while it is live). An edge keeps its lowering only when a latency
+model will weigh it (`complete`); otherwise the chosen plan's blocks are lowered again, which
+keeps a deep chain's DAG small.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import gc
 from itertools import accumulate
@@ -89,7 +92,10 @@ def _build_dag(graph: Graph, schemes, live: Liveness, complete: bool) -> FusionD
                         break  # the ops cannot stream together: no setting of rows changes that
                     edge = _edge(live, lowered)
                     if witness is None or witness.keeps(edge):
-                        blocks.append(edge)
+                        # Only the chosen plan's blocks are lowered again (`schedule_plan`): kept
+                        # here, the lowerings of a deep chain's blocks would take most of the
+                        # build's memory. A latency model weighs every lowering: it keeps them.
+                        blocks.append(edge if complete else replace(edge, lowered=None))
     # The geometry memoised for the candidates (band profiles, work tables: most of the build's
     # memory) is not needed again; the lowerings that share the dict recompute what they ask.
     cache.clear()

@@ -420,10 +420,14 @@ def _int(attrs: dict, key: str, default: int) -> int:
     return value
 
 
-def _float(attrs: dict, key: str, default: float) -> float:
+def _float(attrs: dict, key: str, default: float, infinite_ok: bool = False) -> float:
+    """A float attribute; finite in float32 unless `infinite_ok` (Clip's open bounds), since the
+    C kernels take it as a float32 literal."""
     value = attrs.get(key, default)
     if not isinstance(value, (int, float)):
         raise UserError(f"attribute {key!r} must be a number, got {value!r}")
+    if math.isnan(value) or not (infinite_ok or abs(value) <= np.finfo(np.float32).max):
+        raise UserError(f"attribute {key!r} is {value!r}, which is not a finite float32")
     return float(value)
 
 
@@ -550,7 +554,8 @@ def _relu(imp: _Importer, node, attrs) -> None:
 
 def _clip(imp: _Importer, node, attrs) -> None:
     if imp.opset < 11:
-        low, high = _float(attrs, "min", -math.inf), _float(attrs, "max", math.inf)
+        low = _float(attrs, "min", -math.inf, infinite_ok=True)
+        high = _float(attrs, "max", math.inf, infinite_ok=True)
     else:
         low = _scalar(imp.const(node, 1, "min", optional=True), "min", -math.inf)
         high = _scalar(imp.const(node, 2, "max", optional=True), "max", math.inf)
@@ -777,8 +782,6 @@ def _float_unary(function: str, default_alpha: float = 0.0) -> Converter:
     """LeakyRelu (alpha 0.01), Tanh, Elu (alpha 1.0): float32 functions (ops/float_unary.py)."""
     def convert(imp: _Importer, node, attrs) -> None:
         alpha = _float(attrs, "alpha", default_alpha)
-        if not math.isfinite(alpha):
-            raise UserError(f"alpha {alpha} is not finite")
         _elementwise(FloatUnary(function, alpha))(imp, node, attrs)
     return convert
 

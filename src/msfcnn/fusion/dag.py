@@ -20,8 +20,8 @@ class Block:
     ram_bytes: int
     macs: int
     rows: int = 1  # output rows produced per step (fused schemes)
-    # The block's lowering (schedule.LoweredBlock) when the cost model made one: the chosen plan's
-    # blocks are then scheduled without lowering them again. Not part of the block's identity.
+    # The block's lowering (schedule.LoweredBlock) when the cost model kept one (for a latency
+    # model to weigh); `schedule_plan` lowers the others again. Not part of the block's identity.
     lowered: Any = field(default=None, compare=False, repr=False)
     # Between blocks of equal MACs the solvers prefer the lower rank: its scheme runs faster per
     # MAC (a stand-in until plans are costed in time), then the one with less RAM.

@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import UserError
+from ..jsontext import INT_LIMIT
 from .base import KernelContext, Op, Pattern, Shape, c_struct, require_feature_map
 
 
@@ -59,7 +60,6 @@ class Resize(Op, pattern=Pattern.OPAQUE):
         if self.align_corners and self.half_pixel_centers:
             # TFLite's converter never writes both, and TensorFlow and the interpreters refuse the pair.
             raise UserError(f"{self.operator} with both align_corners and half_pixel_centers is not supported")
-        self.tables()  # refuses the sizes whose tables cannot be made
 
     def describe(self) -> str:
         flags = "".join((" align_corners" if self.align_corners else "",
@@ -70,6 +70,11 @@ class Resize(Op, pattern=Pattern.OPAQUE):
         h, w, c = require_feature_map(inputs[0], self.kind)
         if (h, w) != tuple(self.in_hw):
             raise UserError(f"resize built for a {self.in_hw[0]}x{self.in_hw[1]} input reads {h}x{w}")
+        elements = self.size[0] * self.size[1] * c
+        if elements > INT_LIMIT:  # before the tables, which would take 12 bytes per output row
+            raise UserError(f"{self.operator} to {self.size[0]}x{self.size[1]}x{c} is too large ({elements} elements; "
+                            f"at most {INT_LIMIT})")
+        self.tables()  # refuses the sizes whose tables cannot be made
         return (*self.size, c)
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:

@@ -19,9 +19,10 @@ def lower_block(graph: Graph, live: Liveness, first: int, last: int, scheme: str
 
 def schedule_plan(graph: Graph, blocks: list[Block], count_io: bool = False, input_stream: bool = False) -> Schedule:
     """Lower a plan's blocks (a complete path through the fusion DAG) into a schedule; with
-    `count_io` the network input and output are arena buffers too. Blocks that come from the
-    exact cost model carry their lowering already; others (a plan read from a file) are lowered
-    here. With `input_stream` the blocks that can pull the input row by row do (`stream_input`)."""
+    `count_io` the network input and output are arena buffers too. Blocks that carry their
+    lowering (the exact cost model's, under a latency model) are not lowered again; the others
+    are lowered here. With `input_stream` the blocks that can pull the input row by row do
+    (`stream_input`)."""
     live = Liveness(graph, count_io, input_stream)
     cache: dict = {}
     lowered = []
