@@ -65,7 +65,7 @@ def test_a_block_that_cannot_pull_rows_in_order_reads_the_input_whole_from_the_a
     assert np.array_equal(run.output, expected) and run.input_rows == ()
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(networks(), st.integers(0, 10_000))
 def test_random_streamed_plans_equal_the_whole_input_network(doc, seed):
     """Random networks x random plans over every candidate block: the fused run with the input
