@@ -68,13 +68,13 @@ def load(model: str | Graph, weights: bool = True, numerics: str = "litert", hop
 def plan(model: str | Graph, *, max_overhead: float | str | None = None, max_ram: int | str | None = None,
          objective: str | None = None, max_latency: int | None = None, target: str | None = None,
          strategy: str = "optimal", count_io: bool = False, cost_model: str = pipeline.SCHEDULABLE_COST_MODEL,
-         schemes: tuple[str, ...] | None = None) -> Plan:
+         schemes: tuple[str, ...] | None = None, input_stream: bool = False) -> Plan:
     """The plan `msfcnn plan` gives for the same options: least peak RAM by default, under
     `max_overhead` (MACs <= F x unfused), `max_ram` (bytes, or a size such as "64kB") and
     `max_latency` (instructions predicted on `target`). `objective`: "min-ram", "min-mac" or
-    "min-latency" (with `target`)."""
+    "min-latency" (with `target`). `input_stream`: as --input-stream."""
     return _solved(load(model), _options(model, max_overhead, max_ram, objective, max_latency, target, strategy,
-                                         count_io, cost_model, schemes))
+                                         count_io, cost_model, schemes, input_stream))
 
 
 def fit(model: str | Graph, board: str | Board | None = None, *, ram: int | str | None = None,
@@ -142,7 +142,7 @@ def run(model: str | Graph, x=None, plan: Plan | str | None = None, *, seed: int
 # -- the steps the functions share -----------------------------------------------------------------
 
 def _options(model, max_overhead, max_ram, objective, max_latency, target, strategy, count_io, cost_model,
-             schemes) -> PlanOptions:
+             schemes, input_stream=False) -> PlanOptions:
     """The CLI's plan options, checked as the CLI checks its arguments."""
     if strategy not in ("optimal", "heuristic", "vanilla"):
         raise UserError(f"strategy is 'optimal', 'heuristic' or 'vanilla', not {strategy!r}")
@@ -154,7 +154,7 @@ def _options(model, max_overhead, max_ram, objective, max_latency, target, strat
     latency_cap = None if max_latency is None else (float(max_latency), "instructions")
     name = model.name if isinstance(model, Graph) else str(model)
     return PlanOptions(name, cost_model, None if schemes is None else tuple(schemes), count_io, strategy, objective,
-                       overhead, _size(max_ram), latency_cap, latency_target=target)
+                       overhead, _size(max_ram), latency_cap, latency_target=target, input_stream=input_stream)
 
 
 def _board(board: str | Board | None, target: str | None, input_in_flash: bool) -> Board | None:
@@ -204,7 +204,7 @@ def _plan_for(graph: Graph, model, plan: Plan | str | None, plan_options: dict, 
 
 _PLAN_DEFAULTS = {"max_overhead": None, "max_ram": None, "objective": None, "max_latency": None,
                   "strategy": "optimal", "count_io": False, "cost_model": pipeline.SCHEDULABLE_COST_MODEL,
-                  "schemes": None}
+                  "schemes": None, "input_stream": False}
 
 
 def _known(plan_options: dict) -> dict:

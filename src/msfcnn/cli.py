@@ -47,12 +47,17 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see: {self.prog} --help)")
 
 
-def _cost_model_arg(p: argparse.ArgumentParser) -> None:
+def _cost_model_arg(p: argparse.ArgumentParser, input_stream: bool = True) -> None:
     from .cost import COST_MODELS, DEFAULT_COST_MODEL
     p.add_argument("--cost-model", choices=sorted(COST_MODELS), default=DEFAULT_COST_MODEL,
                    help=f"how block RAM and MACs are counted (default: {DEFAULT_COST_MODEL})")
     p.add_argument("--count-io", action="store_true",
                    help="count the network's input and output buffers (the caller's) in every block's RAM")
+    if input_stream:
+        p.add_argument("--input-stream", action="store_true",
+                       help="count the whole RAM as --count-io does, but the blocks that read the input pull its "
+                            "rows from the caller, in order, once each, and hold only the rows they still need "
+                            "(C: msfcnn_invoke_stream)")
 
 
 def _schemes_arg(p: argparse.ArgumentParser) -> None:
@@ -163,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-overhead", metavar="F,F,...", default=DEFAULT_OVERHEADS,
                    help=f"P1 caps (default {DEFAULT_OVERHEADS})")
     p.add_argument("--max-ram", metavar="SIZE,SIZE,...", default=DEFAULT_RAMS, help=f"P2 caps (default {DEFAULT_RAMS})")
-    _cost_model_arg(p)
+    _cost_model_arg(p, input_stream=False)
     _schemes_arg(p)
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per model")
 
@@ -222,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1KiB)")
     p.add_argument("--input-in-flash", action="store_true",
                    help="the input is a constant in flash: only the output counts as io in RAM")
+    p.add_argument("--input-stream", action="store_true",
+                   help="also try plans that pull the input row by row from the caller (plan --input-stream); "
+                        "the report gives the least RAM with the input streamed beside the whole input's")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
                                                                 "compile and verify)")
@@ -374,6 +382,7 @@ class FitRequest:
     input_in_flash: bool
     output: str | None
     objective: str = "min-latency"
+    input_stream: bool = False
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -407,7 +416,8 @@ def _model_plan(args, target: str | None) -> ModelPlan:
     timed = args.objective == "min-latency" or args.max_latency is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          latency_target=(target or "host") if timed else None, hop=_hop(args))
+                          latency_target=(target or "host") if timed else None, hop=_hop(args),
+                          input_stream=args.input_stream)
     if args.strict and args.plan is None:
         raise UserError("--strict checks a saved plan: it needs --plan")
     return ModelPlan(options, args.plan, args.numerics, args.strict)
@@ -450,7 +460,8 @@ def plan_request(args) -> PlanRequest:
     timed = args.objective == "min-latency" or args.max_latency is not None or board is not None
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io, args.strategy,
                           args.objective, args.max_overhead, args.max_ram, args.max_latency,
-                          board.clock_hz if board else None, _weighing_target(target, timed), _hop(args))
+                          board.clock_hz if board else None, _weighing_target(target, timed), _hop(args),
+                          args.input_stream)
     return PlanRequest(call, options, board, args.output, args.timeline)
 
 
@@ -466,7 +477,8 @@ def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
-                          latency_target=_weighing_target(args.target, args.axis == "latency"))
+                          latency_target=_weighing_target(args.target, args.axis == "latency"),
+                          input_stream=args.input_stream)
     return ParetoRequest(call, options, args.axis, args.plot)
 
 
@@ -512,7 +524,7 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective)
+                      args.input_in_flash, args.output, args.objective, args.input_stream)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -764,7 +776,7 @@ def cmd_verify(request: VerifyRequest) -> int:
     if request.call.json:
         _print_json(report.verify_doc(graph, target.name, plan, check, predicted, linked))
     else:
-        entry = pipeline.entry_point(graph, target, link.prefix or "msfcnn")[0]
+        entry = pipeline.entry_point(graph, target, link.prefix or "msfcnn", schedule.input_stream)[0]
         print(report.verify_text(graph, target.name, plan, check, predicted, linked, entry))
     failure = report.verify_failure(graph, target.name, check, linked)
     if failure is None:
@@ -872,7 +884,7 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:
@@ -894,18 +906,21 @@ def cmd_pareto(request: ParetoRequest) -> None:
     with progress.step(f"pareto {planner.graph.name}: front", total=2) as bar:
         front, vanilla, heuristic = planner.pareto(weight=weight), planner.vanilla(), planner.heuristic()
         bar.advance()
-        # The same model with the network input and output counted the other way, for comparison.
-        other = pipeline.planner(planner.graph, options.cost_model, options.schemes, not options.count_io,
-                                 planner.latency).pareto(weight=weight)
+        # The same model with the network input and output counted the other way, for comparison
+        # (under --input-stream: with the whole input in the arena).
+        other = pipeline.planner(planner.graph, options.cost_model, options.schemes,
+                                 not options.count_io or options.input_stream, planner.latency).pareto(weight=weight)
         bar.advance()
     with_io, without_io = (front, other) if options.count_io else (other, front)
+    if options.input_stream:  # the streamed front is `front`; `other` has the whole input
+        with_io, without_io = other, None
     if request.plot:
         _plot_pareto(request, planner, axis, front, vanilla, heuristic)
     name = planner.graph.name
     if request.call.json:
         _print_json(report.pareto_doc(name, front, vanilla, heuristic, with_io, without_io, axis))
     else:
-        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis))
+        print(report.pareto_text(name, front, vanilla, heuristic, other, options.count_io, axis, options.input_stream))
 
 
 def _plot_pareto(request: ParetoRequest, planner, axis: str, front, vanilla, heuristic) -> None:

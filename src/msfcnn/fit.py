@@ -39,6 +39,9 @@ class Fit:
     input_in_flash: bool = False
     objective: str = "min-latency"  # or "min-ram": the fitting plan of least RAM, everything counted
     vanilla: Plan | None = None  # the unfused plan, with its predicted time where it is predicted
+    # --input-stream: the least peak RAM plus io of the plans with the input streamed and of those
+    # with the whole input (in the arena or the caller's), side by side; None without the option.
+    streamed_vs_whole: tuple[int, int] | None = None
 
     @property
     def io_in_arena(self) -> bool:
@@ -69,6 +72,8 @@ class Fit:
                 "predicted_instructions": self.plan.predicted_instructions,
                 "predicted_ms_lower_bound": self.predicted_ms, "macs": self.plan.macs,
                 "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
+                **({"input_streamed": self.plan.input_streamed, "least_streamed_bytes": self.streamed_vs_whole[0],
+                    "least_whole_input_bytes": self.streamed_vs_whole[1]} if self.streamed_vs_whole else {}),
                 "plan": self.plan.to_dict()}
 
 
@@ -102,10 +107,13 @@ def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
 
 
 def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False,
-        objective: str = "min-latency") -> Fit:
+        objective: str = "min-latency", input_stream: bool = False) -> Fit:
     """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`
     (objective "min-ram": the plan of least RAM, everything counted); UserError naming the least
-    RAM reachable when none fits."""
+    RAM reachable when none fits. `input_stream`: the plans that pull the input row by row
+    (--input-stream) are candidates too."""
+    if input_stream and input_in_flash:
+        raise UserError("--input-stream and --input-in-flash: a streamed input is never in RAM whole; give one of them")
     if objective not in ("min-latency", "min-ram"):
         raise UserError(f"fit's objective is min-latency or min-ram, not {objective!r}")
     target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
@@ -118,10 +126,16 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
         return 0 if plan.io_counted else io_bytes(graph, input_in_flash)
 
     fronts, vanilla = [], None
-    for count_io in (False,) if input_in_flash else (False, True):  # a constant input is not in the arena
-        planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model)
+    counts = [(False, False)] if input_in_flash else [(False, False), (True, False)]  # a constant input is not in the arena
+    for count_io, streamed in counts + [(True, True)] * input_stream:
+        planner = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io, latency=model,
+                                   input_stream=streamed)
         fronts.append(planner.pareto(weight=weight))
         vanilla = vanilla or planner.vanilla()
+    side_by_side = None
+    if input_stream:
+        side_by_side = tuple(min(p.peak_ram_bytes + io_of(p) for front in group for p in front)
+                             for group in (fronts[-1:], fronts[:-1]))
     candidates = sorted((p for front in fronts for p in front), key=lambda p: (
         p.predicted_instructions if weight == "instructions" else p.macs, p.peak_ram_bytes + io_of(p)))
     budget = board.ram_bytes - reserve
@@ -133,7 +147,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                                  footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash, objective, vanilla)
+                                 input_in_flash, objective, vanilla, side_by_side)
         return fits[id(plan)]
 
     if objective == "min-latency":

@@ -16,7 +16,7 @@ from math import prod
 import numpy as np
 
 from . import executor
-from .ir import ELEMENT_TYPES, Graph, input_tensor, is_network_input
+from .ir import ELEMENT_TYPES, NETWORK_INPUT, Graph, input_tensor, is_network_input
 from .ir.graph import aligned
 from .schedule import LoweredBlock, Schedule, loop_kinds
 from .schedule.loop_kinds import WALKER, handles
@@ -36,6 +36,7 @@ class FusedRun:
     # streamed ops: output positions computed / positions in the output (as counted while running)
     recompute: dict[int, float]
     outputs: tuple[np.ndarray, ...] = ()  # every output, in the model's order
+    input_rows: tuple[int, ...] = ()  # the input rows blocks pulled from the caller (--input-stream), in order
 
     @property
     def raw_bytes(self) -> bytes:
@@ -68,7 +69,8 @@ def run_fused(schedule: Schedule, x: executor.Inputs, raw: bool = False,
     # the last written byte is still part of the buffer.
     high_water = aligned(high_water, schedule.graph.alignment) if high_water else 0
     recompute = {t: n / prod(schedule.graph.shape_of(t)[:2]) for t, n in runner.positions.items()}
-    return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]))
+    return FusedRun(runs[0][0], high_water, schedule.arena_bytes, runner.macs, recompute, tuple(runs[0]),
+                    tuple(runner.rows_read))
 
 
 def _run(schedule: Schedule, x: executor.Inputs, arena: np.ndarray,
@@ -105,6 +107,7 @@ class _BlockRunner:
         self.inputs, self.result = inputs, result  # inputs: tensor -> the caller's array
         self.macs = 0
         self.positions: Counter[int] = Counter()  # streamed op -> output positions computed
+        self.rows_read: list[int] = []  # the input rows blocks pulled from the caller (--input-stream), in order
         # the state buffers: views of the persistent region at the arena's start
         self.states = [self.view(offset, state.initial.shape, state.initial.dtype)
                        for offset, state in zip(schedule.state_offsets, graph.states)]
@@ -134,6 +137,11 @@ class _BlockRunner:
         if offset % min(itemsize, self.graph.alignment):
             raise AssertionError(f"{np.dtype(dtype).name} buffer at offset {offset}, not a multiple of {itemsize}")
         return self.arena[offset:offset + size].view(dtype).reshape(shape)
+
+    def read_row(self, row: int) -> np.ndarray:
+        """Row `row` of the network input, as the caller's read_rows gives it (--input-stream)."""
+        self.rows_read.append(row)
+        return self.inputs[NETWORK_INPUT][row]
 
     def tensor(self, t: int) -> np.ndarray:
         if t in self.offsets:
@@ -188,8 +196,12 @@ class _Stream:
         self.axis = getattr(self.loops, "axis", 0)
         self.buffers = {s.name: runner.view(scratch[s.name], s.shape, ELEMENT_TYPES[s.dtype].numpy)
                         for s in block.scratch}
+        # A column stream pulling the network input keeps a ring of its rows, filled band by band
+        # (`source_rows`); a row stream pulls them in its order, as rows of any ring tensor.
+        self.banded_source = getattr(self.loops, "source", False) and self.axis == 1
         # Each ring tensor's storage: its own ring, or (an in-place row) slots of its host's ring.
-        self.homes = {t: block.homes.get(t, (t, 0)) for t in block.rings}
+        self.homes = {t: block.homes.get(t, (t, 0)) for t in block.rings
+                      if not (self.banded_source and t == NETWORK_INPUT)}
         # A host ring's slots start with a gap of pixels, where its in-place tensor's rows start.
         self.gap = {t: block.gaps.get(t, 0) for t in block.rings}
         self.rings = {t: self.buffers[f"ring{t}"] for t in block.rings if t not in block.homes}
@@ -200,6 +212,12 @@ class _Stream:
     # ---- storage -----------------------------------------------------------------------------
     def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
         """Rows x columns of tensor t, from its ring or from the whole tensor."""
+        if self.banded_source and t == NETWORK_INPUT:
+            ring, tags = self.rings[t], self.tags[t]
+            slots = [i % len(tags) for i in range(*rows)]
+            if any(tags[s] != (t, i) for s, i in zip(slots, range(*rows))):
+                raise AssertionError(f"the input's ring no longer holds rows {rows[0]}..{rows[1] - 1}")
+            return ring[slots, cols[0]:cols[1]]
         if t not in self.homes:
             return self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]]
         stream, fixed = (rows, cols) if self.axis == 0 else (cols, rows)
@@ -248,7 +266,17 @@ class _Stream:
         return ((index, index + 1), self.span[t]) if self.axis == 0 else (self.span[t], (index, index + 1))
 
     def compute(self, t: int, index: int) -> np.ndarray:
+        if t == NETWORK_INPUT:  # the caller's row (a row stream pulling the input)
+            return self.r.read_row(index)[None]
         return self.compute_region(t, *self.ranges(t, index))
+
+    def source_rows(self, upto: int) -> None:
+        """A column stream's input ring: the caller's rows up to `upto`, in order, once each."""
+        ring, tags = self.rings[NETWORK_INPUT], self.tags[NETWORK_INPUT]
+        while self.read < upto:
+            ring[self.read % len(tags)] = self.r.read_row(self.read)
+            tags[self.read % len(tags)] = (NETWORK_INPUT, self.read)
+            self.read += 1
 
     def compute_region(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
         """Rows x columns of tensor t's output, from the inputs' buffers."""
@@ -271,15 +299,23 @@ class _Stream:
         lowered pull order."""
         self.span = span
         # Per ring, the (tensor, position) each slot holds: a read of anything else is a bug.
-        self.tags = {t: [None] * n for t, n in self.block.rings.items() if t not in self.block.homes}
+        self.tags.update({t: [None] * n for t, n in self.block.rings.items()
+                          if t not in self.block.homes and not (self.banded_source and t == NETWORK_INPUT)})
+        if self.banded_source:  # the rows of the input this band reads
+            self.source_rows(span[NETWORK_INPUT][1])
         for t, index in self.loops.order:
             self.store(t, index, self.compute(t, index))
 
     def run(self) -> None:
         if self.tail:
             self.acc[...] = 0
+        self.tags, self.read = {}, 0
+        if self.banded_source:
+            self.tags[NETWORK_INPUT] = [None] * self.block.rings[NETWORK_INPUT]
         for span in self.loops.sweeps:
             self.sweep(span)
+        if self.banded_source:  # the rows no band reads: the caller gives every row once
+            self.source_rows(self.graph.shape_of(NETWORK_INPUT)[0])
         if self.tail:
             self.finish_tail()
 

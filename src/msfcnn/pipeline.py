@@ -37,10 +37,11 @@ def load(model: str, weights: bool = False, numerics: str = "litert", hop: int |
 
 
 def planner(graph: Graph, cost_model: str = DEFAULT_COST_MODEL, schemes=None, count_io: bool = False,
-            latency=None) -> Planner:
+            latency=None, input_stream: bool = False) -> Planner:
     """The model's fusion DAG under a cost model, ready for every question about plans; with a
-    target's latency model (`latency.load(target)`) every block also weighs its predicted instructions."""
-    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency)
+    target's latency model (`latency.load(target)`) every block also weighs its predicted instructions.
+    `input_stream`: the whole RAM counted, the input pulled row by row where a block can."""
+    return Planner(graph, cost_model, None if schemes is None else tuple(schemes), count_io, latency, input_stream)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class PlanOptions:
     clock_hz: int | None = None
     latency_target: str | None = None
     hop: int | None = None  # --streaming: the frames each call brings; None: whole windows
+    input_stream: bool = False
 
     def instruction_cap(self) -> int | None:
         """The time cap in predicted instructions (milliseconds at `clock_hz`, one instruction a
@@ -90,7 +92,7 @@ def options_planner(graph: Graph, options: PlanOptions, latency=None) -> Planner
     if latency is not None and options.cost_model != SCHEDULABLE_COST_MODEL:
         raise UserError("the latency model weighs lowered blocks: use --cost-model exact with --target")
     with progress.step(f"planning {graph.name}: enumerating fused blocks"):
-        return planner(graph, options.cost_model, options.schemes, options.count_io, latency)
+        return planner(graph, options.cost_model, options.schemes, options.count_io, latency, options.input_stream)
 
 
 def solve_options(plans: Planner, options: PlanOptions) -> Plan:
@@ -166,7 +168,7 @@ def lower(graph: Graph, plan: Plan) -> Schedule:
     if plan.cost_model != SCHEDULABLE_COST_MODEL:
         raise UserError(f"a {plan.cost_model} cost model plan's RAM is not what the runtime allocates; schedules, "
                         f"runs and generated code follow the exact cost model: use --cost-model exact")
-    return schedule_plan(graph, list(plan.blocks), plan.io_counted)
+    return schedule_plan(graph, list(plan.blocks), plan.io_counted, plan.input_streamed)
 
 
 def run(schedule: Schedule, x: np.ndarray, raw: bool = False, states: States | None = None) -> FusedRun:
@@ -287,10 +289,13 @@ class Verification:
                            <= self.tolerance))
 
 
-def entry_point(graph: Graph, target: Target, prefix: str) -> tuple[str, str]:
-    """The generated function that calls the blocks (<prefix>_invoke, or <prefix>_invoke_inputs
-    for a model with several inputs) and the harness function that calls it (main, or the file
-    harness's several-output entry point)."""
+def entry_point(graph: Graph, target: Target, prefix: str, input_stream: bool = False) -> tuple[str, str]:
+    """The generated function that calls the blocks (<prefix>_invoke, <prefix>_invoke_stream for
+    a plan that streams its input, or <prefix>_invoke_inputs for a model with several inputs) and
+    the harness function that calls it (main, or the file harness's several-output entry point)."""
+    if input_stream:  # from main; a file harness's several outputs go through invoke_outputs and invoke
+        several = len(graph.output_tensors) > 1 and not target.embedded_harness
+        return f"{prefix}_invoke_stream", f"{prefix}_invoke" if several else "main"
     if len(graph.input_tensors) > 1:
         return f"{prefix}_invoke_inputs", "main"
     if len(graph.output_tensors) > 1 and not target.embedded_harness:
@@ -338,7 +343,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
-                function, caller = entry_point(graph, target, prefix)
+                function, caller = entry_point(graph, target, prefix, schedule.input_stream)
                 counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=function,
                                           caller=caller) if count_instructions else None)
             if counted is not None and len(counted.blocks) != len(plan.blocks):

@@ -26,6 +26,9 @@ class Plan:
     # A stateful model's state buffers (Graph.state_bytes): part of every block's RAM, kept between
     # invocations at the arena's start. 0 for a model without state.
     state_bytes: int = 0
+    # --input-stream: the blocks that can pull the network input row by row from the caller do,
+    # holding only the rows they still need; the input is not an arena buffer for them.
+    input_streamed: bool = False
 
     # The sha256 of the model's bytes (frontends.model_digest), written with the tool's version so
     # that a saved plan is never used with another model.
@@ -64,6 +67,7 @@ class Plan:
                 "vanilla_macs": self.vanilla_macs,
                 "overhead": round(self.overhead, 4),
                 "io_counted": self.io_counted,
+                **({"input_streamed": True} if self.input_streamed else {}),
                 "blocks": [{**block_name(b), "ram_bytes": b.ram_bytes, "macs": b.macs,
                             **({"predicted_instructions": b.instructions} if self.latency_complete else {})}
                            for b in self.blocks],
@@ -90,7 +94,8 @@ class Plan:
         constraint = {key: _from_json_number(doc[key]) for key in CONSTRAINT_KEYS if key in doc}
         sha = doc.get("model_sha256")
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
-                   io_counted=bool(doc.get("io_counted", False)), state_bytes=int(doc.get("state_bytes", 0)),
+                   io_counted=bool(doc.get("io_counted", False)), input_streamed=bool(doc.get("input_streamed", False)),
+                   state_bytes=int(doc.get("state_bytes", 0)),
                    model_sha256=None if sha is None else str(sha), recorded={key: doc[key] for key in RECORDED if key in doc})
 
 

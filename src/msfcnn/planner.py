@@ -18,16 +18,24 @@ class Planner:
     """Builds one model's fusion DAG once and answers every question about it."""
 
     def __init__(self, graph: Graph, cost_model: str, schemes: tuple[str, ...] | None = None, count_io: bool = False,
-                 latency=None):
+                 latency=None, input_stream: bool = False):
         self.graph = graph
         self.cost = get_cost_model(cost_model)
         self.schemes = tuple(self.cost.SCHEMES if schemes is None else schemes)  # () = no fusion
-        self.count_io = count_io  # the network's input and output are counted as the cost model says
+        self.count_io = count_io or input_stream  # the network's input and output are counted as the cost model says
+        self.input_stream = input_stream  # ... but the input is pulled row by row where a block can (stream_input)
+        if input_stream and self.cost.NAME != "exact":
+            raise UserError("--input-stream needs the exact cost model, whose blocks pull the input's rows")
+        if input_stream and (len(graph.input_tensors) != 1 or len(graph.input_shape) != 3):
+            raise UserError(f"--input-stream takes a model with one input feature map (H, W, C); {graph.name} has "
+                            + (f"{len(graph.input_tensors)} inputs" if len(graph.input_tensors) != 1
+                               else f"an input of shape {list(graph.input_shape)}"))
+        io = {"input_stream": True} if input_stream else {}
         # The exact cost model leaves out blocks that a path of other blocks beats in RAM and MACs;
         # in time such a block may win, so a latency model weighs every candidate.
         complete = {"complete": True} if latency is not None and self.cost.NAME == "exact" else {}
-        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, count_io, **complete)
-        self._vanilla = self.cost.vanilla_blocks(graph, count_io=count_io)
+        self.dag: FusionDAG = self.cost.build_dag(graph, self.schemes, self.count_io, **complete, **io)
+        self._vanilla = self.cost.vanilla_blocks(graph, count_io=self.count_io, **io)
         self.latency = latency  # a latency.LatencyModel: every block also weighs its predicted instructions
         if latency is not None:
             self._timed(latency)
@@ -60,7 +68,7 @@ class Planner:
     def _plan(self, path: solvers.Path | None, constraint: dict | None = None, note: str = "") -> Plan:
         blocks = path.blocks if path is not None else ()
         plan = Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, blocks, constraint or {}, note, self.count_io,
-                    state_bytes=self.graph.state_bytes)
+                    state_bytes=self.graph.state_bytes, input_streamed=self.input_stream)
         return self._with_latency(plan)
 
     def _with_latency(self, plan: Plan) -> Plan:
@@ -70,7 +78,7 @@ class Planner:
         if self.uncovered:  # predictions are calibrated or not given
             return replace(plan, target=self.latency.target, latency_missing=self.uncovered)
         from .schedule import schedule_plan
-        schedule = schedule_plan(self.graph, list(plan.blocks), plan.io_counted)
+        schedule = schedule_plan(self.graph, list(plan.blocks), plan.io_counted, plan.input_streamed)
         total = round(sum(self._counter.schedule(schedule)))
         return replace(plan, target=self.latency.target, predicted_instructions=total)
 
@@ -84,7 +92,8 @@ class Planner:
 
     def vanilla(self) -> Plan:
         return self._with_latency(Plan(self.graph.name, self.cost.NAME, self.vanilla_macs, tuple(self._vanilla),
-                                       io_counted=self.count_io, state_bytes=self.graph.state_bytes))
+                                       io_counted=self.count_io, state_bytes=self.graph.state_bytes,
+                                       input_streamed=self.input_stream))
 
     def heuristic(self) -> Plan:
         """MCUNetV2-style: one fused block from op 0, every later op unfused; least peak RAM."""

@@ -8,7 +8,7 @@ import math
 
 from .errors import UserError
 from .files import write_atomic
-from .ir import Graph
+from .ir import NETWORK_INPUT, Graph
 from .plan import Plan, unfused_doc
 from .schedule.schemes import is_fused
 
@@ -63,7 +63,8 @@ def plan_table(plan: Plan, graph: Graph) -> str:
     io = sum(graph.nbytes(t) for t in graph.input_tensors) + graph.nbytes(graph.output)
     inputs = f"{len(graph.input_tensors)} inputs" if graph.extra_inputs else "input"
     head += (f"\nnetwork {inputs} + output = {io} B: "
-             + ("in the arena while live, counted in the peak (--count-io)" if plan.io_counted
+             + (_streamed_input_words(plan, graph) if plan.input_streamed else
+                "in the arena while live, counted in the peak (--count-io)" if plan.io_counted
                 else "the caller's buffers, not counted (count them with --count-io)"))
     if graph.extra_outputs:
         head += f"\nthe other {len(graph.extra_outputs)} outputs: in the arena from their block to the end, counted"
@@ -295,22 +296,43 @@ def sweep_doc(model: str, vanilla: Plan, heuristic: Plan, p1: list[Plan], p2: li
 
 
 def pareto_doc(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, with_io: list[Plan],
-               without_io: list[Plan], axis: str = "macs") -> dict:
+               without_io: list[Plan] | None, axis: str = "macs") -> dict:
     """`pareto --json`; `axis` is the compute axis the fronts are ranked on (macs where a latency
-    axis was asked but the target's model misses a kernel's costs: the plans say which)."""
-    return {"model": model, "cost_model": vanilla.cost_model, "axis": axis, "front": [p.to_dict() for p in front],
-            "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
-            "front_with_io": [p.to_dict() for p in with_io], "front_without_io": [p.to_dict() for p in without_io]}
+    axis was asked but the target's model misses a kernel's costs: the plans say which). Under
+    --input-stream `front` streams the input, `with_io` has it whole, and `without_io` is None."""
+    doc = {"model": model, "cost_model": vanilla.cost_model, "axis": axis, "front": [p.to_dict() for p in front],
+           "vanilla": vanilla.to_dict(), "heuristic": heuristic.to_dict(),
+           "front_with_io": [p.to_dict() for p in with_io]}
+    if without_io is not None:
+        doc["front_without_io"] = [p.to_dict() for p in without_io]
+    return doc
 
 
 def pareto_text(model: str, front: list[Plan], vanilla: Plan, heuristic: Plan, other: list[Plan],
-                count_io: bool, axis: str) -> str:
-    """The front's table, then the other front (the input and output counted the other way)."""
-    label = "without the input and output" if count_io else "with the input and output in the arena"
+                count_io: bool, axis: str, input_stream: bool = False) -> str:
+    """The front's table, then the other front (the input and output counted the other way; under
+    --input-stream, with the whole input in the arena)."""
+    label = ("with the whole input in the arena (--count-io, the input not streamed)" if input_stream
+             else f"without the input and output (--count-io off)" if count_io
+             else "with the input and output in the arena (--count-io on)")
     others = ", ".join(f"{p.peak_ram_bytes} B @ " + (f"{p.predicted_instructions} instructions" if axis == "latency"
                                                       else f"F {p.overhead:.4f}") for p in other)
-    return (pareto_table(model, front, vanilla, heuristic)
-            + f"\n{label} (--count-io {'off' if count_io else 'on'}): {others}")
+    return pareto_table(model, front, vanilla, heuristic) + f"\n{label}: {others}"
+
+
+def _streamed_input_words(plan: Plan, graph: Graph) -> str:
+    """Where the input is under --input-stream: the rows the first block keeps, or the arena."""
+    from .schedule import Liveness, lower_block
+    block = plan.blocks[0]
+    first = block.lowered or lower_block(graph, Liveness(graph, input_stream=True), block.first, block.last,
+                                         block.scheme, block.rows)
+    if first is None or not getattr(first.loops, "source", False):
+        return "the input read row by row into the arena, counted whole as --count-io counts it; the output counted"
+    h, w, c = graph.shape_of(NETWORK_INPUT)
+    kept = first.rings[NETWORK_INPUT]
+    ring = kept * w * c * graph.element_of(NETWORK_INPUT).nbytes
+    return (f"the input pulled row by row (--input-stream): {kept} of its {h} rows kept, {ring} B instead of "
+            f"{graph.nbytes(NETWORK_INPUT)} B; the output in the arena while live, counted")
 
 
 def run_doc(graph: Graph, plan: Plan, x, fused, diff: float) -> dict:
@@ -341,10 +363,13 @@ def run_text(graph: Graph, plan: Plan, x, fused, diff: float) -> str:
         top = f", argmax {int(flat.argmax())}" if flat.size > 1 else ""
         lines.append(f"output{f' {k}' if several else ''} {list(y.shape)} {y.dtype}{top}")
     extra = f" and output {caller.nbytes} B" + ("; the other outputs are in the arena" if several else "")
+    beside = (f"(the output in it, and the rows kept of the input the caller gives row by row: "
+              f"{len(fused.input_rows)} rows pulled)" if fused.input_rows else
+              "(the input and output in it)" if plan.input_streamed else
+              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
     return (plan_table(plan, graph) + "\n" + "\n".join(lines)
             + f"; max |fused - unfused| = {diff:g}{' over all outputs' if several else ''}\n"
-            + f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B "
-              f"(plus the caller's input{'s' if isinstance(x, list) else ''} {_input_bytes(x)} B{extra})")
+            + f"arena: measured {fused.measured_peak_ram_bytes} B, predicted {fused.predicted_peak_ram_bytes} B {beside}")
 
 
 def windows_doc(graph: Graph, plan: Plan, result) -> dict:
@@ -476,6 +501,13 @@ def _fit_io_line(fitted, input_in_flash: bool) -> str:
     """How the plan counts the network's input and output, which `fit` tries both ways: outside
     the arena (the caller's buffers) and inside it (`--count-io`, later blocks reuse their bytes)."""
     tried = "outside the arena only (--input-in-flash)" if input_in_flash else "outside the arena and in it"
+    if fitted.streamed_vs_whole:
+        streamed, whole = fitted.streamed_vs_whole
+        tried += (f", and streamed (--input-stream); least RAM (arena + io) {streamed} B with the input streamed, "
+                  f"{whole} B with it whole")
+    if fitted.plan.input_streamed:
+        return (f"io: the output in the arena, the input pulled row by row (plan --input-stream); fit tried {tried} "
+                f"(compile and verify this plan with --plan, or with --input-stream)")
     if fitted.io_in_arena:
         return (f"io: in the arena, as plan --count-io; fit tried {tried} (compile and verify this plan "
                 f"with --plan, or with --count-io)")
@@ -488,7 +520,7 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
     target has none)."""
     plan, board = fitted.plan, fitted.board
     near = "" if board.exact_core else " (nearest emulated target only)"
-    io = ("in the arena" if fitted.io_in_arena else
+    io = ("output, input streamed" if plan.input_streamed else "in the arena" if fitted.io_in_arena else
           "output only, input in flash" if input_in_flash else "input and output")
     lines = [plan_table(plan, fitted.graph),
              f"{fitted.graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target "

@@ -47,14 +47,16 @@ def _archive_rules(project: Path) -> str:
     return "\n".join(makefile) + (project / "kernels" / "msfcnn_prefix.h").read_text()
 
 
-def check_c(graph, blocks, target="host", seed=0, count_io=False):
+def check_c(graph, blocks, target="host", seed=0, count_io=False, input_stream=False):
     """Generate, build and run (`pipeline.verify`); assert integer bit-exactness (float within
     1e-4) and that the arena in the object file is the predicted peak (with the network input and
-    output in it when `count_io`). Returns the arena size. Skips (or fails, see support.toolchains)
-    when the target's tools are not installed."""
+    output in it when `count_io`; with the output and the input rows still needed when
+    `input_stream`). Returns the arena size. Skips (or fails, see support.toolchains) when the
+    target's tools are not installed."""
     tgt = require_target(target)
-    schedule = schedule_plan(graph, list(blocks), count_io)
-    plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks), io_counted=count_io)
+    schedule = schedule_plan(graph, list(blocks), count_io, input_stream)
+    plan = Plan(graph.name, "exact", sum(graph.macs(i) for i in range(len(graph))), tuple(blocks),
+                io_counted=count_io or input_stream, input_streamed=input_stream)
     library = kernel_library(graph, schedule, plan, tgt)
     check = pipeline.verify(graph, plan, schedule, random_input(graph, seed), tgt, kernel_lib=library)
     if not check.is_float and graph.mixed:  # integer outputs after a float island: C's float32 kernels

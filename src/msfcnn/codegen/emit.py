@@ -232,6 +232,8 @@ class _Emitter:
         end, axis = loops.end, loops.axis
         local = {t: t - first for t in range(first, end + 1)}
         names = {u: f"s->x[{j}]" for j, u in enumerate(block.reads)}
+        externals = self.externals(block, offsets)
+        source = self.source(block, scratch, local, names, externals)
         views = []
         for t in range(first, end + 1):
             h, w, c = graph.shape_of(t)
@@ -266,15 +268,40 @@ class _Emitter:
                 body.append(accumulate.format(r0=r0, r1=r1, c0=c0, c1=c1))
             ops.append({"local": local[t], "index": t, "describe": node.op.describe(), "pulls": pulls, "body": body})
         data = {"axis": axis, "first": first, "count": end - first + 1,
-                "title": self.title(block), "externals": self.externals(block, offsets), "views": views, "ops": ops,
+                "title": self.title(block), "externals": externals, "views": views, "ops": ops,
                 "prologue": prologue, "epilogue": epilogue, "end_local": local[end],
-                "end_extent": graph.shape_of(end)[axis]}
+                "end_extent": graph.shape_of(end)[axis], "source": source}
         if axis == 0:
             data["los"] = [graph.shape_of(t)[0] for t in range(first, end + 1)]
+            if source:  # the input's rows: the last position of the pull function
+                views.append(source["view"])
+                ops.append(source["op"])
+                data["los"].append(source["rows"])
+                data["count"] += 1
         else:
             data["bands"] = [", ".join(f"{{ {spans[t][0]}, {spans[t][1]} }}" for t in range(first, end + 1))
                              for spans in loops.sweeps]
         return data
+
+    def source(self, block: LoweredBlock, scratch, local: dict, names: dict, externals: list) -> dict | None:
+        """How a stream pulls the network input from the caller (--input-stream, `Stream.source`):
+        a ring view of its rows, and the code that reads rows into it. A row stream reads a row
+        when a reader pulls it (one more position of its pull function); a column stream reads,
+        before each band, the rows up to the last that band reads (`band_rows`)."""
+        if not getattr(block.loops, "source", False):
+            return None
+        h, w, c = self.graph.shape_of(NETWORK_INPUT)
+        view = f"{{ ARENA({scratch[f'ring{NETWORK_INPUT}']}), {w * c}, {c}, 0, 0, {block.rings[NETWORK_INPUT]}, 0 }}"
+        if block.loops.axis == 0:
+            local[NETWORK_INPUT] = len(local)
+            ring = f"s->v[{local[NETWORK_INPUT]}]"
+            op = {"local": local[NETWORK_INPUT], "index": NETWORK_INPUT, "describe": "the network input, a row from the caller",
+                  "pulls": [], "body": [f"read_input_row(&{ring}, i);"]}
+            return {"view": view, "op": op, "rows": h}
+        names[NETWORK_INPUT] = f"s->x[{len(externals)}]"
+        externals.append({"name": f"x{len(externals)}", "init": view})
+        return {"ring": f"s.x[{len(externals) - 1}]", "rows": h,
+                "band_rows": [sweep[NETWORK_INPUT][1] for sweep in block.loops.sweeps]}
 
     @handles(EMITTER, Patches)
     def patches(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
@@ -423,6 +450,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     emitter = _Emitter(graph, schedule, check_prefix(prefix))
     emitter.declare_params()
     states = emitter.declare_states()
+    blocks = [emitter.block(i) for i in range(len(schedule.blocks))]
     values = {
         "prefix": prefix, "PREFIX": prefix.upper(), "default_prefix": DEFAULT_PREFIX, "api_version": API_VERSION,
         "element_bytes": graph.element.nbytes, "output_shape": _hwc(graph.nodes[-1].shape),
@@ -434,11 +462,13 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "input_quant": graph.input_quant, "output_quant": graph.output_quant, "uint8_edges": (graph.uint8_input, graph.uint8_output),
         "params": emitter.params,
         "input_offset": schedule.input_offset, "output_offset": schedule.output_offset,
-        "blocks": [emitter.block(i) for i in range(len(schedule.blocks))], "arrays": emitter.arrays,
+        "blocks": blocks, "arrays": emitter.arrays,
+        "source_axes": sorted({b["axis"] for b in blocks if b.get("source")}),
         "target": target,
         "support_sources": [name for name in support if name.endswith((".c", ".S"))],
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
-        "states": states, "state_bytes": graph.state_bytes,
+        "states": states, "state_bytes": graph.state_bytes, "input_stream": schedule.input_stream,
+        "input_row_size": prod(_hwc(graph.input_shape)[1:]),
     }
     # model.c includes the headers of the kernels it calls only, and the build files list the
     # kernel sources it needs only: both known once its code is written

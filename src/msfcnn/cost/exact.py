@@ -15,12 +15,12 @@ from itertools import accumulate
 
 from .. import progress
 from ..fusion.dag import Block, FusionDAG
-from ..ir import Graph
+from ..ir import Graph, is_network_input
 from ..ops import Pattern
 from ..schedule import Liveness, LoweredBlock, loop_kinds, streaming
 from ..schedule import schemes as registry
 from ..schedule.loop_kinds import FLOOR, handles
-from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole
+from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, stream_input
 from ..schedule.schemes.base import FLOORS
 
 NAME = "exact"
@@ -28,6 +28,7 @@ SCHEMES = registry.FUSED_SCHEMES  # every fused scheme of the registry
 
 
 def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
+    lowered = stream_input(live.graph, live, lowered)
     scheme = registry.SCHEMES[lowered.scheme]
     # The floor the scheme lets `_Witness` assume must be one its block's loop kind respects.
     floors = loop_kinds.handler(FLOOR, lowered.loops)(lowered)
@@ -38,7 +39,8 @@ def _edge(live: Liveness, lowered: LoweredBlock) -> Block:
                  lowered, scheme.time_rank)
 
 
-def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False, complete: bool = False) -> FusionDAG:
+def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False, complete: bool = False,
+              input_stream: bool = False) -> FusionDAG:
     """The fusion DAG of `graph`: every op alone, and every block the schemes can run, but for the
     blocks that a path of other blocks provably beats (`_Witness`; no solver's answer changes).
     With `complete`, those too (to test the lowerings of every candidate)."""
@@ -48,14 +50,13 @@ def build_dag(graph: Graph, schemes=SCHEMES, count_io: bool = False, complete: b
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _build_dag(graph, schemes, count_io, complete)
+        return _build_dag(graph, schemes, Liveness(graph, count_io, input_stream), complete)
     finally:
         if paused:
             gc.enable()
 
 
-def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionDAG:
-    live = Liveness(graph, count_io)
+def _build_dag(graph: Graph, schemes, live: Liveness, complete: bool) -> FusionDAG:
     n = len(graph)
     blocks = vanilla_blocks(graph, live)
     cache: dict = {}
@@ -95,8 +96,9 @@ def _build_dag(graph: Graph, schemes, count_io: bool, complete: bool) -> FusionD
     return FusionDAG(n, tuple(blocks))
 
 
-def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = False) -> list[Block]:
-    live = live or Liveness(graph, count_io)
+def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = False,
+                   input_stream: bool = False) -> list[Block]:
+    live = live or Liveness(graph, count_io, input_stream)
     return [_edge(live, registry.SINGLE.lower(graph, live, i, i, 1, {})) for i in range(len(graph))]
 
 
@@ -234,9 +236,11 @@ class _Bounds:
         return sides[0] * sides[1] * graph.shape_of(t)[2] * graph.element_of(t).nbytes
 
     def reads(self, first: int) -> int:
-        """Bytes of the arena tensors op `first` reads: any block from it holds them."""
+        """Bytes of the arena tensors op `first` reads: any block from it holds them (but the
+        network input under --input-stream, which a row stream pulls instead: `stream_input`)."""
         live = self.live
-        return sum(live.nbytes(t) for t in set(self.graph.nodes[first].inputs) if live.in_arena(t))
+        return sum(live.nbytes(t) for t in set(self.graph.nodes[first].inputs)
+                   if live.in_arena(t) and not (live.input_stream and is_network_input(t)))
 
     def output(self, last: int) -> int:
         live = self.live

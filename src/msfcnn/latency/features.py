@@ -28,7 +28,7 @@ from math import prod
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import NETWORK_INPUT, Graph
 from ..numerics import SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
@@ -373,12 +373,28 @@ class BlockCounter:
         own["stream:band"] += bands
         own["stream:band_op"] += bands * (end - first + 1)
         own["stream:op"] += end - first + 1
+        if loops.source:
+            self._source(loops, own)
         if loops.tail is not None:
             w = graph.shape_of(end)[1]
             regions = ([(i, i + 1, 0, w) for i in range(graph.shape_of(end)[0])] if axis == 0 else
                        [(*span, i, i + 1) for span in self._spans(end, end, loops.band_rows, 0) for i in range(w)])
             self._tail(loops.tail, end, own, regions)
         return total
+
+    def _source(self, loops: Stream, own: Features) -> None:
+        """A stream pulling the network input from the caller (--input-stream): each row is one
+        position of the stream (a row stream pulls it as its readers' input, a column stream
+        before the band that reads it first), read by a call of the caller's read_rows, which
+        copies the row (as the harnesses do: a memcpy, counted as one)."""
+        graph = self.graph
+        h, w, c = graph.shape_of(NETWORK_INPUT)
+        own["stream:position"] += h
+        if loops.axis == 0:
+            own["stream:pull"] += sum(graph.shape_of(t)[0] for t in range(loops.first, loops.end + 1)
+                                      for u in graph.nodes[t].inputs if u == NETWORK_INPUT)
+        own["memmove:call"] += h
+        own["memmove:byte"] += h * w * c * graph.element_of(NETWORK_INPUT).nbytes
 
     def _sum(self, parts):
         total = self._zero()

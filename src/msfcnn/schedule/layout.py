@@ -39,6 +39,9 @@ class Schedule:
     # Where each state buffer (Graph.states) is: the persistent region, bytes [0, Graph.state_bytes)
     # of the arena, which no block reuses; everything else lies above it.
     state_offsets: tuple[int, ...] = ()
+    # --input-stream: the C takes the input from the caller's read_rows (<prefix>_invoke_stream),
+    # into the rings of the blocks that pull it, or row by row into `input_offset` before the first.
+    input_stream: bool = False
 
     def input_offset_of(self, k: int) -> int | None:
         """The arena offset of input k before the run; None: the caller's buffer."""
@@ -81,7 +84,7 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None =
     extra = tuple((t, _after_moves(tensor_offsets[-1][t], moves[-1])) for t in graph.extra_outputs) if blocks else ()
     extra_inputs = tuple(tensor_offsets[0][t] for t in graph.input_tensors[1:]) if blocks and live.count_io else ()
     return Schedule(graph, tuple(blocks), base + plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
-                    extra_inputs, graph.state_offsets())
+                    extra_inputs, graph.state_offsets(), live.input_stream)
 
 
 def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
@@ -102,7 +105,7 @@ def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> 
     buffers: list[Buffer] = []
     keys: list[int | str] = []
     for t in graph.input_tensors:
-        if live.in_arena(t) and blocks:
+        if live.in_arena(t) and t in last_read:  # (a block that pulls the input's rows holds them itself)
             buffer_of[t] = len(buffers)
             buffers.append(Buffer(live.nbytes(t), 0, last_read[t]))
             keys.append(t)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
 
-from ..ir import ELEMENT_TYPES, Graph, is_network_input
+from ..ir import ELEMENT_TYPES, NETWORK_INPUT, Graph, is_network_input
 from ..ir.graph import aligned
 from ..ops import AxisWindow
 from . import streaming
@@ -105,13 +105,23 @@ class Stream:
     # The cost model's geometry cache (one dict per graph): the pull orders of streams sharing a
     # stream end are derived from one another there (see `order`).
     shared: dict | None = field(default=None, repr=False, compare=False)
+    # The network input is pulled from the caller row by row (--input-stream, `stream_input`),
+    # each row once, top to bottom, into a ring of rows (`LoweredBlock.rings[NETWORK_INPUT]`). A
+    # row stream pulls them as positions of the input (NETWORK_INPUT, i) in `order`; a column
+    # stream reads, before each band, the rows up to the last its band reads (`sweeps`).
+    source: bool = False
+
+    def streamed(self, u: int) -> bool:
+        """Tensor u's positions are pulled inside the stream: made by one of its ops, or the network
+        input that a row stream pulls."""
+        return u >= self.first or (self.source and self.axis == 0 and u == NETWORK_INPUT)
 
     @cached_property
     def pulls(self) -> tuple[Pull, ...]:
         """Every read of an inner tensor by an op of the stream, in op and input order."""
         graph = self.graph
         return tuple(Pull(t, u, graph.nodes[t].op.axis_window(self.axis), graph.shape_of(u)[self.axis])
-                     for t in range(self.first, self.end + 1) for u in graph.nodes[t].inputs if u >= self.first)
+                     for t in range(self.first, self.end + 1) for u in graph.nodes[t].inputs if self.streamed(u))
 
     @cached_property
     def order(self) -> tuple[tuple[int, int], ...]:
@@ -124,7 +134,7 @@ class Stream:
         Pulling an op's inputs below `first` only inserts computations of ops below `first`
         (those inputs' own inputs are lower still) and changes no op's produced count, so the
         computations of ops >= first come in the same order in both."""
-        if self.shared is None:
+        if self.shared is None or self.source:
             return self._order()
         key = ("order", self.end, self.axis)
         base_first, base = self.shared.get(key, (None, None))
@@ -143,7 +153,7 @@ class Stream:
         `order`) through an index of where each op comes in it: neither this stream's whole
         order is made nor a walk over it (each block of a long chain would take time and memory
         in proportion to its length times its height)."""
-        if self.shared is None:
+        if self.shared is None or self.source:
             ops = set(ops)
             return [e for e in self.order if e[0] in ops]
         key = ("order", self.end, self.axis)
@@ -165,6 +175,9 @@ class Stream:
         # per op: (input, the end of the input positions each of its positions reads: Pull.end)
         reads = {t: [(p.tensor, [b for _, b in streaming.position_spans(self.graph, t, p.tensor, self.axis, cache)])
                      for p in self.pulls if p.consumer == t] for t in range(self.first, self.end + 1)}
+        pulled_input = self.streamed(NETWORK_INPUT)
+        if pulled_input:  # the caller's rows: read, never computed from anything
+            reads[NETWORK_INPUT] = []
         produced = dict.fromkeys(reads, 0)
         order = []
 
@@ -177,6 +190,8 @@ class Stream:
                 produced[t] += 1
 
         pull(self.end, self.graph.shape_of(self.end)[self.axis])
+        if pulled_input:  # rows no window reads (below a strided VALID window's last) are read too:
+            pull(NETWORK_INPUT, self.graph.shape_of(NETWORK_INPUT)[0])  # the caller gives every row once
         return tuple(order)
 
     @cached_property
@@ -184,9 +199,16 @@ class Stream:
         """One sweep of the streamed axis per band: each streamed tensor's extent on the other axis."""
         graph, first, end = self.graph, self.first, self.end
         if self.axis == 0:
-            return ({t: (0, graph.shape_of(t)[1]) for t in range(first, end + 1)},)
-        return tuple({t: span for t, span in streaming.band_ranges(graph, first, end, lo, hi).items() if t >= first}
-                     for lo, hi in streaming.bands(graph.shape_of(end)[0], self.band_rows))
+            streamed = [NETWORK_INPUT] * self.source + list(range(first, end + 1))
+            return ({t: (0, graph.shape_of(t)[1]) for t in streamed},)
+        sweeps = tuple({t: span for t, span in streaming.band_ranges(graph, first, end, lo, hi).items() if t >= first}
+                       for lo, hi in streaming.bands(graph.shape_of(end)[0], self.band_rows))
+        if self.source:  # the input's rows each band reads: the hull of its readers' windows
+            readers = [t for t in range(first, end + 1) if NETWORK_INPUT in graph.nodes[t].inputs]
+            for sweep in sweeps:
+                spans = [streaming.needed_range(graph, t, NETWORK_INPUT, *sweep[t])[:2] for t in readers]
+                sweep[NETWORK_INPUT] = (min(a for a, _ in spans), max(b for _, b in spans))
+        return sweeps
 
 
 @loop_kind
@@ -329,9 +351,12 @@ class Liveness:
     all but the network inputs and output, which are the caller's buffers unless `count_io` puts
     them in the arena too (live from the start to their last reader, and from their producer)."""
 
-    def __init__(self, graph: Graph, count_io: bool = False):
+    def __init__(self, graph: Graph, count_io: bool = False, input_stream: bool = False):
         self.graph = graph
-        self.count_io = count_io
+        # --input-stream counts the whole RAM as --count-io does, but a block that streams rows
+        # may pull the network input from the caller instead of reading it whole (`stream_input`).
+        self.count_io = count_io or input_stream
+        self.input_stream = input_stream
         self.last_use = graph.last_use()
         self._nbytes: dict[int, int] = {}  # like last_use, taken from the graph as it is now
         # Only a tensor read at least two ops after it is made can wait across a block.
@@ -370,3 +395,33 @@ class Liveness:
 def block_reads(graph: Graph, first: int, last: int) -> tuple[int, ...]:
     """Tensors made before `first` that ops first..last read."""
     return tuple(sorted({t for node in graph.nodes[first:last + 1] for t in node.inputs if t < first}))
+
+
+def stream_input(graph: Graph, live: Liveness, block: LoweredBlock) -> LoweredBlock:
+    """The block as it runs under --input-stream (`live.input_stream`): a row stream from op 0
+    that reads the network input, and in which every reader of it lies, pulls the input's rows
+    from the caller in order, once each, into a ring of the rows its readers still need
+    (`Stream.source`, scratch `ring-1`). Any other block that reads the input reads it whole
+    from the arena, where the caller's rows are copied before the first block (counted as
+    --count-io counts it)."""
+    loops = block.loops
+    if (not live.input_stream or NETWORK_INPUT not in block.reads or not isinstance(loops, Stream)
+            or block.first != 0 or live.last_use[NETWORK_INPUT] > block.last
+            or block.placed_on is not None and block.placed_on[0] == NETWORK_INPUT  # (placement.may_place)
+            or len(graph.input_tensors) != 1 or len(graph.shape_of(NETWORK_INPUT)) != 3):
+        return block
+    readers = tuple(t for t in range(block.first, loops.end + 1) if NETWORK_INPUT in graph.nodes[t].inputs)
+    if len(readers) != sum(NETWORK_INPUT in node.inputs for node in graph.nodes):
+        return block  # a reader after the stream end (its tail) reads the input whole
+    source = Stream(graph, loops.first, loops.end, loops.axis, loops.band_rows, loops.tail, source=True)
+    if loops.axis == 0:
+        kept = (streaming.window_ring(graph, NETWORK_INPUT, readers[0], 0) if len(readers) == 1
+                else streaming.simulate_ring(graph, NETWORK_INPUT, readers))
+    else:  # the rows of the widest band: bands read rows in order (a band overlaps the one before)
+        kept = max(hi - lo for lo, hi in (sweep[NETWORK_INPUT] for sweep in source.sweeps))
+    h, w, c = graph.shape_of(NETWORK_INPUT)
+    ring = Scratch.of(graph, f"ring{NETWORK_INPUT}", (kept, w, c), NETWORK_INPUT)
+    reads = tuple(t for t in block.reads if t != NETWORK_INPUT)
+    return LoweredBlock(block.first, block.last, block.scheme, block.rows, reads, block.alias, (ring, *block.scratch),
+                        block.macs, source, {NETWORK_INPUT: kept, **block.rings}, block.recompute, block.placed_on,
+                        block.homes, block.gaps)

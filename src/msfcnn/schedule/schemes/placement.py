@@ -33,10 +33,12 @@ def on_top(graph: Graph, source: int) -> bool:
 
 
 def may_place(graph: Graph, live: Liveness, first: int, last: int) -> bool:
-    """Whether ops first..last may write their output over their input at all."""
+    """Whether ops first..last may write their output over their input at all (not over the
+    network input under --input-stream: the block pulls its rows instead, `stream_input`)."""
     source = first - 1
     return (graph.nodes[first].inputs[:1] == (source,) and on_top(graph, source) and live.in_arena(source)
-            and live.in_arena(last) and live.last_use[source] <= last)
+            and live.in_arena(last) and live.last_use[source] <= last
+            and not (live.input_stream and source == NETWORK_INPUT))
 
 
 def place_over_input(graph: Graph, live: Liveness, block: LoweredBlock, cache: dict) -> LoweredBlock | None:
