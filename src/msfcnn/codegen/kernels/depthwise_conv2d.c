@@ -10,8 +10,7 @@
  *
  * Loops (msf_window, window.c): output pixel; its in-bounds taps located once; block of output
  * channels; with multiplier 1, eight channels at a time in registers (four, a word each, on Arm's
- * DSP extension); with a multiplier of 4 or more, four output channels of one input channel at a
- * time (its value read once a tap); tap.
+ * DSP extension); tap.
  *
  * The `inplace` scheme relies on that order: with multiplier 1, output pixels go left to right,
  * and a block of output channels is written after its sums, which read only those channels (the
@@ -387,35 +386,6 @@ static void accumulate(const void *params, const msf_runs *taps, int32_t oc0, in
         }
     }
 #endif
-    if (m > 1) {  /* four output channels of one input channel at a time: its value read once a tap */
-        int32_t ic = (oc0 + k) / m, within = (oc0 + k) - ic * m;
-        for (; k + 4 <= n && within + 4 <= m; k += 4) {
-            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            if (start != NULL) {
-                s0 = start[k];
-                s1 = start[k + 1];
-                s2 = start[k + 2];
-                s3 = start[k + 3];
-            }
-            for (t = 0; t < taps->count; ++t) {
-                const int32_t x = (int32_t)((const int8_t *)taps->src[t])[ic] + offset;
-                const int8_t *wt = w + taps->weight[t] + k;
-                s0 += x * wt[0];
-                s1 += x * wt[1];
-                s2 += x * wt[2];
-                s3 += x * wt[3];
-            }
-            acc[k] = s0;
-            acc[k + 1] = s1;
-            acc[k + 2] = s2;
-            acc[k + 3] = s3;
-            within += 4;
-            if (within == m) {
-                within = 0;
-                ++ic;
-            }
-        }
-    }
     for (; k < n; ++k) {
         const int32_t ic = (oc0 + k) / m;
         int32_t sum = start != NULL ? start[k] : 0;
