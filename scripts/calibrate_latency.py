@@ -58,6 +58,10 @@ SWEEP_NEW = ("conv_gather",)
 # A dense layer a stream runs as its tail (accumulate per region, finish once): only the sweep's
 # dense-head networks run it, so it is fitted on every block that does, on every target.
 SWEEP_TAIL = ("dense_accumulate", "dense_finish", "dense_f32_accumulate", "dense_f32_finish")
+# Families whose new counts alone are fitted on every block that runs them, on every target: the
+# float Tanh's and Elu's libm calls (float_unary_f32:output_tanh, output_elu), which the cover fit
+# priced as LeakyRelu's few instructions a value.
+SWEEP_NEW_ALL = ("float_unary_f32",)
 MAX_MACS = 20_000_000
 
 
@@ -912,11 +916,14 @@ def main() -> None:
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
-    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores),
+    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores) and
+    SWEEP_NEW_ALL's (on every core),
     SWEEP_TAIL's on every block that runs them (where any does), then SWEEP_ALONE's coefficients
     again on their unfused blocks (calibration.refit)."""
     if dsp:
         model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
+    if any(v and name.split(":")[0] in SWEEP_NEW_ALL for s in samples for name, v in s.features.items()):
+        model = calibration.refit(samples, _without(model, "sweep_new"), SWEEP_NEW_ALL, "sweep_new", only_new=True)
     if any(v and name.split(":")[0] in SWEEP_TAIL for s in samples for name, v in s.features.items()):
         model = calibration.refit(samples, model, SWEEP_TAIL, "sweep_tail")
     return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
