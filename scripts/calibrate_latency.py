@@ -62,6 +62,7 @@ SWEEP_TAIL = ("dense_accumulate", "dense_finish", "dense_f32_accumulate", "dense
 # float Tanh's and Elu's libm calls (float_unary_f32:output_tanh, output_elu), which the cover fit
 # priced as LeakyRelu's few instructions a value.
 SWEEP_NEW_ALL = ("float_unary_f32",)
+MIN_ALONE_BLOCKS = 10  # unfused blocks a SWEEP_ALONE family needs to be fitted on them
 MAX_MACS = 20_000_000
 
 
@@ -926,7 +927,9 @@ def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
         model = calibration.refit(samples, _without(model, "sweep_new"), SWEEP_NEW_ALL, "sweep_new", only_new=True)
     if any(v and name.split(":")[0] in SWEEP_TAIL for s in samples for name, v in s.features.items()):
         model = calibration.refit(samples, model, SWEEP_TAIL, "sweep_tail")
-    return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
+    # a family with few unfused blocks (xtensa-lx106 has one PRELU block alone) keeps its fused fit
+    alone = tuple(family for family in SWEEP_ALONE if len(calibration.alone(samples, family)) >= MIN_ALONE_BLOCKS)
+    return calibration.refit(samples, model, alone, "sweep_alone", only_alone=True)
 
 
 def _write(model: LatencyModel, target: str, also: list[str]) -> None:
