@@ -49,12 +49,20 @@ from msfcnn.tensors import random_input
 DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33"}
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
 # change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
-# multiplier, ABS and PRELU on their unfused blocks, which a fit over fused blocks gets wrong per
-# pixel and per value (ABS's and PRELU's costs also depend on their values' signs, which no count
-# sees); on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
+# multiplier, ABS, PRELU and uint8's depthwise convolution (weight offset) on their unfused blocks,
+# which a fit over fused blocks gets wrong per pixel and per value (ABS's and PRELU's costs also
+# depend on their values' signs, which no count sees); on DSP cores, the new counts of CONV_2D's gathering kernel (a window that wraps a column
 # ring) on every block that runs it, its other coefficients (the built-in models') kept.
-SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu")
+SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu", "depthwise_wofs")
 SWEEP_NEW = ("conv_gather",)
+# A dense layer a stream runs as its tail (accumulate per region, finish once): only the sweep's
+# dense-head networks run it, so it is fitted on every block that does, on every target.
+SWEEP_TAIL = ("dense_accumulate", "dense_finish", "dense_f32_accumulate", "dense_f32_finish")
+# Families whose new counts alone are fitted on every block that runs them, on every target: the
+# float Tanh's and Elu's libm calls (float_unary_f32:output_tanh, output_elu), which the cover fit
+# priced as LeakyRelu's few instructions a value.
+SWEEP_NEW_ALL = ("float_unary_f32",)
+MIN_ALONE_BLOCKS = 10  # unfused blocks a SWEEP_ALONE family needs to be fitted on them
 MAX_MACS = 20_000_000
 
 
@@ -691,6 +699,7 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
             if seed in done:
                 continue
             doc = (make or calibration.network)(seed)
+            dtype = doc.get("dtype", dtype)  # a network that says its element type (dense_head_network)
             graph = graph_of(doc, dtype)
             if graph is None or sum(graph.macs(t) for t in range(len(graph))) > MAX_MACS:
                 continue  # shapes that do not work out, or too slow to run many plans of
@@ -908,11 +917,19 @@ def main() -> None:
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
-    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores), then
-    SWEEP_ALONE's coefficients again on their unfused blocks (calibration.refit)."""
+    """`model` with SWEEP_NEW's new counts fitted on every block that runs them (on DSP cores) and
+    SWEEP_NEW_ALL's (on every core),
+    SWEEP_TAIL's on every block that runs them (where any does), then SWEEP_ALONE's coefficients
+    again on their unfused blocks (calibration.refit)."""
     if dsp:
         model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
-    return calibration.refit(samples, model, SWEEP_ALONE, "sweep_alone", only_alone=True)
+    if any(v and name.split(":")[0] in SWEEP_NEW_ALL for s in samples for name, v in s.features.items()):
+        model = calibration.refit(samples, _without(model, "sweep_new"), SWEEP_NEW_ALL, "sweep_new", only_new=True)
+    if any(v and name.split(":")[0] in SWEEP_TAIL for s in samples for name, v in s.features.items()):
+        model = calibration.refit(samples, model, SWEEP_TAIL, "sweep_tail")
+    # a family with few unfused blocks (xtensa-lx106 has one PRELU block alone) keeps its fused fit
+    alone = tuple(family for family in SWEEP_ALONE if len(calibration.alone(samples, family)) >= MIN_ALONE_BLOCKS)
+    return calibration.refit(samples, model, alone, "sweep_alone", only_alone=True)
 
 
 def _write(model: LatencyModel, target: str, also: list[str]) -> None:

@@ -332,3 +332,35 @@ def test_a_family_refitted_on_its_unfused_blocks():
     assert {k: v for k, v in new.coefficients.items() if not k.startswith("logistic")} == {
         "conv_direct:call": 3.0, "conv_direct:pixel": 2.0}
     assert new.calibration["sweep_alone"]["samples"] == len(alone)
+
+
+@pytest.mark.parametrize("function, counted", [("tanh", True), ("elu", True), ("leaky_relu", False)])
+def test_a_float_unary_counts_its_libm_calls_per_value(function, counted):
+    """float_unary.c calls tanhf (Tanh) or expf (Elu, below 0) per value, tens of instructions
+    more than LeakyRelu's compare and multiply: a count of their own (output_tanh, output_elu)."""
+    from msfcnn.latency import calibration
+    from msfcnn.ops.float_unary import FloatUnary
+
+    graph = calibration.graph_of({"input": [2, 3, 4], "layers": [{"op": "relu"}]}, "float32")
+    graph.nodes[0] = replace(graph.nodes[0], op=FloatUnary(function, 0.5))  # as an ONNX model makes it
+    f = BlockCounter(graph, dsp=False).call(0, 0, 2, 0, 3)
+    assert f["float_unary_f32:output"] == 24
+    assert f[f"float_unary_f32:output_{function}"] == (24 if counted else 0)
+
+
+@pytest.mark.parametrize("seed", [100, 101])
+def test_the_dense_head_sweep_networks_stream_a_dense_tail(seed):
+    """From DENSE_HEAD_SEED the sweep networks end in a dense layer over the whole map, which their
+    least-RAM plan runs as a stream's tail (its accumulate per region, its finish once), int8 for
+    even seeds and float32 for odd ones: the only calibration networks that run those loops."""
+    from msfcnn import pipeline
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    doc = calibration.sweep_network(seed)
+    graph = calibration.graph_of(doc, doc["dtype"])
+    plan = pipeline.planner(graph).min_ram()
+    counts = sum((Counter(f) for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))),
+                 Counter())
+    family = "dense" if doc["dtype"] == "int8" else "dense_f32"
+    assert counts[f"{family}_accumulate:call"] > 1 and counts[f"{family}_finish:call"] == 1

@@ -275,12 +275,25 @@ def cover_network(seed: int, float32: bool = False) -> dict:
 _LARGE_WINDOWS = [(5, 6), (6, 5), (6, 6), (7, 7), (10, 8), (8, 10), (9, 4), (4, 9), (10, 4)]
 
 
+# From this seed on, sweep networks end in a dense layer over the whole map (a Flatten -> Dense),
+# which a stream runs as its tail: an accumulate per streamed region, a finish once.
+DENSE_HEAD_SEED = 100
+# From this seed on, float32 networks of the float Tanh or Elu between convolutions: the cover
+# networks of some targets drew no float Tanh.
+FLOAT_UNARY_SEED = 200
+
+
 def sweep_network(seed: int) -> dict:
     """A random layer list (seeded) of one window layer on a small input, then a 1x1 convolution:
     a depthwise convolution with a depth multiplier (2 to 8) over a window of more than 25 taps on 1
     to 4 channels, as TFLite Micro's micro_speech runs (10 x 8, multiplier 8), which no other
     network draws; or a 1 x k convolution on a line of 1 to 16 channels, whose streamed plans call
-    the kernel on one pixel at a time (the one-pixel path of the paired DSP loop)."""
+    the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
+    DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's."""
+    if seed >= FLOAT_UNARY_SEED:
+        return float_unary_network(seed)
+    if seed >= DENSE_HEAD_SEED:
+        return dense_head_network(seed)
     rng = random.Random(seed * 11 + 5)
     if rng.random() < 0.6:
         c = rng.randint(1, 4)
@@ -295,6 +308,40 @@ def sweep_network(seed: int) -> dict:
                  "stride": rng.choice([1, 1, 2]), "padding": rng.choice(["same", "valid"]), "act": "relu"}
     layers = [layer, {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def dense_head_network(seed: int) -> dict:
+    """A random layer list (seeded) of a convolution (k x k on a small map, or 1 x k on a line),
+    sometimes a 1x1 one, then a dense layer of 2 to 48 units over the whole map: no other network
+    streams a dense layer (the main ones pool before theirs), so its accumulate and finish had no
+    costs. Odd seeds in float32 (the doc says its element type)."""
+    rng = random.Random(seed * 13 + 7)
+    if rng.random() < 0.5:
+        c, h, w = rng.randint(1, 16), 1, rng.randint(12, 64)
+        kernel = [1, rng.choice([3, 5, 7])]
+    else:
+        c, h, w = rng.randint(1, 8), rng.randint(3, 14), rng.randint(3, 14)
+        kernel = rng.choice([1, 3, 3, 5])
+    layers = [{"op": "conv2d", "filters": rng.randint(1, 24), "kernel": kernel, "stride": rng.choice([1, 1, 2]),
+               "padding": "same", "act": "relu"}]
+    if rng.random() < 0.4:
+        layers.append({"op": "conv2d", "filters": rng.randint(1, 16), "kernel": 1, "act": "relu"})
+    layers.append({"op": "dense", "units": rng.choice([2, 4, 6, 10, 16, 32, 48])})
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers,
+            "dtype": "float32" if seed % 2 else "int8"}
+
+
+def float_unary_network(seed: int) -> dict:
+    """A random float32 layer list (seeded): a convolution, the float Tanh (two seeds in three) or
+    Elu, a 1x1 convolution, on a line, a strip or a small map of 1 to 24 channels."""
+    rng = random.Random(seed * 17 + 3)
+    h, w = rng.choice([(1, 16), (1, 48), (2, 8), (4, 12), (6, 6), (8, 8), (12, 12)])
+    function = "elu" if seed % 3 == 2 else "tanh"
+    layers = [{"op": "conv2d", "filters": rng.randint(1, 24), "kernel": rng.choice([1, 3]), "padding": "same"},
+              {"op": "float_unary", "function": function, **({"alpha": 1.0} if function == "elu" else {})},
+              {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, rng.randint(1, 8)], "layers": layers,
+            "dtype": "float32"}
 
 
 def graph_of(doc: dict, dtype: str = "int8", build=graph_from_layer_list) -> Graph | None:

@@ -12,6 +12,7 @@ from ..errors import UserError
 from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 from .elu import elu_f32
 from .leaky_relu import leaky_relu_f32
+from .loop_counts import Counts, KernelRun
 
 FUNCTIONS = {"leaky_relu": ("MSF_UNARY_LEAKY_RELU", leaky_relu_f32),
              "tanh": ("MSF_UNARY_TANH", lambda x, alpha: np.tanh(x).astype(np.float32)),
@@ -24,6 +25,15 @@ class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"flo
     c_kernel = "msf_float_unary"
     function: str  # a key of FUNCTIONS
     alpha: float = 0.0  # LeakyRelu's slope below 0, Elu's scale
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """Tanh and Elu call libm (tanhf; expf below 0), tens of instructions a value more than
+        LeakyRelu's compare and multiply: each names a count of its own."""
+        return "" if self.function == "leaky_relu" else self.function
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        if run.path:
+            f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
 
     def describe(self) -> str:
         return self.function if self.function == "tanh" else f"{self.function}({self.alpha:g})"
