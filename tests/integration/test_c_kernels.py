@@ -424,10 +424,11 @@ def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
     assert_close(cases.results(c_dir, lib, tag=f"random_f32_{kind}"), record_property)
 
 
-@pytest.mark.parametrize("runs", [1, 2])
+@pytest.mark.parametrize("runs", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_window_run_batches_do_not_change_results(runs, c_dir):
     """MSF_MAX_RUNS only changes how many runs of a window the window kernels (convolutions and
-    pools, int8 and float) gather at once; a window with more is reduced a batch at a time."""
+    pools, int8 and float) gather at once; a window with more is reduced a batch at a time (the
+    fast tier runs one run a batch, the most batches)."""
     lib = build_library(c_dir, defines=(f"MSF_MAX_RUNS={runs}",))
     for is_float in (False, True):
         cases = Cases(seed=8)
@@ -465,7 +466,8 @@ def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
     assert "smlad" in listing and "sxtb16" in listing and "smlabb" in listing
 
 
-@pytest.mark.parametrize("defines", [(), ("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6")], ids=["default", "small"])
+@pytest.mark.parametrize("defines", [(), pytest.param(("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6"), marks=pytest.mark.slow)],
+                         ids=["default", "small"])  # small: the objects built again, so slow
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d"])
 def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
     """The same random cases as on the host, plus layers of real width, through every layout: the
