@@ -721,9 +721,12 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1,
     return count
 
 
-@pytest.fixture(scope="module", params=nx.NUMERICS)
+@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.slow) if n == nx.TFLM else n for n in nx.NUMERICS])
 def tflite_results(request, lib, c_dir):
-    """One driver for every TFLite fixture, under each numerics (litert, tflm): results by model."""
+    """One driver for every TFLite fixture, under each numerics (litert, tflm): results by model.
+    Each driver takes about 7 s of CPU; tflm's is slow (the fast tier checks the kernels' tflm
+    rounding in test_output_stage_block_matches_numerics and tflm networks' C in test_int16.py,
+    test_binops.py and others)."""
     by_model = {}
     cases = Cases(seed=3)
     for i, path in enumerate(TFLITE):
