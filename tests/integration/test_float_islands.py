@@ -14,6 +14,8 @@ is the predicted one, as in C on the host."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -54,6 +56,16 @@ def inputs_for(graph, n: int, seed: int = 0) -> list[np.ndarray]:
     if graph.dtype == "float32" or graph.float_input:
         return [rng.uniform(-1.5, 1.5, shape).astype(np.float32) for _ in range(n)]
     return [rng.integers(-128, 128, shape).astype(np.int8) for _ in range(n)]
+
+
+@functools.cache
+def oracle_cases(numerics: str, paths: tuple, n: int, seed: int) -> dict:
+    """inputs_for(graph, n, seed) of each model and the interpreter's outputs on them (LiteRT's or
+    TFLite Micro's): one subprocess for all the models."""
+    jobs = [(p, inputs_for(pipeline.load(str(p)), n, seed)) for p in paths]
+    outputs = (micro_oracle.run_jobs(jobs, "tflm") if numerics == nx.TFLM
+               else [run.outputs for run in litert_oracle.run_jobs(jobs)])
+    return {p: (inputs, out) for (p, inputs), out in zip(jobs, outputs)}
 
 
 def oracle(path, inputs, numerics: str) -> list[np.ndarray]:
@@ -130,9 +142,9 @@ def test_each_layer_matches_the_interpreter(path):
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
 def test_unfused_matches_the_interpreter(path, numerics, record_property):
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = inputs_for(graph, 40, seed=1)
+    inputs, expected = oracle_cases(numerics, tuple(MODELS), 40, 1)[path]
     ours = [pipeline.run_reference(graph, x) for x in inputs]
-    assert_agrees(graph, ours, oracle(path, inputs, numerics), record_property)
+    assert_agrees(graph, ours, expected, record_property)
 
 
 def crosses_a_conversion(graph, block) -> bool:
@@ -147,8 +159,7 @@ def test_fused_plans_fuse_across_the_conversions(path, numerics):
     (float32 ones within rounding), runs in the predicted arena, and agrees with the interpreter;
     the conversions are fused into blocks with the ops around them."""
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = inputs_for(graph, 3, seed=2)
-    expected = oracle(path, inputs, numerics)
+    inputs, expected = oracle_cases(numerics, tuple(MIXED), 3, 2)[path]
     dag = exact.build_dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in range(4)]
     crossing = 0
