@@ -459,6 +459,7 @@ def m4():
     return get_target("cortex-m4")
 
 
+@pytest.mark.slow  # about 6 s of CPU: every kernel built with the cross compiler (the test below reuses it)
 def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
     objects = build_library(c_dir, target=m4)
     listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(objects / "conv2d.o"), str(objects / "depthwise_conv2d.o")],
@@ -469,6 +470,7 @@ def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
 @pytest.mark.parametrize("defines", [(), pytest.param(("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6"), marks=pytest.mark.slow)],
                          ids=["default", "small"])  # small: the objects built again, so slow
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d"])
+@pytest.mark.qemu  # its drivers run under QEMU
 def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
     """The same random cases as on the host, plus layers of real width, through every layout: the
     Cortex-M4 build runs the DSP loops (word loads, SXTB16 / SMLAD, the pointwise pairs and their
