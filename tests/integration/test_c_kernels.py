@@ -426,10 +426,11 @@ def test_random_float32_within_rounding(kind, lib, c_dir, record_property):
     assert_close(cases.results(c_dir, lib, tag=f"random_f32_{kind}"), record_property)
 
 
-@pytest.mark.parametrize("runs", [1, 2])
+@pytest.mark.parametrize("runs", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_window_run_batches_do_not_change_results(runs, c_dir):
     """MSF_MAX_RUNS only changes how many runs of a window the window kernels (convolutions and
-    pools, int8 and float) gather at once; a window with more is reduced a batch at a time."""
+    pools, int8 and float) gather at once; a window with more is reduced a batch at a time (the
+    fast tier runs one run a batch, the most batches)."""
     lib = build_library(c_dir, defines=(f"MSF_MAX_RUNS={runs}",))
     for is_float in (False, True):
         cases = Cases(seed=8)
@@ -460,6 +461,7 @@ def m4():
     return get_target("cortex-m4")
 
 
+@pytest.mark.slow  # about 6 s of CPU: every kernel built with the cross compiler (the test below reuses it)
 def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
     objects = build_library(c_dir, target=m4)
     listing = subprocess.run(["arm-none-eabi-objdump", "-d", str(objects / "conv2d.o"), str(objects / "depthwise_conv2d.o")],
@@ -467,8 +469,10 @@ def test_the_cortex_m4_build_uses_the_dsp_loops(c_dir, m4):
     assert "smlad" in listing and "sxtb16" in listing and "smlabb" in listing
 
 
-@pytest.mark.parametrize("defines", [(), ("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6")], ids=["default", "small"])
+@pytest.mark.parametrize("defines", [(), pytest.param(("MSF_POINTWISE_CHUNK=8", "MSF_CHANNEL_BLOCK=6"), marks=pytest.mark.slow)],
+                         ids=["default", "small"])  # small: the objects built again, so slow
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise_conv2d"])
+@pytest.mark.qemu  # its drivers run under QEMU
 def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
     """The same random cases as on the host, plus layers of real width, through every layout: the
     Cortex-M4 build runs the DSP loops (word loads, SXTB16 / SMLAD, the pointwise pairs and their
@@ -721,9 +725,12 @@ def add_network_cases(cases: Cases, path: Path, seed: int, layout_runs: int = 1,
     return count
 
 
-@pytest.fixture(scope="module", params=nx.NUMERICS)
+@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.slow) if n == nx.TFLM else n for n in nx.NUMERICS])
 def tflite_results(request, lib, c_dir):
-    """One driver for every TFLite fixture, under each numerics (litert, tflm): results by model."""
+    """One driver for every TFLite fixture, under each numerics (litert, tflm): results by model.
+    Each driver takes about 7 s of CPU; tflm's is slow (the fast tier checks the kernels' tflm
+    rounding in test_output_stage_block_matches_numerics and tflm networks' C in test_int16.py,
+    test_binops.py and others)."""
     by_model = {}
     cases = Cases(seed=3)
     for i, path in enumerate(TFLITE):

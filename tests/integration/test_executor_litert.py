@@ -137,6 +137,7 @@ def test_oracle_runs_one_input_and_reports_failures():
         run_tflite(path, np.zeros(5, np.int8))
 
 
+@pytest.mark.slow  # about 6 s of CPU: DS-CNN fused three times and in C
 def test_a_one_window_average_pool_streams_as_a_tail():
     """DS-CNN's AVERAGE_POOL_2D (a 24 x 5 window over the 25 x 5 x 64 map, VALID) is a global
     pool over that window: the least plan never holds the 8000 B map it reads, and the fused

@@ -14,6 +14,8 @@ is the predicted one, as in C on the host."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,7 @@ from support.c_build import check_c, kernel_library
 from support.islands import INT_FLIP_FRACTION, assert_within_island_bound
 from support.toolchains import require_target
 from support.fused_cases import networks, random_plan
+from support.marks import split_examples
 from support.paths import FIXTURES
 from msfcnn import numerics as nx
 from msfcnn import pipeline
@@ -53,6 +56,16 @@ def inputs_for(graph, n: int, seed: int = 0) -> list[np.ndarray]:
     if graph.dtype == "float32" or graph.float_input:
         return [rng.uniform(-1.5, 1.5, shape).astype(np.float32) for _ in range(n)]
     return [rng.integers(-128, 128, shape).astype(np.int8) for _ in range(n)]
+
+
+@functools.cache
+def oracle_cases(numerics: str, paths: tuple, n: int, seed: int) -> dict:
+    """inputs_for(graph, n, seed) of each model and the interpreter's outputs on them (LiteRT's or
+    TFLite Micro's): one subprocess for all the models."""
+    jobs = [(p, inputs_for(pipeline.load(str(p)), n, seed)) for p in paths]
+    outputs = (micro_oracle.run_jobs(jobs, "tflm") if numerics == nx.TFLM
+               else [run.outputs for run in litert_oracle.run_jobs(jobs)])
+    return {p: (inputs, out) for (p, inputs), out in zip(jobs, outputs)}
 
 
 def oracle(path, inputs, numerics: str) -> list[np.ndarray]:
@@ -129,9 +142,9 @@ def test_each_layer_matches_the_interpreter(path):
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
 def test_unfused_matches_the_interpreter(path, numerics, record_property):
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = inputs_for(graph, 40, seed=1)
+    inputs, expected = oracle_cases(numerics, tuple(MODELS), 40, 1)[path]
     ours = [pipeline.run_reference(graph, x) for x in inputs]
-    assert_agrees(graph, ours, oracle(path, inputs, numerics), record_property)
+    assert_agrees(graph, ours, expected, record_property)
 
 
 def crosses_a_conversion(graph, block) -> bool:
@@ -146,8 +159,7 @@ def test_fused_plans_fuse_across_the_conversions(path, numerics):
     (float32 ones within rounding), runs in the predicted arena, and agrees with the interpreter;
     the conversions are fused into blocks with the ops around them."""
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = inputs_for(graph, 3, seed=2)
-    expected = oracle(path, inputs, numerics)
+    inputs, expected = oracle_cases(numerics, tuple(MIXED), 3, 2)[path]
     dag = exact.build_dag(graph)
     plans = [solvers.min_peak_ram(dag).blocks] + [random_plan(dag, seed) for seed in range(4)]
     crossing = 0
@@ -219,9 +231,7 @@ def island_networks(draw):
     return with_float_island(graph, start, draw(st.integers(start + 1, len(graph))))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(island_networks(), st.integers(0, 10_000))
-def test_random_islands_under_random_plans(graph, seed):
+def check_random_island_case(graph, seed):
     """Every scheme, wherever the conversions fall: the fused executor performs the plan's MACs
     and runs in the arena the cost model predicts, with every buffer at an offset its element type
     may be read from (the executor checks). Its int8 values equal the unfused one's within the
@@ -240,6 +250,11 @@ def test_random_islands_under_random_plans(graph, seed):
             assert_within_island_bound(run.output, unfused)
         else:
             np.testing.assert_allclose(run.output, unfused, rtol=1e-4, atol=1e-5)
+
+
+# 60 random cases in all (about 0.07 s of CPU each): 15 in the fast tier, 45 in the slow.
+test_random_islands_under_random_plans, test_more_random_islands_under_random_plans = split_examples(
+    check_random_island_case, 15, 45, island_networks(), st.integers(0, 10_000))
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,6 +11,7 @@ read every fixture.)"""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -52,9 +53,17 @@ def inputs_for(graph, n: int, seed: int = 0) -> list[np.ndarray]:
     return [rng.integers(-32768, 32768, size=graph.input_shape, dtype=np.int16) for _ in range(n)]
 
 
+@functools.cache
+def _layer_runs() -> dict:
+    """Each model's interpreter run, every layer's output kept, on inputs_for(graph, 6): one
+    LiteRT subprocess for all models."""
+    jobs = [(p, inputs_for(pipeline.load(str(p)), 6)) for p in MODELS]
+    return {p: (inputs, run) for (p, inputs), run in zip(jobs, litert_oracle.run_jobs(jobs, layers=True))}
+
+
 def test_fixtures_cover_the_16x8_operators():
     ops = set()
-    for run in litert_oracle.run_jobs([(p, inputs_for(pipeline.load(str(p)), 1)) for p in MODELS], layers=True):
+    for _, run in _layer_runs().values():
         ops.update(run.ops)
     assert ops == {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "AVERAGE_POOL_2D", "MAX_POOL_2D",
                    "MEAN", "SOFTMAX", "RESHAPE", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "PRELU"}
@@ -64,8 +73,7 @@ def test_fixtures_cover_the_16x8_operators():
 def test_each_layer_matches_the_interpreter(path):
     graph = pipeline.load(str(path))
     assert graph.dtype == "int16" and graph.element.nbytes == 2
-    inputs = inputs_for(graph, 6)
-    run = litert_oracle.run_jobs([(path, inputs)], layers=True)[0]
+    inputs, run = _layer_runs()[path]
     layer_of = [k for k, name in enumerate(run.ops) if name not in EDGES]
     assert len(layer_of) == len(graph.nodes)
     for x, layers in zip(inputs, run.layers):
@@ -80,6 +88,16 @@ def test_each_layer_matches_the_interpreter(path):
             np.testing.assert_array_equal(ours, theirs, err_msg=f"layer {index} ({node.op.kind})")
 
 
+@functools.cache
+def _fused_case_outputs(numerics: str) -> dict:
+    """Each model's inputs_for(graph, 4, seed=1) and the interpreter's outputs on them (LiteRT's,
+    or TFLite Micro's): one subprocess for all models."""
+    jobs = [(p, inputs_for(pipeline.load(str(p)), 4, seed=1)) for p in MODELS]
+    outputs = (micro_oracle.run_jobs(jobs, "tflm") if numerics == "tflm"
+               else [run.outputs for run in litert_oracle.run_jobs(jobs)])
+    return {p: (inputs, out) for (p, inputs), out in zip(jobs, outputs)}
+
+
 def _oracle(path, inputs, numerics: str) -> list[np.ndarray]:
     if numerics == "tflm":
         return micro_oracle.run_jobs([(path, inputs)], "tflm")[0]
@@ -92,8 +110,7 @@ def test_fused_plans_match_the_interpreter(path, numerics):
     """The least-RAM plan and two random plans, run by the fused executor, give the interpreter's
     bytes (LiteRT's, or TFLite Micro's under tflm numerics)."""
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = inputs_for(graph, 4, seed=1)
-    expected = _oracle(path, inputs, numerics)
+    inputs, expected = _fused_case_outputs(numerics)[path]
     dag = exact.build_dag(graph)
     for blocks in (solvers.min_peak_ram(dag).blocks, random_plan(dag, 1), random_plan(dag, 2)):
         schedule = schedule_plan(graph, list(blocks))

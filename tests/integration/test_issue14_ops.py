@@ -5,6 +5,8 @@ the same inputs (so with the interpreter too)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -21,11 +23,17 @@ MODELS = sorted(p for d in ("executor", "models") for p in (FIXTURES / d).glob("
 SEEDS = range(6)
 
 
+@functools.cache
+def _interpreter_outputs() -> dict:
+    """Each model's inputs (one per seed) and the interpreter's outputs: one LiteRT subprocess."""
+    jobs = [(path, [random_input(cache.model(str(path)), seed) for seed in SEEDS]) for path in MODELS]
+    return {path: (inputs, run.outputs) for (path, inputs), run in zip(jobs, run_jobs(jobs))}
+
+
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
 def test_numpy_and_c_match_the_interpreter(path):
     graph = cache.model(str(path))
-    inputs = [random_input(graph, seed) for seed in SEEDS]
-    expected = run_jobs([(path, inputs)])[0].outputs
+    inputs, expected = _interpreter_outputs()[path]
     for x, want in zip(inputs, expected):
         got = run_unfused(graph, x if x.ndim == len(graph.input_shape) + 1 else x[None])
         np.testing.assert_array_equal(got.reshape(-1), np.asarray(want).reshape(-1))

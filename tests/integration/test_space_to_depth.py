@@ -34,7 +34,8 @@ def test_the_fixtures_import_one_block_move():
 
 @pytest.mark.parametrize("name, numerics", CASES, ids=[f"{n}-{m}" for n, m in CASES])
 def test_every_output_matches_the_interpreter_unfused_and_fused(name, numerics):
-    check_unfused_and_fused(MODELS[name], numerics, OP_TYPE[name], fuses=OP_TYPE[name] is SpaceToDepth)
+    check_unfused_and_fused(MODELS[name], numerics, OP_TYPE[name], fuses=OP_TYPE[name] is SpaceToDepth,
+                            batch=tuple(MODELS[n] for n, m in CASES if m == numerics))
 
 
 @pytest.mark.parametrize("name", MODELS)

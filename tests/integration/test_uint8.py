@@ -8,6 +8,8 @@ the interpreter's uint8 output; and the C of two of those plans gives the fused 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -36,9 +38,16 @@ C_SEEDS = SEEDS[:2]  # the C of the min-RAM plan and of one random plan (test_co
 OFFSET_OPS = (Conv2DWeightOffset, DepthwiseConv2DWeightOffset, DenseWeightOffset)
 
 
+@functools.cache
+def _interpreter_runs() -> dict:
+    """Each model's inputs (one per seed) and its interpreter run, every layer's output kept: one
+    LiteRT subprocess for all models."""
+    jobs = [(path, [random_input(cache.model(str(path)), seed) for seed in SEEDS]) for path in MODELS]
+    return {path: (inputs, run) for (path, inputs), run in zip(jobs, run_jobs(jobs, layers=True))}
+
+
 def _interpreter(path, graph):
-    inputs = [random_input(graph, seed) for seed in SEEDS]
-    return inputs, run_jobs([(path, inputs)], layers=True)[0]
+    return _interpreter_runs()[path]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)

@@ -3,6 +3,8 @@
 must fuse the op under test, and random ones), the fused runs in their predicted arena."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from support import cache
@@ -32,24 +34,33 @@ def assert_outputs_equal(got, ref, graph) -> None:
         np.testing.assert_array_equal(got, np.asarray(ref))
 
 
-def interpreter_outputs(path, numerics, inputs) -> list[list[np.ndarray]]:
-    """Every output per input, from LiteRT ("litert") or TFLite Micro ("tflm")."""
+def _interpreter_jobs(numerics, jobs) -> list[list[list[np.ndarray]]]:
     if numerics == "litert":
-        return litert_jobs([(path, inputs)])[0].all_outputs
-    return micro_jobs([(path, inputs)], "tflm", all_outputs=True)[0]
+        return [run.all_outputs for run in litert_jobs(jobs)]
+    return micro_jobs(jobs, "tflm", all_outputs=True)
 
 
-def check_unfused_and_fused(path, numerics: str, op_type, seeds=range(3), fuses: bool = True) -> None:
+@functools.cache
+def _seeded_cases(numerics: str, paths: tuple, seeds: tuple) -> dict:
+    """Each model's inputs (one per seed) and every interpreter output on them: one subprocess."""
+    jobs = [(path, [random_input(pipeline.load(str(path), numerics=numerics), seed) for seed in seeds])
+            for path in paths]
+    return {path: (inputs, outputs) for (path, inputs), outputs in zip(jobs, _interpreter_jobs(numerics, jobs))}
+
+
+def check_unfused_and_fused(path, numerics: str, op_type, seeds=range(3), fuses: bool = True,
+                            batch: tuple = ()) -> None:
     """The fixture's outputs on seeded inputs, unfused and under the least-RAM plan and random
     plans (of which one fuses an op of `op_type`, or none with `fuses` False), equal to the
-    interpreter's; the arena the predicted one."""
+    interpreter's; the arena the predicted one. `batch`: the paths of the module's cases under
+    `numerics`, whose interpreter runs are then made at once, on the first call."""
     graph = pipeline.load(str(path), numerics=numerics)
-    inputs = [random_input(graph, seed) for seed in seeds]
+    inputs, expected = _seeded_cases(numerics, tuple(batch) or (path,), tuple(seeds))[path]
     dag = cache.dag(graph)
     least = solvers.min_peak_ram(dag).blocks
     plans = [least] + [random_plan(dag, seed) for seed in seeds]
     assert any(fuses_an_op_of(graph, blocks, op_type) for blocks in plans) == fuses
-    for x, want in zip(inputs, interpreter_outputs(path, numerics, inputs), strict=True):
+    for x, want in zip(inputs, expected, strict=True):
         for got, ref in zip(run_unfused_outputs(graph, x), want, strict=True):
             assert_outputs_equal(got, ref, graph)
         for blocks in plans:

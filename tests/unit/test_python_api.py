@@ -52,6 +52,7 @@ def test_run_is_bit_exact_with_the_unfused_network_in_the_planned_arena():
     assert (result.output == pipeline.run_reference(graph, x)).all()
 
 
+@pytest.mark.slow  # about 5 s of CPU a compile for a board (its stack bound), and it compiles twice
 def test_compile_for_a_board_writes_what_the_cli_writes(tmp_path, capsys):
     """board= links the project as `compile --board` does: the board's RAM as the linker's RAM
     region and the plan's stack bound reserved in it, on the board's target."""

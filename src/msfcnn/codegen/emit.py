@@ -10,6 +10,7 @@ values they show.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -431,7 +432,10 @@ def _c_body(values: np.ndarray, per_line: int = 16) -> str:
     return ",\n".join("    " + line for line in lines)
 
 
+@functools.cache
 def _templates():
+    """The templates' one Environment: it keeps each template compiled (compiling them took most
+    of write_c's time), and reloads one whose file changed (jinja's auto_reload)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     templates = resources.files("msfcnn.codegen").joinpath("templates")
