@@ -331,14 +331,18 @@ def dense_head_network(seed: int) -> dict:
             "dtype": "float32" if seed % 2 else "int8"}
 
 
+# The float unary layer of `float_unary_network`, by seed % 3.
+_FLOAT_UNARY_SWEEP = ({"function": "tanh"}, {"function": "tanh"}, {"function": "elu", "alpha": 1.0})
+
+
 def float_unary_network(seed: int) -> dict:
     """A random float32 layer list (seeded): a convolution, the float Tanh (two seeds in three) or
     Elu, a 1x1 convolution, on a line, a strip or a small map of 1 to 24 channels."""
     rng = random.Random(seed * 17 + 3)
     h, w = rng.choice([(1, 16), (1, 48), (2, 8), (4, 12), (6, 6), (8, 8), (12, 12)])
-    function = "elu" if seed % 3 == 2 else "tanh"
+    unary = _FLOAT_UNARY_SWEEP[seed % 3]
     layers = [{"op": "conv2d", "filters": rng.randint(1, 24), "kernel": rng.choice([1, 3]), "padding": "same"},
-              {"op": "float_unary", "function": function, **({"alpha": 1.0} if function == "elu" else {})},
+              {"op": "float_unary", **unary},
               {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, rng.randint(1, 8)], "layers": layers,
             "dtype": "float32"}
