@@ -24,6 +24,7 @@ def doc_examples(page: Path) -> str:
 @pytest.mark.slow  # builds and runs C, and bounds the stack of fit's plans
 def test_the_python_page_prints_what_it_shows(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # compile writes its project here
+    (tmp_path / "tests").symlink_to(DOCS.parent / "tests")  # the page names fixtures from the checkout's top
     test = doctest.DocTestParser().get_doctest(doc_examples(DOCS / "python.md"), {}, "docs/python.md",
                                                str(DOCS / "python.md"), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
