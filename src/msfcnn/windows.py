@@ -11,7 +11,7 @@ import numpy as np
 
 from . import pipeline
 from .errors import UserError
-from .frontends.sliding import model_time_axis, window_steps
+from .frontends.sliding import model_time_axis, window_frames, window_steps
 from .ir import Graph
 from .schedule import Schedule
 from .tensors import random_input
@@ -44,7 +44,7 @@ def long_input(whole: Graph, path: str | None, seed: int) -> np.ndarray:
     """The long input of `--input` (an .npy array in the model's layout, frames along its time axis,
     of the model's input type), or a seeded random one of EXTRA_WINDOWS + 1 windows."""
     if path is None:  # seeded random windows, one after the other, cut to the frames wanted
-        size = _window(whole)
+        size = window_frames(whole)
         parts = [_unbatched(whole, random_input(whole, seed + k)) for k in range(1 + -(-EXTRA_WINDOWS // size))]
         axis = model_time_axis(whole)
         return np.take(np.concatenate(parts, axis=axis), range(size + EXTRA_WINDOWS), axis=axis)
@@ -66,7 +66,7 @@ def run_windows(whole: Graph, schedule: Schedule, frames: np.ndarray, hop: int) 
     steps, warm = window_steps(whole, frames, hop)
     runs = pipeline.run_steps(schedule, steps)
     outputs = np.stack([run.outputs[0] for run in runs[warm:]])
-    axis, size = model_time_axis(whole), _window(whole)
+    axis, size = model_time_axis(whole), window_frames(whole)
     frames = _unbatched(whole, frames)
     whole_outputs = np.stack([pipeline.run_reference(whole, np.take(frames, range(w * hop, w * hop + size), axis=axis))
                               for w in range(len(outputs))])
@@ -81,13 +81,8 @@ def _same(ours: np.ndarray, whole: np.ndarray) -> bool:
 
 def first_window(whole: Graph, frames: np.ndarray) -> np.ndarray:
     """The first window's frames of a long input: an input of the whole-window model."""
-    return np.take(_unbatched(whole, frames), range(_window(whole)), axis=model_time_axis(whole))
+    return np.take(_unbatched(whole, frames), range(window_frames(whole)), axis=model_time_axis(whole))
 
 
 def _unbatched(whole: Graph, x: np.ndarray) -> np.ndarray:
     return x[0] if x.ndim == len(whole.input_shape) + 1 else x
-
-
-def _window(whole: Graph) -> int:
-    shape = whole.input_shape
-    return shape[0] if shape[0] > 1 else shape[1]

@@ -51,6 +51,11 @@ def time_axis_of(shape) -> int | None:
     return 1 if shape[1] > 1 else None
 
 
+def window_frames(graph: Graph) -> int:
+    """The frames of one window: the whole-window model's input along its time axis."""
+    return graph.input_shape[time_axis_of(graph.input_shape)]
+
+
 def sliding_window(graph: Graph, hop: int = 1) -> Graph:
     """The graph of one call of `graph` streamed with `hop` new frames per call (see the module)."""
     _check_model(graph, hop)
@@ -201,7 +206,7 @@ def window_steps(graph: Graph, frames: np.ndarray, hop: int) -> tuple[list[np.nd
     rank = len(graph.input_shape)
     if frames.ndim == rank + 1 and frames.shape[0] == 1:
         frames = frames[0]
-    axis, window = model_time_axis(graph), graph.input_shape[time_axis_of(graph.input_shape)]
+    axis, window = model_time_axis(graph), window_frames(graph)
     expected = list(_model_shape(graph))
     if frames.ndim != rank or [d for i, d in enumerate(frames.shape) if i != axis] != \
             [d for i, d in enumerate(expected) if i != axis]:
