@@ -329,22 +329,28 @@ def keyword_network(seed: int) -> dict:
     """A seeded random keyword model's head (TFLite Micro's keyword models): an SVDF behind a
     QUANTIZE of an int16 input, a FULLY_CONNECTED of 2 to 64 classes, a SOFTMAX from int8 to int16
     and a QUANTIZE from int16 to int32; LiteRT's numerics for even seeds, TFLite Micro's for odd
-    ones (their SOFTMAX paths differ: two kernel families)."""
+    ones (their SOFTMAX paths differ: two kernel families). One seed in four (3 mod 4) ends in a
+    SOFTMAX from int8 to int8 instead, over 1 to 8 rows of the classes, under TFLite Micro's
+    numerics (a third family)."""
     return {"name": f"calibration_keyword_{seed}", "generated": "keyword", "seed": seed,
-            "numerics": "tflm" if seed % 2 else "litert"}
+            "numerics": "tflm" if seed % 2 else "litert", "softmax_int8": seed % 4 == 3}
 
 
 def _keyword_tflite(doc: dict) -> bytes:
     sys.path.insert(0, str(FIXTURE_MAKERS))
     from make_op_models import Model
-    from make_svdf_models import dense, quantize, softmax_to_int16, svdf
+    from make_svdf_models import dense, quantize, rows_of, softmax_to_int8, softmax_to_int16, svdf
 
     rng = random.Random(doc["seed"])
     m = Model(doc["name"])
     x = m.tensor((1, rng.randint(4, 48)), "INT16", quant=([1 / 1600], [0]))
     y = svdf(m, quantize(m, x, 0.02, 0), rng.randint(2, 24), 1, rng.randint(2, 8), 0.05, rng.randint(-10, 10))
     classes = rng.randint(2, 64)
-    probabilities = softmax_to_int16(m, dense(m, y, classes, rng.choice([0.02, 0.05, 0.1]), 0))
+    logits = dense(m, y, classes, rng.choice([0.02, 0.05, 0.1]), 0)
+    if doc.get("softmax_int8"):  # rows of a few classes each: the kernel's per-row work counts too
+        rows = rng.choice([r for r in range(1, 9) if classes % r == 0])
+        return m.build([x], [softmax_to_int8(m, rows_of(m, logits, rows))])
+    probabilities = softmax_to_int16(m, logits)
     out = m.tensor((1, classes), "INT32", quant=([1 / 32767], [0]))
     m.op("QUANTIZE", [probabilities], [out])
     return m.build([x], [out])

@@ -38,6 +38,7 @@ from ..ops.activation import Activation
 from ..ops.add_uint8 import AddUint8
 from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
+from ..ops.dense_rows import DenseRows
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.space_to_depth import SpaceToDepth
 from ..ops.transpose_conv import TransposeConv
@@ -595,10 +596,12 @@ class _Importer:
             return self.emit(op, result.op, result.inputs, result.consts)
         return self.bind(op.outputs[0], result)
 
-    def bind(self, tensor: int, ir_tensor: int) -> int:
-        """Map a TFLite tensor to an IR tensor, checking that the shapes agree."""
-        declared, inferred = self.fmap_shape(tensor), self.graph.shape_of(ir_tensor)
-        if is_network_input(ir_tensor):  # a graph input may have gained leading 1s (see _bind_input)
+    def bind(self, tensor: int, ir_tensor: int, declared: tuple[int, ...] | None = None) -> int:
+        """Map a TFLite tensor to an IR tensor, checking that the shapes agree. A sequence (T, F)
+        may be the (1, T, F) map it was computed as (see _bind_input): the same bytes."""
+        declared = self.fmap_shape(tensor) if declared is None else declared
+        inferred = self.graph.shape_of(ir_tensor)
+        if len(declared) < len(inferred) and inferred[len(inferred) - len(declared):] == declared:
             declared = (1,) * (len(inferred) - len(declared)) + declared
         if declared != inferred:
             raise UserError(f"output tensor {tensor} is declared {_dims(declared)} but computes to {_dims(inferred)}")
@@ -784,9 +787,9 @@ def _fully_connected(imp: _Importer, op: Operator) -> None:
     consts = imp.weighted(op, weights_rank=2, channel_axis=0)
     units, n_in = consts["weights"].shape
     size = prod(imp.graph.shape_of(src))
-    if size != n_in:  # TFLite would apply the layer to each of size / n_in rows
-        raise UserError(f"weights take {n_in} inputs but the input has {size} elements "
-                        "(only a fully connected layer on the whole flattened input is supported)")
+    if size != n_in:
+        _fully_connected_rows(imp, op, options, src, consts)
+        return
     out = op.outputs[0]
     node = imp.graph.append(with_weight_offset(Dense(units, _activation(options)), consts), (src,), consts,
                             imp.quant(out))
@@ -797,6 +800,31 @@ def _fully_connected(imp: _Importer, op: Operator) -> None:
 
 
 _SVDF_TYPES = {schema.TensorType.INT16: "int16", schema.TensorType.INT8: "int8"}
+
+
+def _fully_connected_rows(imp: _Importer, op: Operator, options, src: int, consts: dict) -> None:
+    """FULLY_CONNECTED on each run of its weights' inputs (a Keras Dense on a (T, F) sequence):
+    one output row per input row, as a 1x1 convolution over (1, rows, F) (ops/dense_rows.py)."""
+    units, n_in = consts["weights"].shape
+    size = prod(imp.graph.shape_of(src))
+    if size % n_in:
+        raise UserError(f"weights take {n_in} inputs, which do not divide the input's {size} elements")
+    element = "float32" if imp.reads_float32(op) else "int16" if imp.wide(op) else \
+        "uint8" if imp.type_of(op.inputs[0]) == schema.TensorType.UINT8 else "int8"
+    if not DenseRows.supports(element):
+        raise UserError(f"a {element} fully connected layer on each of {size // n_in} rows of {n_in} values: "
+                        "only int8 and float32 are supported")
+    if imp.graph.shape_of(src) != (1, size // n_in, n_in):
+        src = imp.graph.append(Reshape((1, size // n_in, n_in)), (src,), quant=imp.graph.quant_of(src))
+    weights = consts["weights"].reshape(units, 1, 1, n_in)
+    node = imp.graph.append(DenseRows.of_units(units, _activation(options)), (src,),
+                            {**consts, "weights": weights}, imp.quant(op.outputs[0]))
+    out = op.outputs[0]
+    rows = imp.shape(out) if not options.KeepNumDims() else imp.fmap_shape(out)
+    if prod(rows) != size // n_in * units or rows[-1] != units:
+        raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))}; expected {size // n_in} rows "
+                        f"of {units}")
+    imp.bind(out, node, declared=tuple(rows))
 
 
 def _svdf(imp: _Importer, op: Operator) -> None:

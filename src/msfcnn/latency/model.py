@@ -124,6 +124,7 @@ KERNEL_SOURCE_FAMILIES = {
     "global_avg_pool.c": ("mean",), "lookup.c": ("logistic", "hard_swish"), "pad.c": ("pad",),
     "pool2d.c": ("avg_pool2d", "max_pool2d"), "requantize.c": ("requantize",), "requantize_s16.c": ("requantize_s16",),
     "svdf.c": ("svdf",), "softmax.c": ("softmax",), "softmax_wide.c": ("softmax_wide", "softmax_wide_tflm"),
+    "softmax_tflm.c": ("softmax_tflm",),
     "requantize_wide.c": ("requantize_wide_s16",), "pad_s16.c": ("pad_s16",),
     "transpose.c": ("transpose",), "resize_nearest.c": ("resize_nearest",),
     "channel_slice.c": ("channel_slice",), "channel_gather.c": ("channel_gather",),

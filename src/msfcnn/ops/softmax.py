@@ -23,7 +23,7 @@ from .. import numerics as nx
 from .base import CCall, KernelContext, Pattern, ValueMap, c_struct, in_numerics
 from .loop_counts import KernelBuild
 from .logistic import expf
-from .tanh import _exp_on_negative, _mul, _rounding_half_sum, _shift_left
+from .tanh import _exp_on_negative, _mul
 
 SCALED_DIFF_INTEGER_BITS = 5  # TFLite's reference int8 SOFTMAX: max - x as a Q5.26 number
 ACCUMULATION_INTEGER_BITS = 12  # ... and the sum of the exps as a Q12.19 one
@@ -65,7 +65,7 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         x = inputs[0]
         if self.output_type is not None:
             if ctx.numerics == nx.TFLM:
-                return _softmax_tflm_int16(x, tflm_exp_table(ctx.input_quant[0].scale, self.beta))
+                return softmax_tflm(x, tflm_exp_table(ctx.input_quant[0].scale, self.beta), np.int16)
             return _softmax_int8(x, ctx.input_quant[0].scale, self.beta, ctx.output_quant, np.int16)
         if ctx.is_float:
             z = (x.astype(np.float32) - x.max(axis=-1, keepdims=True)) * np.float32(self.beta)
@@ -162,34 +162,51 @@ def _input_radius(left_shift: int) -> int:
     return int(np.floor(((1 << bits) - 1) * float(1 << (31 - bits)) / float(1 << left_shift)))
 
 
-def _one_over_one_plus_x(a: int) -> int:
-    """gemmlowp's 1 / (1 + a) for a in [0, 1), Q0.31 in and out, by three Newton-Raphson steps in Q2.29."""
-    half_denominator = _rounding_half_sum(a, nx.INT32_MAX)
-    x = (1515870810 + _mul(half_denominator, -1010580540) + (1 << 31)) % (1 << 32) - (1 << 31)
+def _one_over_one_plus_x(a: np.ndarray) -> np.ndarray:
+    """gemmlowp's 1 / (1 + a) for a in [0, 1), Q0.31 in and out, by three Newton-Raphson steps in
+    Q2.29; element by element."""
+    a = np.asarray(a, np.int64)
+    total = a + nx.INT32_MAX
+    half_denominator = np.where(total >= 0, (total + 1) // 2, -((1 - total) // 2))  # C++ division truncates
+    x = _wrap32(1515870810 + nx.saturating_rounding_doubling_high_mul(half_denominator, -1010580540))
     for _ in range(3):
-        error = ((1 << 29) - _mul(half_denominator, x) + (1 << 31)) % (1 << 32) - (1 << 31)
-        x = (x + _shift_left(_mul(x, error), 2) + (1 << 31)) % (1 << 32) - (1 << 31)
-    return _shift_left(x, 1)
+        error = _wrap32((1 << 29) - nx.saturating_rounding_doubling_high_mul(half_denominator, x))
+        x = _wrap32(x + _saturating_shift_left(nx.saturating_rounding_doubling_high_mul(x, error), 2))
+    return _saturating_shift_left(x, 1)
 
 
-def _softmax_tflm_int16(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    """The bits of each positive value below 2^32 (Python's int.bit_length), element by element."""
+    x = np.asarray(x, np.int64)
+    return np.searchsorted(1 << np.arange(33, dtype=np.int64), x, side="right")
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    """gemmlowp's int32 addition: wrapping."""
+    return (np.asarray(x, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _saturating_shift_left(x: np.ndarray, exponent: int) -> np.ndarray:
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x > threshold, nx.INT32_MAX, np.where(x < -threshold, nx.INT32_MIN, x << exponent))
+
+
+def softmax_tflm(x: np.ndarray, table: np.ndarray, out_type: type) -> np.ndarray:
+    """TFLite's reference integer SOFTMAX from int8 to `out_type` (int16, or int8: the output's
+    scale 1/2^bits and zero point its type's least value, as TFLite requires)."""
+    info = np.iinfo(out_type)
     rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
-    out = np.empty(rows.shape, np.int16)
-    for r, row in enumerate(rows):
-        exps = [int(table[d]) for d in (row.max() - row)]
-        # the sum in Q12.19 (gemmlowp's Rescale: a rounding shift), then GetReciprocal: the sum
-        # shifted up to its leading one, the one dropped, 1 / (1 + the rest)
-        total = sum(int(nx.rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS)) for e in exps if e)
-        headroom = 32 - total.bit_length()  # leading zeros of the positive sum
-        bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom
-        scale = _one_over_one_plus_x(((total << headroom) & 0xFFFFFFFF) - (1 << 31))
-        for c, e in enumerate(exps):
-            if not e:
-                out[r, c] = nx.INT16_MIN
-                continue
-            value = int(nx.rounding_divide_by_pot(_mul(scale, e), bits_over_unit + 31 - 16)) - 32768
-            out[r, c] = min(max(value, nx.INT16_MIN), nx.INT16_MAX)
-    return out.reshape(x.shape)
+    exps = table[rows.max(axis=1, keepdims=True) - rows].astype(np.int64)
+    # the sum in Q12.19 (gemmlowp's Rescale: a rounding shift; exps of 0 add nothing), then
+    # GetReciprocal: the sum shifted up to its leading one, the one dropped, 1 / (1 + the rest)
+    totals = nx.rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS).sum(axis=1)
+    headroom = 32 - _bit_length(totals)  # leading zeros of the positive sums
+    bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom
+    scales = _one_over_one_plus_x(((totals << headroom) & 0xFFFFFFFF) - (1 << 31))
+    products = nx.saturating_rounding_doubling_high_mul(scales[:, None], exps)
+    values = nx.rounding_divide_by_pot(products, bits_over_unit[:, None] + 31 - info.bits) + info.min
+    out = np.where(exps == 0, info.min, np.clip(values, info.min, info.max))
+    return out.astype(out_type).reshape(x.shape)
 
 
 # ---- 16x8: TFLite's int16 SOFTMAX (reference_ops::SoftmaxInt16) --------------------------------
