@@ -124,9 +124,10 @@ def _saved_plan_arg(p: argparse.ArgumentParser) -> None:
 def _c_args(p: argparse.ArgumentParser) -> None:
     """The options of the commands that write C: a saved plan, and the names' prefix."""
     _saved_plan_arg(p)
-    p.add_argument("--prefix", metavar="NAME", default="msfcnn",
+    p.add_argument("--prefix", metavar="NAME",
                    help="start every external name of the generated C with NAME_ (macros with its upper case), "
-                        "so that networks with different prefixes link into one program (default: msfcnn)")
+                        "so that networks with different prefixes link into one program (default: msfcnn; "
+                        "compile of several models: NAME,NAME,... one per model, default: from the models' names)")
 
 
 def _link_board_args(p: argparse.ArgumentParser) -> None:
@@ -188,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models: one library, each network under its own prefix, all sharing one arena "
+                        "as large as the largest (they run one at a time)")
     p.add_argument("--target", help=f"where the C will run: {TARGET_NAMES} (default: host)")
     _link_board_args(p)
     _c_args(p)
@@ -360,6 +364,10 @@ class CompileRequest:
     model: ModelPlan
     link: Link
     output: str
+    # Several models: the others, compiled with the first into one library sharing one arena
+    # (codegen/shared.py), and the prefixes given for all of them (None: from their names).
+    others: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -434,14 +442,15 @@ def _board_on(name: str, target: str | None) -> Board:
 
 def _link(args) -> Link:
     """`compile` and `verify`: --target, or the target of the board --board links for."""
-    from .codegen.emit import check_prefix
+    from .codegen.emit import DEFAULT_PREFIX, check_prefix
     from .targets import get_target
     if args.input_in_flash and args.link_board is None:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
     target = get_target(board.target if board else args.target or "host")
-    check_prefix(args.prefix)
-    return Link(target, board, args.input_in_flash, args.prefix)
+    prefix = DEFAULT_PREFIX if args.prefix is None else args.prefix
+    check_prefix(prefix)
+    return Link(target, board, args.input_in_flash, prefix)
 
 
 def models_request(args) -> ModelsRequest:
@@ -495,9 +504,23 @@ def _folder_output(path: str | None, option: str) -> None:
 
 def compile_request(args) -> CompileRequest:
     _folder_output(args.output, "-o")
-    call = _invocation(args, False, [args.model, args.plan], [args.output])
+    call = _invocation(args, False, [args.model, *args.more_models, args.plan], [args.output])
+    if args.more_models:
+        return _shared_compile_request(args, call)
     link = _link(args)
     return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
+
+
+def _shared_compile_request(args, call: Invocation) -> CompileRequest:
+    """`compile A B ...`: one library, every network planned with the same options."""
+    from .targets import get_target
+    for given, option in ((args.plan, "--plan"), (args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
+        if given:
+            raise UserError(f"{option} takes one model: compile several models without it (each is planned "
+                            "with the plan options given)")
+    prefixes = None if args.prefix is None else tuple(split_list(args.prefix))
+    link = Link(get_target(args.target or "host"), None, False, "")
+    return CompileRequest(call, _model_plan(args, args.target), link, args.output, tuple(args.more_models), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
@@ -750,12 +773,29 @@ def _run_windows(request: RunRequest, graph, plan, schedule) -> None:
 
 def cmd_compile(request: CompileRequest) -> None:
     from . import pipeline, report
+    if request.others:
+        return _compile_shared(request)
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
     with progress.step(f"writing the C for {graph.name}"):
         files = pipeline.write_c(request.output, graph, schedule, plan, target, link.prefix)
     print(report.compile_text(graph, plan, schedule, files, request.output, target.name, link.board))
+
+
+def _compile_shared(request: CompileRequest) -> None:
+    """`compile A B ...`: each model planned, then one library of them all sharing one arena."""
+    from dataclasses import replace
+    from . import report
+    from .codegen.shared import Network, network_prefixes, write_shared
+    models = (request.model.options.model, *request.others)
+    planned = [_planned_schedule(replace(request.model, options=replace(request.model.options, model=m)))
+               for m in models]
+    prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
+    networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
+    with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
+        files = write_shared(request.output, networks, request.link.target)
+    print(report.compile_shared_text(networks, files, request.output))
 
 
 def cmd_verify(request: VerifyRequest) -> int:

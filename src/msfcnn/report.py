@@ -393,6 +393,19 @@ def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target:
             f"wrote {len(files)} files to {folder} (build for {target}{linked}: make -C {folder})")
 
 
+def compile_shared_text(networks, files, folder: str) -> str:
+    """`compile A B ...`: each network's plan and arena, and the one arena they share."""
+    from .codegen.shared import shared_arena_bytes
+    lines = [f"{n.prefix}/: {n.graph.name}: {len(n.plan.blocks)} blocks, arena {n.arena_bytes} B"
+             f"{f' + own state {n.graph.state_bytes} B' if n.graph.state_bytes else ''}, F = {n.plan.overhead:.4f}"
+             for n in networks]
+    states = sum(n.graph.state_bytes for n in networks)
+    lines.append(f"shared arena {shared_arena_bytes(networks)} B (the largest; the networks run one at a time)"
+                 f"{f' + {states} B of state' if states else ''}; wrote {len(files)} files to {folder} "
+                 f"(a library for CMake: add_subdirectory({folder}), target msfcnn_networks)")
+    return "\n".join(lines)
+
+
 def verdict(check) -> str:
     """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
     diff = f"max |C - numpy| = {check.max_abs_diff:g}"
