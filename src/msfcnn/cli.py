@@ -215,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="the fastest plan whose arena, io, stack and static data fit a board's RAM")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models in the same firmware, run one after the other: they share one arena "
+                        "(compile A B ...), and fit answers for them together")
     p.add_argument("--board", help=f"the board: {_board_names()}; or a board file BOARD.json (docs/cli.md)")
     p.add_argument("--ram", metavar="SIZE", type=parse_size,
                    help="a board of your own: its RAM (with --target), or the RAM of --board replaced")
@@ -391,6 +394,7 @@ class FitRequest:
     output: str | None
     objective: str = "min-latency"
     input_stream: bool = False
+    others: tuple[str, ...] = ()  # more models, fitted together with the first, sharing one arena
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -518,7 +522,10 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
         if given:
             raise UserError(f"{option} takes one model: compile several models without it (each is planned "
                             "with the plan options given)")
-    prefixes = None if args.prefix is None else tuple(split_list(args.prefix))
+    from .codegen.shared import network_prefixes
+    models = [args.model, *args.more_models]
+    # prefixes given are checked now, before any planning; those from the names once they are loaded
+    prefixes = None if args.prefix is None else tuple(network_prefixes(models, split_list(args.prefix)))
     link = Link(get_target(args.target or "host"), None, False, "")
     return CompileRequest(call, _model_plan(args, args.target), link, args.output, tuple(args.more_models), prefixes)
 
@@ -539,7 +546,10 @@ def fit_request(args) -> FitRequest:
     from .boards import custom_board, get_board
     from .fit import DEFAULT_RESERVE
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
-    call = _invocation(args, args.json, [args.model, board_file], [args.output])
+    call = _invocation(args, args.json, [args.model, *args.more_models, board_file], [args.output])
+    for given, option in ((args.output, "-o"), (args.input_stream, "--input-stream")):
+        if given and args.more_models:
+            raise UserError(f"{option} takes one model: fit several models without it")
     base = None if args.board is None else get_board(args.board)
     if base is None and args.ram is None and args.target is None:
         raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
@@ -547,7 +557,7 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream)
+                      args.input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models))
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -922,6 +932,8 @@ def cmd_fit(request: FitRequest) -> None:
     from . import pipeline, report
     from .fit import fit
     board = request.board
+    if request.others:
+        return _fit_together(request)
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
         result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
@@ -934,6 +946,22 @@ def cmd_fit(request: FitRequest) -> None:
         _print_json(result.to_dict(), _report_stream(request))
     else:
         print(report.fit_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
+
+
+def _fit_together(request: FitRequest) -> None:
+    """`fit A B ...`: the networks' plans on the board together, sharing one arena."""
+    from . import pipeline, report
+    from .together import fit_together
+    graphs = [pipeline.load(m, weights=True) for m in (request.model, *request.others)]
+    with progress.step(f"fit {len(graphs)} networks on {request.board.name}: planning and bounding the stacks"):
+        result = fit_together(graphs, request.board, request.reserve, request.input_in_flash, request.objective)
+    for fitted in result.fits:
+        if fitted.uncovered:
+            _warn([report.uncovered_warning(request.board.target, fitted.uncovered)])
+    if request.call.json:
+        _print_json(result.to_dict(), _report_stream(request))
+    else:
+        print(report.fit_together_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
 
 
 def cmd_pareto(request: ParetoRequest) -> None:

@@ -80,6 +80,11 @@ def _compile_objects(folder, cflags) -> list:
     return objects
 
 
+def _internal_bytes(graph, x) -> bytes:
+    """An input in the model's layout (batch optional) as the C takes it: (H, W, C), its bytes."""
+    return np.ascontiguousarray(to_internal(graph, x[0] if x.ndim == len(graph.input_shape) + 1 else x)).tobytes()
+
+
 def _single_arena(model: str) -> int:
     """The arena a compile of the model alone defines (its model.h's ARENA_BYTES)."""
     graph = pipeline.load(model, weights=True)
@@ -116,8 +121,7 @@ def test_vww_and_dscnn_share_one_arena_bit_exact_in_one_cpp_program(tmp_path, ca
     inputs = {name: random_input(graph, 7) for name, graph in graphs.items()}
     paths = []
     for i, (name, graph) in enumerate(graphs.items()):
-        x = inputs[name]
-        (tmp_path / f"{i}.in").write_bytes(np.ascontiguousarray(to_internal(graph, x[0] if x.ndim == 4 else x)).tobytes())
+        (tmp_path / f"{i}.in").write_bytes(_internal_bytes(graph, inputs[name]))
         paths += [tmp_path / f"{i}.in", tmp_path / f"{i}.out"]
     run(program, *paths)
     got = [np.frombuffer((tmp_path / f"{i}.out").read_bytes(), np.int8) for i in range(2)]
@@ -126,3 +130,103 @@ def test_vww_and_dscnn_share_one_arena_bit_exact_in_one_cpp_program(tmp_path, ca
                                 inputs[VWW], raw=True).output.reshape(-1)
     assert np.array_equal(got[0], expected_vww)
     assert np.array_equal(got[1], run_tflite(DSCNN, inputs[str(DSCNN)]).reshape(-1).view(np.int8))
+
+
+STATEFUL_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+
+#include "msfcnn_arena.h"
+#include "svdf_keyword/model.h"
+#include "beta/model.h"
+
+template <typename T>
+static bool load(const char *path, std::vector<T> &values)
+{
+    std::FILE *f = std::fopen(path, "rb");
+    return f && std::fread(values.data(), sizeof(T), values.size(), f) == values.size() && std::fclose(f) == 0;
+}
+
+template <typename T>
+static bool save(const char *path, const std::vector<T> &values)
+{
+    std::FILE *f = std::fopen(path, "wb");
+    return f && std::fwrite(values.data(), sizeof(T), values.size(), f) == values.size() && std::fclose(f) == 0;
+}
+
+/* argv: the keyword model's steps, its outputs, beta's input, beta's outputs (one per step). */
+int main(int argc, char **argv)
+{
+    const int steps = STEPS;
+    std::vector<svdf_keyword_value> a_in(steps * SVDF_KEYWORD_INPUT_SIZE);
+    std::vector<svdf_keyword_output_value> a_out(steps * SVDF_KEYWORD_OUTPUT_SIZE);
+    std::vector<beta_value> b_in(BETA_INPUT_SIZE);
+    std::vector<beta_output_value> b_out(steps * BETA_OUTPUT_SIZE);
+    if (argc != 5 || !load(argv[1], a_in) || !load(argv[3], b_in)) return 2;
+    for (int s = 0; s < steps; ++s) { /* beta's call between two steps overwrites the shared arena */
+        svdf_keyword_invoke(&a_in[s * SVDF_KEYWORD_INPUT_SIZE], &a_out[s * SVDF_KEYWORD_OUTPUT_SIZE]);
+        beta_invoke(b_in.data(), &b_out[s * BETA_OUTPUT_SIZE]);
+    }
+    return save(argv[2], a_out) && save(argv[4], b_out) ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow  # about 6 s of CPU: the C of two small networks
+def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path, capsys):
+    """An SVDF keyword model (int16, 416 B of state) and a small int8 net compiled together: the
+    state is a buffer of the keyword model's own, outside the shared arena, so that the other
+    network's calls between its steps leave it alone; the arena is aligned for int16."""
+    from support.c_library import BETA
+    target = require_target("host")
+    require_tools("c++", "nm", packages=("g++", "binutils"))
+    beta_model = tmp_path / "beta.json"
+    beta_model.write_text(__import__("json").dumps(BETA))
+    out = tmp_path / "out"
+    assert main(["compile", str(KEYWORDS), str(beta_model), "--prefix", "svdf_keyword,beta", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    graphs = [pipeline.load(str(m), weights=True) for m in (KEYWORDS, beta_model)]
+    schedules = [pipeline.lower(g, pipeline.planner(g).min_ram()) for g in graphs]
+    own = [s.arena_bytes - g.state_bytes for g, s in zip(graphs, schedules)]
+    assert graphs[0].state_bytes == 416 and f"+ own state 416 B" in printed and f"shared arena {max(own)} B" in printed
+    objects = _compile_objects(out, shlex.split(target.cflags))
+    sizes = {line.split()[3]: int(line.split()[1], 16)
+             for line in run("nm", "-S", "--defined-only", *objects).splitlines() if len(line.split()) == 4}
+    assert sizes["svdf_keyword_state_words"] == 416
+    assert sizes["msfcnn_shared_arena_words"] == max(own) + max(own) % 2  # int16 words
+    steps = 4
+    (tmp_path / "main.cpp").write_text(STATEFUL_PROGRAM.replace("STEPS", str(steps)))
+    program = tmp_path / "stateful"
+    run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", "-o", program,
+        tmp_path / "main.cpp", *objects, "-lm")
+    xs = [random_input(graphs[0], seed) for seed in range(steps)]
+    (tmp_path / "a.in").write_bytes(b"".join(_internal_bytes(graphs[0], x) for x in xs))
+    y = random_input(graphs[1], 3)
+    (tmp_path / "b.in").write_bytes(_internal_bytes(graphs[1], y))
+    run(program, tmp_path / "a.in", tmp_path / "a.out", tmp_path / "b.in", tmp_path / "b.out")
+    expected = np.concatenate([r.output.reshape(-1) for r in pipeline.run_steps(schedules[0], xs, raw=True)])
+    assert np.array_equal(np.frombuffer((tmp_path / "a.out").read_bytes(), expected.dtype), expected)
+    once = pipeline.run(schedules[1], y, raw=True).output.reshape(-1)
+    assert np.array_equal(np.frombuffer((tmp_path / "b.out").read_bytes(), once.dtype), np.tile(once, steps))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compile", VWW, VWW, "-o", "OUT"], "prefix clash: 'mcunet_vww5' and 'mcunet_vww5'"),
+    (["compile", VWW, str(DSCNN), "--prefix", "a", "-o", "OUT"], "--prefix names 1 prefixes for 2 models"),
+    (["compile", VWW, str(DSCNN), "--prefix", "net,Net", "-o", "OUT"], "prefix clash: 'net' and 'Net'"),
+    (["compile", VWW, str(DSCNN), "--prefix", "net,net_kws", "-o", "OUT"], "prefix clash: 'net' and 'net_kws'"),
+    (["compile", VWW, str(DSCNN), "--prefix", "kernels,kws", "-o", "OUT"], "prefix 'kernels' clashes"),
+    (["compile", VWW, str(DSCNN), "--prefix", "vww,9kws", "-o", "OUT"], "--prefix '9kws' is not a C identifier"),
+    (["compile", VWW, str(DSCNN), "--plan", "PLAN", "-o", "OUT"], "--plan takes one model"),
+    (["compile", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "--board takes one model"),
+    (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "-o takes one model"),
+    (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "--input-stream"], "--input-stream takes one model"),
+])
+def test_several_models_refuse_clashes_and_one_model_options_in_one_line(tmp_path, capsys, argv, message):
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    argv = [str(tmp_path / "out") if a == "OUT" else str(plan) if a == "PLAN" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()

@@ -123,7 +123,7 @@ class _Emitter:
             flat = np.ascontiguousarray(state.initial).reshape(-1)
             self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
                                       f"op {state.owner}: the initial {state.name} {list(state.initial.shape)}"))
-            states.append({"offset": offset, "bytes": state.nbytes, "initial": name, "owner": state.owner,
+            states.append({"offset": offset, "place": f"{self.state_macro}({offset})", "bytes": state.nbytes, "initial": name, "owner": state.owner,
                            "name": state.name})
         return states
 
