@@ -230,3 +230,30 @@ def test_several_models_refuse_clashes_and_one_model_options_in_one_line(tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow  # about 15 s of CPU: both models' fronts on cortex-m4 and their stack bounds
+def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(capsys):
+    """`fit A B`: RAM = the largest arena + every network's io and static data + the deepest stack
+    + the reserve, within the board's; each network's plan is at least as fast as the fastest one
+    the solver finds under the shared arena as a RAM cap. On 56 kB the two arenas side by side
+    would not fit: sharing is what makes them fit."""
+    import json
+    from msfcnn import latency
+    ram = 56000
+    assert main(["fit", VWW, str(DSCNN), "--ram", "56kB", "--target", "cortex-m4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    nets = doc["networks"]
+    assert doc["models"] == ["mcunet-vww5", "dscnn"] and doc["fits"] and doc["state_bytes"] == 0
+    assert doc["shared_arena_bytes"] == max(n["arena_bytes"] for n in nets)
+    assert doc["io_bytes"] == sum(n["io_bytes"] for n in nets) and doc["stack_bytes"] == max(n["stack_bytes"] for n in nets)
+    rest = doc["io_bytes"] + doc["stack_bytes"] + doc["static_bytes"] + doc["reserve_bytes"]
+    assert doc["headroom_bytes"] == ram - doc["shared_arena_bytes"] - rest >= 0
+    assert sum(n["arena_bytes"] for n in nets) + rest > ram
+    model = latency.load("cortex-m4")
+    for name, net in zip((VWW, str(DSCNN)), nets):
+        graph = pipeline.load(name, weights=True)
+        fastest = pipeline.solve(pipeline.planner(graph, latency=model), objective="min-latency",
+                                 max_ram=doc["shared_arena_bytes"])
+        assert net["predicted_instructions"] <= fastest.predicted_instructions
+        assert net["arena_bytes"] == net["plan"]["peak_ram_bytes"] <= doc["shared_arena_bytes"]
