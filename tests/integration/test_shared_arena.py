@@ -69,13 +69,13 @@ int main(int argc, char **argv)
 """
 
 
-def _compile_objects(folder, cflags) -> list:
+def _compile_objects(folder, cflags, cc="cc") -> list:
     """Every .c of the library compiled as C, with no include path (model.c finds the kernels and
     the arena by relative paths)."""
     objects = []
     for source in sorted(folder.rglob("*.c")):
         obj = source.with_suffix(".o")
-        run("cc", *cflags, "-c", source, "-o", obj)
+        run(cc, *cflags, "-c", source, "-o", obj)
         objects.append(obj)
     return objects
 
@@ -117,19 +117,79 @@ def test_vww_and_dscnn_share_one_arena_bit_exact_in_one_cpp_program(tmp_path, ca
     program = tmp_path / "two_networks"
     run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", "-o", program,
         tmp_path / "main.cpp", *objects, "-lm")
-    graphs = {name: pipeline.load(name, weights=True) for name in (VWW, str(DSCNN))}
-    inputs = {name: random_input(graph, 7) for name, graph in graphs.items()}
+    inputs, expected = _inputs_and_references()
     paths = []
-    for i, (name, graph) in enumerate(graphs.items()):
-        (tmp_path / f"{i}.in").write_bytes(_internal_bytes(graph, inputs[name]))
+    for i, x in enumerate(inputs):
+        (tmp_path / f"{i}.in").write_bytes(x)
         paths += [tmp_path / f"{i}.in", tmp_path / f"{i}.out"]
     run(program, *paths)
-    got = [np.frombuffer((tmp_path / f"{i}.out").read_bytes(), np.int8) for i in range(2)]
-    vww = graphs[VWW]
-    expected_vww = pipeline.run(pipeline.lower(vww, pipeline.solve(pipeline.planner(vww), max_overhead=1.2)),
-                                inputs[VWW], raw=True).output.reshape(-1)
-    assert np.array_equal(got[0], expected_vww)
-    assert np.array_equal(got[1], run_tflite(DSCNN, inputs[str(DSCNN)]).reshape(-1).view(np.int8))
+    for i, reference in enumerate(expected):
+        assert np.array_equal(np.frombuffer((tmp_path / f"{i}.out").read_bytes(), np.int8), reference)
+
+
+def _inputs_and_references() -> tuple[list[bytes], list[np.ndarray]]:
+    """Seeded inputs of MCUNet-VWW and DS-CNN as the C takes them, and their outputs: the numpy
+    executor's for the built-in VWW (as `verify` checks), LiteRT's for DS-CNN."""
+    vww, dscnn = (pipeline.load(name, weights=True) for name in (VWW, str(DSCNN)))
+    x, y = random_input(vww, 7), random_input(dscnn, 7)
+    schedule = pipeline.lower(vww, pipeline.solve(pipeline.planner(vww), max_overhead=1.2))
+    return ([_internal_bytes(vww, x), _internal_bytes(dscnn, y)],
+            [pipeline.run(schedule, x, raw=True).output.reshape(-1), run_tflite(DSCNN, y).reshape(-1).view(np.int8)])
+
+
+# The same on an emulated Cortex-M4, in C: the inputs one after the other in one file, the outputs
+# likewise (its semihosting harness takes two file names).
+QEMU_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+
+#include "msfcnn_arena.h"
+#include "mcunet_vww5/model.h"
+#include "dscnn/model.h"
+
+static mcunet_vww5_value a_in[MCUNET_VWW5_INPUT_SIZE];
+static mcunet_vww5_output_value a_out[2][MCUNET_VWW5_OUTPUT_SIZE];
+static dscnn_value b_in[DSCNN_INPUT_SIZE];
+static dscnn_output_value b_out[2][DSCNN_OUTPUT_SIZE];
+
+int main(int argc, char **argv)
+{
+    FILE *f;
+    int round, ok;
+    if (argc != 3 || !(f = fopen(argv[1], "rb"))) return 2;
+    ok = fread(a_in, 1, sizeof a_in, f) == sizeof a_in && fread(b_in, 1, sizeof b_in, f) == sizeof b_in;
+    fclose(f);
+    for (round = 0; ok && round < 2; ++round) { /* each run overwrites the other's arena */
+        mcunet_vww5_invoke(a_in, a_out[round]);
+        dscnn_invoke(b_in, b_out[round]);
+    }
+    if (!ok || memcmp(a_out[0], a_out[1], sizeof a_out[0]) || memcmp(b_out[0], b_out[1], sizeof b_out[0])) return 1;
+    if (!(f = fopen(argv[2], "wb"))) return 2;
+    ok = fwrite(a_out[0], 1, sizeof a_out[0], f) == sizeof a_out[0] && fwrite(b_out[0], 1, sizeof b_out[0], f) == sizeof b_out[0];
+    return fclose(f) == 0 && ok ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.qemu  # about 15 s of CPU: two plans, the C of both for Cortex-M4, QEMU, LiteRT
+def test_vww_and_dscnn_share_one_arena_bit_exact_on_cortex_m4(tmp_path, capsys):
+    target = require_target("cortex-m4")
+    out = tmp_path / "out"
+    assert main(["compile", VWW, str(DSCNN), *OPTIONS, "--target", "cortex-m4", "-o", str(out)]) == 0
+    capsys.readouterr()
+    cflags = shlex.split(target.cflags)
+    objects = _compile_objects(out, cflags, target.cc)
+    (tmp_path / "main.c").write_text(QEMU_PROGRAM)
+    program = tmp_path / "two_networks.elf"
+    run(target.cc, *cflags, f"-I{out}", "-c", tmp_path / "main.c", "-o", tmp_path / "main.o")
+    run(target.cc, *cflags, *shlex.split(target.ldflags), "-o", program, tmp_path / "main.o", *objects, "-lm")
+    sizes = {line.split()[3]: int(line.split()[1], 16)
+             for line in run(target.nm, "-S", program).splitlines() if len(line.split()) == 4}
+    assert sizes["msfcnn_shared_arena"] == 10000
+    inputs, expected = _inputs_and_references()
+    (tmp_path / "in.bin").write_bytes(b"".join(inputs))
+    run(*target.run_command(str(program), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")))
+    assert np.array_equal(np.frombuffer((tmp_path / "out.bin").read_bytes(), np.int8), np.concatenate(expected))
 
 
 STATEFUL_PROGRAM = r"""
