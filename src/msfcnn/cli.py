@@ -369,7 +369,7 @@ class CompileRequest:
     output: str
     # Several models: the others, compiled with the first into one library sharing one arena
     # (codegen/shared.py), and the prefixes given for all of them (None: from their names).
-    others: tuple[str, ...] = ()
+    others: tuple[ModelPlan, ...] = ()
     prefixes: tuple[str, ...] | None = None
 
 
@@ -508,7 +508,8 @@ def _folder_output(path: str | None, option: str) -> None:
 
 def compile_request(args) -> CompileRequest:
     _folder_output(args.output, "-o")
-    call = _invocation(args, False, [args.model, *args.more_models, args.plan], [args.output])
+    plans = [args.plan] if not args.more_models or args.plan is None else split_list(args.plan)
+    call = _invocation(args, False, [args.model, *args.more_models, *plans], [args.output])
     if args.more_models:
         return _shared_compile_request(args, call)
     link = _link(args)
@@ -516,18 +517,25 @@ def compile_request(args) -> CompileRequest:
 
 
 def _shared_compile_request(args, call: Invocation) -> CompileRequest:
-    """`compile A B ...`: one library, every network planned with the same options."""
-    from .targets import get_target
-    for given, option in ((args.plan, "--plan"), (args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
-        if given:
-            raise UserError(f"{option} takes one model: compile several models without it (each is planned "
-                            "with the plan options given)")
+    """`compile A B ...`: one library, every network planned with the same options, or from its
+    saved plan (--plan A.json,B.json, one per model, as `fit A B -o` writes them)."""
+    from dataclasses import replace
     from .codegen.shared import network_prefixes
+    from .targets import get_target
+    for given, option in ((args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
+        if given:
+            raise UserError(f"{option} takes one model: compile several models without it")
     models = [args.model, *args.more_models]
+    plans = [None] * len(models) if args.plan is None else split_list(args.plan)
+    if len(plans) != len(models):
+        raise UserError(f"--plan names {len(plans)} plans for {len(models)} models: give one per model, "
+                        "comma-separated, in the models' order")
     # prefixes given are checked now, before any planning; those from the names once they are loaded
     prefixes = None if args.prefix is None else tuple(network_prefixes(models, split_list(args.prefix)))
     link = Link(get_target(args.target or "host"), None, False, "")
-    return CompileRequest(call, _model_plan(args, args.target), link, args.output, tuple(args.more_models), prefixes)
+    base = _model_plan(args, args.target)
+    each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
+    return CompileRequest(call, each[0], link, args.output, tuple(each[1:]), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
@@ -546,10 +554,15 @@ def fit_request(args) -> FitRequest:
     from .boards import custom_board, get_board
     from .fit import DEFAULT_RESERVE
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
-    call = _invocation(args, args.json, [args.model, *args.more_models, board_file], [args.output])
-    for given, option in ((args.output, "-o"), (args.input_stream, "--input-stream")):
-        if given and args.more_models:
-            raise UserError(f"{option} takes one model: fit several models without it")
+    outputs = [args.output] if not args.more_models or args.output is None else split_list(args.output)
+    call = _invocation(args, args.json, [args.model, *args.more_models, board_file], outputs)
+    if args.more_models and args.input_stream:
+        raise UserError("--input-stream takes one model: fit several models without it")
+    if args.more_models and "-" in outputs:
+        raise UserError("-o - writes one plan to standard output: fit several models into files, one per model")
+    if args.more_models and args.output is not None and len(outputs) != 1 + len(args.more_models):
+        raise UserError(f"-o names {len(outputs)} plan files for {1 + len(args.more_models)} models: give one per "
+                        "model, comma-separated, in the models' order")
     base = None if args.board is None else get_board(args.board)
     if base is None and args.ram is None and args.target is None:
         raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
@@ -795,12 +808,9 @@ def cmd_compile(request: CompileRequest) -> None:
 
 def _compile_shared(request: CompileRequest) -> None:
     """`compile A B ...`: each model planned, then one library of them all sharing one arena."""
-    from dataclasses import replace
     from . import report
     from .codegen.shared import Network, network_prefixes, write_shared
-    models = (request.model.options.model, *request.others)
-    planned = [_planned_schedule(replace(request.model, options=replace(request.model.options, model=m)))
-               for m in models]
+    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
@@ -958,6 +968,10 @@ def _fit_together(request: FitRequest) -> None:
     for fitted in result.fits:
         if fitted.uncovered:
             _warn([report.uncovered_warning(request.board.target, fitted.uncovered)])
+    if request.output:  # each network's plan, for compile A B --plan A.json,B.json
+        from .files import write_atomic
+        for path, fitted, model in zip(split_list(request.output), result.fits, (request.model, *request.others)):
+            write_atomic(path, report.json_text(_with_digest(fitted.plan, model).to_dict()) + "\n")
     if request.call.json:
         _print_json(result.to_dict(), _report_stream(request))
     else:

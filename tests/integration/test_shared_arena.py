@@ -277,15 +277,16 @@ def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path
     (["compile", VWW, str(DSCNN), "--prefix", "net,net_kws", "-o", "OUT"], "prefix clash: 'net' and 'net_kws'"),
     (["compile", VWW, str(DSCNN), "--prefix", "kernels,kws", "-o", "OUT"], "prefix 'kernels' clashes"),
     (["compile", VWW, str(DSCNN), "--prefix", "vww,9kws", "-o", "OUT"], "--prefix '9kws' is not a C identifier"),
-    (["compile", VWW, str(DSCNN), "--plan", "PLAN", "-o", "OUT"], "--plan takes one model"),
+    (["compile", VWW, str(DSCNN), "--plan", "PLAN", "-o", "OUT"], "--plan names 1 plans for 2 models"),
     (["compile", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "--board takes one model"),
-    (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "-o takes one model"),
+    (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "-o names 1 plan files for 2 models"),
+    (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT,-"], "-o - writes one plan to standard output"),
     (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "--input-stream"], "--input-stream takes one model"),
 ])
 def test_several_models_refuse_clashes_and_one_model_options_in_one_line(tmp_path, capsys, argv, message):
     plan = tmp_path / "plan.json"
     plan.write_text("{}")
-    argv = [str(tmp_path / "out") if a == "OUT" else str(plan) if a == "PLAN" else a for a in argv]
+    argv = [a.replace("OUT", str(tmp_path / "out")) if "OUT" in a else str(plan) if a == "PLAN" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
@@ -293,15 +294,17 @@ def test_several_models_refuse_clashes_and_one_model_options_in_one_line(tmp_pat
 
 
 @pytest.mark.slow  # about 15 s of CPU: both models' fronts on cortex-m4 and their stack bounds
-def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(capsys):
+def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(tmp_path, capsys):
     """`fit A B`: RAM = the largest arena + every network's io and static data + the deepest stack
     + the reserve, within the board's; each network's plan is at least as fast as the fastest one
     the solver finds under the shared arena as a RAM cap. On 56 kB the two arenas side by side
-    would not fit: sharing is what makes them fit."""
+    would not fit: sharing is what makes them fit. The plans it writes compile into one library
+    whose shared arena is the one fit counted."""
     import json
     from msfcnn import latency
     ram = 56000
-    assert main(["fit", VWW, str(DSCNN), "--ram", "56kB", "--target", "cortex-m4", "--json"]) == 0
+    plans = f"{tmp_path / 'vww.json'},{tmp_path / 'dscnn.json'}"
+    assert main(["fit", VWW, str(DSCNN), "--ram", "56kB", "--target", "cortex-m4", "--json", "-o", plans]) == 0
     doc = json.loads(capsys.readouterr().out)
     nets = doc["networks"]
     assert doc["models"] == ["mcunet-vww5", "dscnn"] and doc["fits"] and doc["state_bytes"] == 0
@@ -317,3 +320,6 @@ def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(capsys):
                                  max_ram=doc["shared_arena_bytes"])
         assert net["predicted_instructions"] <= fastest.predicted_instructions
         assert net["arena_bytes"] == net["plan"]["peak_ram_bytes"] <= doc["shared_arena_bytes"]
+    assert main(["compile", VWW, str(DSCNN), "--plan", plans, "-o", str(tmp_path / "out")]) == 0
+    header = (tmp_path / "out" / "msfcnn_arena.h").read_text()
+    assert f"#define MSFCNN_SHARED_ARENA_BYTES {doc['shared_arena_bytes']}\n" in header
