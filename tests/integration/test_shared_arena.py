@@ -93,7 +93,7 @@ def _single_arena(model: str) -> int:
     return int(re.search(r"#define MSFCNN_ARENA_BYTES (\d+)", header).group(1))
 
 
-@pytest.mark.slow  # about 10 s of CPU: two plans, the C of both, LiteRT
+@pytest.mark.slow  # about 6 s of CPU: two plans, the C of both, LiteRT
 def test_vww_and_dscnn_share_one_arena_bit_exact_in_one_cpp_program(tmp_path, capsys):
     target = require_target("host")
     require_tools("c++", "nm", packages=("g++", "binutils"))
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 """
 
 
-@pytest.mark.qemu  # about 15 s of CPU: two plans, the C of both for Cortex-M4, QEMU, LiteRT
+@pytest.mark.qemu  # about 5 s of CPU: two plans, the C of both for Cortex-M4, QEMU, LiteRT
 def test_vww_and_dscnn_share_one_arena_bit_exact_on_cortex_m4(tmp_path, capsys):
     target = require_target("cortex-m4")
     out = tmp_path / "out"
@@ -232,7 +232,6 @@ int main(int argc, char **argv)
 """
 
 
-@pytest.mark.slow  # about 6 s of CPU: the C of two small networks
 def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path, capsys):
     """An SVDF keyword model (int16, 416 B of state) and a small int8 net compiled together: the
     state is a buffer of the keyword model's own, outside the shared arena, so that the other
@@ -293,7 +292,7 @@ def test_several_models_refuse_clashes_and_one_model_options_in_one_line(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.slow  # about 15 s of CPU: both models' fronts on cortex-m4 and their stack bounds
+@pytest.mark.slow  # about 19 s of CPU: both models' fronts on cortex-m4 and their stack bounds
 def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(tmp_path, capsys):
     """`fit A B`: RAM = the largest arena + every network's io and static data + the deepest stack
     + the reserve, within the board's; each network's plan is at least as fast as the fastest one
