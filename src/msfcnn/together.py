@@ -109,8 +109,9 @@ class _Network:
 
 def fit_together(graphs: list[Graph], board: Board, reserve: int, input_in_flash: bool = False,
                  objective: str = "min-latency") -> FitTogether:
-    """The networks' plans that fit `board` together (module docstring); UserError naming the least
-    RAM they reach together when none do."""
+    """The networks' plans that fit `board` together (module docstring); UserError naming the RAM
+    they need with each network's plan of least RAM when none do (each network's least, not a
+    search of every combination for the least together)."""
     networks = [_Network(g, board, reserve, input_in_flash, objective) for g in graphs]
     shared = kernel_static_bytes(TARGETS[board.target])
 
@@ -135,7 +136,7 @@ def fit_together(graphs: list[Graph], board: Board, reserve: int, input_in_flash
     if objective == "min-ram" and least.headroom_bytes >= 0:
         return least
     names = " and ".join(g.name for g in graphs)
-    raise UserError(f"{names} do not fit {board.name} together: the least RAM they reach is {least.used_bytes} B "
+    raise UserError(f"{names} do not fit {board.name} together: with each one's plan of least RAM they need {least.used_bytes} B "
                     f"(shared arena {least.shared_arena_bytes} + state {least.state_bytes} + io {least.io_bytes} + "
                     f"stack {least.stack_bytes} + static {least.static_bytes}), {least.used_bytes - budget} B more "
                     f"than the {budget} B available ({board.ram_bytes} B less the {reserve} B reserve)")
