@@ -3,8 +3,10 @@ under its own prefix, one shared arena as large as the largest of theirs. A C++ 
 MCUNet-VWW and MLPerf Tiny's DS-CNN one after the other on that arena, each bit-exact with its
 reference (DS-CNN: LiteRT; the built-in MCUNet-VWW: the numpy executor, as `verify` checks)."""
 
+import json
 import re
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,33 +234,25 @@ int main(int argc, char **argv)
 """
 
 
-def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path, capsys):
-    """An SVDF keyword model (int16, 416 B of state) and a small int8 net compiled together: the
-    state is a buffer of the keyword model's own, outside the shared arena, so that the other
-    network's calls between its steps leave it alone; the arena is aligned for int16."""
+STEPS = 4
+
+
+def _stateful_pair(tmp_path) -> tuple[Path, list, list]:
+    """The SVDF keyword model and the small int8 net `beta` compiled together into tmp_path/out;
+    their graphs and least-RAM schedules (those compile plans by default)."""
     from support.c_library import BETA
-    target = require_target("host")
-    require_tools("c++", "nm", packages=("g++", "binutils"))
     beta_model = tmp_path / "beta.json"
-    beta_model.write_text(__import__("json").dumps(BETA))
+    beta_model.write_text(json.dumps(BETA))
     out = tmp_path / "out"
     assert main(["compile", str(KEYWORDS), str(beta_model), "--prefix", "svdf_keyword,beta", "-o", str(out)]) == 0
-    printed = capsys.readouterr().out
     graphs = [pipeline.load(str(m), weights=True) for m in (KEYWORDS, beta_model)]
-    schedules = [pipeline.lower(g, pipeline.planner(g).min_ram()) for g in graphs]
-    own = [s.arena_bytes - g.state_bytes for g, s in zip(graphs, schedules)]
-    assert graphs[0].state_bytes == 416 and f"+ own state 416 B" in printed and f"shared arena {max(own)} B" in printed
-    objects = _compile_objects(out, shlex.split(target.cflags))
-    sizes = {line.split()[3]: int(line.split()[1], 16)
-             for line in run("nm", "-S", "--defined-only", *objects).splitlines() if len(line.split()) == 4}
-    assert sizes["svdf_keyword_state_words"] == 416
-    assert sizes["msfcnn_shared_arena_words"] == max(own) + max(own) % 2  # int16 words
-    steps = 4
-    (tmp_path / "main.cpp").write_text(STATEFUL_PROGRAM.replace("STEPS", str(steps)))
-    program = tmp_path / "stateful"
-    run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", "-o", program,
-        tmp_path / "main.cpp", *objects, "-lm")
-    xs = [random_input(graphs[0], seed) for seed in range(steps)]
+    return out, graphs, [pipeline.lower(g, pipeline.planner(g).min_ram()) for g in graphs]
+
+
+def _check_stateful(program, tmp_path, graphs, schedules) -> None:
+    """Run STATEFUL_PROGRAM: the keyword model's steps, each followed by a call of beta, every
+    output the numpy executor's (the state carried from step to step)."""
+    xs = [random_input(graphs[0], seed) for seed in range(STEPS)]
     (tmp_path / "a.in").write_bytes(b"".join(_internal_bytes(graphs[0], x) for x in xs))
     y = random_input(graphs[1], 3)
     (tmp_path / "b.in").write_bytes(_internal_bytes(graphs[1], y))
@@ -266,7 +260,53 @@ def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path
     expected = np.concatenate([r.output.reshape(-1) for r in pipeline.run_steps(schedules[0], xs, raw=True)])
     assert np.array_equal(np.frombuffer((tmp_path / "a.out").read_bytes(), expected.dtype), expected)
     once = pipeline.run(schedules[1], y, raw=True).output.reshape(-1)
-    assert np.array_equal(np.frombuffer((tmp_path / "b.out").read_bytes(), once.dtype), np.tile(once, steps))
+    assert np.array_equal(np.frombuffer((tmp_path / "b.out").read_bytes(), once.dtype), np.tile(once, STEPS))
+
+
+def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path, capsys):
+    """An SVDF keyword model (int16, 416 B of state) and a small int8 net compiled together: the
+    state is a buffer of the keyword model's own, outside the shared arena, so that the other
+    network's calls between its steps leave it alone; the arena is aligned for int16."""
+    target = require_target("host")
+    require_tools("c++", "nm", packages=("g++", "binutils"))
+    out, graphs, schedules = _stateful_pair(tmp_path)
+    printed = capsys.readouterr().out
+    own = [s.arena_bytes - g.state_bytes for g, s in zip(graphs, schedules)]
+    assert graphs[0].state_bytes == 416 and f"+ own state 416 B" in printed and f"shared arena {max(own)} B" in printed
+    objects = _compile_objects(out, shlex.split(target.cflags))
+    sizes = {line.split()[3]: int(line.split()[1], 16)
+             for line in run("nm", "-S", "--defined-only", *objects).splitlines() if len(line.split()) == 4}
+    assert sizes["svdf_keyword_state_words"] == 416
+    assert sizes["msfcnn_shared_arena_words"] == max(own) + max(own) % 2  # int16 words
+    (tmp_path / "main.cpp").write_text(STATEFUL_PROGRAM.replace("STEPS", str(STEPS)))
+    program = tmp_path / "stateful"
+    run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", "-o", program,
+        tmp_path / "main.cpp", *objects, "-lm")
+    _check_stateful(program, tmp_path, graphs, schedules)
+
+
+PARENT = """cmake_minimum_required(VERSION 3.13)
+project(stateful C CXX)
+add_subdirectory(out)
+add_executable(stateful main.cpp)
+set_target_properties(stateful PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON)
+target_link_libraries(stateful PRIVATE msfcnn_networks)
+"""
+
+
+@pytest.mark.slow  # about 3 s of CPU (10 s on a busy machine): CMake configures C and C++, builds the library and the program
+def test_cmake_builds_the_shared_library_into_a_cpp_project(tmp_path, capsys):
+    """The folder's CMakeLists.txt, added with add_subdirectory, gives the target msfcnn_networks
+    (each network, the kernels once, the arena) with the folder as its include path."""
+    from support.c_library import cmake
+    require_target("host")
+    require_tools("cmake", "c++", packages=("cmake", "g++"))
+    _, graphs, schedules = _stateful_pair(tmp_path)
+    capsys.readouterr()
+    (tmp_path / "CMakeLists.txt").write_text(PARENT)
+    (tmp_path / "main.cpp").write_text(STATEFUL_PROGRAM.replace("STEPS", str(STEPS)))
+    cmake(tmp_path, tmp_path / "build")
+    _check_stateful(tmp_path / "build" / "stateful", tmp_path, graphs, schedules)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -299,7 +339,6 @@ def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(tmp_path, ca
     the solver finds under the shared arena as a RAM cap. On 56 kB the two arenas side by side
     would not fit: sharing is what makes them fit. The plans it writes compile into one library
     whose shared arena is the one fit counted."""
-    import json
     from msfcnn import latency
     ram = 56000
     plans = f"{tmp_path / 'vww.json'},{tmp_path / 'dscnn.json'}"
