@@ -25,7 +25,8 @@ FORMS = ["gru_seq", "gru_last_dense", "gru_reset_before", "gru_keras3", "gru_sta
 CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_seq", "float32") else [pytest.mark.slow])
          for form in FORMS for quant in ("int8", "float32") for numerics in ("litert", "tflm")
          if not (form == "gru_reset_before" and numerics == "tflm")]
-CASES += [pytest.param("gru_stack_reset_before", "float32", "litert", marks=pytest.mark.slow)]
+CASES += [pytest.param(form, "float32", "litert", marks=pytest.mark.slow)
+          for form in ("gru_stack_reset_before", "gru_bidirectional")]
 
 
 def _inputs(graph) -> list[np.ndarray]:
@@ -60,6 +61,13 @@ def test_the_steps_become_slices_and_the_stack_is_filled_step_by_step():
     assert kinds.count("dense") == 8 + 7  # the input kernel each step, the recurrent one after the first
     assert kinds.count("pack_step") == 8 and kinds.count("concat") == 0
     assert graph.shape_of(len(graph.nodes) - 1) == (8, 8)
+
+
+def test_a_bidirectional_gru_keeps_the_files_order():
+    """Its backward layer reads the steps from the last: run step-major it would hold both
+    layers' stacks at once, so it runs as the file lists it, its PACKs concatenated at the end."""
+    kinds = [node.op.kind for node in loaded(SEQUENCE / "gru_bidirectional_float32.tflite").nodes]
+    assert "pack_step" not in kinds and kinds.count("concat") == 2 * 7 + 1
 
 
 @pytest.mark.parametrize("quant", ["float32", "int8"])

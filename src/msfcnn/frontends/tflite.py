@@ -193,7 +193,8 @@ class _Importer:
                 raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
         self.readers = self._count_readers(operators, outputs)
         self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
-        self.unrolled = UnrolledSteps()  # unrolled recurrent layers: their steps run step-major
+        # unrolled recurrent layers: their steps run step-major, but a Bidirectional's (REVERSE_V2)
+        self.unrolled = UnrolledSteps(bidirectional=any(op.name == "REVERSE_V2" for op in operators))
         self.widened = _widened_head(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
@@ -210,7 +211,7 @@ class _Importer:
             except UserError as err:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
         graph = self._finish(self.output_tensors)
-        if not self.unrolled.step_of:
+        if not self.unrolled.step_of or self.unrolled.bidirectional:
             return graph
         steps = {self.ir_tensor[t]: step for t, step in self.unrolled.step_of.items() if t in self.ir_tensor}
         return step_major(graph, steps)
@@ -1692,6 +1693,9 @@ def _pack_steps(imp: _Importer, op: Operator, axis: int) -> None:
                         "(the steps of a sequence, one after the other) is supported")
     sources = [_flat(imp, t) for t in op.inputs]
     quant = imp.quant(op.outputs[0])
+    if imp.unrolled.bidirectional:  # run in the file's order: concatenated at the end (a stack from the first step costs more)
+        imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (_concat_chain(imp, sources, quant),))
+        return
     if any(imp.graph.quant_of(s) != quant or imp.graph.shape_of(s) != imp.graph.shape_of(sources[0]) for s in sources):
         raise UserError("steps quantised differently from the output, or of different sizes: TFLite's PACK copies values")
     node = imp.graph.append(PackStep(0, len(sources)), (sources[0],), quant=quant)

@@ -11,7 +11,7 @@ Two rewrites make the same ops run step-major, their numerics unchanged (every o
   state itself (`UnrolledSteps.unpacked`): the stacked sequence is then read by no op, and pruned;
 - the nodes are reordered by the latest input step each depends on (`step_major`). Step t of
   every layer then runs before step t + 1 of any, and between steps only the hidden states and
-  the output's steps so far are live.
+  the output's stack are live. A pack step runs right after the hidden state it stores.
 """
 
 from __future__ import annotations
@@ -19,14 +19,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..ir import Graph
+from ..ops.pack_step import PackStep
 from ..ops.reshape import Reshape
 
 
 @dataclass
 class UnrolledSteps:
     """What the importer saw of unrolled steps: the IR tensors a PACK stacked, by the IR tensor of
-    its stack, and the step of each UNPACK output (TFLite tensor -> step)."""
+    its stack, and the step of each UNPACK output (TFLite tensor -> step). A model with a
+    REVERSE_V2 (Keras' Bidirectional) keeps the file's order and concatenations: its backward
+    layer reads the steps from the last, so interleaving it with the forward one (or filling its
+    stack from the first step) holds more than the file's order does."""
 
+    bidirectional: bool = False
     packed: dict[int, tuple[int, ...]] = field(default_factory=dict)
     step_of: dict[int, int] = field(default_factory=dict)
 
@@ -45,9 +50,12 @@ def step_major(graph: Graph, steps: dict[int, int]) -> Graph:
     depends on no later step than its inputs' latest, so the order stays topological."""
     live = _live(graph)
     latest: dict[int, int] = {}
+    at: dict[int, float] = {}  # the place in the file a node's order follows
     for t, node in enumerate(graph.nodes):
         latest[t] = max([steps.get(t, 0)] + [latest.get(u, 0) for u in node.inputs])
-    order = sorted((t for t in range(len(graph.nodes)) if t in live), key=lambda t: (latest[t], t))
+        # a pack step right after its step's hidden state, which it frees (a PACK comes after all of them)
+        at[t] = max(at[u] for u in node.inputs) + 0.5 if isinstance(node.op, PackStep) else t
+    order = sorted((t for t in range(len(graph.nodes)) if t in live), key=lambda t: (latest[t], at[t]))
     if order == list(range(len(graph.nodes))):
         return graph
     new = {old: k for k, old in enumerate(order)}
