@@ -91,8 +91,9 @@ class _Op:
         self.wide = self.build.wide
         self.suffix = "_f32" if self.float else ""
         self.family = self.op.latency_family(self.build) + self.suffix
-        if self.op.c_call is CCall.REGION and len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE:
-            # an element-wise kernel on a vector runs on it as a 1 x 1 x C map
+        if self.op.c_call is CCall.REGION and (len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE
+                                               or len(self.in_shape) != 3 and self.op.pattern is Pattern.OPAQUE):
+            # an element-wise kernel on a vector runs on it as a 1 x 1 x C map (so does a pack step)
             self.shape, self.in_shape = as_feature_map(self.shape), as_feature_map(self.in_shape)
         if len(self.shape) == 3 and len(self.in_shape) == 3 and self.op.c_call is CCall.REGION:
             windows = [self.op.axis_window(axis) for axis in (0, 1)]

@@ -142,6 +142,7 @@ KERNEL_SOURCE_FAMILIES = {
     "lstm_stateful.c": ("lstm", "lstm_tflm"), "lstm_cell_state.c": ("lstm",),
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),
+    "pack_step.c": ("pack_step",),
     "time_ring.c": ("time_ring",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
 }
 # An op's header (<op>.h, beside <op>.c: its params struct and kernels) goes with its source.
