@@ -63,7 +63,8 @@ def test_helium_convolution_counts_by_hand():
     graph = _graph([{"op": "conv2d", "filters": 70, "kernel": 1}], (1, 3, 40))
     f = BlockCounter(graph, dsp=True, mve=True).call(0, 0, 1, 0, 3)
     assert f["conv_mve_direct:block"] == 2 and f["conv_mve_direct:pixel_block"] == 3 * 2
-    assert f["conv_mve_direct:weight_vector"] == 70 * 3 and f["conv_mve_direct:stage_quad"] == 16 + 2
+    assert f["conv_mve_direct:weight_vector"] == 70 * 2 and f["conv_mve_direct:weight_tail"] == 70
+    assert f["conv_mve_direct:stage_quad"] == 16 + 2
     assert f["conv_mve_direct:four"] == 3 * 17 and f["conv_mve_direct:four_vector"] == 3 * 17 * 2
     assert f["conv_mve_direct:four_tail"] == 3 * 17
     assert f["conv_mve_direct:rest_channel"] == 3 * 2 and f["conv_mve_direct:rest_vector"] == 3 * 2 * 3

@@ -133,7 +133,7 @@ class _Op:
         """The column ring the op's input is stored in within a column stream of `block`, where
         its kernel's counts depend on it (Op.counts_by_ring); else 0."""
         source = self.node_inputs[0] if self.node_inputs else -1
-        return block.rings.get(source, 0) if self.op.counts_by_ring and source >= block.first else 0
+        return block.rings.get(source, 0) if self.op.counts_ring(self.build) and source >= block.first else 0
 
     def region(self, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Features:
         """The counts of one kernel call over output rows r0..r1, columns c0..c1 (`ring`: the

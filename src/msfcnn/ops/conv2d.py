@@ -224,11 +224,13 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         quads = sum(vectors(n, 4) for n in blocks)
         f[f"{fam}:block"] += len(blocks)
         f[f"{fam}:block_channel"] += run.shape[2]
-        f[f"{fam}:weight_vector"] += run.shape[2] * vectors(patch)
+        f[f"{fam}:weight_vector"] += run.shape[2] * (patch // 16)
+        f[f"{fam}:weight_tail"] += run.shape[2] * (patch % 16 > 0)
         f[f"{fam}:stage_quad"] += quads
         f[f"{fam}:pixel_block"] += pixels * len(blocks)
-        if patch <= 16:  # one vector of the patch, a load and a VMLADAVA per channel
+        if patch <= 16:  # one vector of the patch, a load and a VMLADAVA per channel (predicated: < 16)
             f[f"{fam}:short_channel"] += pixels * run.shape[2]
+            f[f"{fam}:short_partial"] += pixels * run.shape[2] * (patch < 16)
         elif patch <= 32 and patch % 16:  # two vectors
             f[f"{fam}:two_channel"] += pixels * run.shape[2]
         else:  # four channels at a time over the patch's vectors, then one by one
@@ -238,8 +240,9 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:four_tail"] += pixels * fours * (patch % 16 > 0)
             f[f"{fam}:rest_channel"] += pixels * rest
             f[f"{fam}:rest_vector"] += pixels * rest * vectors(patch)
-        if run.stage != "general":
+        if run.stage != "general":  # (a block's last quad of 1 to 3 channels stored predicated)
             f[f"{fam}:requant_quad"] += pixels * quads
+            f[f"{fam}:requant_partial"] += pixels * sum(n % 4 > 0 for n in blocks)
         if fam == MVE_FAMILIES[1]:  # gather_patch, per pixel and block: one chunk, as conv_pairs' fast one
             whole_wrapped, wrapped_taps = self._ring_wraps(run)
             fast = pixels - run.clipped - whole_wrapped
@@ -251,22 +254,27 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:gather_slow_byte"] += (pixels - fast) * patch * len(blocks)
 
     def _ring_wraps(self, run: KernelRun) -> tuple[int, int]:
-        """In a column stream (run.col_ring columns kept, column c stored at c % ring): the region's
-        pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
-        gather_patch copies tap by tap because their taps wrap it."""
-        ring = run.col_ring
-        if not ring:
-            return 0, 0
-        r0, r1, c0, c1 = run.region
-        kw, stride, pad, width = self.win.kernel[1], self.win.strides[1], self.win.pads[1], run.in_shape[1]
-        krows_per_column = run.krows // max(c1 - c0, 1)
-        whole = taps = 0
-        for x in range(c0, c1):
-            lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
-            if hi > lo and lo % ring + (hi - lo) > ring:
-                taps += krows_per_column * (hi - lo)
-                whole += run.whole_rows if hi - lo == kw else 0
-        return whole, taps
+        return ring_wraps(self.win, run)
+
+
+def ring_wraps(win: Window, run: KernelRun) -> tuple[int, int]:
+    """In a column stream (run.col_ring columns kept, column c stored at c % ring): the region's
+    pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
+    whose taps wrap it (gather_patch copies them tap by tap, Helium's depthwise loop locates them
+    so)."""
+    ring = run.col_ring
+    if not ring:
+        return 0, 0
+    r0, r1, c0, c1 = run.region
+    kw, stride, pad, width = win.kernel[1], win.strides[1], win.pads[1], run.in_shape[1]
+    krows_per_column = run.krows // max(c1 - c0, 1)
+    whole = taps = 0
+    for x in range(c0, c1):
+        lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
+        if hi > lo and lo % ring + (hi - lo) > ring:
+            taps += krows_per_column * (hi - lo)
+            whole += run.whole_rows if hi - lo == kw else 0
+    return whole, taps
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
+from .conv2d import (count_dilated_loop, ring_wraps, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
                      weighted_c_consts, weighted_c_fields, with_dilations)
 from .loop_counts import (MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
                           count_wide_window, vectors)
@@ -123,6 +123,14 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         helium = kernel.mve and not self.win.dilated and self.win.kernel[0] * self.win.kernel[1] <= MVE_TAPS
         return self.own_family(kernel) or ("depthwise_mve" if helium else "depthwise")
 
+    def counts_ring(self, kernel: KernelBuild) -> bool:
+        """The Helium loop locates a window's taps one by one where they wrap a column ring."""
+        return self.latency_family(kernel) == "depthwise_mve"
+
+    def gathers_runs(self, kernel: KernelBuild) -> bool:
+        """The Helium loop locates each tap itself, without window.c's batches of runs."""
+        return super().gathers_runs(kernel) and self.latency_family(kernel) != "depthwise_mve"
+
     @classmethod
     def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
         own = cls.own_family(kernel)
@@ -167,7 +175,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         channels, the taps' weight pointers and the constants eight channels at a time (a loop over
         every tap each); per pixel and block, its in-bounds taps' addresses (per kernel row, per
         tap), a clipped window's weights too; sixteen channels at a time over the taps (a clipped
-        window adds the offset to each input); the output stage eight channels at a time."""
+        window adds the offset to each input; a block of channels not a multiple of 16 predicates
+        its loads); the output stage eight channels at a time."""
         fam, pixels, taps = run.family, run.pixels, run.taps
         kernel = self.win.kernel[0] * self.win.kernel[1]
         blocks = channel_blocks(run.channels, MVE_DEPTHWISE_BLOCK)
@@ -185,6 +194,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         f[f"{fam}:sixteen"] += pixels * sixteens
         f[f"{fam}:tap_sixteen"] += taps * sixteens
         f[f"{fam}:clipped_tap_sixteen"] += clipped_taps * sixteens
+        f[f"{fam}:wrapped_tap_block"] += ring_wraps(self.win, run)[1] * len(blocks)
+        partial = sum(vectors(n) for n in blocks if n % 16)
+        f[f"{fam}:partial_sixteen"] += pixels * partial
+        f[f"{fam}:partial_tap_sixteen"] += taps * partial
         f[f"{fam}:output_eight"] += pixels * eights
 
     in_place_family = "depthwise_inplace"  # the in-place kernel's counts' names
