@@ -46,7 +46,8 @@ from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
-DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33"}
+DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"}
+MVE_TARGETS = {"cortex-m55"}  # the int8 kernels' Helium loops too (their own families: BlockCounter's mve)
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
 # change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
 # multiplier, ABS, PRELU and uint8's depthwise convolution (weight offset) on their unfused blocks,
@@ -732,7 +733,7 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
             print(f"seed {seed}: {len(graph)} ops, {time.time() - started:.1f} s", file=sys.stderr)
 
 
-def load_samples(samples_path: Path, dsp: bool):
+def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for line in samples_path.read_text().splitlines():
         row = json.loads(line)
@@ -745,7 +746,8 @@ def load_samples(samples_path: Path, dsp: bool):
             continue
         schedule = pipeline.lower(graph, plan)
         samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
-                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}")
+                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}",
+                                             mve)
     # a block of no instructions (a RESHAPE the C aliases, of a generated .tflite) has nothing to fit
     return [s for s in samples if s.instructions > 0]
 
@@ -757,7 +759,7 @@ def _stored(target: str, fits=("extension", "coverage")) -> LatencyModel:
     calibration_stats = dict(model.calibration)
     added = {name for key in fits for name in calibration_stats.pop(key, {}).get("fitted", ())}
     return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
-                        model.kernel_digests, calibration_stats)
+                        model.kernel_digests, calibration_stats, model.mve)
 
 
 def _without(model: LatencyModel, key: str) -> LatencyModel:
@@ -765,7 +767,7 @@ def _without(model: LatencyModel, key: str) -> LatencyModel:
     stats = dict(model.calibration)
     added = set(stats.pop(key, {}).get("fitted", ()))
     return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
-                        model.kernel_digests, stats)
+                        model.kernel_digests, stats, model.mve)
 
 
 def main() -> None:
@@ -860,7 +862,7 @@ def main() -> None:
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8",
                     "cover", scan_network)
         dsp = args.target in DSP_TARGETS
-        _write(calibration.fit(load_samples(samples_path, dsp), args.target, dsp, fixed=_stored(args.target, ("scan",)),
+        _write(calibration.fit(load_samples(samples_path, dsp, args.target in MVE_TARGETS), args.target, dsp, fixed=_stored(args.target, ("scan",)),
                                key="scan"), args.target, args.also)
         return
     if own_fit:  # its own fit, on top of every stored coefficient (no other fit sees its files)
@@ -870,7 +872,7 @@ def main() -> None:
             dtype = {"pad16": "int16", "recurrent": "float32"}.get(own_fit, "int8")
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, dtype, "cover",
                     make)
-        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS), args.target,
+        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS), args.target,
                                 args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit,)), key=own_fit)
         _write(model, args.target, args.also)
         return
@@ -885,11 +887,11 @@ def main() -> None:
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
                 "inplace" if args.inplace else "cover" if args.cover or args.windows or args.sweep else "all",
                 make)
-    dsp = args.target in DSP_TARGETS
+    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
 
     def samples_of(paths, measured: bool):
         return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
-                for s in load_samples(path, dsp)]
+                for s in load_samples(path, dsp, mve)]
 
     # every measurement of the target, for the SWEEP_ families' fit (the last one of every run)
     every_file = sorted({*files, *ops_files, *cover_files, *windows_files, folder / f"{args.target}-sweep.jsonl"})
@@ -911,8 +913,8 @@ def main() -> None:
     elif args.ops:  # the main coefficients stay; the other operators' are fitted on top of them
         model = calibration.fit(ops_samples, args.target, dsp, fixed=_stored(args.target))
     else:
-        samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp)]
-        model = calibration.fit(samples, args.target, dsp)
+        samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp, mve)]
+        model = calibration.fit(samples, args.target, dsp, mve=mve)
         if ops_samples:  # fit the other operators again on top of the new coefficients
             model = calibration.fit(ops_samples, args.target, dsp, fixed=model)
     if cover_samples:  # and the kernels of the cover networks on top of those

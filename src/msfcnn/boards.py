@@ -76,6 +76,15 @@ BOARDS = {b.name: b for b in (
           "264 KB SRAM, contiguous (the Pico SDK's linker script keeps the last 8 KB as the cores' stacks: "
           "add them to --reserve when linking with it); code runs from QSPI flash through the XIP cache; the "
           "SDK's divider and ROM float routines replace libgcc's, so their calls count otherwise"),
+    # Alif Ensemble E3 (AE302F80F55D5), its RTSS-HP Cortex-M55 at 400 MHz: Alif's RAM map gives
+    # SRAM0 4 MB at 0x02000000 (counted: the largest region) and SRAM1 2.5 MB at 0x08000000 (bulk
+    # SRAM, shared by the cores), the HP core's TCMs (SRAM2: ITCM 256 KB, SRAM3: DTCM 1 MB, the
+    # fastest for data), and the HE core's (SRAM4, SRAM5: 256 KB each); 5.5 MB MRAM for code.
+    Board("alif-ensemble-e3", "Alif Ensemble E3 (AE302F80F55D5)",
+          "Arm Cortex-M55 RTSS-HP core (Helium integer and float, FPv5 double precision)", 4 * MiB,
+          5632 * KiB, 400_000_000, "cortex-m55", True,
+          "counts SRAM0 (4 MB), the largest region; the HP core's DTCM (1 MB, fastest), ITCM (256 KB) and "
+          "SRAM1 (2.5 MB) are separate; QEMU's M55 without the caches or the Ethos-U55"),
     # FE310-G002: 16 KB data scratchpad (DTIM); code runs from the 4 MB off-chip QSPI flash.
     Board("hifive1-revb", "SiFive FE310-G002", "SiFive E31 (RV32IMAC)", 16 * KiB, 4 * MiB, 320_000_000,
           "fe310", True, "16 KB DTIM; code and weights execute in place from the 4 MB QSPI flash"),
