@@ -94,6 +94,10 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
+
+
+def _streaming_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--streaming", action="store_true",
                    help="incremental sliding-window inference: each call takes the newest --hop frames along "
                         "the time axis (H, or W of a 1 x T map) and computes only the newest rows of each layer, "
@@ -230,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-stream", action="store_true",
                    help="also try plans that pull the input row by row from the caller (plan --input-stream); "
                         "the report gives the least RAM with the input streamed beside the whole input's")
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
                                                                 "compile and verify)")
@@ -241,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help=f"the target whose latency model weighs the plans (calibrated: {_calibrated()})")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
@@ -383,6 +389,7 @@ class FitRequest:
     output: str | None
     objective: str = "min-latency"
     input_stream: bool = False
+    hop: int | None = None  # --streaming: the frames each call brings (None: whole inputs)
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -477,7 +484,7 @@ def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
-                          latency_target=_weighing_target(args.target, args.axis == "latency"),
+                          latency_target=_weighing_target(args.target, args.axis == "latency"), hop=_hop(args),
                           input_stream=args.input_stream)
     return ParetoRequest(call, options, args.axis, args.plot)
 
@@ -524,7 +531,7 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream)
+                      args.input_in_flash, args.output, args.objective, args.input_stream, _hop(args))
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -882,9 +889,10 @@ def cmd_fit(request: FitRequest) -> None:
     from . import pipeline, report
     from .fit import fit
     board = request.board
-    graph = pipeline.load(request.model, weights=True)
+    graph = pipeline.load(request.model, weights=True, hop=request.hop)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream,
+                     request.hop)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:
