@@ -149,3 +149,19 @@ def test_fit_plans_one_call(capsys):
     assert code == 0 and doc["fits"], err
     assert doc["hop"] == 2 and doc["state_bytes"] == 284 and doc["arena_bytes"] >= 284
     assert doc["plan"]["peak_ram_bytes"] == pipeline.solve(pipeline.planner(pipeline.load(model, hop=2))).peak_ram_bytes
+
+
+def test_an_onnx_tcn_streams_within_onnxruntimes_tolerance():
+    """PyTorch's TCN as ONNX (Conv 1 x 3 at dilations 1, 2, 4 along W, float32): streamed one frame
+    a call, every window is onnxruntime's on the window's frames, within verify's float32 tolerance."""
+    import onnxruntime as ort
+
+    path = FIXTURES / "models" / "onnx_tcn_conv1xk.onnx"
+    whole, step = pipeline.load(str(path)), pipeline.load(str(path), hop=1)
+    frames = np.random.default_rng(7).uniform(-1, 1, (4, 1, 32 + EXTRA_FRAMES)).astype(np.float32)  # NCHW
+    result = windows.run_windows(whole, pipeline.lower(step, pipeline.solve(pipeline.planner(step))), frames, 1)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert result.count == EXTRA_FRAMES + 1 and result.equal == result.count
+    for w, ours in enumerate(result.outputs):
+        want = session.run(None, {"input": frames[None, :, :, w:w + 32]})[0].reshape(-1)
+        np.testing.assert_allclose(ours.reshape(-1), want, rtol=0, atol=pipeline.float_tolerance(want))
