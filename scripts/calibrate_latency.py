@@ -8,6 +8,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --keyword | --pad16
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
+    python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
@@ -489,6 +490,40 @@ def _scan_graph(doc: dict, dtype: str) -> Graph:
     return graph if dtype == "float32" else with_numerics(graph, doc["numerics"])
 
 
+def streaming_network(seed: int) -> dict:
+    """A seeded random sliding-window model (`--streaming`): VALID convolutions or depthwise
+    convolutions along time, dilated or not, on a T x 1 x C map (time along H) or a 1 x T x C one
+    (along W), then a global average pool and a dense layer, or a dense layer over the last
+    rows. Measured as one call of its streaming graph (frontends/sliding.py) with a hop drawn:
+    its time rings (time_ring) and running sums (time_mean) beside kernels fitted elsewhere."""
+    rng = random.Random(seed * 13 + 5)
+    frames, channels, along_w = rng.choice([8, 12, 16, 24, 32, 49]), rng.choice([1, 4, 8, 16, 40]), rng.random() < 0.5
+    layers, rows = [], frames
+    for _ in range(rng.randint(1, 3)):
+        k, d = rng.choice([2, 3, 5]), rng.choice([1, 1, 2])
+        if rows - (k - 1) * d < 2:
+            break
+        window = {"kernel": [1, k] if along_w else [k, 1], "dilation": [1, d] if along_w else [d, 1], "padding": "valid"}
+        kind = rng.choice(["conv2d", "depthwise_conv2d"])
+        layers.append({"op": kind, **window, "act": "relu", **({"filters": rng.choice([4, 8, 16, 32])}
+                                                                 if kind == "conv2d" else {})})
+        rows -= (k - 1) * d
+    head = [{"op": "global_avg_pool"}] if seed % 3 else []  # else a dense layer over every remaining row
+    return {"name": f"calibration_streaming_{seed}", "generated": "streaming", "seed": seed,
+            "hop": rng.choice([1, 1, 2]), "input": [1, frames, channels] if along_w else [frames, 1, channels],
+            "layers": layers + head + [{"op": "dense", "units": rng.choice([3, 12])}]}
+
+
+def _streaming_graph(doc: dict, dtype: str):
+    """The graph of one call of streaming_network(seed), or None when its hop cannot stream."""
+    from msfcnn.frontends.sliding import sliding_window
+    whole = calibration.graph_of({k: doc[k] for k in ("name", "input", "layers")}, dtype)
+    try:
+        return None if whole is None else sliding_window(whole, doc["hop"])
+    except UserError:
+        return None
+
+
 def windows_network(seed: int) -> dict:
     """A seeded random layer list of dilated convolutions and depthwise convolutions (whose
     kernels are the plain ones' but on Arm's DSP extension, where a dilated CONV_2D runs the
@@ -646,6 +681,8 @@ def graph_of(doc: dict, dtype: str):
         return _scan_graph(doc, dtype)
     if doc.get("generated") == "recurrent":
         return _recurrent_graph(doc)
+    if doc.get("generated") == "streaming":
+        return _streaming_graph(doc, dtype)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
@@ -678,6 +715,9 @@ def plans_of(graph, seed: int, kind: str = "all"):
     unfused plan with every op that can be written over its input whole (the `inplace` scheme's
     channel-by-channel kernel) written so; kind="cover": only the plans without the network's
     input and output in the arena."""
+    if kind == "vanilla":  # one op a block: a sliding window's rings and sums are never fused
+        yield "vanilla", False, pipeline.planner(graph).vanilla()
+        return
     if kind == "inplace":
         planner = pipeline.planner(graph)
         swap = {b.first: b for b in planner.dag.blocks if b.scheme == "inplace" and b.first == b.last}
@@ -827,6 +867,10 @@ def main() -> None:
                         "25 taps, 1 x k convolutions on lines; to --samples, default build/latency/TARGET-sweep.jsonl) "
                         "and fit the families of SWEEP_FAMILIES again on every stored measurement, keeping every other "
                         "coefficient")
+    parser.add_argument("--streaming", action="store_true", help="measure one call of sliding-window models "
+                        "(streaming_network, int8 and --float float32; to --samples, default "
+                        "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
+                        "coefficients (time_ring, time_mean) on both files, keeping every other stored one")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -852,6 +896,9 @@ def main() -> None:
     if args.sweep:
         samples_path = args.samples or folder / f"{args.target}-sweep.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
+    if args.streaming:
+        _calibrate_streaming(args, folder)
+        return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
         # bytes), and a float32 LSTM's time depends on its values (expf, tanhf), which the
@@ -922,6 +969,52 @@ def main() -> None:
     if windows_samples:  # and the dilated and transposed convolutions' on top of everything
         model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
     _write(_sweep_refit(model, samples_of(every_file, False), dsp), args.target, args.also)
+
+
+STREAMING_FAMILIES = ("time_ring", "time_mean")  # (and their float32 kernels', "_f32")
+
+
+def _calibrate_streaming(args, folder: Path) -> None:
+    """--streaming: measure, then fit the streaming families on top of every other coefficient."""
+    files = [folder / f"{args.target}-streaming{suffix}.jsonl" for suffix in ("", "-f32")]
+    samples_path = args.samples or files[int(args.float)]
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+                "float32" if args.float else "int8", "vanilla", streaming_network)
+    dsp = args.target in DSP_TARGETS
+    stored = _stored(args.target, ("streaming",))
+    kept = {k: v for k, v in stored.coefficients.items() if k.split(":")[0].removesuffix("_f32") not in STREAMING_FAMILIES}
+    fixed = LatencyModel(stored.target, stored.dsp, kept, stored.kernel_digests, stored.calibration)
+    samples = [s for path in {samples_path, *files} if path.exists() for s in load_samples(path, dsp)]
+    model = calibration.fit(samples, args.target, dsp, fixed=fixed, key="streaming")
+    fitted = {k: v for k, v in model.coefficients.items() if _streaming_key(k)}
+    # The statistics of the blocks that run a streaming kernel (the others' kernels are not refitted).
+    errors = [sum(fitted.get(k, model.coefficients.get(k, 0.0)) * v for k, v in s.features.items()) / s.instructions - 1
+              for s in samples if any(v and _streaming_key(k) for k, v in s.features.items())]
+    stats = {"samples": len(errors), "features": len(fitted), "worst_block_error": max(map(abs, errors)),
+             "mean_abs_block_error": sum(map(abs, errors)) / len(errors), "fitted": sorted(fitted)}
+    for name in [args.target, *args.also]:
+        _write_streaming(model, stats, name)
+
+
+def _streaming_key(key: str) -> bool:
+    """A coefficient of a streaming family (time_ring:copied, time_ring_f32:call, ...)."""
+    return key.split(":")[0].removesuffix("_f32") in STREAMING_FAMILIES
+
+
+def _write_streaming(model: LatencyModel, stats: dict, target: str) -> None:
+    """Store only the streaming families' coefficients, kernel digests and fit statistics in the
+    target's file, every other entry as it was (in its order: a small diff beside other fits)."""
+    path = Path(str(coefficients_path(target)))
+    doc = json.loads(path.read_text())
+    fitted = model.to_dict()
+    doc["coefficients"] = {k: v for k, v in doc["coefficients"].items() if not _streaming_key(k)}
+    doc["coefficients"].update({k: v for k, v in sorted(fitted["coefficients"].items()) if _streaming_key(k)})
+    for name in (f"{family}.{ext}" for family in STREAMING_FAMILIES for ext in ("c", "h")):
+        doc["kernel_digests"][name] = fitted["kernel_digests"][name]
+    doc["calibration"]["streaming"] = stats
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["calibration"]["streaming"]), file=sys.stderr)
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:

@@ -94,6 +94,10 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
+
+
+def _streaming_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--streaming", action="store_true",
                    help="incremental sliding-window inference: each call takes the newest --hop frames along "
                         "the time axis (H, or W of a 1 x T map) and computes only the newest rows of each layer, "
@@ -237,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-stream", action="store_true",
                    help="also try plans that pull the input row by row from the caller (plan --input-stream); "
                         "the report gives the least RAM with the input streamed beside the whole input's")
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
                                                                 "compile and verify)")
@@ -248,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help=f"the target whose latency model weighs the plans (calibrated: {_calibrated()})")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
@@ -395,6 +401,7 @@ class FitRequest:
     objective: str = "min-latency"
     input_stream: bool = False
     others: tuple[str, ...] = ()  # more models, fitted together with the first, sharing one arena
+    hop: int | None = None  # --streaming: the frames each call brings (None: whole inputs)
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -490,7 +497,7 @@ def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
-                          latency_target=_weighing_target(args.target, args.axis == "latency"),
+                          latency_target=_weighing_target(args.target, args.axis == "latency"), hop=_hop(args),
                           input_stream=args.input_stream)
     return ParetoRequest(call, options, args.axis, args.plot)
 
@@ -558,6 +565,8 @@ def fit_request(args) -> FitRequest:
     call = _invocation(args, args.json, [args.model, *args.more_models, board_file], outputs)
     if args.more_models and args.input_stream:
         raise UserError("--input-stream takes one model: fit several models without it")
+    if args.more_models and args.streaming:
+        raise UserError("--streaming takes one model: fit several models without it")
     if args.more_models and "-" in outputs:
         raise UserError("-o - writes one plan to standard output: fit several models into files, one per model")
     if args.more_models and args.output is not None and len(outputs) != 1 + len(args.more_models):
@@ -570,7 +579,8 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models))
+                      args.input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models),
+                      _hop(args))
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -944,9 +954,10 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     if request.others:
         return _fit_together(request)
-    graph = pipeline.load(request.model, weights=True)
+    graph = pipeline.load(request.model, weights=True, hop=request.hop)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream,
+                     request.hop)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:

@@ -42,6 +42,7 @@ class Fit:
     # --input-stream: the least peak RAM plus io of the plans with the input streamed and of those
     # with the whole input (in the arena or the caller's), side by side; None without the option.
     streamed_vs_whole: tuple[int, int] | None = None
+    hop: int | None = None  # --streaming: the graph is one call of a sliding window, `hop` new frames
 
     @property
     def io_in_arena(self) -> bool:
@@ -74,6 +75,7 @@ class Fit:
                 "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
                 **({"input_streamed": self.plan.input_streamed, "least_streamed_bytes": self.streamed_vs_whole[0],
                     "least_whole_input_bytes": self.streamed_vs_whole[1]} if self.streamed_vs_whole else {}),
+                **({"hop": self.hop, "state_bytes": self.graph.state_bytes} if self.hop else {}),
                 "plan": self.plan.to_dict()}
 
 
@@ -107,11 +109,12 @@ def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
 
 
 def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False,
-        objective: str = "min-latency", input_stream: bool = False) -> Fit:
+        objective: str = "min-latency", input_stream: bool = False, hop: int | None = None) -> Fit:
     """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`
     (objective "min-ram": the plan of least RAM, everything counted); UserError naming the least
     RAM reachable when none fits. `input_stream`: the plans that pull the input row by row
-    (--input-stream) are candidates too."""
+    (--input-stream) are candidates too. `hop`: `graph` is one call of a sliding window
+    (pipeline.load(..., hop=)), reported as such."""
     if input_stream and input_in_flash:
         raise UserError("--input-stream and --input-in-flash: a streamed input is never in RAM whole; give one of them")
     if objective not in ("min-latency", "min-ram"):
@@ -147,7 +150,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                                  footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash, objective, vanilla, side_by_side)
+                                 input_in_flash, objective, vanilla, side_by_side, hop)
         return fits[id(plan)]
 
     if objective == "min-latency":

@@ -576,6 +576,10 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
     lines.append(_fit_io_line(fitted, input_in_flash))
+    if fitted.hop:
+        lines.append(f"one call of the sliding window (--streaming): {fitted.hop} new frame{'s' * (fitted.hop > 1)} a "
+                     f"call; the arena holds the {fitted.graph.state_bytes} B of state kept between calls; times are "
+                     "per call")
     lines.append(unfused_line(plan, fitted.vanilla, "without --objective min-ram, fit picks the fastest fitting plan"))
     chosen = "least-RAM fitting plan" if fitted.objective == "min-ram" else "fastest fitting plan"
     clock = "" if board.clock_hz is None else f" at {board.clock_hz / 1e6:g} MHz"

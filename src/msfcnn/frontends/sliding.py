@@ -29,6 +29,8 @@ import numpy as np
 from ..errors import UserError
 from ..ir import Graph
 from ..ops import CCall, Pattern
+from ..ops.global_avg_pool import GlobalAvgPool
+from ..ops.time_mean import TimeMean
 from ..ops.time_ring import STATE, TimeRing
 
 
@@ -74,6 +76,10 @@ def sliding_window(graph: Graph, hop: int = 1) -> Graph:
         elif len(inputs) == 1 and inputs[0] and node.op.is_view and _view_time(graph, t, inputs[0]):
             times[t] = _view_time(graph, t, inputs[0])
             source = [where[node.inputs[0]]]
+        elif len(inputs) == 1 and inputs[0] and _running_mean(graph, t, step, where[node.inputs[0]], inputs[0]):
+            where[t] = _append_running_mean(step, node, t, where[node.inputs[0]], inputs[0])
+            times[t] = None
+            continue
         else:  # it needs its inputs whole: each one of the window's rows
             source = [_whole(step, where[i], time) for i, time in zip(node.inputs, inputs)]
             times[t] = None
@@ -148,6 +154,26 @@ def _view_time(graph: Graph, t: int, source: _Time) -> _Time | None:
         if prod(out_shape[:axis]) == 1 and out_shape[axis] == source.whole and prod(out_shape[axis + 1:]) == row:
             return _Time(axis, source.whole, source.new)
     return None
+
+
+def _running_mean(graph: Graph, t: int, step: Graph, source: int, time: _Time) -> bool:
+    """Whether op t is a global average pool that can keep running sums over the window
+    (ops/time_mean.py): an int8 pool over every row and column of its input."""
+    op = graph.nodes[t].op
+    if not isinstance(op, GlobalAvgPool) or step.element_of(source).name != "int8":
+        return False
+    in_shape = graph.shape_of(graph.nodes[t].inputs[0])
+    return op.extent is None or tuple(op.extent) == tuple(in_shape[:2])
+
+
+def _append_running_mean(step: Graph, node, t: int, source: int, time: _Time) -> int:
+    """The pool as a TimeMean on the call's new rows, its ring of rows and sums as state."""
+    mean = TimeMean(node.op, time.axis, time.whole)
+    index = _append(step, mean, (source,), node, t)
+    zero_point = step.quant_of(source).zero_point
+    for name, initial in mean.initial_states(step.shape_of(source), zero_point).items():
+        step.add_state(index, name, initial)
+    return index
 
 
 def _whole(step: Graph, tensor: int, time: _Time | None) -> int:
