@@ -17,6 +17,7 @@ states, ordering the regions, not a cycle count). A board given no regions has o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 
 from .errors import UserError, did_you_mean
@@ -191,10 +192,15 @@ BOARD_FILE_KEYS = ("ram", "target", "name", "flash", "clock", "chip", "core", "n
 
 def custom_board(ram: int | None, target: str | None, clock_hz: int | None = None, flash: int | None = None,
                  base: Board | None = None, name: str | None = None, chip: str = "", core: str = "",
-                 note: str = "") -> Board:
+                 note: str = "", regions: tuple[Region, ...] = ()) -> Board:
     """A board of the user's: `base` (a known board) with the figures given replaced, or a new one,
     which needs its RAM and the emulated target that stands for its core (its compiler bounds the
-    stack, its latency model predicts the time)."""
+    stack, its latency model predicts the time). `regions` (--region) replace the RAM's regions;
+    without --ram the largest is ram_bytes. --ram alone makes the RAM one region of that size."""
+    if regions:
+        ram = ram or max(region.size for region in regions)
+    elif ram is not None:
+        regions = ()  # one region of --ram, whatever the base board had
     cores = board_targets()
     if target is not None and target not in cores:
         raise UserError(f"{target!r} is not a microcontroller target{did_you_mean(str(target), cores)} (a board "
@@ -202,12 +208,45 @@ def custom_board(ram: int | None, target: str | None, clock_hz: int | None = Non
     if base is not None:
         changes = {"ram_bytes": ram, "target": target, "clock_hz": clock_hz, "flash_bytes": flash}
         return replace(base, **{k: v for k, v in changes.items() if v is not None},
-                       exact_core=base.exact_core and target in (None, base.target))
+                       exact_core=base.exact_core and target in (None, base.target),
+                       regions=base.regions if ram is None else regions)
     if ram is None or target is None:
         raise UserError("a board of your own needs its RAM and the target that stands for its core: --ram SIZE "
                         f"--target T (targets: {', '.join(cores)}), or --board NAME or BOARD.json")
     return Board(name or "custom", chip or "custom", core or f"as {target}", ram, flash or 0, clock_hz, target,
-                 True, note)
+                 True, note, regions)
+
+
+_REGION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_regions(texts: list[str]) -> tuple[Region, ...]:
+    """--region NAME:SIZE[:COST], repeated: a custom board's RAM regions (cost 1 by default)."""
+    regions = tuple(_parse_region(text) for text in texts)
+    names = [region.name for region in regions]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"--region {twice[0]} is given twice: each region has its own name")
+    return regions
+
+
+def _parse_region(text: str) -> Region:
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not _REGION_NAME.match(parts[0]):
+        raise UserError(f"bad --region {text!r}: expected NAME:SIZE[:COST], NAME a C identifier (e.g. dtcm:128KiB:1)")
+    cost = 1.0
+    if len(parts) == 3:
+        try:
+            cost = float(parts[2])
+        except ValueError:
+            cost = -1.0
+        if not cost > 0 or cost == float("inf"):
+            raise UserError(f"bad --region {text!r}: its COST is a positive number (relative: 1 for a TCM)")
+    try:
+        size = parse_size(parts[1])
+    except UserError as err:
+        raise UserError(f"bad --region {text!r}: {err}") from None
+    return Region(parts[0].lower(), size, SRAM, True, cost)
 
 
 def board_targets() -> list[str]:

@@ -219,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clock", metavar="FREQ", type=parse_clock, help="a board of your own: its clock, e.g. 80MHz "
                                                                      "(without one, no time in ms)")
     p.add_argument("--flash", metavar="SIZE", type=parse_size, help="a board of your own: its flash (reported only)")
+    _region_arg(p)
     p.add_argument("--objective", choices=["min-latency", "min-ram"], default="min-latency",
                    help="among the fitting plans: the fastest (default; by MACs where time is not predicted), "
                         "or the one of least RAM, everything counted")
@@ -244,6 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
+
+
+def _region_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--region", metavar="NAME:SIZE[:COST]", action="append", default=[],
+                   help="a RAM region of your board (repeat for each; replaces --board's): every buffer goes to one "
+                        "region, the most accessed per byte to those of least relative COST (default 1)")
 
 
 def _board_names() -> str:
@@ -513,16 +520,20 @@ def _board_target(link: Link) -> str | None:
 
 
 def fit_request(args) -> FitRequest:
-    from .boards import custom_board, get_board
+    from .boards import custom_board, get_board, parse_regions
     from .fit import DEFAULT_RESERVE
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
     call = _invocation(args, args.json, [args.model, board_file], [args.output])
     base = None if args.board is None else get_board(args.board)
+    regions = parse_regions(args.region)
     if base is None and args.ram is None and args.target is None:
         raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
-                        f"with --ram SIZE --target T")
-    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
-    board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
+                        f"with --ram SIZE (or --region NAME:SIZE) --target T")
+    if regions and args.ram is not None:
+        raise UserError("--ram and --region: give the RAM as one size or as its regions, not both")
+    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash)) or bool(regions)
+    board = (custom_board(args.ram, args.target, args.clock, args.flash, base, regions=regions)
+             if custom or base is None else base)
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
                       args.input_in_flash, args.output, args.objective, args.input_stream)
 

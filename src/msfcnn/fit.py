@@ -8,11 +8,15 @@ generated code (codegen/stack.py) and its static data, plus a reserve for the re
 instructions the board's target's latency model predicts, or the fewest MACs where the target has
 no latency model or its model has no costs for one of the network's kernels; the candidates are the Pareto fronts of (peak RAM, that weight), with the input
 and output outside the arena and (without --input-in-flash) inside it, fastest first.
+
+On a board of several RAM regions a plan fits when its buffers, the io and the program's bytes
+(stack bound, static data, reserve) can be placed over the regions (schedule/placement.py); the
+arena is then one per region.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import latency, pipeline
 from .boards import Board
@@ -20,6 +24,8 @@ from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
 from .plan import Plan, unfused_doc
+from .schedule.lowered import Liveness
+from .schedule.placement import RegionUse, Whole, place_schedule, region_uses, wholes
 from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
@@ -42,6 +48,9 @@ class Fit:
     # --input-stream: the least peak RAM plus io of the plans with the input streamed and of those
     # with the whole input (in the arena or the caller's), side by side; None without the option.
     streamed_vs_whole: tuple[int, int] | None = None
+    # A board of several regions: the arena each holds (everything placed counted), or () when the
+    # plan's buffers could not be placed over them (it does not fit).
+    regions: tuple[RegionUse, ...] = ()
 
     @property
     def io_in_arena(self) -> bool:
@@ -53,6 +62,9 @@ class Fit:
 
     @property
     def headroom_bytes(self) -> int:
+        """The RAM left; on a board of several regions, their free bytes (-1: no placement fits)."""
+        if self.board.several_regions:
+            return sum(r.size - r.arena_bytes for r in self.regions) if self.regions else -1
         return self.board.ram_bytes - self.reserve_bytes - self.used_bytes
 
     @property
@@ -74,6 +86,7 @@ class Fit:
                 "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
                 **({"input_streamed": self.plan.input_streamed, "least_streamed_bytes": self.streamed_vs_whole[0],
                     "least_whole_input_bytes": self.streamed_vs_whole[1]} if self.streamed_vs_whole else {}),
+                **({"regions": [r.to_dict() for r in self.regions]} if self.board.several_regions else {}),
                 "plan": self.plan.to_dict()}
 
 
@@ -138,22 +151,25 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
                              for group in (fronts[-1:], fronts[:-1]))
     candidates = sorted((p for front in fronts for p in front), key=lambda p: (
         p.predicted_instructions if weight == "instructions" else p.macs, p.peak_ram_bytes + io_of(p)))
-    budget = board.ram_bytes - reserve
+    budget = sum(r.size for r in board.ram_regions) - reserve
 
     fits: dict[int, Fit] = {}  # by id(plan): each plan's code is compiled once
 
     def measured(plan: Plan) -> Fit:
         if id(plan) not in fits:
             schedule = pipeline.lower(graph, plan)
-            fits[id(plan)] = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
-                                 footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                                 input_in_flash, objective, vanilla, side_by_side)
+            result = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
+                         footprint(graph, schedule, plan, target), reserve, weight, uncovered,
+                         input_in_flash, objective, vanilla, side_by_side)
+            fits[id(plan)] = placed(result, schedule) if board.several_regions else result
         return fits[id(plan)]
 
     if objective == "min-latency":
         for plan in candidates:
             if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
                 continue
+            if board.several_regions and not placeable(graph, plan, board, reserve, input_in_flash):
+                continue  # not even with no stack (before the stack bound compiles the plan's code)
             result = measured(plan)
             if result.headroom_bytes >= 0:
                 return result
@@ -161,10 +177,43 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
     if objective == "min-ram" and least.headroom_bytes >= 0:
         return least
     io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"
+    if board.several_regions and least.used_bytes <= budget:
+        sizes = ", ".join(f"{r.name} {r.size}" for r in board.ram_regions)
+        raise NoFit(least, f"{graph.name} does not fit {board.name}: its least RAM, {least.used_bytes} B (arena "
+                           f"{least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "
+                           f"{least.code.static_bytes}), cannot be split over its regions ({sizes} B; "
+                           f"{reserve} B reserve): no buffer may straddle two")
     raise NoFit(least, f"{graph.name} does not fit {board.name}: the least RAM reachable is {least.used_bytes} B "
                     f"(arena {least.arena_bytes} + {io} + stack {least.code.stack_bytes} + static "
                     f"{least.code.static_bytes}), {least.used_bytes - budget} B more than the {budget} B available "
-                    f"({board.ram_bytes} B less the {reserve} B reserve)")
+                    f"({budget + reserve} B less the {reserve} B reserve)")
+
+
+def _placement(graph: Graph, plan: Plan, board: Board, program_bytes: int, input_in_flash: bool, schedule=None):
+    """The plan's buffers, its io and the program's bytes over the board's regions, or None."""
+    schedule = schedule or pipeline.lower(graph, plan)
+    live = Liveness(graph, plan.io_counted, plan.input_streamed)
+    extra = wholes(graph, live, schedule.blocks, program_bytes, not input_in_flash)
+    return place_schedule(graph, live, schedule.blocks, extra, board.ram_regions)
+
+
+def placeable(graph: Graph, plan: Plan, board: Board, reserve: int, input_in_flash: bool) -> bool:
+    """Whether the plan could fit the board's regions with no stack and no static data."""
+    return _placement(graph, plan, board, reserve, input_in_flash) is not None
+
+
+def placed(result: Fit, schedule) -> Fit:
+    """`result` on a board of several regions: its buffers placed over them, the arena per region
+    (its arena_bytes the plan's share of them: all the regions hold less io and program bytes)."""
+    program = result.code.stack_bytes + result.code.static_bytes + result.reserve_bytes
+    found = _placement(result.graph, result.plan, result.board, program, result.input_in_flash, schedule)
+    if found is None:
+        return result
+    placement, _, keys = found
+    uses = region_uses(placement, keys, result.board.ram_regions)
+    arena = sum(placement.arena_bytes) - result.io_bytes - program
+    plan = replace(result.plan, region_arenas=tuple((u.name, u.arena_bytes) for u in uses))
+    return replace(result, plan=plan, arena_bytes=arena, regions=uses)
 
 
 def run_linked(result: Fit, x):

@@ -3,13 +3,21 @@ small cases against brute force over every assignment of buffers to regions."""
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_arena import chains_with_placements, lifetimes
 
+from msfcnn import pipeline
+from msfcnn.boards import BOARDS, Region, custom_board, parse_regions
 from msfcnn.schedule.arena import Buffer, check_arena, plan_arena
+from msfcnn.schedule.layout import arena_buffers
+from msfcnn.schedule.lowered import Liveness
+from msfcnn.schedule.placement import INPUT, PROGRAM, place_schedule, wholes
 from msfcnn.schedule.regions import groups_of, place
+from support.cli import run_cli
 
 
 @dataclass(frozen=True)
@@ -141,3 +149,63 @@ def test_the_greedy_search_of_large_cases_gives_fitting_arenas_never_cheaper_tha
     if placement is not None:
         assert best is not None and placement.cost >= best
         assert all(regions[r].dma or not needs_dma[i] for i, r in enumerate(placement.region_of))
+
+
+# ---- a plan's buffers over a board's regions (schedule/placement.py, fit) ---------------------------
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "models"
+
+
+def _chain_schedule(count_io):
+    graph = pipeline.load(str(FIXTURES / "i16_chain.tflite"), weights=True)
+    plan = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io).vanilla()
+    return graph, plan, pipeline.lower(graph, plan)
+
+
+@pytest.mark.parametrize("count_io", [False, True])
+def test_one_region_holds_the_single_arena_and_the_wholes_exactly(count_io):
+    graph, plan, schedule = _chain_schedule(count_io)
+    live = Liveness(graph, count_io)
+    extra = wholes(graph, live, schedule.blocks, program_bytes=100)
+    need = schedule.arena_bytes + sum(w.size for w in extra)
+    placed, _, keys = place_schedule(graph, live, schedule.blocks, extra, [R("ram", need)])
+    assert placed.arena_bytes == (need,)
+    assert place_schedule(graph, live, schedule.blocks, extra, [R("ram", need - 1)]) is None
+    assert (INPUT in keys) == (not count_io) and PROGRAM in keys
+
+
+def test_a_plan_too_big_for_each_region_fits_across_two():
+    graph, plan, schedule = _chain_schedule(True)
+    live = Liveness(graph, True)
+    sizes = sorted((b.size for b in arena_buffers(graph, list(schedule.blocks), live)[0]), reverse=True)
+    half = schedule.arena_bytes - sizes[-1]  # less than the arena: one region alone cannot hold it
+    regions = [R("fast", half, 1.0), R("slow", schedule.arena_bytes, 4.0)]
+    placed, buffers, keys = place_schedule(graph, live, schedule.blocks, [], regions)
+    assert all(size <= r.size for size, r in zip(placed.arena_bytes, regions))
+    assert place_schedule(graph, live, schedule.blocks, [], [R("only", half)]) is None
+    assert sum(placed.arena_bytes) >= schedule.arena_bytes
+
+
+@pytest.mark.parametrize("region,message", [
+    ("a:x", "bad --region 'a:x': bad size"), ("9a:1KiB", "NAME a C identifier"), ("a:1KiB:0", "COST is a positive"),
+    ("a:1KiB:fast", "COST is a positive"), ("a", "expected NAME:SIZE[:COST]"),
+])
+def test_bad_regions_are_one_line_and_exit_2(region, message, capsys):
+    code, out, err = run_cli(capsys, "fit", "mbv2-w0.35", "--region", region, "--target", "cortex-m4")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_a_region_given_twice_and_ram_with_regions_are_refused(capsys):
+    for extra in (["--region", "a:2KiB"], ["--ram", "4KiB"]):
+        code, _, err = run_cli(capsys, "fit", "mbv2-w0.35", "--region", "a:1KiB", *extra, "--target", "cortex-m4")
+        assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_regions_replace_a_boards_and_ram_makes_one():
+    h7 = BOARDS["stm32h743"]
+    assert [r.name for r in h7.ram_regions] == ["dtcm", "axi_sram", "sram1_3", "sram4"]
+    assert sum(r.size for r in h7.ram_regions) == 992 * 1024 and h7.ram_bytes == 512 * 1024
+    mine = custom_board(None, None, base=h7, regions=parse_regions(["tcm:64KiB:1", "ext:8MiB:8"]))
+    assert [(r.name, r.size, r.cost) for r in mine.ram_regions] == [("tcm", 64 * 1024, 1.0), ("ext", 8 << 20, 8.0)]
+    assert mine.ram_bytes == 8 << 20
+    assert custom_board(256 * 1024, None, base=h7).ram_regions == (Region("ram", 256 * 1024),)

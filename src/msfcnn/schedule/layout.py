@@ -69,7 +69,7 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None =
     """Place every tensor and scratch buffer of `blocks` (a complete path, in order): one step
     per block, one buffer per arena tensor and per scratch buffer."""
     live = live or Liveness(graph)
-    buffers, keys = _arena_buffers(graph, blocks, live)
+    buffers, keys = arena_buffers(graph, blocks, live)
     plan = plan_arena(buffers, len(blocks))
     check_arena(buffers, plan)  # a broken layout fails here, not as wrong numbers on a board
     base = graph.state_bytes  # the persistent region comes first: every other buffer lies above it
@@ -95,7 +95,7 @@ def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
     return offset
 
 
-def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
+def arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
     """The arena's buffers and what each holds (a tensor, or a scratch name). A block's output
     lives from its block to the last block reading it; the network inputs, when the arena holds
     them, from the start. Otherwise they are the caller's, and a block reading one writes low."""
