@@ -605,6 +605,17 @@ def _for_board(link: Link, graph, plan, schedule):
     return pipeline.linked_for_board(graph, plan, schedule, link.target, link.board, link.input_in_flash)
 
 
+def _over_regions(link: Link, graph, plan, schedule, bound):
+    """On a board of several RAM regions, the schedule with one arena per region as `fit` places
+    it (the stack `bound` and the default reserve counted); otherwise `schedule` itself."""
+    if link.board is None or not link.board.several_regions:
+        return schedule
+    from . import pipeline
+    from .fit import DEFAULT_RESERVE
+    program = bound.stack_bytes + bound.static_bytes + DEFAULT_RESERVE
+    return pipeline.lower_on_regions(graph, plan, link.board, program, not link.input_in_flash)
+
+
 def _print_json(doc, stream=None) -> None:
     from . import report
     print(report.json_text(doc), file=stream or sys.stdout)
@@ -763,7 +774,8 @@ def cmd_compile(request: CompileRequest) -> None:
     from . import pipeline, report
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
-    target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
+    target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    schedule = _over_regions(link, graph, plan, schedule, bound)
     with progress.step(f"writing the C for {graph.name}"):
         files = pipeline.write_c(request.output, graph, schedule, plan, target, link.prefix)
     print(report.compile_text(graph, plan, schedule, files, request.output, target.name, link.board))
@@ -774,6 +786,7 @@ def cmd_verify(request: VerifyRequest) -> int:
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    schedule = _over_regions(link, graph, plan, schedule, bound)
     if request.model.options.hop is not None:  # --streaming: a long input's calls, window by window
         return _verify_windows(request, graph, plan, schedule, target)
     steps = None

@@ -24,8 +24,7 @@ from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
 from .plan import Plan, unfused_doc
-from .schedule.lowered import Liveness
-from .schedule.placement import RegionUse, Whole, place_schedule, region_uses, wholes
+from .schedule.placement import RegionUse, region_uses
 from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
@@ -191,10 +190,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
 
 def _placement(graph: Graph, plan: Plan, board: Board, program_bytes: int, input_in_flash: bool, schedule=None):
     """The plan's buffers, its io and the program's bytes over the board's regions, or None."""
-    schedule = schedule or pipeline.lower(graph, plan)
-    live = Liveness(graph, plan.io_counted, plan.input_streamed)
-    extra = wholes(graph, live, schedule.blocks, program_bytes, not input_in_flash)
-    return place_schedule(graph, live, schedule.blocks, extra, board.ram_regions)
+    return pipeline.placed_on(graph, plan, board.ram_regions, program_bytes, not input_in_flash, schedule)
 
 
 def placeable(graph: Graph, plan: Plan, board: Board, reserve: int, input_in_flash: bool) -> bool:

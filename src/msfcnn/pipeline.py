@@ -214,6 +214,34 @@ def linked_for_board(graph: Graph, plan: Plan, schedule: Schedule, target: Targe
     return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash), bound
 
 
+def placed_on(graph: Graph, plan: Plan, regions, program_bytes: int, input_in_ram: bool,
+              schedule: Schedule | None = None):
+    """The plan's buffers, the state, its io (the caller's, unless counted) and the program's bytes
+    (stack bound, static data, reserve) placed over `regions` (schedule/placement.py): (placement,
+    buffers, what each holds), or None when no placement is found."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import place_schedule, wholes
+    schedule = schedule or lower(graph, plan)
+    live = Liveness(graph, plan.io_counted, plan.input_streamed)
+    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram)
+    return place_schedule(graph, live, schedule.blocks, extra, regions)
+
+
+def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool) -> Schedule:
+    """The plan's schedule with one arena per region of `board` (a boards.Board of several), as
+    `fit` places it; UserError when its buffers cannot be placed over them."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import placed_schedule
+    schedule = lower(graph, plan)
+    found = placed_on(graph, plan, board.ram_regions, program_bytes, input_in_ram, schedule)
+    if found is None:
+        raise UserError(f"the plan's buffers cannot be placed over the RAM regions of {board.name} "
+                        f"({', '.join(f'{r.name} {r.size} B' for r in board.ram_regions)}): msfcnn fit finds one that can")
+    placement, _, keys = found
+    return placed_schedule(graph, Liveness(graph, plan.io_counted, plan.input_streamed), schedule.blocks, placement,
+                           keys, board.ram_regions)
+
+
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
             prefix: str | None = None):
     """The generated C project for `target` in `folder`, its external names starting with

@@ -187,13 +187,16 @@ def static_ram_bytes(program: Path, target: Target) -> int:
 
 
 def arena_bytes(folder: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> int:
-    """Size of the <prefix>_arena symbol (or its aligned float twin) in the built model.o (in the
-    project's BUILD_DIR); 0 when
+    """Size of the <prefix>_arena symbol (or its aligned float twin; or the sum of the arenas of a
+    plan over several regions) in the built model.o (in the project's BUILD_DIR); 0 when
     the plan needs no arena and none is declared."""
     result = subprocess.run([target.nm, "-S", str(folder / BUILD_DIR / "model.o")], capture_output=True, text=True,
                             check=True)
+    regions = 0  # a plan over several RAM regions: one arena per region, <prefix>_arena_in_<region>
     for line in result.stdout.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[3] in (f"{prefix}_arena", f"{prefix}_arena_words"):
             return int(parts[1], 16)
-    return 0  # the plan needed no arena, and the generated code declares none
+        if len(parts) == 4 and parts[3].startswith(f"{prefix}_arena_in_"):
+            regions += int(parts[1], 16)
+    return regions  # 0: the plan needed no arena, and the generated code declares none

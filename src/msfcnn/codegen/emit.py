@@ -473,6 +473,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
         "states": states, "state_bytes": graph.state_bytes, "input_stream": schedule.input_stream,
         "input_row_size": prod(_hwc(graph.input_shape)[1:]),
+        "regions": _regions(schedule),
     }
     # model.c includes the headers of the kernels it calls only, and the build files list the
     # kernel sources it needs only: both known once its code is written
@@ -488,6 +489,12 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
         files["input.c"] = harness_input(graph, zeros, prefix)
     return files
+
+
+def _regions(schedule: Schedule) -> list[dict]:
+    """The arenas of a schedule over several RAM regions (those holding something), for model.c."""
+    return [{"name": name, "NAME": name.upper(), "base": base, "bytes": size, "end": base + size,
+             "words": -(-size // 4)} for name, base, size in schedule.regions if size]
 
 
 def output_element(graph: Graph):

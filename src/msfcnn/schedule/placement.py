@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..ir import Graph
-from .arena import Buffer
-from .layout import arena_buffers
+from .arena import Buffer, check_arena
+from .layout import Schedule, arena_buffers, schedule_of
 from .lowered import Liveness, LoweredBlock
-from .regions import Placement, RegionLike, place
+from .regions import Placement, RegionLike, pack, place, region_members
+
+REGION_ALIGNMENT = 16  # each region's arena starts at a multiple of it in the schedule's offsets
 
 STATE, INPUT, OUTPUT, PROGRAM = "state", "input", "output", "stack, static data and reserve"
 
@@ -115,3 +117,37 @@ def _accesses(buffers: list[Buffer], keys: list, blocks: Sequence[LoweredBlock])
         else:
             found.append(b.size * (1.0 + readers.get(key, 0)))
     return found
+
+
+def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], placement: Placement,
+                    keys: Sequence, regions: Sequence[RegionLike]) -> Schedule:
+    """The schedule whose arena is one per region, as `placement` put the buffers (the buffers
+    live throughout other than the state only reserved room: the C keeps its own stack and io).
+    Its offsets run over the regions one after the other, each region from a base aligned to
+    REGION_ALIGNMENT, so the numpy executor runs it in one array; the C maps them back (ARENA)."""
+    buffers, arena_keys = arena_buffers(graph, list(blocks), live)
+    region_of = list(placement.region_of[:len(buffers)])
+    state = [i for i, key in enumerate(keys) if key == STATE]
+    if state:  # first in its region, so that it lies at the region's start and never moves
+        buffers.insert(0, Buffer(graph.state_bytes, 0, len(blocks) - 1))
+        region_of.insert(0, placement.region_of[state[0]])
+    packed = pack(buffers, len(blocks), len(regions), region_of)
+    bases, end = [], 0
+    for arena in packed.arenas:
+        end = -(-end // REGION_ALIGNMENT) * REGION_ALIGNMENT
+        bases.append(end)
+        end += arena.size
+    offsets = tuple({i: bases[region_of[i]] + packed.offset(i, step) for i in range(len(buffers))
+                     if buffers[i].first <= step <= buffers[i].last} for step in range(len(blocks)))
+    moves = tuple(tuple((bases[r] + a, bases[r] + b, n) for r, arena in enumerate(packed.arenas)
+                        for a, b, n in arena.moves[step]) for step in range(len(blocks)))
+    for arena, (_, local) in zip(packed.arenas, region_members(buffers, region_of, len(regions))):
+        check_arena(local, arena)  # a broken layout fails here, not as wrong numbers on a board
+    state_offsets = ()
+    if state:
+        start = bases[region_of[0]] + packed.offset(0, 0)
+        state_offsets = tuple(start + offset for offset in graph.state_offsets())
+        buffers, offsets = buffers[1:], tuple({i - 1: o for i, o in step.items() if i} for step in offsets)
+    spans = tuple((region.name, base, arena.size) for region, base, arena in zip(regions, bases, packed.arenas))
+    return schedule_of(graph, list(blocks), live, buffers, arena_keys, offsets, moves, end, state_offsets, spans)
+

@@ -74,11 +74,11 @@ def group_loads(buffers: Sequence[Buffer], group: list[int], steps: int) -> list
     """The group's live bytes at each step (its members' union where one is written over another)."""
     members = [buffers[i] for i in group]
     index = {i: k for k, i in enumerate(group)}
-    local = [_relinked(b, index) for b in members]
+    local = [relinked(b, index) for b in members]
     return [live_bytes(local, step) for step in range(steps)]
 
 
-def _relinked(b: Buffer, index: dict[int, int]) -> Buffer:
+def relinked(b: Buffer, index: dict[int, int]) -> Buffer:
     """`b` with its references to other buffers renumbered by `index`, dropped where absent."""
     def at(i: int | None) -> int | None:
         return None if i is None else index.get(i)
@@ -110,16 +110,24 @@ def place(buffers: Sequence[Buffer], steps: int, regions: Sequence[RegionLike], 
 
 def pack(buffers: Sequence[Buffer], steps: int, regions: int, region_of: Sequence[int], cost: float = 0.0) -> Placement:
     """Each region's buffers packed by `arena.plan_arena`, in their order (so "listed before" holds)."""
-    members = [[i for i in range(len(buffers)) if region_of[i] == r] for r in range(regions)]
     local_index = [0] * len(buffers)
     arenas = []
-    for mine in members:
-        index = {i: k for k, i in enumerate(mine)}
-        for i, k in index.items():
+    for mine, local in region_members(buffers, region_of, regions):
+        for k, i in enumerate(mine):
             local_index[i] = k
-        arenas.append(plan_arena([_relinked(buffers[i], index) for i in mine], steps) if mine
+        arenas.append(plan_arena(local, steps) if mine
                       else ArenaPlan(0, tuple({} for _ in range(steps)), tuple(() for _ in range(steps))))
     return Placement(tuple(region_of), tuple(arenas), tuple(local_index), cost)
+
+
+def region_members(buffers: Sequence[Buffer], region_of: Sequence[int], regions: int):
+    """Per region: its buffers' indices, and the buffers as its packer sees them (renumbered)."""
+    found = []
+    for r in range(regions):
+        mine = [i for i in range(len(buffers)) if region_of[i] == r]
+        index = {i: k for k, i in enumerate(mine)}
+        found.append((mine, [relinked(buffers[i], index) for i in mine]))
+    return found
 
 
 def _exhaustive(loads, weight, allowed, regions, steps) -> list[int] | None:
