@@ -136,6 +136,7 @@ def _link_board_args(p: argparse.ArgumentParser) -> None:
                         "the linker's RAM region, the plan's stack bound reserved in it, the input in RAM")
     p.add_argument("--input-in-flash", action="store_true",
                    help="with --board: the harness's input stays a constant in flash (not copied into RAM)")
+    _region_arg(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -446,6 +447,11 @@ def _link(args) -> Link:
     if args.input_in_flash and args.link_board is None:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
+    if args.region:
+        from .boards import custom_board, parse_regions
+        if board is None:
+            raise UserError("--region needs --board: the board whose RAM regions it replaces")
+        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
     target = get_target(board.target if board else args.target or "host")
     check_prefix(args.prefix)
     return Link(target, board, args.input_in_flash, args.prefix)

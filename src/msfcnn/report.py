@@ -425,6 +425,8 @@ def verify_doc(graph: Graph, target: str, plan: Plan, check, predicted: list[flo
                for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
     if check.vector_instructions is not None:  # a real M55 spends two beats on most of them
         doc["mve_instructions"] = check.vector_instructions
+    if check.region_arenas:
+        doc["region_arenas"] = list(check.region_arenas)
     doc.update(linked or {})
     if len(graph.output_tensors) > 1:
         doc["outputs"] = len(graph.output_tensors)
