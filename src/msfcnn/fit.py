@@ -24,7 +24,8 @@ from .codegen.stack import CodeFootprint, footprint
 from .errors import UserError
 from .ir import NETWORK_INPUT, Graph
 from .plan import Plan, unfused_doc
-from .schedule.placement import RegionUse, region_uses
+from .schedule.lowered import Liveness
+from .schedule.placement import RegionUse, declared_bytes, placed_schedule, region_uses
 from .targets import TARGETS
 
 DEFAULT_RESERVE = 1024  # the C library's static data, start-up code and the caller's frame
@@ -200,14 +201,16 @@ def placeable(graph: Graph, plan: Plan, board: Board, reserve: int, input_in_fla
 
 def placed(result: Fit, schedule) -> Fit:
     """`result` on a board of several regions: its buffers placed over them, the arena per region
-    (its arena_bytes the plan's share of them: all the regions hold less io and program bytes)."""
+    (its arena_bytes the arenas the C declares: what the regions hold less io and program bytes)."""
     program = result.code.stack_bytes + result.code.static_bytes + result.reserve_bytes
     found = _placement(result.graph, result.plan, result.board, program, result.input_in_flash, schedule)
     if found is None:
         return result
     placement, _, keys = found
     uses = region_uses(placement, keys, result.board.ram_regions)
-    arena = sum(placement.arena_bytes) - result.io_bytes - program
+    live = Liveness(result.graph, result.plan.io_counted, result.plan.input_streamed)
+    arena = declared_bytes(placed_schedule(result.graph, live, schedule.blocks, placement, keys,
+                                           result.board.ram_regions))  # as the C declares them
     plan = replace(result.plan, region_arenas=tuple((u.name, u.arena_bytes) for u in uses))
     return replace(result, plan=plan, arena_bytes=arena, regions=uses)
 
@@ -215,19 +218,26 @@ def placed(result: Fit, schedule) -> Fit:
 def run_linked(result: Fit, x):
     """The fitting plan's program built for the board's emulated target, linked as the board (its
     RAM as the linker's region, the plan's stack bound reserved in it: a plan that does not fit
-    fails to link), run on input x against the numpy executor: a pipeline.Verification whose
+    fails to link; several regions each at an address of its own, an arena in each), run on input x against the numpy executor: a pipeline.Verification whose
     stack_bytes is the measured stack (docs/cli.md, `verify --board`)."""
     board = result.board
+    graph, plan = result.graph, result.plan
+    regions = tuple((r.name, r.size) for r in board.ram_regions) if board.several_regions else ()
     target = TARGETS[board.target].for_board(board.name, board.ram_bytes, result.code.stack_bytes,
-                                             not result.input_in_flash)
-    return pipeline.verify(result.graph, result.plan, pipeline.lower(result.graph, result.plan), x, target)
+                                             not result.input_in_flash, regions)
+    if not regions:
+        return pipeline.verify(graph, plan, pipeline.lower(graph, plan), x, target)
+    program = result.code.stack_bytes + result.code.static_bytes + result.reserve_bytes
+    return pipeline.verify(graph, plan, pipeline.lower_on_regions(graph, plan, board, program, not result.input_in_flash),
+                           x, target)
 
 
 def linked_report(check, board: Board, code: CodeFootprint, io: int) -> dict:
     """What a run linked as `board` measured, against fit's terms: the stack against its bound,
     and the RAM beyond arena, io and the generated code's static data (the C library's data, the
     start-up code's and main's frames), which fit's reserve stands for."""
-    library = check.static_ram_bytes - check.arena_bytes - io - code.static_bytes
+    arena = 0 if check.region_arenas else check.arena_bytes  # (over several regions: in their own memories)
+    library = check.static_ram_bytes - arena - io - code.static_bytes
     return {"board": board.name, "board_ram_bytes": board.ram_bytes, "stack_bound_bytes": code.stack_bytes,
             "within_stack_bound": check.stack_bytes <= code.stack_bytes, "static_ram_bytes": check.static_ram_bytes,
             "io_bytes": io, "c_library_bytes": library, "frames_bytes": check.frames_bytes,

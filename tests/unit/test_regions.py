@@ -17,7 +17,9 @@ from msfcnn.schedule.layout import arena_buffers
 from msfcnn.schedule.lowered import Liveness
 from msfcnn.schedule.placement import INPUT, PROGRAM, place_schedule, wholes
 from msfcnn.schedule.regions import groups_of, place
+from msfcnn.fit import NoFit, fit
 from support.cli import run_cli
+from support.toolchains import require_target
 
 
 @dataclass(frozen=True)
@@ -209,3 +211,25 @@ def test_regions_replace_a_boards_and_ram_makes_one():
     assert [(r.name, r.size, r.cost) for r in mine.ram_regions] == [("tcm", 64 * 1024, 1.0), ("ext", 8 << 20, 8.0)]
     assert mine.ram_bytes == 8 << 20
     assert custom_board(256 * 1024, None, base=h7).ram_regions == (Region("ram", 256 * 1024),)
+
+
+@pytest.mark.slow  # bounds the stack of the plans it measures: compiles C for cortex-m4
+def test_fit_places_a_plan_over_two_regions_neither_of_which_holds_it(capsys):
+    require_target("cortex-m4")
+    graph = pipeline.load(str(FIXTURES / "i16_chain.tflite"), weights=True)
+    one = fit(graph, custom_board(64 * 1024, "cortex-m4"))
+    used = one.used_bytes + one.reserve_bytes  # everything the fastest plan needs on one region
+    half = used * 2 // 3  # each region smaller than that
+    board = custom_board(None, "cortex-m4", regions=parse_regions([f"tcm:{half}:1", f"ext:{half}:8"]))
+    result = fit(graph, board)
+    assert result.headroom_bytes >= 0 and len(result.regions) == 2
+    assert all(use.arena_bytes <= use.size for use in result.regions)
+    assert sum(use.arena_bytes for use in result.regions) == result.used_bytes + result.reserve_bytes
+    tcm = result.regions[0]
+    assert PROGRAM in tcm.holds  # the stack is the most accessed: the cheapest region
+    assert dict(result.plan.region_arenas) == {u.name: u.arena_bytes for u in result.regions}
+    assert result.plan.to_dict()["region_arena_bytes"] == dict(result.plan.region_arenas)
+    # Enough bytes in all, but each region smaller than the reserve alone, which is one buffer:
+    crumbs = [f"r{k}:1000" for k in range(-(-used // 1000) + 1)]
+    with pytest.raises(NoFit, match="cannot be split over its regions"):
+        fit(graph, custom_board(None, "cortex-m4", regions=parse_regions(crumbs)))

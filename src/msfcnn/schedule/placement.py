@@ -151,3 +151,9 @@ def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock]
     spans = tuple((region.name, base, arena.size) for region, base, arena in zip(regions, bases, packed.arenas))
     return schedule_of(graph, list(blocks), live, buffers, arena_keys, offsets, moves, end, state_offsets, spans)
 
+
+
+def declared_bytes(schedule: Schedule) -> int:
+    """The bytes the generated C declares for a schedule over several regions: each region's
+    arena rounded up to a whole number of 4-byte words (model.c aligns each so)."""
+    return sum(-(-size // 4) * 4 for _, _, size in schedule.regions)
