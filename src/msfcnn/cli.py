@@ -252,6 +252,17 @@ def _region_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--region", metavar="NAME:SIZE[:COST]", action="append", default=[],
                    help="a RAM region of your board (repeat for each; replaces --board's): every buffer goes to one "
                         "region, the most accessed per byte to those of least relative COST (default 1)")
+    p.add_argument("--input-in", metavar="REGION", help="the input lives in this RAM region of the board (or flash: "
+                                                        "as --input-in-flash)")
+
+
+def _input_place(args) -> tuple[bool, str | None]:
+    """--input-in-flash, or --input-in flash or REGION: (the input in flash, its region)."""
+    if args.input_in is None or args.input_in == "flash":
+        if args.input_in and args.input_in_flash:
+            raise UserError("--input-in flash and --input-in-flash say the same: give one of them")
+        return args.input_in_flash or args.input_in == "flash", None
+    return args.input_in_flash, args.input_in
 
 
 def _board_names() -> str:
@@ -351,6 +362,7 @@ class Link:
     board: Board | None
     input_in_flash: bool
     prefix: str
+    input_in: str | None = None  # --input-in REGION: the region holding the input
 
 
 @dataclass(frozen=True)
@@ -391,6 +403,7 @@ class FitRequest:
     output: str | None
     objective: str = "min-latency"
     input_stream: bool = False
+    input_in: str | None = None  # --input-in REGION
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -444,8 +457,10 @@ def _link(args) -> Link:
     """`compile` and `verify`: --target, or the target of the board --board links for."""
     from .codegen.emit import check_prefix
     from .targets import get_target
-    if args.input_in_flash and args.link_board is None:
-        raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
+    input_in_flash, input_in = _input_place(args)
+    if (input_in_flash or input_in) and args.link_board is None:
+        raise UserError("--input-in-flash and --input-in need --board (the fe310 and esp32c3 harnesses keep the input "
+                        "in flash)")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
     if args.region:
         from .boards import custom_board, parse_regions
@@ -454,7 +469,10 @@ def _link(args) -> Link:
         board = custom_board(None, None, base=board, regions=parse_regions(args.region))
     target = get_target(board.target if board else args.target or "host")
     check_prefix(args.prefix)
-    return Link(target, board, args.input_in_flash, args.prefix)
+    if board is not None:
+        from .fit import check_input_region
+        check_input_region(board, input_in, input_in_flash)
+    return Link(target, board, input_in_flash, args.prefix, input_in)
 
 
 def models_request(args) -> ModelsRequest:
@@ -527,7 +545,7 @@ def _board_target(link: Link) -> str | None:
 
 def fit_request(args) -> FitRequest:
     from .boards import custom_board, get_board, parse_regions
-    from .fit import DEFAULT_RESERVE
+    from .fit import DEFAULT_RESERVE, check_input_region
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
     call = _invocation(args, args.json, [args.model, board_file], [args.output])
     base = None if args.board is None else get_board(args.board)
@@ -540,8 +558,10 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash)) or bool(regions)
     board = (custom_board(args.ram, args.target, args.clock, args.flash, base, regions=regions)
              if custom or base is None else base)
+    input_in_flash, input_in = _input_place(args)
+    check_input_region(board, input_in, input_in_flash)
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream)
+                      input_in_flash, args.output, args.objective, args.input_stream, input_in)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -619,7 +639,7 @@ def _over_regions(link: Link, graph, plan, schedule, bound):
     from . import pipeline
     from .fit import DEFAULT_RESERVE
     program = bound.stack_bytes + bound.static_bytes + DEFAULT_RESERVE
-    return pipeline.lower_on_regions(graph, plan, link.board, program, not link.input_in_flash)
+    return pipeline.lower_on_regions(graph, plan, link.board, program, not link.input_in_flash, link.input_in)
 
 
 def _print_json(doc, stream=None) -> None:
@@ -914,7 +934,8 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream,
+                     request.input_in)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from . import latency, pipeline
 from .boards import Board
 from .codegen.stack import CodeFootprint, footprint
-from .errors import UserError
+from .errors import UserError, did_you_mean
 from .ir import NETWORK_INPUT, Graph
 from .plan import Plan, unfused_doc
 from .schedule.lowered import Liveness
@@ -51,6 +51,7 @@ class Fit:
     # A board of several regions: the arena each holds (everything placed counted), or () when the
     # plan's buffers could not be placed over them (it does not fit).
     regions: tuple[RegionUse, ...] = ()
+    input_in: str | None = None  # --input-in: the region that holds the input
 
     @property
     def io_in_arena(self) -> bool:
@@ -120,13 +121,14 @@ def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
 
 
 def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_flash: bool = False,
-        objective: str = "min-latency", input_stream: bool = False) -> Fit:
+        objective: str = "min-latency", input_stream: bool = False, input_in: str | None = None) -> Fit:
     """The fastest plan of `graph` whose RAM, everything counted, fits `board` less `reserve`
     (objective "min-ram": the plan of least RAM, everything counted); UserError naming the least
     RAM reachable when none fits. `input_stream`: the plans that pull the input row by row
     (--input-stream) are candidates too."""
     if input_stream and input_in_flash:
         raise UserError("--input-stream and --input-in-flash: a streamed input is never in RAM whole; give one of them")
+    check_input_region(board, input_in, input_in_flash)
     if objective not in ("min-latency", "min-ram"):
         raise UserError(f"fit's objective is min-latency or min-ram, not {objective!r}")
     target = TARGETS[board.target]  # its compiler and nm bound the stack (codegen/stack.py)
@@ -160,7 +162,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             schedule = pipeline.lower(graph, plan)
             result = Fit(graph, board, plan, schedule.arena_bytes, io_of(plan),
                          footprint(graph, schedule, plan, target), reserve, weight, uncovered,
-                         input_in_flash, objective, vanilla, side_by_side)
+                         input_in_flash, objective, vanilla, side_by_side, input_in=input_in)
             fits[id(plan)] = placed(result, schedule) if board.several_regions else result
         return fits[id(plan)]
 
@@ -168,7 +170,7 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
         for plan in candidates:
             if plan.peak_ram_bytes + io_of(plan) > budget:  # cannot fit whatever its stack
                 continue
-            if board.several_regions and not placeable(graph, plan, board, reserve, input_in_flash):
+            if board.several_regions and not placeable(graph, plan, board, reserve, input_in_flash, input_in):
                 continue  # not even with no stack (before the stack bound compiles the plan's code)
             result = measured(plan)
             if result.headroom_bytes >= 0:
@@ -189,21 +191,36 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
                     f"({budget + reserve} B less the {reserve} B reserve)")
 
 
-def _placement(graph: Graph, plan: Plan, board: Board, program_bytes: int, input_in_flash: bool, schedule=None):
+def check_input_region(board: Board, input_in: str | None, input_in_flash: bool) -> None:
+    """--input-in REGION names one of the board's regions, and excludes --input-in-flash."""
+    if input_in is None:
+        return
+    names = [r.name for r in board.ram_regions]
+    if input_in_flash:
+        raise UserError("--input-in and --input-in-flash: the input is in one place; give one of them")
+    if input_in not in names:
+        raise UserError(f"unknown region {input_in!r} for --input-in{did_you_mean(input_in, names)} "
+                        f"({board.name}'s regions: {', '.join(names)}; or flash)")
+
+
+def _placement(graph: Graph, plan: Plan, board: Board, program_bytes: int, input_in_flash: bool, schedule=None,
+               input_in: str | None = None):
     """The plan's buffers, its io and the program's bytes over the board's regions, or None."""
-    return pipeline.placed_on(graph, plan, board.ram_regions, program_bytes, not input_in_flash, schedule)
+    return pipeline.placed_on(graph, plan, board.ram_regions, program_bytes, not input_in_flash, schedule, input_in)
 
 
-def placeable(graph: Graph, plan: Plan, board: Board, reserve: int, input_in_flash: bool) -> bool:
+def placeable(graph: Graph, plan: Plan, board: Board, reserve: int, input_in_flash: bool,
+              input_in: str | None = None) -> bool:
     """Whether the plan could fit the board's regions with no stack and no static data."""
-    return _placement(graph, plan, board, reserve, input_in_flash) is not None
+    return _placement(graph, plan, board, reserve, input_in_flash, None, input_in) is not None
 
 
 def placed(result: Fit, schedule) -> Fit:
     """`result` on a board of several regions: its buffers placed over them, the arena per region
     (its arena_bytes the arenas the C declares: what the regions hold less io and program bytes)."""
     program = result.code.stack_bytes + result.code.static_bytes + result.reserve_bytes
-    found = _placement(result.graph, result.plan, result.board, program, result.input_in_flash, schedule)
+    found = _placement(result.graph, result.plan, result.board, program, result.input_in_flash, schedule,
+                       result.input_in)
     if found is None:
         return result
     placement, _, keys = found
@@ -228,8 +245,8 @@ def run_linked(result: Fit, x):
     if not regions:
         return pipeline.verify(graph, plan, pipeline.lower(graph, plan), x, target)
     program = result.code.stack_bytes + result.code.static_bytes + result.reserve_bytes
-    return pipeline.verify(graph, plan, pipeline.lower_on_regions(graph, plan, board, program, not result.input_in_flash),
-                           x, target)
+    schedule = pipeline.lower_on_regions(graph, plan, board, program, not result.input_in_flash, result.input_in)
+    return pipeline.verify(graph, plan, schedule, x, target)
 
 
 def linked_report(check, board: Board, code: CodeFootprint, io: int) -> dict:

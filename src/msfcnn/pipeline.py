@@ -216,25 +216,28 @@ def linked_for_board(graph: Graph, plan: Plan, schedule: Schedule, target: Targe
 
 
 def placed_on(graph: Graph, plan: Plan, regions, program_bytes: int, input_in_ram: bool,
-              schedule: Schedule | None = None):
+              schedule: Schedule | None = None, input_in: str | None = None):
     """The plan's buffers, the state, its io (the caller's, unless counted) and the program's bytes
     (stack bound, static data, reserve) placed over `regions` (schedule/placement.py): (placement,
-    buffers, what each holds), or None when no placement is found."""
+    buffers, what each holds), or None when no placement is found. `input_in`: the region that
+    holds the input (--input-in; None: any)."""
     from .schedule.lowered import Liveness
     from .schedule.placement import place_schedule, wholes
     schedule = schedule or lower(graph, plan)
     live = Liveness(graph, plan.io_counted, plan.input_streamed)
     extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram)
-    return place_schedule(graph, live, schedule.blocks, extra, regions)
+    names = [r.name for r in regions]
+    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in))
 
 
-def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool) -> Schedule:
+def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool,
+                     input_in: str | None = None) -> Schedule:
     """The plan's schedule with one arena per region of `board` (a boards.Board of several), as
     `fit` places it; UserError when its buffers cannot be placed over them."""
     from .schedule.lowered import Liveness
     from .schedule.placement import placed_schedule
     schedule = lower(graph, plan)
-    found = placed_on(graph, plan, board.ram_regions, program_bytes, input_in_ram, schedule)
+    found = placed_on(graph, plan, board.ram_regions, program_bytes, input_in_ram, schedule, input_in)
     if found is None:
         raise UserError(f"the plan's buffers cannot be placed over the RAM regions of {board.name} "
                         f"({', '.join(f'{r.name} {r.size} B' for r in board.ram_regions)}): msfcnn fit finds one that can")

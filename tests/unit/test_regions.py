@@ -233,3 +233,22 @@ def test_fit_places_a_plan_over_two_regions_neither_of_which_holds_it(capsys):
     crumbs = [f"r{k}:1000" for k in range(-(-used // 1000) + 1)]
     with pytest.raises(NoFit, match="cannot be split over its regions"):
         fit(graph, custom_board(None, "cortex-m4", regions=parse_regions(crumbs)))
+
+
+def test_a_pinned_buffer_goes_to_its_region_even_when_another_is_cheaper():
+    buffers = [Buffer(100, 0, 1), Buffer(50, 1, 1)]
+    regions = [R("tcm", 200, 1.0), R("psram", 1000, 8.0)]
+    assert checked(buffers, 2, regions, [1000, 1]).region_of == (0, 0)
+    assert place(buffers, 2, regions, [1000, 1], pinned={0: 1}).region_of == (1, 0)
+    assert place(buffers, 2, [R("tcm", 200), R("small", 60)], [1, 1], pinned={0: 1}) is None  # 100 B in 60
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--input-in", "c"], "unknown region 'c' for --input-in"),
+    (["--input-in", "a", "--input-in-flash"], "--input-in and --input-in-flash"),
+    (["--input-in", "flash", "--input-in-flash"], "say the same"),
+])
+def test_bad_input_regions_are_one_line_and_exit_2(argv, message, capsys):
+    code, out, err = run_cli(capsys, "fit", "mbv2-w0.35", "--region", "a:1KiB", "--region", "b:8KiB", "--target",
+                             "cortex-m4", *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and message in err

@@ -72,10 +72,10 @@ def wholes(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], program
 
 
 def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], extra: Sequence[Whole],
-                   regions: Sequence[RegionLike]) -> tuple[Placement, list[Buffer], list] | None:
+                   regions: Sequence[RegionLike], input_region: int | None = None) -> tuple[Placement, list[Buffer], list] | None:
     """The schedule's buffers and `extra` placed over `regions` (regions.place); None when none
     fits. Returns the placement, the buffers and what each holds (a tensor, a scratch name, or a
-    Whole's name)."""
+    Whole's name). `input_region`: the network inputs go to that region only (--input-in)."""
     if not blocks:
         return None
     buffers, keys = arena_buffers(graph, list(blocks), live)
@@ -88,7 +88,9 @@ def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock],
         keys.append(whole.name)
         accesses.append(hottest if whole.name == PROGRAM else whole.accesses)
         needs_dma.append(whole.needs_dma)
-    placement = place(buffers, len(blocks), regions, accesses, needs_dma)
+    inputs = {INPUT, *graph.input_tensors}  # the caller's input, or the arena's input buffers
+    pinned = {} if input_region is None else {i: input_region for i, key in enumerate(keys) if key in inputs}
+    placement = place(buffers, len(blocks), regions, accesses, needs_dma, pinned)
     return None if placement is None else (placement, buffers, keys)
 
 

@@ -88,15 +88,17 @@ def relinked(b: Buffer, index: dict[int, int]) -> Buffer:
 
 
 def place(buffers: Sequence[Buffer], steps: int, regions: Sequence[RegionLike], accesses: Sequence[float],
-          needs_dma: Sequence[bool] | None = None) -> Placement | None:
+          needs_dma: Sequence[bool] | None = None, pinned: dict[int, int] | None = None) -> Placement | None:
     """A placement of least cost that fits (exact for small cases, module docstring), or None when
-    none is found. `needs_dma[i]`: buffer i goes only to a region DMA reaches."""
+    none is found. `needs_dma[i]`: buffer i goes only to a region DMA reaches. `pinned`: buffer ->
+    the only region it may go to (--input-in)."""
     needs_dma = needs_dma or [False] * len(buffers)
+    pinned = pinned or {}
     groups = groups_of(buffers)
     loads = [group_loads(buffers, g, steps) for g in groups]
     weight = [sum(accesses[i] for i in g) for g in groups]
-    allowed = [[r for r, region in enumerate(regions) if region.dma or not any(needs_dma[i] for i in g)]
-               for g in groups]
+    allowed = [[r for r, region in enumerate(regions) if (region.dma or not any(needs_dma[i] for i in g))
+                and all(pinned.get(i, r) == r for i in g)] for g in groups]
     search = _exhaustive if len(regions) ** len(groups) <= EXHAUSTIVE_LIMIT else _greedy
     choice = search(loads, weight, allowed, regions, steps)
     if choice is None:
