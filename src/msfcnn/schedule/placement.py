@@ -80,7 +80,7 @@ def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock],
         return None
     buffers, keys = arena_buffers(graph, list(blocks), live)
     accesses = _accesses(buffers, keys, blocks)
-    needs_dma = [False] * len(buffers)
+    needs_dma = [key in graph.input_tensors for key in keys]  # the arena's input buffers (--count-io)
     last = len(blocks) - 1
     hottest = sum(accesses) + sum(w.accesses for w in extra) + 1.0
     for whole in extra:
