@@ -45,3 +45,13 @@ def test_the_c_over_two_regions_is_bit_exact_on_the_host():
     check = pipeline.verify(graph, plan, placed, random_input(graph, 1), TARGETS["host"])
     assert check.passed and check.bit_exact
     assert check.arena_bytes == sum(-(-size // 4) * 4 for _, _, size in placed.regions)
+
+
+def test_input_in_pins_the_arenas_input_buffer_to_its_region():
+    graph = pipeline.load(str(FIXTURES / "models" / "i16_chain.tflite"), weights=True)
+    plan = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=True).vanilla()
+    board = custom_board(None, "cortex-m4", regions=parse_regions(["fast:64KiB:1", "slow:64KiB:8"]))
+    for region in ("fast", "slow"):
+        placed = pipeline.lower_on_regions(graph, plan, board, 0, True, input_in=region)
+        _, base, size = next(r for r in placed.regions if r[0] == region)
+        assert base <= placed.input_offset < base + size
