@@ -105,13 +105,15 @@ def io_bytes(graph: Graph, input_in_flash: bool) -> int:
     return inputs + graph.nbytes(graph.output)
 
 
-def least_ram(candidates: list[Plan], measured, io_of) -> Fit:
+def least_ram(candidates: list[Plan], measured, io_of, usable=None) -> Fit:
     """The candidate whose total (arena, io, stack bound, static data) is least: exactly the RAM
     less reserve that `fit` needs to find a plan. Plans are measured in order of peak RAM plus io,
     a lower bound on their total (the arena holds the peak, the stack and static data are >= 0),
-    until that bound reaches the least total found."""
+    until that bound reaches the least total found. `usable`: the plans that may fit at all (on a
+    board of several regions, those whose buffers can be placed), when any is."""
+    pool = [p for p in candidates if usable(p)] if usable else []
     best = None
-    for plan in sorted(candidates, key=lambda p: p.peak_ram_bytes + io_of(p)):
+    for plan in sorted(pool or candidates, key=lambda p: p.peak_ram_bytes + io_of(p)):
         if best is not None and plan.peak_ram_bytes + io_of(plan) >= best.used_bytes:
             break
         result = measured(plan)
@@ -175,7 +177,8 @@ def fit(graph: Graph, board: Board, reserve: int = DEFAULT_RESERVE, input_in_fla
             result = measured(plan)
             if result.headroom_bytes >= 0:
                 return result
-    least = least_ram(candidates, measured, io_of)
+    usable = (lambda p: placeable(graph, p, board, reserve, input_in_flash, input_in)) if board.several_regions else None
+    least = least_ram(candidates, measured, io_of, usable)
     if objective == "min-ram" and least.headroom_bytes >= 0:
         return least
     io = "io in the arena" if least.io_in_arena else f"io {least.io_bytes}"

@@ -105,7 +105,11 @@ def brute_force(buffers, steps, regions, accesses, needs_dma):
                             None if buffers[i].placed_at is None else (index[buffers[i].placed_at[0]],
                                                                        buffers[i].placed_at[1]))
                      for i in mine]
-            if local and plan_arena(local, steps).size > region.size:
+            try:
+                too_big = bool(local) and plan_arena(local, steps).size > region.size
+            except ValueError:  # the region's packing cannot realise it: place() counts it as none
+                too_big = True
+            if too_big:
                 fits = False
                 break
         if fits:

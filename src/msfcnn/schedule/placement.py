@@ -19,7 +19,7 @@ from ..ir import Graph
 from .arena import Buffer, check_arena
 from .layout import Schedule, arena_buffers, schedule_of
 from .lowered import Liveness, LoweredBlock
-from .regions import Placement, RegionLike, pack, place, region_members
+from .regions import Placement, RegionLike, pack, place, region_members, relinked
 
 REGION_ALIGNMENT = 16  # each region's arena starts at a multiple of it in the schedule's offsets
 
@@ -78,16 +78,16 @@ def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock],
     Whole's name). `input_region`: the network inputs go to that region only (--input-in)."""
     if not blocks:
         return None
-    buffers, keys = arena_buffers(graph, list(blocks), live)
-    accesses = _accesses(buffers, keys, blocks)
-    needs_dma = [key in graph.input_tensors for key in keys]  # the arena's input buffers (--count-io)
-    last = len(blocks) - 1
-    hottest = sum(accesses) + sum(w.accesses for w in extra) + 1.0
-    for whole in extra:
-        buffers.append(Buffer(whole.size, 0, last))
-        keys.append(whole.name)
-        accesses.append(hottest if whole.name == PROGRAM else whole.accesses)
-        needs_dma.append(whole.needs_dma)
+    tensors, tensor_keys = arena_buffers(graph, list(blocks), live)
+    tensor_accesses = _accesses(tensors, tensor_keys, blocks)
+    hottest = sum(tensor_accesses) + sum(w.accesses for w in extra) + 1.0
+    # The buffers live throughout come first, so that each lies at the bottom of its region's
+    # arena and the others pack above them as they would alone.
+    shift = {i: i + len(extra) for i in range(len(tensors))}
+    buffers = [Buffer(whole.size, 0, len(blocks) - 1) for whole in extra] + [relinked(b, shift) for b in tensors]
+    keys = [whole.name for whole in extra] + tensor_keys
+    accesses = [hottest if whole.name == PROGRAM else whole.accesses for whole in extra] + tensor_accesses
+    needs_dma = [whole.needs_dma for whole in extra] + [key in graph.input_tensors for key in tensor_keys]
     inputs = {INPUT, *graph.input_tensors}  # the caller's input, or the arena's input buffers
     pinned = {} if input_region is None else {i: input_region for i, key in enumerate(keys) if key in inputs}
     placement = place(buffers, len(blocks), regions, accesses, needs_dma, pinned)
@@ -128,7 +128,7 @@ def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock]
     Its offsets run over the regions one after the other, each region from a base aligned to
     REGION_ALIGNMENT, so the numpy executor runs it in one array; the C maps them back (ARENA)."""
     buffers, arena_keys = arena_buffers(graph, list(blocks), live)
-    region_of = list(placement.region_of[:len(buffers)])
+    region_of = list(placement.region_of[len(keys) - len(buffers):])  # (the buffers live throughout come first)
     state = [i for i, key in enumerate(keys) if key == STATE]
     if state:  # first in its region, so that it lies at the region's start and never moves
         buffers.insert(0, Buffer(graph.state_bytes, 0, len(blocks) - 1))

@@ -12,7 +12,9 @@ is dropped when the other buffer is in another region. The packing makes each ar
 peak over steps of its buffers' live bytes (`arena.live_bytes`), and live bytes add up over
 groups, so a placement fits when, in every region, the groups' live bytes at every step do.
 
-Small cases are searched exhaustively (branch and bound); larger ones by two greedy passes: the
+A region's packing needs a buffer written over another (`placed_at`) to find that one on top of
+its end; without the buffers of the other regions this can fail, and the placement then counts as
+none found (the greedy search tries no other; the exhaustive one goes on). Small cases are searched exhaustively (branch and bound); larger ones by two greedy passes: the
 densest groups first into the cheapest region they fit, then, should that fail, the largest first
 into the region with most room, each then moved to a cheaper region where it still fits.
 """
@@ -99,15 +101,20 @@ def place(buffers: Sequence[Buffer], steps: int, regions: Sequence[RegionLike], 
     weight = [sum(accesses[i] for i in g) for g in groups]
     allowed = [[r for r, region in enumerate(regions) if (region.dma or not any(needs_dma[i] for i in g))
                 and all(pinned.get(i, r) == r for i in g)] for g in groups]
-    search = _exhaustive if len(regions) ** len(groups) <= EXHAUSTIVE_LIMIT else _greedy
-    choice = search(loads, weight, allowed, regions, steps)
-    if choice is None:
-        return None
-    region_of = [0] * len(buffers)
-    for g, r in zip(groups, choice):
-        for i in g:
-            region_of[i] = r
-    return pack(buffers, steps, len(regions), region_of, sum(w * regions[r].cost for w, r in zip(weight, choice)))
+    def packed(choice: list[int]) -> Placement | None:
+        region_of = [0] * len(buffers)
+        for g, r in zip(groups, choice):
+            for i in g:
+                region_of[i] = r
+        try:
+            return pack(buffers, steps, len(regions), region_of, sum(w * regions[r].cost for w, r in zip(weight, choice)))
+        except ValueError:  # a buffer written over another that the region's packing cannot put on top of its end
+            return None
+
+    if len(regions) ** len(groups) <= EXHAUSTIVE_LIMIT:
+        return _exhaustive(loads, weight, allowed, regions, steps, packed)
+    choice = _greedy(loads, weight, allowed, regions, steps)
+    return None if choice is None else packed(choice)
 
 
 def pack(buffers: Sequence[Buffer], steps: int, regions: int, region_of: Sequence[int], cost: float = 0.0) -> Placement:
@@ -132,8 +139,9 @@ def region_members(buffers: Sequence[Buffer], region_of: Sequence[int], regions:
     return found
 
 
-def _exhaustive(loads, weight, allowed, regions, steps) -> list[int] | None:
-    """Branch and bound over every assignment of groups to regions, densest group first."""
+def _exhaustive(loads, weight, allowed, regions, steps, packed) -> Placement | None:
+    """Branch and bound over every assignment of groups to regions, densest group first; each
+    complete one that beats the best so far is packed (`packed`: None if its packing fails)."""
     order = sorted(range(len(loads)), key=lambda g: -weight[g])
     room = [[region.size] * steps for region in regions]
     cheapest = min((region.cost for region in regions), default=0.0)
@@ -147,7 +155,9 @@ def _exhaustive(loads, weight, allowed, regions, steps) -> list[int] | None:
         if cost + rest[k] >= best[1]:
             return
         if k == len(order):
-            best[:] = [list(chosen), cost]
+            placement = packed(chosen)
+            if placement is not None:
+                best[:] = [placement, cost]
             return
         g = order[k]
         for r in sorted(allowed[g], key=lambda r: regions[r].cost):
