@@ -458,9 +458,10 @@ def _link(args) -> Link:
     from .codegen.emit import check_prefix
     from .targets import get_target
     input_in_flash, input_in = _input_place(args)
-    if (input_in_flash or input_in) and args.link_board is None:
-        raise UserError("--input-in-flash and --input-in need --board (the fe310 and esp32c3 harnesses keep the input "
-                        "in flash)")
+    if input_in_flash and args.link_board is None:
+        raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
+    if input_in and args.link_board is None:
+        raise UserError("--input-in needs --board: the board whose RAM region holds the input")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
     if args.region:
         from .boards import custom_board, parse_regions
