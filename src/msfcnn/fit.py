@@ -52,6 +52,9 @@ class Fit:
     # plan's buffers could not be placed over them (it does not fit).
     regions: tuple[RegionUse, ...] = ()
     input_in: str | None = None  # --input-in: the region that holds the input
+    # Over several regions: the instructions predicted for the schedule as placed, whose moves
+    # between blocks (each region packed on its own) differ from the plan's one arena.
+    placed_instructions: int | None = None
 
     @property
     def io_in_arena(self) -> bool:
@@ -87,7 +90,8 @@ class Fit:
                 "stack_path": list(self.code.path), **unfused_doc(self.plan, self.vanilla),
                 **({"input_streamed": self.plan.input_streamed, "least_streamed_bytes": self.streamed_vs_whole[0],
                     "least_whole_input_bytes": self.streamed_vs_whole[1]} if self.streamed_vs_whole else {}),
-                **({"regions": [r.to_dict() for r in self.regions]} if self.board.several_regions else {}),
+                **({"regions": [r.to_dict() for r in self.regions],
+                    "placed_predicted_instructions": self.placed_instructions} if self.board.several_regions else {}),
                 "plan": self.plan.to_dict()}
 
 
@@ -229,10 +233,14 @@ def placed(result: Fit, schedule) -> Fit:
     placement, _, keys = found
     uses = region_uses(placement, keys, result.board.ram_regions)
     live = Liveness(result.graph, result.plan.io_counted, result.plan.input_streamed)
-    arena = declared_bytes(placed_schedule(result.graph, live, schedule.blocks, placement, keys,
-                                           result.board.ram_regions))  # as the C declares them
+    regions_schedule = placed_schedule(result.graph, live, schedule.blocks, placement, keys, result.board.ram_regions)
+    arena = declared_bytes(regions_schedule)  # as the C declares them
     plan = replace(result.plan, region_arenas=tuple((u.name, u.arena_bytes) for u in uses))
-    return replace(result, plan=plan, arena_bytes=arena, regions=uses)
+    predicted = None
+    if result.weight == "instructions":
+        counter = latency.load(result.board.target).counter(result.graph)
+        predicted = round(sum(counter.schedule(regions_schedule)))
+    return replace(result, plan=plan, arena_bytes=arena, regions=uses, placed_instructions=predicted)
 
 
 def run_linked(result: Fit, x):

@@ -559,6 +559,9 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
         ms = ("" if fitted.predicted_ms is None else
               f", >= {fitted.predicted_ms:.1f} ms{clock} (a lower bound: one instruction per cycle)")
         lines.append(f"{chosen}: {plan.predicted_instructions} instructions predicted on {board.target}{ms}")
+        if fitted.placed_instructions is not None:
+            lines.append(f"  as placed over the regions (each region's moves between blocks): "
+                         f"{fitted.placed_instructions} instructions predicted")
     elif plan.target:
         by = " by MACs" if fitted.objective == "min-latency" else ""
         lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): no time predicted, the "
