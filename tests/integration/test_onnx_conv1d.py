@@ -7,6 +7,8 @@ in one line."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import onnx
@@ -101,6 +103,18 @@ def test_a_valid_tcn_streams_within_onnxruntimes_tolerance():
         np.testing.assert_allclose(ours.reshape(-1), want, rtol=0, atol=pipeline.float_tolerance(want))
 
 
+def test_the_streamed_tcns_c_on_the_host(capsys, tmp_path):
+    """`verify --streaming` of the VALID TCN on a (C, F) long input: the C's calls equal numpy's
+    within verify's tolerance, every window the whole-window model's; the arena as predicted."""
+    np.save(tmp_path / "x.npy", np.random.default_rng(3).uniform(-1, 1, (4, 40 + 12)).astype(np.float32))
+    code, out, err = run_cli(capsys, "verify", str(SEQUENCE / "onnx_conv1d_tcn_valid.onnx"), "--streaming",
+                             "--input", str(tmp_path / "x.npy"), "--json", "-q")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["pass"] and doc["windows"] == doc["windows_equal_whole_window"] == 13
+    assert doc["arena_bytes"] == doc["predicted_peak_ram_bytes"] and doc["state_bytes"] == 1216
+
+
 @pytest.mark.parametrize("model, argv, why", [
     ("onnx_conv1d_tcn_causal", ["--streaming"], "layer 0 (pad) pads the time axis"),
     ("onnx_conv1d_stride", ["--streaming"], "its stride 2 along time does not divide the 1 row each call brings it"),
@@ -111,9 +125,11 @@ def test_what_cannot_stream_is_refused_in_one_line(capsys, model, argv, why):
 
 
 def test_a_stride_along_time_streams_with_a_hop_it_divides(capsys):
-    code, _, err = run_cli(capsys, "run", str(SEQUENCE / "onnx_conv1d_stride.onnx"), "--streaming", "--hop", "2",
-                           "--json")
+    code, out, err = run_cli(capsys, "run", str(SEQUENCE / "onnx_conv1d_stride.onnx"), "--streaming", "--hop", "2",
+                           "--json", "-q")
     assert code == 0, err
+    doc = json.loads(out)
+    assert doc["hop"] == 2 and doc["windows"] == doc["windows_equal_whole_window"] > 1
 
 
 def _conv1d_file(tmp_path, weights: np.ndarray, group: int, input_shape=(1, 4, 10)):
