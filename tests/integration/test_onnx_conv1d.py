@@ -1,6 +1,6 @@
 """PyTorch's Conv1d models as ONNX (fixtures/make_conv1d_onnx.py): rank-3 (N, C, L) maps held as the
-one-row maps (1, L, C), 3-D weights as 1 x k windows. A keyword-spotting-style stack and a dilated
-causal TCN with residual Adds match onnxruntime in numpy (unfused, the least-RAM plan and a random
+one-row maps (1, L, C), 3-D weights as 1 x k windows. A keyword-spotting-style stack, a dilated
+causal TCN with residual Adds and a Conv1d front permuted into a GRU match onnxruntime in numpy (unfused, the least-RAM plan and a random
 plan), and their C on the host matches numpy; a VALID TCN streams (`--streaming`), each window
 within verify's tolerance of onnxruntime on the window's frames. What stays unsupported is refused
 in one line."""
@@ -21,7 +21,7 @@ from msfcnn import pipeline, windows
 from msfcnn.ops import Window
 
 SEQUENCE = FIXTURES / "sequence"
-MODELS = ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_tcn_valid", "onnx_conv1d_stride"]
+MODELS = ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_tcn_valid", "onnx_conv1d_stride", "onnx_conv1d_gru"]
 C, CR, GAP, DENSE = ("conv2d", None), ("conv2d", "relu"), ("global_avg_pool", None), ("dense", None)
 PAD, ADDR = ("pad", None), ("add", "relu")
 EXPECTED_OPS = {  # BatchNorm1d folded into the Conv1d before it, ReLU fused, PyTorch's pads evaluated at import
@@ -30,6 +30,9 @@ EXPECTED_OPS = {  # BatchNorm1d folded into the Conv1d before it, ReLU fused, Py
     "onnx_conv1d_tcn_causal": [PAD, CR, PAD, C, C, ADDR, PAD, CR, PAD, C, ADDR, PAD, CR, PAD, C, ADDR, GAP, DENSE],
     "onnx_conv1d_tcn_valid": [CR] * 6 + [GAP, DENSE],
     "onnx_conv1d_stride": [CR, C],
+    # permute(2, 0, 1): the one-row map's bytes are the time-major sequence's; h_n is the last step
+    "onnx_conv1d_gru": [CR, ("max_pool2d", None), ("gru", None), ("reshape", None), ("channel_slice", None),
+                        ("reshape", None)],
 }
 
 
@@ -75,7 +78,7 @@ def test_conv1d_models_match_onnxruntime(name):
     check_runs_against(graph, [x.reshape(1, channels, 1, length) for x in xs], [_onnxruntime(path, x) for x in xs])
 
 
-@pytest.mark.parametrize("name", ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal"])
+@pytest.mark.parametrize("name", ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_gru"])
 def test_conv1d_c_on_the_host(name):
     check_c_of_the_least_ram_plan(pipeline.load(str(SEQUENCE / f"{name}.onnx")))
 
@@ -132,9 +135,13 @@ def test_a_stride_along_time_streams_with_a_hop_it_divides(capsys):
     assert doc["hop"] == 2 and doc["windows"] == doc["windows_equal_whole_window"] > 1
 
 
-def _conv1d_file(tmp_path, weights: np.ndarray, group: int, input_shape=(1, 4, 10)):
-    node = helper.make_node("Conv", ["input", "w"], ["output"], group=group, kernel_shape=[weights.shape[-1]])
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+def _conv1d_file(tmp_path, weights: np.ndarray, group: int, input_shape=(1, 4, 10), transpose=None):
+    """A Conv1d of an (N, C, L) input; then a Transpose of its output by `transpose`, if given."""
+    nodes = [helper.make_node("Conv", ["input", "w"], ["conv" if transpose else "output"], group=group,
+                              kernel_shape=[weights.shape[-1]])]
+    if transpose:
+        nodes.append(helper.make_node("Transpose", ["conv"], ["output"], perm=transpose))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
                               [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(weights.astype(np.float32), "w")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -142,6 +149,12 @@ def _conv1d_file(tmp_path, weights: np.ndarray, group: int, input_shape=(1, 4, 1
     path = tmp_path / "conv1d.onnx"
     path.write_bytes(onnx.shape_inference.infer_shapes(model).SerializeToString())
     return path
+
+
+def test_a_transpose_that_is_no_sequence_is_refused_in_one_line(capsys, tmp_path):
+    path = _conv1d_file(tmp_path, np.ones((4, 4, 3)), group=1, transpose=[1, 0, 2])
+    assert "Transpose [1, 0, 2] of the (N, C, L) map [1, 4, 8]: only to a sequence of its steps" in \
+        refusal_line(capsys, path)
 
 
 def test_grouped_conv1d_is_refused_in_one_line(capsys, tmp_path):

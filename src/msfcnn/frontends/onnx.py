@@ -1028,6 +1028,9 @@ def _transpose(imp: _Importer, node, attrs) -> None:
                             "may move (the batch of one sequence)")
         _sequence_view(imp, node, tuple(shape[a] for a in perm))
         return
+    if node.input[0] in imp.one_row:
+        _one_row_as_sequence(imp, node, attrs)
+        return
     if node.input[0] not in imp.channel_views:
         raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
                         "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
@@ -1039,6 +1042,19 @@ def _transpose(imp: _Importer, node, attrs) -> None:
                         "channel shuffle may move (the batch, H and W stay)")
     moved = view.transposed([p - 1 for p in perm[1:-2]])
     _regroup(imp, node, moved, _view_shape(imp, moved))
+
+
+def _one_row_as_sequence(imp: _Importer, node, attrs) -> None:
+    """Transpose of an (N, C, L) map that puts L before C (PyTorch's permute(2, 0, 1) or
+    permute(0, 2, 1) before a recurrent layer): the sequence (L, 1, C) or (1, L, C), whose bytes
+    are the one-row map's (1, L, C)."""
+    shape = imp.onnx_shape(node.input[0])
+    perm = [int(p) for p in attrs.get("perm", (2, 1, 0))]
+    if sorted(perm) != [0, 1, 2] or [a for a in perm if shape[a] != 1] != [a for a in (2, 1) if shape[a] != 1]:
+        raise UserError(f"Transpose {perm} of the (N, C, L) map {list(shape)}: only to a sequence of its steps "
+                        "((L, N, C) or (N, L, C)) is supported")
+    imp.bind(node.output[0], imp.value(node.input[0]))
+    imp.sequences[node.output[0]] = tuple(shape[a] for a in perm)
 
 
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
