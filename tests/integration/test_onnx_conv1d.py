@@ -1,9 +1,9 @@
 """PyTorch's Conv1d models as ONNX (fixtures/make_conv1d_onnx.py): rank-3 (N, C, L) maps held as the
 one-row maps (1, L, C), 3-D weights as 1 x k windows. A keyword-spotting-style stack, a dilated
-causal TCN with residual Adds and a Conv1d front permuted into a GRU match onnxruntime in numpy (unfused, the least-RAM plan and a random
-plan), and their C on the host matches numpy; a VALID TCN streams (`--streaming`), each window
-within verify's tolerance of onnxruntime on the window's frames. What stays unsupported is refused
-in one line."""
+causal TCN with residual Adds, a Conv1d front permuted into a GRU and a 1-D squeeze-and-excite
+match onnxruntime in numpy (unfused, the least-RAM plan and a random plan), and their C on the
+host matches numpy; a VALID TCN streams (`--streaming`), each window within verify's tolerance of
+onnxruntime on the window's frames. What stays unsupported is refused in one line."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from msfcnn import pipeline, windows
 from msfcnn.ops import Window
 
 SEQUENCE = FIXTURES / "sequence"
-MODELS = ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_tcn_valid", "onnx_conv1d_stride", "onnx_conv1d_gru"]
+MODELS = ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_tcn_valid", "onnx_conv1d_stride", "onnx_conv1d_gru",
+          "onnx_conv1d_se"]
 C, CR, GAP, DENSE = ("conv2d", None), ("conv2d", "relu"), ("global_avg_pool", None), ("dense", None)
 PAD, ADDR = ("pad", None), ("add", "relu")
 EXPECTED_OPS = {  # BatchNorm1d folded into the Conv1d before it, ReLU fused, PyTorch's pads evaluated at import
@@ -33,6 +34,9 @@ EXPECTED_OPS = {  # BatchNorm1d folded into the Conv1d before it, ReLU fused, Py
     # permute(2, 0, 1): the one-row map's bytes are the time-major sequence's; h_n is the last step
     "onnx_conv1d_gru": [CR, ("max_pool2d", None), ("gru", None), ("reshape", None), ("channel_slice", None),
                         ("reshape", None)],
+    # the gate unsqueezed to (1, C, 1) is an (N, C, L) map of one step; the (C, 1) constants one per channel
+    "onnx_conv1d_se": [CR, GAP, ("dense", "relu"), DENSE, ("logistic", None), ("reshape", None),
+                       ("mul_broadcast", None), ("mul_const", None), ("add_const", None), C],
 }
 
 
@@ -78,7 +82,8 @@ def test_conv1d_models_match_onnxruntime(name):
     check_runs_against(graph, [x.reshape(1, channels, 1, length) for x in xs], [_onnxruntime(path, x) for x in xs])
 
 
-@pytest.mark.parametrize("name", ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_gru"])
+@pytest.mark.parametrize("name", ["onnx_conv1d_kws", "onnx_conv1d_tcn_causal", "onnx_conv1d_gru",
+                                  "onnx_conv1d_se"])
 def test_conv1d_c_on_the_host(name):
     check_c_of_the_least_ram_plan(pipeline.load(str(SEQUENCE / f"{name}.onnx")))
 

@@ -110,11 +110,14 @@ class _Value:
     """An ONNX activation as the IR holds it: IR tensor `index`.
 
     `flat_from` is (H, W, C) for a vector flattened from an NCHW feature map, whose elements the
-    IR orders (H, W, C) and ONNX (C, H, W); None when the two orders agree.
+    IR orders (H, W, C) and ONNX (C, H, W); None when the two orders agree. `one_row`: the ONNX
+    name it was read by is an (N, C, L) map (see _Importer.one_row), whose constants broadcast
+    as (C, 1).
     """
 
     index: int
     flat_from: tuple[int, int, int] | None = None
+    one_row: bool = False
 
 
 def _onnx_shape(ir_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -404,9 +407,12 @@ class _Importer:
             src, begin, channels = self.pending_slices.pop(name)
             self.bind(name, self.emit(ChannelSlice(begin, channels), (src,)))
         if name in self.values:
-            return self.values[name]
+            value = self.values[name]
+            return replace(value, one_row=True) if name in self.one_row else value
         if name in self.consts:
             raise UserError(f"input {name!r} is a constant where an activation tensor was expected")
+        if name in self.unit_views and self.unit_views[name][1][2] == 1:  # (1, C, 1): an (N, C, L) map of one step
+            return self._one_step_map(name)
         if name in self.unit_views:
             raise UserError(f"input {name!r} has shape {list(self.unit_views[name][1])}: only a Squeeze or "
                             "Unsqueeze may read it")
@@ -414,6 +420,15 @@ class _Importer:
             raise UserError(f"input {name!r} holds the channels regrouped into several axes: only a Reshape back to "
                             "(1, C, H, W) (a channel shuffle) or a Transpose of the channel axes may read it")
         raise UserError(f"input {name!r} is not produced by an earlier node")
+
+    def _one_step_map(self, name: str) -> _Value:
+        """A (1, C, 1) view read by an op other than a Squeeze or Unsqueeze (a 1-D squeeze-and-excite's
+        gate, unsqueezed from (1, C)): the one-row map (1, 1, C), a reshape of a vector."""
+        value, shape = self.unit_views.pop(name)
+        result = stage.rewrite(self, UnitAxes(value.index, (1, 1, shape[1]), lambda: value.index))
+        self.bind(name, self.rewritten(result))
+        self.one_row.add(name)
+        return self.value(name)
 
     def shape(self, value: _Value) -> tuple[int, ...]:
         return self.graph.shape_of(value.index)
@@ -466,7 +481,7 @@ class _Importer:
         return _Value(self.graph.append(op, inputs, consts))
 
     def bind(self, name: str, value: _Value) -> None:
-        self.values[name] = value
+        self.values[name] = replace(value, one_row=False) if value.one_row else value  # (a mark of the name read)
 
 
 # ---- attribute parsing ----
@@ -692,14 +707,14 @@ def _per_channel(imp: _Importer, value: _Value, constant: np.ndarray, what: str)
     """The (C,) values of a constant that broadcasts to one per channel of `value`."""
     shape = imp.shape(value)
     channels = shape[-1]
-    target = (1, channels) if len(shape) == 1 else (1, channels, 1, 1)
+    target = (1, channels) if len(shape) == 1 else (1, channels, 1) if value.one_row else (1, channels, 1, 1)
     try:
         if np.broadcast_shapes(constant.shape, target) != target:
             raise ValueError
         return np.broadcast_to(constant, target).reshape(channels)
     except ValueError:
         raise UserError(f"a constant of shape {list(constant.shape)} is not {what} "
-                        f"{list(_onnx_shape(shape))}") from None
+                        f"{list(_one_row_declared(shape) if value.one_row else _onnx_shape(shape))}") from None
 
 
 def _mul(imp: _Importer, node, attrs) -> None:
