@@ -124,9 +124,10 @@ def _saved_plan_arg(p: argparse.ArgumentParser) -> None:
 def _c_args(p: argparse.ArgumentParser) -> None:
     """The options of the commands that write C: a saved plan, and the names' prefix."""
     _saved_plan_arg(p)
-    p.add_argument("--prefix", metavar="NAME", default="msfcnn",
+    p.add_argument("--prefix", metavar="NAME",
                    help="start every external name of the generated C with NAME_ (macros with its upper case), "
-                        "so that networks with different prefixes link into one program (default: msfcnn)")
+                        "so that networks with different prefixes link into one program (default: msfcnn; "
+                        "compile of several models: NAME,NAME,... one per model, default: from the models' names)")
 
 
 def _link_board_args(p: argparse.ArgumentParser) -> None:
@@ -188,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="generate a self-contained C99 library for a plan")
     _plan_args(p)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models: one library, each network under its own prefix, all sharing one arena "
+                        "as large as the largest (they run one at a time)")
     p.add_argument("--target", help=f"where the C will run: {TARGET_NAMES} (default: host)")
     _link_board_args(p)
     _c_args(p)
@@ -211,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="the fastest plan whose arena, io, stack and static data fit a board's RAM")
     p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models in the same firmware, run one after the other: they share one arena "
+                        "(compile A B ...), and fit answers for them together")
     p.add_argument("--board", help=f"the board: {_board_names()}; or a board file BOARD.json (docs/cli.md)")
     p.add_argument("--ram", metavar="SIZE", type=parse_size,
                    help="a board of your own: its RAM (with --target), or the RAM of --board replaced")
@@ -360,6 +367,10 @@ class CompileRequest:
     model: ModelPlan
     link: Link
     output: str
+    # Several models: the others, compiled with the first into one library sharing one arena
+    # (codegen/shared.py), and the prefixes given for all of them (None: from their names).
+    others: tuple[ModelPlan, ...] = ()
+    prefixes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -383,6 +394,7 @@ class FitRequest:
     output: str | None
     objective: str = "min-latency"
     input_stream: bool = False
+    others: tuple[str, ...] = ()  # more models, fitted together with the first, sharing one arena
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -434,14 +446,15 @@ def _board_on(name: str, target: str | None) -> Board:
 
 def _link(args) -> Link:
     """`compile` and `verify`: --target, or the target of the board --board links for."""
-    from .codegen.emit import check_prefix
+    from .codegen.emit import DEFAULT_PREFIX, check_prefix
     from .targets import get_target
     if args.input_in_flash and args.link_board is None:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
     target = get_target(board.target if board else args.target or "host")
-    check_prefix(args.prefix)
-    return Link(target, board, args.input_in_flash, args.prefix)
+    prefix = DEFAULT_PREFIX if args.prefix is None else args.prefix
+    check_prefix(prefix)
+    return Link(target, board, args.input_in_flash, prefix)
 
 
 def models_request(args) -> ModelsRequest:
@@ -495,9 +508,34 @@ def _folder_output(path: str | None, option: str) -> None:
 
 def compile_request(args) -> CompileRequest:
     _folder_output(args.output, "-o")
-    call = _invocation(args, False, [args.model, args.plan], [args.output])
+    plans = [args.plan] if not args.more_models or args.plan is None else split_list(args.plan)
+    call = _invocation(args, False, [args.model, *args.more_models, *plans], [args.output])
+    if args.more_models:
+        return _shared_compile_request(args, call)
     link = _link(args)
     return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
+
+
+def _shared_compile_request(args, call: Invocation) -> CompileRequest:
+    """`compile A B ...`: one library, every network planned with the same options, or from its
+    saved plan (--plan A.json,B.json, one per model, as `fit A B -o` writes them)."""
+    from dataclasses import replace
+    from .codegen.shared import network_prefixes
+    from .targets import get_target
+    for given, option in ((args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
+        if given:
+            raise UserError(f"{option} takes one model: compile several models without it")
+    models = [args.model, *args.more_models]
+    plans = [None] * len(models) if args.plan is None else split_list(args.plan)
+    if len(plans) != len(models):
+        raise UserError(f"--plan names {len(plans)} plans for {len(models)} models: give one per model, "
+                        "comma-separated, in the models' order")
+    # prefixes given are checked now, before any planning; those from the names once they are loaded
+    prefixes = None if args.prefix is None else tuple(network_prefixes(models, split_list(args.prefix)))
+    link = Link(get_target(args.target or "host"), None, False, "")
+    base = _model_plan(args, args.target)
+    each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
+    return CompileRequest(call, each[0], link, args.output, tuple(each[1:]), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
@@ -516,7 +554,15 @@ def fit_request(args) -> FitRequest:
     from .boards import custom_board, get_board
     from .fit import DEFAULT_RESERVE
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
-    call = _invocation(args, args.json, [args.model, board_file], [args.output])
+    outputs = [args.output] if not args.more_models or args.output is None else split_list(args.output)
+    call = _invocation(args, args.json, [args.model, *args.more_models, board_file], outputs)
+    if args.more_models and args.input_stream:
+        raise UserError("--input-stream takes one model: fit several models without it")
+    if args.more_models and "-" in outputs:
+        raise UserError("-o - writes one plan to standard output: fit several models into files, one per model")
+    if args.more_models and args.output is not None and len(outputs) != 1 + len(args.more_models):
+        raise UserError(f"-o names {len(outputs)} plan files for {1 + len(args.more_models)} models: give one per "
+                        "model, comma-separated, in the models' order")
     base = None if args.board is None else get_board(args.board)
     if base is None and args.ram is None and args.target is None:
         raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
@@ -524,7 +570,7 @@ def fit_request(args) -> FitRequest:
     custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
     board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream)
+                      args.input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models))
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -750,12 +796,26 @@ def _run_windows(request: RunRequest, graph, plan, schedule) -> None:
 
 def cmd_compile(request: CompileRequest) -> None:
     from . import pipeline, report
+    if request.others:
+        return _compile_shared(request)
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
     with progress.step(f"writing the C for {graph.name}"):
         files = pipeline.write_c(request.output, graph, schedule, plan, target, link.prefix)
     print(report.compile_text(graph, plan, schedule, files, request.output, target.name, link.board))
+
+
+def _compile_shared(request: CompileRequest) -> None:
+    """`compile A B ...`: each model planned, then one library of them all sharing one arena."""
+    from . import report
+    from .codegen.shared import Network, network_prefixes, write_shared
+    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
+    networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
+    with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
+        files = write_shared(request.output, networks, request.link.target)
+    print(report.compile_shared_text(networks, files, request.output))
 
 
 def cmd_verify(request: VerifyRequest) -> int:
@@ -882,6 +942,8 @@ def cmd_fit(request: FitRequest) -> None:
     from . import pipeline, report
     from .fit import fit
     board = request.board
+    if request.others:
+        return _fit_together(request)
     graph = pipeline.load(request.model, weights=True)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
         result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
@@ -894,6 +956,26 @@ def cmd_fit(request: FitRequest) -> None:
         _print_json(result.to_dict(), _report_stream(request))
     else:
         print(report.fit_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
+
+
+def _fit_together(request: FitRequest) -> None:
+    """`fit A B ...`: the networks' plans on the board together, sharing one arena."""
+    from . import pipeline, report
+    from .together import fit_together
+    graphs = [pipeline.load(m, weights=True) for m in (request.model, *request.others)]
+    with progress.step(f"fit {len(graphs)} networks on {request.board.name}: planning and bounding the stacks"):
+        result = fit_together(graphs, request.board, request.reserve, request.input_in_flash, request.objective)
+    for fitted in result.fits:
+        if fitted.uncovered:
+            _warn([report.uncovered_warning(request.board.target, fitted.uncovered)])
+    if request.output:  # each network's plan, for compile A B --plan A.json,B.json
+        from .files import write_atomic
+        for path, fitted, model in zip(split_list(request.output), result.fits, (request.model, *request.others)):
+            write_atomic(path, report.json_text(_with_digest(fitted.plan, model).to_dict()) + "\n")
+    if request.call.json:
+        _print_json(result.to_dict(), _report_stream(request))
+    else:
+        print(report.fit_together_text(result, request.input_in_flash, _calibrated()), file=_report_stream(request))
 
 
 def cmd_pareto(request: ParetoRequest) -> None:

@@ -393,6 +393,19 @@ def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target:
             f"wrote {len(files)} files to {folder} (build for {target}{linked}: make -C {folder})")
 
 
+def compile_shared_text(networks, files, folder: str) -> str:
+    """`compile A B ...`: each network's plan and arena, and the one arena they share."""
+    from .codegen.shared import shared_arena_bytes
+    lines = [f"{n.prefix}/: {n.graph.name}: {len(n.plan.blocks)} blocks, arena {n.arena_bytes} B"
+             f"{f' + own state {n.graph.state_bytes} B' if n.graph.state_bytes else ''}, F = {n.plan.overhead:.4f}"
+             for n in networks]
+    states = sum(n.graph.state_bytes for n in networks)
+    lines.append(f"shared arena {shared_arena_bytes(networks)} B (the largest; the networks run one at a time)"
+                 f"{f' + {states} B of state' if states else ''}; wrote {len(files)} files to {folder} "
+                 f"(a library for CMake: add_subdirectory({folder}), target msfcnn_networks)")
+    return "\n".join(lines)
+
+
 def verdict(check) -> str:
     """PASS or FAIL with the criterion: bit-exact for int8, the tolerance for float32."""
     diff = f"max |C - numpy| = {check.max_abs_diff:g}"
@@ -495,6 +508,38 @@ def verify_failure(graph: Graph, target: str, check, linked: dict | None) -> str
     reason = (verify_verdict(graph, check) if not check.passed else
               f"FAIL (stack {check.stack_bytes} B measured > its bound {linked['stack_bound_bytes']} B)")
     return f"msfcnn: verify: {graph.name} on {target}: {reason}"
+
+
+def fit_together_text(together, input_in_flash: bool, calibrated: str) -> str:
+    """`fit A B ...`: each network's plan and figures, then their RAM together on the board: one
+    shared arena (the largest), every network's state, io and static data, the deepest stack."""
+    board = together.board
+    lines = []
+    for fitted in together.fits:
+        plan = fitted.plan
+        state = f" + own state {fitted.graph.state_bytes} B" if fitted.graph.state_bytes else ""
+        io = "io in the arena" if fitted.io_in_arena else f"io {fitted.io_bytes} B"
+        if plan.predicted_instructions is not None:
+            ms = "" if fitted.predicted_ms is None else f", >= {fitted.predicted_ms:.1f} ms"
+            speed = f"{plan.predicted_instructions} instructions predicted on {board.target}{ms}"
+        else:
+            speed = f"{plan.macs} MACs (no time predicted; calibrated targets: {calibrated})"
+        lines += [plan_table(plan, fitted.graph),
+                  f"{fitted.graph.name}: arena {fitted.arena_bytes - fitted.graph.state_bytes} B{state}, {io}, "
+                  f"stack bound {fitted.code.stack_bytes} B; {speed}", ""]
+    fits = "fit" if together.headroom_bytes >= 0 else "do not fit"
+    lines.append(f"{' and '.join(f.graph.name for f in together.fits)} {fits} {board.name} together ({board.chip}, "
+                 f"{board.ram_bytes} B RAM), run one after the other, never at the same time:")
+    for label, value in (("shared arena (the largest)", together.shared_arena_bytes),
+                         ("state (each network's own)", together.state_bytes),
+                         (f"io (every network's{', inputs in flash' if input_in_flash else ''})", together.io_bytes),
+                         ("stack (the deepest bound)", together.stack_bytes),
+                         ("static data (kernels once)", together.static_bytes), ("reserve", together.reserve_bytes)):
+        lines.append(f"  {label:34s} {value:9d} B")
+    lines.append(f"  {'headroom':34s} {together.headroom_bytes:9d} B")
+    if board.note:
+        lines.append(f"note: {board.note}")
+    return "\n".join(lines)
 
 
 def _fit_io_line(fitted, input_in_flash: bool) -> str:

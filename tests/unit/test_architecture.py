@@ -31,7 +31,7 @@ LAYERS = [
     ["cost", "fused_executor", "codegen", "latency"],
     ["planner", "report", "support"],  # support: the support matrix (msfcnn ops), a report on the ops
     ["pipeline", "windows"],  # windows: a streaming model run window by window (--streaming)
-    ["fit"],
+    ["fit", "together"],
     ["api", ""],  # "": the package itself, which re-exports the Python API (api.py)
     ["cli", "__main__"],
 ]

@@ -71,6 +71,7 @@ class _Emitter:
     graph: Graph
     schedule: Schedule
     prefix: str = DEFAULT_PREFIX
+    state_macro: str = "ARENA"  # STATE when the state is a buffer of its own (a shared arena: codegen/shared.py)
     arrays: list[_Array] = field(default_factory=list)
     params: list[dict] = field(default_factory=list)
 
@@ -108,7 +109,7 @@ class _Emitter:
                                           f"op {t} ({op.describe()}): {role} {list(np.shape(values))}"))
                 names[role] = name
             for i in self.graph.states_of(t):  # the op's state buffers: in the arena's persistent region
-                names[self.graph.states[i].name] = f"ARENA({self.schedule.state_offsets[i]})"
+                names[self.graph.states[i].name] = f"{self.state_macro}({self.schedule.state_offsets[i]})"
             init = op.c_params(ctx, in_shapes, as_time_map(node.shape) if t in stepped else node.shape, names)
             self.params.append({"struct": f"{op.c_kernel}{self.graph.kernel_element(t).params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
                                 "describe": op.describe()})
@@ -122,7 +123,7 @@ class _Emitter:
             flat = np.ascontiguousarray(state.initial).reshape(-1)
             self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
                                       f"op {state.owner}: the initial {state.name} {list(state.initial.shape)}"))
-            states.append({"offset": offset, "bytes": state.nbytes, "initial": name, "owner": state.owner,
+            states.append({"offset": offset, "place": f"{self.state_macro}({offset})", "bytes": state.nbytes, "initial": name, "owner": state.owner,
                            "name": state.name})
         return states
 
@@ -444,14 +445,16 @@ def _templates():
 
 
 def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
-             prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
+             prefix: str = DEFAULT_PREFIX, shared_arena: bool = False) -> dict[str, str]:
     """The generated files, by name (kernel sources not included: see kernel_sources; under a
     prefix other than the default, kernels/msfcnn_prefix.h replaces theirs); the Makefile and the
     harness are for `target` (whose harness may take its input from input.c, and link the
-    target's own run-time from support/)."""
+    target's own run-time from support/). `shared_arena`: model.c uses the arena that
+    codegen/shared.py defines for several networks, keeps its state in a buffer of its own and
+    finds the kernels in the folder above."""
     env = _templates()
     support = support_sources(target)
-    emitter = _Emitter(graph, schedule, check_prefix(prefix))
+    emitter = _Emitter(graph, schedule, check_prefix(prefix), "STATE" if shared_arena else "ARENA")
     emitter.declare_params()
     states = emitter.declare_states()
     blocks = [emitter.block(i) for i in range(len(schedule.blocks))]
@@ -459,7 +462,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "prefix": prefix, "PREFIX": prefix.upper(), "default_prefix": DEFAULT_PREFIX, "api_version": API_VERSION,
         "element_bytes": graph.element.nbytes, "output_shape": _hwc(graph.nodes[-1].shape),
         "output_element_bytes": output_element(graph).nbytes, "output_ctype": output_element(graph).ctype,
-        "arena_word": max((graph.element_of(t) for t in range(NETWORK_INPUT, len(graph))), key=lambda e: e.nbytes).name,
+        "arena_word": arena_word(graph).name,
         "name": graph.name, "version": __version__, "numerics": graph.numerics, "plan": plan, "arena_bytes": schedule.arena_bytes,
         "dtype": graph.dtype, "ctype": graph.element.ctype, "input_shape": _hwc(graph.input_shape),
         "input_size": prod(graph.input_shape), "output_size": prod(graph.nodes[-1].shape),
@@ -473,6 +476,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "outputs": _outputs(graph, schedule), "inputs": _inputs(graph, schedule),
         "states": states, "state_bytes": graph.state_bytes, "input_stream": schedule.input_stream,
         "input_row_size": prod(_hwc(graph.input_shape)[1:]),
+        "shared_arena": shared_arena, "kernel_dir": "../kernels" if shared_arena else "kernels",
     }
     # model.c includes the headers of the kernels it calls only, and the build files list the
     # kernel sources it needs only: both known once its code is written
@@ -488,6 +492,11 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
         files["input.c"] = harness_input(graph, zeros, prefix)
     return files
+
+
+def arena_word(graph: Graph):
+    """The widest element type of the network's tensors: the arena is aligned for it."""
+    return max((graph.element_of(t) for t in range(NETWORK_INPUT, len(graph))), key=lambda e: e.nbytes)
 
 
 def output_element(graph: Graph):
@@ -549,7 +558,7 @@ def kernel_sources() -> dict[str, str]:
 # Written into every project, whatever the network calls: msf_quantize_f32 and msf_dequantize_s8
 # convert the caller's float data at an int8 model's edges (docs/c-api.md, "Calling it").
 ALWAYS_KERNELS = ("numerics.c",)
-_INCLUDE = re.compile(r'^#include "(?:kernels/)?([\w.]+)"', re.M)
+_INCLUDE = re.compile(r'^#include "(?:(?:\.\./)?kernels/)?([\w.]+)"', re.M)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 

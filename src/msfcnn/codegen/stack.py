@@ -176,6 +176,11 @@ def _kernels(target: Target) -> tuple[Path, str, int]:
     return folder, text, static
 
 
+def kernel_static_bytes(target: Target) -> int:
+    """The kernels' own static data on `target`, which every footprint's static_bytes counts."""
+    return _kernels(target)[2]
+
+
 def library_calls(target: Target) -> set[str]:
     """The functions outside the kernels (the C library's, libgcc's) that the kernels call on
     `target`: what LIBRARY_CALL_BYTES stands for (tests/targets/test_library_stack.py measures them)."""
