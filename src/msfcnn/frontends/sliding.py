@@ -222,6 +222,18 @@ def model_time_axis(graph: Graph) -> int:
     return axis + 1 if graph.layout == "NCHW" else axis
 
 
+def model_frames(graph: Graph, frames: np.ndarray) -> np.ndarray:
+    """A long input of a model that declares an (N, C, L) input (PyTorch's Conv1d, held as a 1 x L
+    map) given as (1, C, F) or (C, F): the same bytes as the (C, 1, F) map of its NCHW layout. Any
+    other array unchanged."""
+    declared = graph.declared_input_shape
+    if graph.layout != "NCHW" or declared is None or len(declared) != 3 or graph.input_shape[0] != 1:
+        return frames
+    if frames.ndim in (2, 3) and frames.shape[-2] == declared[1] and (frames.ndim == 2 or frames.shape[0] == 1):
+        return frames.reshape(declared[1], 1, frames.shape[-1])
+    return frames
+
+
 def window_steps(graph: Graph, frames: np.ndarray, hop: int) -> tuple[list[np.ndarray], int]:
     """A long input of `graph` (its own layout, batch optional; frames along its time axis) as the
     calls of its streaming model: each call's `hop` frames, in order, and how many calls come
