@@ -8,6 +8,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --keyword | --pad16
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
+    python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
@@ -46,7 +47,8 @@ from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
 
-DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33"}
+DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"}
+MVE_TARGETS = {"cortex-m55"}  # the int8 kernels' Helium loops too (their own families: BlockCounter's mve)
 # Families fitted again last, on top of every other coefficient (`--sweep`; every other fit that can
 # change what they stand on does it too): the table lookup of LOGISTIC, TANH, ELU..., the depthwise
 # multiplier, ABS, PRELU and uint8's depthwise convolution (weight offset) on their unfused blocks,
@@ -488,6 +490,40 @@ def _scan_graph(doc: dict, dtype: str) -> Graph:
     return graph if dtype == "float32" else with_numerics(graph, doc["numerics"])
 
 
+def streaming_network(seed: int) -> dict:
+    """A seeded random sliding-window model (`--streaming`): VALID convolutions or depthwise
+    convolutions along time, dilated or not, on a T x 1 x C map (time along H) or a 1 x T x C one
+    (along W), then a global average pool and a dense layer, or a dense layer over the last
+    rows. Measured as one call of its streaming graph (frontends/sliding.py) with a hop drawn:
+    its time rings (time_ring) and running sums (time_mean) beside kernels fitted elsewhere."""
+    rng = random.Random(seed * 13 + 5)
+    frames, channels, along_w = rng.choice([8, 12, 16, 24, 32, 49]), rng.choice([1, 4, 8, 16, 40]), rng.random() < 0.5
+    layers, rows = [], frames
+    for _ in range(rng.randint(1, 3)):
+        k, d = rng.choice([2, 3, 5]), rng.choice([1, 1, 2])
+        if rows - (k - 1) * d < 2:
+            break
+        window = {"kernel": [1, k] if along_w else [k, 1], "dilation": [1, d] if along_w else [d, 1], "padding": "valid"}
+        kind = rng.choice(["conv2d", "depthwise_conv2d"])
+        layers.append({"op": kind, **window, "act": "relu", **({"filters": rng.choice([4, 8, 16, 32])}
+                                                                 if kind == "conv2d" else {})})
+        rows -= (k - 1) * d
+    head = [{"op": "global_avg_pool"}] if seed % 3 else []  # else a dense layer over every remaining row
+    return {"name": f"calibration_streaming_{seed}", "generated": "streaming", "seed": seed,
+            "hop": rng.choice([1, 1, 2]), "input": [1, frames, channels] if along_w else [frames, 1, channels],
+            "layers": layers + head + [{"op": "dense", "units": rng.choice([3, 12])}]}
+
+
+def _streaming_graph(doc: dict, dtype: str):
+    """The graph of one call of streaming_network(seed), or None when its hop cannot stream."""
+    from msfcnn.frontends.sliding import sliding_window
+    whole = calibration.graph_of({k: doc[k] for k in ("name", "input", "layers")}, dtype)
+    try:
+        return None if whole is None else sliding_window(whole, doc["hop"])
+    except UserError:
+        return None
+
+
 def windows_network(seed: int) -> dict:
     """A seeded random layer list of dilated convolutions and depthwise convolutions (whose
     kernels are the plain ones' but on Arm's DSP extension, where a dilated CONV_2D runs the
@@ -645,6 +681,8 @@ def graph_of(doc: dict, dtype: str):
         return _scan_graph(doc, dtype)
     if doc.get("generated") == "recurrent":
         return _recurrent_graph(doc)
+    if doc.get("generated") == "streaming":
+        return _streaming_graph(doc, dtype)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
@@ -677,6 +715,9 @@ def plans_of(graph, seed: int, kind: str = "all"):
     unfused plan with every op that can be written over its input whole (the `inplace` scheme's
     channel-by-channel kernel) written so; kind="cover": only the plans without the network's
     input and output in the arena."""
+    if kind == "vanilla":  # one op a block: a sliding window's rings and sums are never fused
+        yield "vanilla", False, pipeline.planner(graph).vanilla()
+        return
     if kind == "inplace":
         planner = pipeline.planner(graph)
         swap = {b.first: b for b in planner.dag.blocks if b.scheme == "inplace" and b.first == b.last}
@@ -732,7 +773,7 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
             print(f"seed {seed}: {len(graph)} ops, {time.time() - started:.1f} s", file=sys.stderr)
 
 
-def load_samples(samples_path: Path, dsp: bool):
+def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for line in samples_path.read_text().splitlines():
         row = json.loads(line)
@@ -745,7 +786,8 @@ def load_samples(samples_path: Path, dsp: bool):
             continue
         schedule = pipeline.lower(graph, plan)
         samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
-                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}")
+                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}",
+                                             mve)
     # a block of no instructions (a RESHAPE the C aliases, of a generated .tflite) has nothing to fit
     return [s for s in samples if s.instructions > 0]
 
@@ -757,7 +799,7 @@ def _stored(target: str, fits=("extension", "coverage")) -> LatencyModel:
     calibration_stats = dict(model.calibration)
     added = {name for key in fits for name in calibration_stats.pop(key, {}).get("fitted", ())}
     return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
-                        model.kernel_digests, calibration_stats)
+                        model.kernel_digests, calibration_stats, model.mve)
 
 
 def _without(model: LatencyModel, key: str) -> LatencyModel:
@@ -765,7 +807,7 @@ def _without(model: LatencyModel, key: str) -> LatencyModel:
     stats = dict(model.calibration)
     added = set(stats.pop(key, {}).get("fitted", ()))
     return LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in added},
-                        model.kernel_digests, stats)
+                        model.kernel_digests, stats, model.mve)
 
 
 def main() -> None:
@@ -825,6 +867,10 @@ def main() -> None:
                         "25 taps, 1 x k convolutions on lines; to --samples, default build/latency/TARGET-sweep.jsonl) "
                         "and fit the families of SWEEP_FAMILIES again on every stored measurement, keeping every other "
                         "coefficient")
+    parser.add_argument("--streaming", action="store_true", help="measure one call of sliding-window models "
+                        "(streaming_network, int8 and --float float32; to --samples, default "
+                        "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
+                        "coefficients (time_ring, time_mean) on both files, keeping every other stored one")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
@@ -850,6 +896,9 @@ def main() -> None:
     if args.sweep:
         samples_path = args.samples or folder / f"{args.target}-sweep.jsonl"
     samples_path.parent.mkdir(parents=True, exist_ok=True)
+    if args.streaming:
+        _calibrate_streaming(args, folder)
+        return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
         # bytes), and a float32 LSTM's time depends on its values (expf, tanhf), which the
@@ -860,7 +909,7 @@ def main() -> None:
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8",
                     "cover", scan_network)
         dsp = args.target in DSP_TARGETS
-        _write(calibration.fit(load_samples(samples_path, dsp), args.target, dsp, fixed=_stored(args.target, ("scan",)),
+        _write(calibration.fit(load_samples(samples_path, dsp, args.target in MVE_TARGETS), args.target, dsp, fixed=_stored(args.target, ("scan",)),
                                key="scan"), args.target, args.also)
         return
     if own_fit:  # its own fit, on top of every stored coefficient (no other fit sees its files)
@@ -870,7 +919,7 @@ def main() -> None:
             dtype = {"pad16": "int16", "recurrent": "float32"}.get(own_fit, "int8")
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, dtype, "cover",
                     make)
-        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS), args.target,
+        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS), args.target,
                                 args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit,)), key=own_fit)
         _write(model, args.target, args.also)
         return
@@ -885,11 +934,11 @@ def main() -> None:
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
                 "inplace" if args.inplace else "cover" if args.cover or args.windows or args.sweep else "all",
                 make)
-    dsp = args.target in DSP_TARGETS
+    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
 
     def samples_of(paths, measured: bool):
         return [s for path in ({samples_path} if measured else set()) | {f for f in paths if f.exists()}
-                for s in load_samples(path, dsp)]
+                for s in load_samples(path, dsp, mve)]
 
     # every measurement of the target, for the SWEEP_ families' fit (the last one of every run)
     every_file = sorted({*files, *ops_files, *cover_files, *windows_files, folder / f"{args.target}-sweep.jsonl"})
@@ -911,8 +960,8 @@ def main() -> None:
     elif args.ops:  # the main coefficients stay; the other operators' are fitted on top of them
         model = calibration.fit(ops_samples, args.target, dsp, fixed=_stored(args.target))
     else:
-        samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp)]
-        model = calibration.fit(samples, args.target, dsp)
+        samples = [s for path in ({samples_path} | {f for f in files if f.exists()}) for s in load_samples(path, dsp, mve)]
+        model = calibration.fit(samples, args.target, dsp, mve=mve)
         if ops_samples:  # fit the other operators again on top of the new coefficients
             model = calibration.fit(ops_samples, args.target, dsp, fixed=model)
     if cover_samples:  # and the kernels of the cover networks on top of those
@@ -920,6 +969,52 @@ def main() -> None:
     if windows_samples:  # and the dilated and transposed convolutions' on top of everything
         model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
     _write(_sweep_refit(model, samples_of(every_file, False), dsp), args.target, args.also)
+
+
+STREAMING_FAMILIES = ("time_ring", "time_mean")  # (and their float32 kernels', "_f32")
+
+
+def _calibrate_streaming(args, folder: Path) -> None:
+    """--streaming: measure, then fit the streaming families on top of every other coefficient."""
+    files = [folder / f"{args.target}-streaming{suffix}.jsonl" for suffix in ("", "-f32")]
+    samples_path = args.samples or files[int(args.float)]
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+                "float32" if args.float else "int8", "vanilla", streaming_network)
+    dsp = args.target in DSP_TARGETS
+    stored = _stored(args.target, ("streaming",))
+    kept = {k: v for k, v in stored.coefficients.items() if k.split(":")[0].removesuffix("_f32") not in STREAMING_FAMILIES}
+    fixed = LatencyModel(stored.target, stored.dsp, kept, stored.kernel_digests, stored.calibration)
+    samples = [s for path in {samples_path, *files} if path.exists() for s in load_samples(path, dsp)]
+    model = calibration.fit(samples, args.target, dsp, fixed=fixed, key="streaming")
+    fitted = {k: v for k, v in model.coefficients.items() if _streaming_key(k)}
+    # The statistics of the blocks that run a streaming kernel (the others' kernels are not refitted).
+    errors = [sum(fitted.get(k, model.coefficients.get(k, 0.0)) * v for k, v in s.features.items()) / s.instructions - 1
+              for s in samples if any(v and _streaming_key(k) for k, v in s.features.items())]
+    stats = {"samples": len(errors), "features": len(fitted), "worst_block_error": max(map(abs, errors)),
+             "mean_abs_block_error": sum(map(abs, errors)) / len(errors), "fitted": sorted(fitted)}
+    for name in [args.target, *args.also]:
+        _write_streaming(model, stats, name)
+
+
+def _streaming_key(key: str) -> bool:
+    """A coefficient of a streaming family (time_ring:copied, time_ring_f32:call, ...)."""
+    return key.split(":")[0].removesuffix("_f32") in STREAMING_FAMILIES
+
+
+def _write_streaming(model: LatencyModel, stats: dict, target: str) -> None:
+    """Store only the streaming families' coefficients, kernel digests and fit statistics in the
+    target's file, every other entry as it was (in its order: a small diff beside other fits)."""
+    path = Path(str(coefficients_path(target)))
+    doc = json.loads(path.read_text())
+    fitted = model.to_dict()
+    doc["coefficients"] = {k: v for k, v in doc["coefficients"].items() if not _streaming_key(k)}
+    doc["coefficients"].update({k: v for k, v in sorted(fitted["coefficients"].items()) if _streaming_key(k)})
+    for name in (f"{family}.{ext}" for family in STREAMING_FAMILIES for ext in ("c", "h")):
+        doc["kernel_digests"][name] = fitted["kernel_digests"][name]
+    doc["calibration"]["streaming"] = stats
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["calibration"]["streaming"]), file=sys.stderr)
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:

@@ -7,11 +7,17 @@ one array), with the others named in the note. `target` is the emulated target (
 whose compiler and instruction counts stand for the board: the same core, or only the nearest
 one, which `note` then says. Instruction counts there are not the board's cycles (caches, flash
 wait states and bus contention are not emulated).
+
+`regions` lists the board's data RAM as the linker sees it: each contiguous region with its base
+address, size, kind (tightly coupled, on-chip SRAM, external), whether DMA reaches it and a
+relative access cost (1: read in one cycle; an estimate from the reference manual's buses and wait
+states, ordering the regions, not a cycle count). A board given no regions has one, of ram_bytes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 
 from .errors import UserError, did_you_mean
@@ -19,6 +25,25 @@ from .sizes import parse_clock, parse_size
 
 KiB = 1024
 MiB = 1024 * KiB
+
+
+TCM, SRAM, EXTERNAL = "tcm", "sram", "external"  # a region's kind
+
+
+@dataclass(frozen=True)
+class Region:
+    """One contiguous data RAM region of a board (the module's docstring)."""
+
+    name: str  # a C identifier: the arena's linker section is .msfcnn_<name>
+    size: int
+    kind: str = SRAM
+    dma: bool = True  # a DMA controller reaches it (a peripheral's buffer may live there)
+    cost: float = 1.0  # relative access cost: the cheapest regions take the most-accessed buffers
+    base: int | None = None  # its address (None: not given, for a custom region)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "size": self.size, "kind": self.kind, "dma": self.dma, "cost": self.cost,
+                "base": self.base}
 
 
 @dataclass(frozen=True)
@@ -32,42 +57,67 @@ class Board:
     target: str  # the emulated target that stands for it (targets.TARGETS)
     exact_core: bool  # the target emulates this core (ISA and FPU), not only a near one
     note: str = ""
+    regions: tuple[Region, ...] = ()  # its data RAM regions; () stands for one of ram_bytes
+
+    @property
+    def ram_regions(self) -> tuple[Region, ...]:
+        """The regions a plan's buffers may be placed in: the board's, or one of ram_bytes."""
+        return self.regions or (Region("ram", self.ram_bytes),)
+
+    @property
+    def several_regions(self) -> bool:
+        return len(self.ram_regions) > 1
 
     def to_dict(self) -> dict:
         return {"name": self.name, "chip": self.chip, "core": self.core, "ram_bytes": self.ram_bytes,
                 "flash_bytes": self.flash_bytes, "clock_hz": self.clock_hz, "target": self.target,
-                "exact_core": self.exact_core, "note": self.note}
+                "exact_core": self.exact_core, "note": self.note,
+                "regions": [region.to_dict() for region in self.ram_regions]}
+
+
+def _one(size: int, base: int, name: str = "sram", kind: str = SRAM) -> tuple[Region, ...]:
+    """The regions of a board whose data RAM is one contiguous range."""
+    return (Region(name, size, kind, True, 1.0, base),)
 
 
 BOARDS = {b.name: b for b in (
     # STM32F767ZI: 512 KB SRAM = 128 KB DTCM + 368 KB SRAM1 + 16 KB SRAM2, one address range
     # from 0x20000000.
     Board("nucleo-f767zi", "STM32F767ZI", "Arm Cortex-M7 (FPv5 double precision)", 512 * KiB, 2 * MiB, 216_000_000,
-          "cortex-m7", True, "512 KB SRAM incl. 128 KB DTCM, contiguous; QEMU's M7 without the caches"),
+          "cortex-m7", True, "512 KB SRAM incl. 128 KB DTCM, contiguous; QEMU's M7 without the caches",
+          _one(512 * KiB, 0x20000000)),
     # STM32F746ZG: 320 KB SRAM = 64 KB DTCM + 240 KB SRAM1 + 16 KB SRAM2, contiguous.
     Board("nucleo-f746zg", "STM32F746ZG", "Arm Cortex-M7 (FPv5 single precision)", 320 * KiB, 1 * MiB, 216_000_000,
-          "cortex-m7", True, "320 KB SRAM incl. 64 KB DTCM, contiguous; QEMU's M7 without the caches"),
+          "cortex-m7", True, "320 KB SRAM incl. 64 KB DTCM, contiguous; QEMU's M7 without the caches",
+          _one(320 * KiB, 0x20000000)),
     # STM32F412ZG: 256 KB SRAM in one region.
-    Board("nucleo-f412zg", "STM32F412ZG", "Arm Cortex-M4F", 256 * KiB, 1 * MiB, 100_000_000, "cortex-m4", True),
+    Board("nucleo-f412zg", "STM32F412ZG", "Arm Cortex-M4F", 256 * KiB, 1 * MiB, 100_000_000, "cortex-m4", True,
+          regions=_one(256 * KiB, 0x20000000)),
     # nRF52840: 256 KB RAM in one region (a SoftDevice, if used, takes some: pass --reserve).
     Board("nrf52840dk", "nRF52840", "Arm Cortex-M4F", 256 * KiB, 1 * MiB, 64_000_000, "cortex-m4", True,
-          "a Bluetooth SoftDevice, if linked, takes part of the 256 KB: add it to --reserve"),
+          "a Bluetooth SoftDevice, if linked, takes part of the 256 KB: add it to --reserve", _one(256 * KiB, 0x20000000)),
     # STM32H743: 1 MB of SRAM in separate regions: 512 KB AXI SRAM (counted: the largest), 128 KB
     # DTCM, 288 KB SRAM1-3, 64 KB SRAM4, 64 KB ITCM.
     Board("stm32h743", "STM32H743", "Arm Cortex-M7 (FPv5 double precision)", 512 * KiB, 2 * MiB, 480_000_000,
-          "cortex-m7", True, "counts the 512 KB AXI SRAM only, the largest contiguous region of its 1 MB "
-                             "(DTCM 128 KB, SRAM1-3 288 KB, SRAM4 64 KB are separate)"),
+          "cortex-m7", True, "1 MB of SRAM in four regions (ram_bytes: the largest, the 512 KB AXI SRAM); "
+                             "general DMA does not reach the DTCM (the MDMA does); ITCM (64 KB) is for code",
+          (Region("dtcm", 128 * KiB, TCM, False, 1.0, 0x20000000),
+           Region("axi_sram", 512 * KiB, SRAM, True, 2.0, 0x24000000),
+           Region("sram1_3", 288 * KiB, SRAM, True, 3.0, 0x30000000),
+           Region("sram4", 64 * KiB, SRAM, True, 3.0, 0x38000000))),
     # STM32U575ZI-Q: 786 KB SRAM = SRAM1 192 KB, SRAM2 64 KB and SRAM3 512 KB in one address range
     # from 0x20000000 (768 KB), SRAM4 16 KB at 0x28000000 and 2 KB of backup SRAM apart.
     Board("nucleo-u575zi", "STM32U575ZI", "Arm Cortex-M33 (DSP, FPv5 single precision, TrustZone)", 768 * KiB,
           2 * MiB, 160_000_000, "cortex-m33", True,
-          "SRAM1-3 (768 KB, contiguous); SRAM4 (16 KB) is a separate region; QEMU's M33 without the caches"),
+          "SRAM1-3 (768 KB, contiguous); SRAM4 (16 KB) is a separate region; QEMU's M33 without the caches",
+          (Region("sram1_3", 768 * KiB, SRAM, True, 1.0, 0x20000000),
+           Region("sram4", 16 * KiB, SRAM, True, 1.0, 0x28000000))),
     # nRF5340 application core: Cortex-M33 at 64 or 128 MHz, 1 MB flash, 512 KB RAM in one region (the
     # network core's 256 KB flash and 64 KB RAM are its own).
     Board("nrf5340dk", "nRF5340", "Arm Cortex-M33 application core (DSP, FPv5 single precision)", 512 * KiB,
           1 * MiB, 128_000_000, "cortex-m33", True,
           "the application core's 512 KB RAM; the network core's 64 KB is separate; a Bluetooth stack on the "
-          "application core takes part: add it to --reserve"),
+          "application core takes part: add it to --reserve", _one(512 * KiB, 0x20000000)),
     # RP2040 (Raspberry Pi Pico): two Cortex-M0+ at 133 MHz, 264 KB SRAM in six banks at one address
     # range from 0x20000000 (four striped 64 KB banks, two 4 KB ones); no internal flash, 2 MB of QSPI
     # flash on the Pico, executed in place through a 16 KB cache.
@@ -75,24 +125,63 @@ BOARDS = {b.name: b for b in (
           "cortex-m0plus", True,
           "264 KB SRAM, contiguous (the Pico SDK's linker script keeps the last 8 KB as the cores' stacks: "
           "add them to --reserve when linking with it); code runs from QSPI flash through the XIP cache; the "
-          "SDK's divider and ROM float routines replace libgcc's, so their calls count otherwise"),
+          "SDK's divider and ROM float routines replace libgcc's, so their calls count otherwise",
+          _one(264 * KiB, 0x20000000)),
+    # Alif Ensemble E3 (AE302F80F55D5), its RTSS-HP Cortex-M55 at 400 MHz: Alif's RAM map gives
+    # SRAM0 4 MB at 0x02000000 (counted: the largest region) and SRAM1 2.5 MB at 0x08000000 (bulk
+    # SRAM, shared by the cores), the HP core's TCMs (SRAM2: ITCM 256 KB, SRAM3: DTCM 1 MB, the
+    # fastest for data), and the HE core's (SRAM4, SRAM5: 256 KB each); 5.5 MB MRAM for code.
+    Board("alif-ensemble-e3", "Alif Ensemble E3 (AE302F80F55D5)",
+          "Arm Cortex-M55 RTSS-HP core (Helium integer and float, FPv5 double precision)", 4 * MiB,
+          5632 * KiB, 400_000_000, "cortex-m55", True,
+          "counts SRAM0 (4 MB), the largest region; the HP core's DTCM (1 MB, fastest), ITCM (256 KB) and "
+          "SRAM1 (2.5 MB) are separate; QEMU's M55 without the caches or the Ethos-U55",
+          _one(4 * MiB, 0x02000000, "sram0")),
     # FE310-G002: 16 KB data scratchpad (DTIM); code runs from the 4 MB off-chip QSPI flash.
     Board("hifive1-revb", "SiFive FE310-G002", "SiFive E31 (RV32IMAC)", 16 * KiB, 4 * MiB, 320_000_000,
-          "fe310", True, "16 KB DTIM; code and weights execute in place from the 4 MB QSPI flash"),
+          "fe310", True, "16 KB DTIM; code and weights execute in place from the 4 MB QSPI flash",
+          _one(16 * KiB, 0x80000000, "dtim", TCM)),
     # ESP32-C3: 400 KB SRAM, of which 16 KB is the flash cache: 384 KB for data and code in RAM.
     Board("esp32-c3-devkit", "ESP32-C3", "RV32IMC (no atomics or FPU emulated)", 384 * KiB, 4 * MiB, 160_000_000,
-          "esp32c3", True, "400 KB SRAM less the 16 KB flash cache; ESP-IDF itself uses some: add it to --reserve"),
+          "esp32c3", True, "400 KB SRAM less the 16 KB flash cache; ESP-IDF itself uses some: add it to --reserve",
+          _one(384 * KiB, 0x3FC80000)),
     # ESP8266EX (NodeMCU v1.0, ESP-12E module): 80 KB of user data RAM (dram0 at 0x3FFE8000), 4 MB
     # flash; the L106 core runs at 80 MHz, or 160 MHz.
     Board("esp8266-nodemcu", "ESP8266EX", "Xtensa LX106 (call0 ABI, no FPU, no divide)", 80 * KiB, 4 * MiB,
           160_000_000, "xtensa-lx106", True,
           "80 KB of user data RAM; with Wi-Fi running the SDK leaves less: add it to --reserve; on the chip "
-          "constants in flash read only by aligned 32-bit loads, which the emulation does not enforce"),
+          "constants in flash read only by aligned 32-bit loads, which the emulation does not enforce",
+          _one(80 * KiB, 0x3FFE8000, "dram0")),
     # ESP32-S3: 512 KB SRAM (part can be configured as cache); flash 8 MB on the N8 module.
     Board("esp32-s3-devkit", "ESP32-S3", "Xtensa LX7 (dual core)", 512 * KiB, 8 * MiB, 240_000_000,
           "esp32c3", False, "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7 (no windowed "
                             "registers, MAC16 or SIMD): its stack and instruction figures are those of RISC-V code; "
-                            "ESP-IDF and any cache use of the 512 KB: add them to --reserve"),
+                            "ESP-IDF and any cache use of the 512 KB: add them to --reserve",
+          _one(512 * KiB, 0x3FC88000)),
+    # STM32F407VG/ZG: 192 KB SRAM = SRAM1 112 KB + SRAM2 16 KB contiguous from 0x20000000, and 64 KB
+    # core coupled memory (CCM) at 0x10000000 on the D-bus only: no DMA, zero wait states.
+    Board("stm32f407", "STM32F407", "Arm Cortex-M4F", 128 * KiB, 1 * MiB, 168_000_000, "cortex-m4", True,
+          "SRAM1+2 (128 KB, contiguous; ram_bytes) and the 64 KB CCM apart, which DMA does not reach",
+          (Region("sram", 128 * KiB, SRAM, True, 1.0, 0x20000000),
+           Region("ccm", 64 * KiB, TCM, False, 1.0, 0x10000000))),
+    # ESP32-S3-DevKitC-1 N8R8: the ESP32-S3's 512 KB internal SRAM, 8 MB octal PSRAM mapped through
+    # the data cache from 0x3C000000 (external: a cache miss costs a bus transfer), 8 MB flash.
+    Board("esp32-s3-devkitc-n8r8", "ESP32-S3 (N8R8 module)", "Xtensa LX7 (dual core)", 512 * KiB, 8 * MiB,
+          240_000_000, "esp32c3", False,
+          "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7; 512 KB internal SRAM (ram_bytes; "
+          "ESP-IDF uses some: add it to --reserve) and 8 MB PSRAM, external and slow, reached through the cache",
+          (Region("sram", 512 * KiB, SRAM, True, 1.0, 0x3FC88000),
+           Region("psram", 8 * MiB, EXTERNAL, True, 8.0, 0x3C000000))),
+    # i.MX RT1060 EVK (MIMXRT1062): Cortex-M7 at 600 MHz; FlexRAM in its default fuse setting (128 KB
+    # ITCM for code, 128 KB DTCM at 0x20000000, 256 KB OCRAM at 0x20280000 right after the 512 KB
+    # OCRAM2 at 0x20200000: 768 KB contiguous), 32 MB SDRAM at 0x80000000, 8 MB QSPI flash.
+    Board("mimxrt1060-evk", "MIMXRT1062", "Arm Cortex-M7 (FPv5 double precision)", 768 * KiB, 8 * MiB,
+          600_000_000, "cortex-m7", True,
+          "OCRAM (768 KB, contiguous; ram_bytes), DTCM 128 KB and the EVK's 32 MB SDRAM, external and slow; "
+          "QEMU's M7 without the caches",
+          (Region("dtcm", 128 * KiB, TCM, True, 1.0, 0x20000000),
+           Region("ocram", 768 * KiB, SRAM, True, 2.0, 0x20200000),
+           Region("sdram", 32 * MiB, EXTERNAL, True, 8.0, 0x80000000))),
 )}
 
 
@@ -113,10 +202,15 @@ BOARD_FILE_KEYS = ("ram", "target", "name", "flash", "clock", "chip", "core", "n
 
 def custom_board(ram: int | None, target: str | None, clock_hz: int | None = None, flash: int | None = None,
                  base: Board | None = None, name: str | None = None, chip: str = "", core: str = "",
-                 note: str = "") -> Board:
+                 note: str = "", regions: tuple[Region, ...] = ()) -> Board:
     """A board of the user's: `base` (a known board) with the figures given replaced, or a new one,
     which needs its RAM and the emulated target that stands for its core (its compiler bounds the
-    stack, its latency model predicts the time)."""
+    stack, its latency model predicts the time). `regions` (--region) replace the RAM's regions;
+    without --ram the largest is ram_bytes. --ram alone makes the RAM one region of that size."""
+    if regions:
+        ram = ram or max(region.size for region in regions)
+    elif ram is not None:
+        regions = ()  # one region of --ram, whatever the base board had
     cores = board_targets()
     if target is not None and target not in cores:
         raise UserError(f"{target!r} is not a microcontroller target{did_you_mean(str(target), cores)} (a board "
@@ -124,12 +218,45 @@ def custom_board(ram: int | None, target: str | None, clock_hz: int | None = Non
     if base is not None:
         changes = {"ram_bytes": ram, "target": target, "clock_hz": clock_hz, "flash_bytes": flash}
         return replace(base, **{k: v for k, v in changes.items() if v is not None},
-                       exact_core=base.exact_core and target in (None, base.target))
+                       exact_core=base.exact_core and target in (None, base.target),
+                       regions=base.regions if ram is None else regions)
     if ram is None or target is None:
         raise UserError("a board of your own needs its RAM and the target that stands for its core: --ram SIZE "
                         f"--target T (targets: {', '.join(cores)}), or --board NAME or BOARD.json")
     return Board(name or "custom", chip or "custom", core or f"as {target}", ram, flash or 0, clock_hz, target,
-                 True, note)
+                 True, note, regions)
+
+
+_REGION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_regions(texts: list[str]) -> tuple[Region, ...]:
+    """--region NAME:SIZE[:COST], repeated: a custom board's RAM regions (cost 1 by default)."""
+    regions = tuple(_parse_region(text) for text in texts)
+    names = [region.name for region in regions]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"--region {twice[0]} is given twice: each region has its own name")
+    return regions
+
+
+def _parse_region(text: str) -> Region:
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not _REGION_NAME.match(parts[0]):
+        raise UserError(f"bad --region {text!r}: expected NAME:SIZE[:COST], NAME a C identifier (e.g. dtcm:128KiB:1)")
+    cost = 1.0
+    if len(parts) == 3:
+        try:
+            cost = float(parts[2])
+        except ValueError:
+            cost = -1.0
+        if not cost > 0 or cost == float("inf"):
+            raise UserError(f"bad --region {text!r}: its COST is a positive number (relative: 1 for a TCM)")
+    try:
+        size = parse_size(parts[1])
+    except UserError as err:
+        raise UserError(f"bad --region {text!r}: {err}") from None
+    return Region(parts[0].lower(), size, SRAM, True, cost)
 
 
 def board_targets() -> list[str]:

@@ -94,6 +94,10 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
                    help="optimal: graph solvers; heuristic: MCUNetV2-style first block; vanilla: no fusion")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
+
+
+def _streaming_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--streaming", action="store_true",
                    help="incremental sliding-window inference: each call takes the newest --hop frames along "
                         "the time axis (H, or W of a 1 x T map) and computes only the newest rows of each layer, "
@@ -137,6 +141,7 @@ def _link_board_args(p: argparse.ArgumentParser) -> None:
                         "the linker's RAM region, the plan's stack bound reserved in it, the input in RAM")
     p.add_argument("--input-in-flash", action="store_true",
                    help="with --board: the harness's input stays a constant in flash (not copied into RAM)")
+    _region_arg(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -226,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clock", metavar="FREQ", type=parse_clock, help="a board of your own: its clock, e.g. 80MHz "
                                                                      "(without one, no time in ms)")
     p.add_argument("--flash", metavar="SIZE", type=parse_size, help="a board of your own: its flash (reported only)")
+    _region_arg(p)
     p.add_argument("--objective", choices=["min-latency", "min-ram"], default="min-latency",
                    help="among the fitting plans: the fastest (default; by MACs where time is not predicted), "
                         "or the one of least RAM, everything counted")
@@ -237,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-stream", action="store_true",
                    help="also try plans that pull the input row by row from the caller (plan --input-stream); "
                         "the report gives the least RAM with the input streamed beside the whole input's")
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="also write the plan as JSON (for --plan of "
                                                                 "compile and verify)")
@@ -248,9 +255,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help=f"the target whose latency model weighs the plans (calibrated: {_calibrated()})")
     _cost_model_arg(p)
     _schemes_arg(p)
+    _streaming_args(p)
     p.add_argument("--json", action="store_true", help="print the front, vanilla and heuristic as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw RAM vs overhead with vanilla and heuristic marked")
     return parser
+
+
+def _region_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--region", metavar="NAME:SIZE[:COST]", action="append", default=[],
+                   help="a RAM region of your board (repeat for each; replaces --board's): every buffer goes to one "
+                        "region, the most accessed per byte to those of least relative COST (default 1)")
+    p.add_argument("--input-in", metavar="REGION", help="the input lives in this RAM region of the board (or flash: "
+                                                        "as --input-in-flash)")
+
+
+def _input_place(args) -> tuple[bool, str | None]:
+    """--input-in-flash, or --input-in flash or REGION: (the input in flash, its region)."""
+    if args.input_in is None or args.input_in == "flash":
+        if args.input_in and args.input_in_flash:
+            raise UserError("--input-in flash and --input-in-flash say the same: give one of them")
+        return args.input_in_flash or args.input_in == "flash", None
+    return args.input_in_flash, args.input_in
 
 
 def _board_names() -> str:
@@ -350,6 +375,7 @@ class Link:
     board: Board | None
     input_in_flash: bool
     prefix: str
+    input_in: str | None = None  # --input-in REGION: the region holding the input
 
 
 @dataclass(frozen=True)
@@ -395,6 +421,8 @@ class FitRequest:
     objective: str = "min-latency"
     input_stream: bool = False
     others: tuple[str, ...] = ()  # more models, fitted together with the first, sharing one arena
+    hop: int | None = None  # --streaming: the frames each call brings (None: whole inputs)
+    input_in: str | None = None  # --input-in REGION
 
 
 def _invocation(args, json_output: bool = False, reads=(), writes=()) -> Invocation:
@@ -448,13 +476,24 @@ def _link(args) -> Link:
     """`compile` and `verify`: --target, or the target of the board --board links for."""
     from .codegen.emit import DEFAULT_PREFIX, check_prefix
     from .targets import get_target
-    if args.input_in_flash and args.link_board is None:
+    input_in_flash, input_in = _input_place(args)
+    if input_in_flash and args.link_board is None:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
+    if input_in and args.link_board is None:
+        raise UserError("--input-in needs --board: the board whose RAM region holds the input")
     board = None if args.link_board is None else _board_on(args.link_board, args.target)
+    if args.region:
+        from .boards import custom_board, parse_regions
+        if board is None:
+            raise UserError("--region needs --board: the board whose RAM regions it replaces")
+        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
     target = get_target(board.target if board else args.target or "host")
     prefix = DEFAULT_PREFIX if args.prefix is None else args.prefix
     check_prefix(prefix)
-    return Link(target, board, args.input_in_flash, prefix)
+    if board is not None:
+        from .fit import check_input_region
+        check_input_region(board, input_in, input_in_flash)
+    return Link(target, board, input_in_flash, prefix, input_in)
 
 
 def models_request(args) -> ModelsRequest:
@@ -490,7 +529,7 @@ def pareto_request(args) -> ParetoRequest:
     from .pipeline import PlanOptions
     call = _invocation(args, args.json, [args.model], [args.plot])
     options = PlanOptions(args.model, args.cost_model, _schemes(args.schemes), args.count_io,
-                          latency_target=_weighing_target(args.target, args.axis == "latency"),
+                          latency_target=_weighing_target(args.target, args.axis == "latency"), hop=_hop(args),
                           input_stream=args.input_stream)
     return ParetoRequest(call, options, args.axis, args.plot)
 
@@ -551,26 +590,35 @@ def _board_target(link: Link) -> str | None:
 
 
 def fit_request(args) -> FitRequest:
-    from .boards import custom_board, get_board
-    from .fit import DEFAULT_RESERVE
+    from .boards import custom_board, get_board, parse_regions
+    from .fit import DEFAULT_RESERVE, check_input_region
     board_file = args.board if args.board and args.board.lower().endswith(".json") else None
     outputs = [args.output] if not args.more_models or args.output is None else split_list(args.output)
     call = _invocation(args, args.json, [args.model, *args.more_models, board_file], outputs)
     if args.more_models and args.input_stream:
         raise UserError("--input-stream takes one model: fit several models without it")
+    if args.more_models and args.streaming:
+        raise UserError("--streaming takes one model: fit several models without it")
     if args.more_models and "-" in outputs:
         raise UserError("-o - writes one plan to standard output: fit several models into files, one per model")
     if args.more_models and args.output is not None and len(outputs) != 1 + len(args.more_models):
         raise UserError(f"-o names {len(outputs)} plan files for {1 + len(args.more_models)} models: give one per "
                         "model, comma-separated, in the models' order")
     base = None if args.board is None else get_board(args.board)
+    regions = parse_regions(args.region)
     if base is None and args.ram is None and args.target is None:
         raise UserError(f"fit needs a board: --board NAME ({_board_names()}) or BOARD.json, or one of your own "
-                        f"with --ram SIZE --target T")
-    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash))
-    board = custom_board(args.ram, args.target, args.clock, args.flash, base) if custom or base is None else base
+                        f"with --ram SIZE (or --region NAME:SIZE) --target T")
+    if regions and args.ram is not None:
+        raise UserError("--ram and --region: give the RAM as one size or as its regions, not both")
+    custom = any(v is not None for v in (args.ram, args.target, args.clock, args.flash)) or bool(regions)
+    board = (custom_board(args.ram, args.target, args.clock, args.flash, base, regions=regions)
+             if custom or base is None else base)
+    input_in_flash, input_in = _input_place(args)
+    check_input_region(board, input_in, input_in_flash)
     return FitRequest(call, args.model, board, DEFAULT_RESERVE if args.reserve is None else args.reserve,
-                      args.input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models))
+                      input_in_flash, args.output, args.objective, args.input_stream, tuple(args.more_models),
+                      _hop(args), input_in)
 
 
 # -- the steps the commands share ------------------------------------------------------------------
@@ -638,6 +686,17 @@ def _for_board(link: Link, graph, plan, schedule):
     """The link's target linked as its board, and the plan's stack bound."""
     from . import pipeline
     return pipeline.linked_for_board(graph, plan, schedule, link.target, link.board, link.input_in_flash)
+
+
+def _over_regions(link: Link, graph, plan, schedule, bound):
+    """On a board of several RAM regions, the schedule with one arena per region as `fit` places
+    it (the stack `bound` and the default reserve counted); otherwise `schedule` itself."""
+    if link.board is None or not link.board.several_regions:
+        return schedule
+    from . import pipeline
+    from .fit import DEFAULT_RESERVE
+    program = bound.stack_bytes + bound.static_bytes + DEFAULT_RESERVE
+    return pipeline.lower_on_regions(graph, plan, link.board, program, not link.input_in_flash, link.input_in)
 
 
 def _print_json(doc, stream=None) -> None:
@@ -800,7 +859,8 @@ def cmd_compile(request: CompileRequest) -> None:
         return _compile_shared(request)
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
-    target = link.target if link.board is None else _for_board(link, graph, plan, schedule)[0]
+    target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    schedule = _over_regions(link, graph, plan, schedule, bound)
     with progress.step(f"writing the C for {graph.name}"):
         files = pipeline.write_c(request.output, graph, schedule, plan, target, link.prefix)
     print(report.compile_text(graph, plan, schedule, files, request.output, target.name, link.board))
@@ -823,6 +883,7 @@ def cmd_verify(request: VerifyRequest) -> int:
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
+    schedule = _over_regions(link, graph, plan, schedule, bound)
     if request.model.options.hop is not None:  # --streaming: a long input's calls, window by window
         return _verify_windows(request, graph, plan, schedule, target)
     steps = None
@@ -944,9 +1005,10 @@ def cmd_fit(request: FitRequest) -> None:
     board = request.board
     if request.others:
         return _fit_together(request)
-    graph = pipeline.load(request.model, weights=True)
+    graph = pipeline.load(request.model, weights=True, hop=request.hop)
     with progress.step(f"fit {graph.name} on {board.name}: planning and bounding the stack"):
-        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream)
+        result = fit(graph, board, request.reserve, request.input_in_flash, request.objective, request.input_stream,
+                     request.hop, request.input_in)
     if result.uncovered:
         _warn([report.uncovered_warning(board.target, result.uncovered)])
     if request.output:

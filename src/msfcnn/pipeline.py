@@ -211,7 +211,39 @@ def linked_for_board(graph: Graph, plan: Plan, schedule: Schedule, target: Targe
     from .codegen.stack import footprint
     with progress.step(f"bounding the stack of {graph.name} on {target.name}"):
         bound = footprint(graph, schedule, plan, target)
-    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash), bound
+    regions = tuple((r.name, r.size) for r in board.ram_regions) if board.several_regions else ()
+    return target.for_board(board.name, board.ram_bytes, bound.stack_bytes, not input_in_flash, regions), bound
+
+
+def placed_on(graph: Graph, plan: Plan, regions, program_bytes: int, input_in_ram: bool,
+              schedule: Schedule | None = None, input_in: str | None = None):
+    """The plan's buffers, the state, its io (the caller's, unless counted) and the program's bytes
+    (stack bound, static data, reserve) placed over `regions` (schedule/placement.py): (placement,
+    buffers, what each holds), or None when no placement is found. `input_in`: the region that
+    holds the input (--input-in; None: any)."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import place_schedule, wholes
+    schedule = schedule or lower(graph, plan)
+    live = Liveness(graph, plan.io_counted, plan.input_streamed)
+    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram)
+    names = [r.name for r in regions]
+    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in))
+
+
+def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool,
+                     input_in: str | None = None) -> Schedule:
+    """The plan's schedule with one arena per region of `board` (a boards.Board of several), as
+    `fit` places it; UserError when its buffers cannot be placed over them."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import placed_schedule
+    schedule = lower(graph, plan)
+    found = placed_on(graph, plan, board.ram_regions, program_bytes, input_in_ram, schedule, input_in)
+    if found is None:
+        raise UserError(f"the plan's buffers cannot be placed over the RAM regions of {board.name} "
+                        f"({', '.join(f'{r.name} {r.size} B' for r in board.ram_regions)}): msfcnn fit finds one that can")
+    placement, _, keys = found
+    return placed_schedule(graph, Liveness(graph, plan.io_counted, plan.input_streamed), schedule.blocks, placement,
+                           keys, board.ram_regions)
 
 
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
@@ -262,6 +294,8 @@ class Verification:
     frames_bytes: int | None = None  # start-up and main frames above the measured stack (embedded harness)
     static_ram_bytes: int | None = None  # the linked program's static data in RAM (embedded harness)
     vector_instructions: int | None = None  # of `instructions`, vector ones (MVE on cortex-m55), when counted
+    # Linked as a board of several RAM regions: each arena's address against its region's (build.region_arenas)
+    region_arenas: tuple[dict, ...] = ()
 
     @property
     def bit_exact(self) -> bool:
@@ -342,6 +376,10 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
                 harness = c_build.run(program, target, graph, harness_input, kernel_lib, prefix, len(sequence))
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
+            placed = c_build.region_arenas(program, target, prefix or "msfcnn") if target.region_map else ()
+            outside = [r["region"] for r in placed if not r["inside"]]
+            if outside:
+                raise RuntimeError(f"the arena of region {outside[0]} was linked outside that region")
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
                 function, caller = entry_point(graph, target, prefix, schedule.input_stream)
                 counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=function,
@@ -356,4 +394,4 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
                                    for y in fused.outputs])
     return Verification(harness.output, expected, arena, schedule.arena_bytes, harness.stack_bytes,
                         counted.total if counted else None, counted.blocks if counted else None,
-                        harness.frames_bytes, static_ram, counted.vector if counted else None)
+                        harness.frames_bytes, static_ram, counted.vector if counted else None, placed)

@@ -29,6 +29,9 @@ class Plan:
     # --input-stream: the blocks that can pull the network input row by row from the caller do,
     # holding only the rows they still need; the input is not an arena buffer for them.
     input_streamed: bool = False
+    # On a board of several RAM regions (`fit`): each region's name and the arena it holds
+    # (schedule/placement.py), in the board's order; () for one arena.
+    region_arenas: tuple[tuple[str, int], ...] = ()
 
     # The sha256 of the model's bytes (frontends.model_digest), written with the tool's version so
     # that a saved plan is never used with another model.
@@ -77,6 +80,8 @@ class Plan:
                             "latency_complete": self.latency_complete, "latency_missing": list(self.latency_missing)})
             if self.state_bytes:
                 doc["state_bytes"] = self.state_bytes
+            if self.region_arenas:
+                doc["region_arena_bytes"] = dict(self.region_arenas)
         else:
             doc["vanilla_macs"] = self.vanilla_macs
             doc["reason"] = self.note
@@ -96,6 +101,7 @@ class Plan:
         return cls(str(doc["model"]), str(doc["cost_model"]), int(doc["vanilla_macs"]), blocks, constraint,
                    io_counted=bool(doc.get("io_counted", False)), input_streamed=bool(doc.get("input_streamed", False)),
                    state_bytes=int(doc.get("state_bytes", 0)),
+                   region_arenas=tuple((str(k), int(v)) for k, v in doc.get("region_arena_bytes", {}).items()),
                    model_sha256=None if sha is None else str(sha), recorded={key: doc[key] for key in RECORDED if key in doc})
 
 

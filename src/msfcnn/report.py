@@ -438,6 +438,8 @@ def verify_doc(graph: Graph, target: str, plan: Plan, check, predicted: list[flo
                for b, n, p in zip(plan.blocks, check.block_instructions, predicted or [None] * len(plan.blocks))]}
     if check.vector_instructions is not None:  # a real M55 spends two beats on most of them
         doc["mve_instructions"] = check.vector_instructions
+    if check.region_arenas:
+        doc["region_arenas"] = list(check.region_arenas)
     doc.update(linked or {})
     if len(graph.output_tensors) > 1:
         doc["outputs"] = len(graph.output_tensors)
@@ -559,6 +561,24 @@ def _fit_io_line(fitted, input_in_flash: bool) -> str:
     return f"io: the caller's buffers, outside the arena (no --count-io); fit tried {tried}"
 
 
+def _board_ram(board) -> str:
+    regions = board.ram_regions
+    if len(regions) == 1:
+        return f"{board.ram_bytes} B RAM"
+    return f"{sum(r.size for r in regions)} B RAM in {len(regions)} regions"
+
+
+def _region_lines(regions) -> list[str]:
+    """A board of several regions: the arena placed in each (schedule/placement.py)."""
+    if not regions:
+        return []
+    lines = ["arena per region (every buffer in one region; the most accessed per byte in the cheapest):"]
+    for r in regions:
+        holds = f"; holds the {', '.join(r.holds)}" if r.holds else ""
+        lines.append(f"  {r.name:12s} {r.arena_bytes:9d} B of {r.size:9d} B ({r.kind}, cost {r.cost:g}{holds})")
+    return lines
+
+
 def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
     """`fit`: the plan, the board's RAM term by term, where the input and output live, and the
     time at its clock (`calibrated` lists the targets with a latency model, for a board whose
@@ -568,14 +588,19 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
     io = ("output, input streamed" if plan.input_streamed else "in the arena" if fitted.io_in_arena else
           "output only, input in flash" if input_in_flash else "input and output")
     lines = [plan_table(plan, fitted.graph),
-             f"{fitted.graph.name} fits {board.name} ({board.chip}, {board.ram_bytes} B RAM) on target "
+             f"{fitted.graph.name} fits {board.name} ({board.chip}, {_board_ram(board)}) on target "
              f"{board.target}{near}:"]
     for label, value in (("arena", fitted.arena_bytes), (f"io ({io})", fitted.io_bytes),
                          ("stack (bound)", fitted.code.stack_bytes), ("static data", fitted.code.static_bytes),
                          ("reserve", fitted.reserve_bytes)):
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {fitted.headroom_bytes:9d} B")
+    lines += _region_lines(fitted.regions)
     lines.append(_fit_io_line(fitted, input_in_flash))
+    if fitted.hop:
+        lines.append(f"one call of the sliding window (--streaming): {fitted.hop} new frame{'s' * (fitted.hop > 1)} a "
+                     f"call; the arena holds the {fitted.graph.state_bytes} B of state kept between calls; times are "
+                     "per call")
     lines.append(unfused_line(plan, fitted.vanilla, "without --objective min-ram, fit picks the fastest fitting plan"))
     chosen = "least-RAM fitting plan" if fitted.objective == "min-ram" else "fastest fitting plan"
     clock = "" if board.clock_hz is None else f" at {board.clock_hz / 1e6:g} MHz"
@@ -583,6 +608,9 @@ def fit_text(fitted, input_in_flash: bool, calibrated: str) -> str:
         ms = ("" if fitted.predicted_ms is None else
               f", >= {fitted.predicted_ms:.1f} ms{clock} (a lower bound: one instruction per cycle)")
         lines.append(f"{chosen}: {plan.predicted_instructions} instructions predicted on {board.target}{ms}")
+        if fitted.placed_instructions is not None:
+            lines.append(f"  as placed over the regions (each region's moves between blocks): "
+                         f"{fitted.placed_instructions} instructions predicted")
     elif plan.target:
         by = " by MACs" if fitted.objective == "min-latency" else ""
         lines.append(f"{chosen}{by} ({plan.macs} MACs, F = {plan.overhead:.4f}): no time predicted, the "

@@ -114,7 +114,7 @@ def _row(format_name: str, operator: str, classes: OpClasses, element: str,
     forms = _forms(tuple(made), element, every_class)
     numerics = tuple(n for n in made[0].numerics_for(element) if all(n in cls.numerics_for(element) for cls in made)) \
         if made else ()
-    families = {target: _families(forms, element, model.dsp) for target, model in latency.items()}
+    families = {target: _families(forms, element, model.dsp, model.mve) for target, model in latency.items()}
     missing = {target: tuple(f for f in families[target] if not model.has_costs(f))
                for target, model in latency.items()}
     return Row(format_name, operator, element, imports, tuple(sorted({cls.kind for cls in made})), numerics,
@@ -122,7 +122,7 @@ def _row(format_name: str, operator: str, classes: OpClasses, element: str,
                tuple(p.value for p in Pattern if any(cls.pattern is p for cls in forms)), families, missing)
 
 
-def _families(forms: list[type[Op]], element: str, dsp: bool) -> tuple[str, ...]:
+def _families(forms: list[type[Op]], element: str, dsp: bool, mve: bool = False) -> tuple[str, ...]:
     """The latency families (`family:loop` counts, latency/features.py) the forms' kernels run on a
     target: a float32 kernel's carry "_f32" and never take the DSP loops; an op without a kernel
     (a view) costs a memmove."""
@@ -133,7 +133,9 @@ def _families(forms: list[type[Op]], element: str, dsp: bool) -> tuple[str, ...]
         if cls.c_kernel is None:
             found.add("memmove")
         else:
-            build = KernelBuild(element if element == "uint8" else kernel_element.name, dsp and not kernel_element.is_float)
+            dsp_loops = dsp and not kernel_element.is_float
+            build = KernelBuild(element if element == "uint8" else kernel_element.name, dsp_loops,
+                                mve and dsp_loops and element in ("int8", "uint8"))
             found.update(f + suffix for f in cls.latency_families(build))
     return tuple(sorted(found))
 

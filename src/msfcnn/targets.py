@@ -108,13 +108,25 @@ class Target:
     board: str | None = None  # the board it is linked as (for_board)
     # A vector extension whose instructions icount also counts ("mve": Arm's Helium)
     vector_extension: str | None = None
+    # Linked as a board of several RAM regions: (name, origin, length) of each, at distinct
+    # addresses of the emulated RAM (msfcnn_memory.ld), each arena in its own (for_board).
+    region_map: tuple[tuple[str, int, int], ...] = ()
+    # The RAM the emulated machine has from picolibc's __ram, where a board's regions may go (None:
+    # __ram_size): more than the chip's on QEMU's virt board, whose 128 MiB hold external RAM too.
+    region_room: int | None = None
 
-    def for_board(self, name: str, ram_bytes: int, stack_bytes: int, input_in_ram: bool) -> Target:
+    def for_board(self, name: str, ram_bytes: int, stack_bytes: int, input_in_ram: bool,
+                  regions: tuple[tuple[str, int], ...] = ()) -> Target:
         """This target linked as a board with `ram_bytes` of RAM, `stack_bytes` of which the link
         reserves for the stack: a program whose static data (arena, io, the C library's) and that
         stack do not fit fails to link. It runs the embedded harness (input in flash, or copied
         into a RAM buffer with `input_in_ram`, output printed, stack measured)."""
+        region_map = ()
+        if regions:
+            region_map, ram_bytes = self._region_map(name, regions)
         ldflags = re.sub(r"__ram_size=\w+", f"__ram_size={ram_bytes:#x}", self.ldflags)
+        if region_map:
+            ldflags += " -Wl,-T,msfcnn_memory.ld"
         # main takes no command line: semihosting's start-up code would keep 1.25 KiB of RAM for one
         ldflags = ldflags.replace("--crt0=semihost", "--crt0=hosted")
         command = self.command
@@ -123,7 +135,26 @@ class Target:
             command = command[:at] + _CONSOLE + command[at + 2:]
         return replace(self, ldflags=f"{ldflags} -Wl,--defsym=__stack_size={stack_bytes:#x}", command=command,
                        description=f"{name} ({ram_bytes} B of RAM) on {self.name}: {self.description}",
-                       ram_bytes=ram_bytes, embedded_harness=True, input_in_ram=input_in_ram, board=name)
+                       ram_bytes=ram_bytes, embedded_harness=True, input_in_ram=input_in_ram, board=name,
+                       region_map=region_map)
+
+    def _region_map(self, board: str, regions: tuple[tuple[str, int], ...]):
+        """The board's regions (name, bytes) at the top of the emulated RAM, one after the other
+        (each from a 4 KiB boundary), and the RAM below them left to the program (its stack, the
+        harness's buffers, the C library's data), which must keep at least 64 KiB."""
+        found = [re.search(rf"{symbol}=(\w+)", self.ldflags) for symbol in ("__ram", "__ram_size")]
+        if None in found:
+            raise UserError(f"{board}'s several RAM regions are linked on the targets that link with picolibc's "
+                            f"linker script, not on {self.name}")
+        base, total = (int(match.group(1), 0) for match in found)
+        total = self.region_room or total
+        sizes = [-(-size // 4096) * 4096 for _, size in regions]
+        below = total - sum(sizes)
+        if below < 64 * 1024:
+            raise UserError(f"{board}'s RAM regions ({sum(size for _, size in regions)} B) do not fit the "
+                            f"{total} B of RAM that {self.name} emulates, with room for the program")
+        origins = [base + below + sum(sizes[:k]) for k in range(len(sizes))]
+        return tuple((n, origin, size) for (n, size), origin in zip(regions, origins)), below
 
     def run_command(self, program: str, input_path: str, output_path: str) -> list[str]:
         paths = {"program": program, "input": input_path, "output": output_path}
@@ -191,7 +222,8 @@ TARGETS = {
                        "-semihosting-config", "enable=on,target=native,chardev=console", "-kernel", "{program}"),
                       "riscv64-unknown-elf-nm",
                       "the ESP32-C3's ISA (RV32IMC, no A/F/D) and 400 KiB of RAM on QEMU's virt board",
-                      _RISCV_PACKAGES, ram_bytes=ESP32C3_RAM_BYTES, embedded_harness=True),
+                      _RISCV_PACKAGES, ram_bytes=ESP32C3_RAM_BYTES, embedded_harness=True,
+                      region_room=124 * 1024 * 1024),
     "xtensa-lx106": Target("xtensa-lx106", "xtensa-lx106-elf-gcc",
                            f"{STRICT} -ffunction-sections -fdata-sections {_XTENSA_LX106_SPECS}",
                            "-nostartfiles -T support/lx106.ld",  # (the specs come with the CFLAGS)

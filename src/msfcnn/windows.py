@@ -11,7 +11,7 @@ import numpy as np
 
 from . import pipeline
 from .errors import UserError
-from .frontends.sliding import model_time_axis, window_frames, window_steps
+from .frontends.sliding import model_frames, model_time_axis, window_frames, window_steps
 from .ir import Graph
 from .schedule import Schedule
 from .tensors import random_input
@@ -42,7 +42,8 @@ class Windows:
 
 def long_input(whole: Graph, path: str | None, seed: int) -> np.ndarray:
     """The long input of `--input` (an .npy array in the model's layout, frames along its time axis,
-    of the model's input type), or a seeded random one of EXTRA_WINDOWS + 1 windows."""
+    of the model's input type; (C, F) for a model of an (N, C, L) input), or a seeded random one of
+    EXTRA_WINDOWS + 1 windows."""
     if path is None:  # seeded random windows, one after the other, cut to the frames wanted
         size = window_frames(whole)
         parts = [_unbatched(whole, random_input(whole, seed + k)) for k in range(1 + -(-EXTRA_WINDOWS // size))]
@@ -57,7 +58,7 @@ def long_input(whole: Graph, path: str | None, seed: int) -> np.ndarray:
     expected = random_input(whole, seed).dtype
     if x.dtype != expected:
         raise UserError(f"{path}: a long input of {whole.name} holds {expected} values, not {x.dtype}")
-    return x
+    return model_frames(whole, x)
 
 
 def run_windows(whole: Graph, schedule: Schedule, frames: np.ndarray, hop: int) -> Windows:

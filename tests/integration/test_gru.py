@@ -13,16 +13,20 @@ import pytest
 from support.paths import FIXTURES
 from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, interpreter_runs, loaded,
                                     refusal_line)
+from msfcnn.fusion import solvers
 from msfcnn.tensors import random_input
+from support import cache
 
 SEQUENCE = FIXTURES / "sequence"
-FORMS = ["gru_seq", "gru_last_dense", "gru_reset_before", "gru_keras3"]
+FORMS = ["gru_seq", "gru_last_dense", "gru_reset_before", "gru_keras3", "gru_stack"]
 # An int8 form's import alone takes about a second of CPU (its lookup tables), a float32 one's 0.1 s:
 # the fast tier checks the float32 GRU, the slow one the rest. TFLite Micro cannot run the original
 # GRU (reset_after=False): its SPLIT_V's empty part is a dynamic tensor.
 CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant) == ("gru_seq", "float32") else [pytest.mark.slow])
          for form in FORMS for quant in ("int8", "float32") for numerics in ("litert", "tflm")
          if not (form == "gru_reset_before" and numerics == "tflm")]
+CASES += [pytest.param(form, "float32", "litert", marks=pytest.mark.slow)
+          for form in ("gru_stack_reset_before", "gru_bidirectional")]
 
 
 def _inputs(graph) -> list[np.ndarray]:
@@ -51,16 +55,41 @@ def test_unrolled_gru_matches_the_interpreter(form, quant, numerics, interpreter
     check_runs_against(graph, _inputs(graph), interpreter_outputs[(form, quant, numerics)])
 
 
-def test_the_steps_become_slices_and_the_stack_concatenations():
+def test_the_steps_become_slices_and_the_stack_is_filled_step_by_step():
     graph = loaded(SEQUENCE / "gru_seq_int8.tflite")
     kinds = [node.op.kind for node in graph.nodes]
     assert kinds.count("dense") == 8 + 7  # the input kernel each step, the recurrent one after the first
-    assert kinds.count("concat") == 7 and graph.shape_of(len(graph.nodes) - 1) == (8, 8)
+    assert kinds.count("pack_step") == 8 and kinds.count("concat") == 0
+    assert graph.shape_of(len(graph.nodes) - 1) == (8, 8)
+
+
+def test_a_bidirectional_gru_keeps_the_files_order():
+    """Its backward layer reads the steps from the last: run step-major it would hold both
+    layers' stacks at once, so it runs as the file lists it, its PACKs concatenated at the end."""
+    kinds = [node.op.kind for node in loaded(SEQUENCE / "gru_bidirectional_float32.tflite").nodes]
+    assert "pack_step" not in kinds and kinds.count("concat") == 2 * 7 + 1
+
+
+@pytest.mark.parametrize("quant", ["float32", "int8"])
+def test_a_stack_runs_step_major_and_never_stores_the_inner_sequence(quant):
+    """Two GRUs of 8 units over 6 steps: the second reads the first's hidden states themselves (its
+    UNPACK of the first's PACK is bypassed, the first's stack pruned), and every step of both runs
+    before the next input step is read. The least-RAM plan's peak is below what the file's order
+    holds (the first layer's whole sequence and its stack's concatenations, 176 B in int8)."""
+    graph = loaded(SEQUENCE / f"gru_stack_{quant}.tflite")
+    ops = [node.op for node in graph.nodes]
+    packs = [t for t, op in enumerate(ops) if op.kind == "pack_step"]
+    assert len(packs) == 6 and [ops[t].step for t in packs] == list(range(6))  # the output's stack only
+    reads_input = [t for t, node in enumerate(graph.nodes) if node.inputs == (0,) and ops[t].kind == "channel_slice"]
+    steps = sorted(reads_input, key=lambda t: ops[t].begin)
+    assert len(steps) == 6 and all(packs[k] < steps[k + 1] for k in range(5))  # step k done before step k + 1 starts
+    peak = solvers.min_peak_ram(cache.dag(graph)).peak_ram
+    assert peak == {"int8": 168, "float32": 672}[quant]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("numerics", ["litert", "tflm"])
-@pytest.mark.parametrize("name", ["gru_seq_int8", "gru_last_dense_float32"])
+@pytest.mark.parametrize("name", ["gru_seq_int8", "gru_last_dense_float32", "gru_stack_float32"])
 def test_c_on_the_host_equals_numpy(name, numerics):
     check_c_of_the_least_ram_plan(loaded(SEQUENCE / f"{name}.tflite", numerics))
 

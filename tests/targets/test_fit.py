@@ -58,7 +58,7 @@ def test_fit_gives_plans_that_fit_or_the_least_ram(name, board, capsys):
 LINKED = (("nucleo-f767zi", "mcunet-320kb"), ("nucleo-f746zg", "mobilenetv2-0.35"), ("nucleo-f412zg", "mcunet-vww5"),
           ("nrf52840dk", "mcunet-vww-res"), ("stm32h743", "mbv2-w0.35"), ("esp32-c3-devkit", "mcunet-vww5"),
           ("esp32-s3-devkit", "mcunet-vww-res"), ("esp8266-nodemcu", "mcunet-vww5"),
-          ("raspberry-pi-pico", "mcunet-vww5"))
+          ("raspberry-pi-pico", "mcunet-vww5"), ("alif-ensemble-e3", "mcunet-vww-res"))
 
 
 @pytest.mark.parametrize("board,name", LINKED)

@@ -23,7 +23,7 @@ def _measured_and_predicted(model: str, target_name: str, overhead: float):
     return check, predicted
 
 
-@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m7", "fe310", "xtensa-lx106"])
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m7", "cortex-m55", "fe310", "xtensa-lx106"])
 def test_stored_coefficients_predict_within_tolerance(target):
     check, predicted = _measured_and_predicted("mcunet-vww5", target, 1.2)
     assert abs(sum(predicted) / check.instructions - 1) <= TOLERANCE

@@ -56,6 +56,44 @@ def test_dsp_convolution_counts_by_hand():
         "requant_pair_general", "requant_single_general"}
 
 
+def test_helium_convolution_counts_by_hand():
+    """conv_mve on three pixels of a 1x1 convolution, 40 inputs to 70 outputs: blocks of 64 and 6
+    channels; a patch of 40 values, so four channels at a time over two whole vectors and a
+    predicated third (16 + 2 fours), then one by one (2 channels, three vectors each)."""
+    graph = _graph([{"op": "conv2d", "filters": 70, "kernel": 1}], (1, 3, 40))
+    f = BlockCounter(graph, dsp=True, mve=True).call(0, 0, 1, 0, 3)
+    assert f["conv_mve_direct:block"] == 2 and f["conv_mve_direct:pixel_block"] == 3 * 2
+    assert f["conv_mve_direct:weight_vector"] == 70 * 2 and f["conv_mve_direct:weight_tail"] == 70
+    assert f["conv_mve_direct:stage_quad"] == 16 + 2
+    assert f["conv_mve_direct:four"] == 3 * 17 and f["conv_mve_direct:four_vector"] == 3 * 17 * 2
+    assert f["conv_mve_direct:four_tail"] == 3 * 17
+    assert f["conv_mve_direct:rest_channel"] == 3 * 2 and f["conv_mve_direct:rest_vector"] == 3 * 2 * 3
+    assert not any(name.startswith(("conv_direct", "conv_gather")) for name in f)
+    # a 3x3 window over 3 channels (27 values: two vectors per channel), its patch gathered per block
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}], (4, 4, 3))
+    f = BlockCounter(graph, dsp=True, mve=True).call(0, 0, 4, 0, 4)
+    assert f["conv_mve_gather:two_channel"] == 16 * 8
+    assert f["conv_mve_gather:gather_fast_row"] == 4 * 3 and f["conv_mve_gather:gather_slow"] == 12
+    # a gathered patch of more than MSF_MVE_PATCH values runs the DSP loop
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}], (4, 4, 64))
+    f = BlockCounter(graph, dsp=True, mve=True).call(0, 0, 4, 0, 4)
+    assert f["conv_mve_gather:call"] == 1 and f["conv_gather:pair"] == 8 and "conv_mve_gather:pixel_block" not in f
+
+
+def test_helium_depthwise_counts_by_hand():
+    """depthwise_mve on a 3x3 SAME window over 4 x 4 pixels of 100 channels: blocks of 96 and 4
+    channels (six and one vectors of sixteen, twelve and one of eight); 100 in-bounds taps of which
+    the 12 clipped pixels hold 64; a 7x7 multiplier 2 window takes the DSP loop instead."""
+    graph = _graph([{"op": "depthwise_conv2d", "kernel": 3, "padding": "same"}], (4, 4, 100))
+    f = BlockCounter(graph, dsp=True, mve=True).call(0, 0, 4, 0, 4)
+    assert f["depthwise_mve:block"] == 2 and f["depthwise_mve:constant_eight"] == 13
+    assert f["depthwise_mve:pixel_block"] == 32 and f["depthwise_mve:tap_block"] == 100 * 2
+    assert f["depthwise_mve:clipped_tap_block"] == 64 * 2 and f["depthwise_mve:sixteen"] == 16 * 7
+    assert f["depthwise_mve:tap_sixteen"] == 100 * 7 and f["depthwise_mve:output_eight"] == 16 * 13
+    graph = _graph([{"op": "depthwise_conv2d", "kernel": 7, "padding": "same", "depth_multiplier": 2}], (8, 8, 4))
+    assert BlockCounter(graph, dsp=True, mve=True).op(0).family == "depthwise_multiplier"
+
+
 def _executor_calls(schedule, monkeypatch) -> list[tuple]:
     """(op, r0, r1, c0, c1) of every region the fused executor computes, in order."""
     calls = []
@@ -205,7 +243,8 @@ def test_every_calibrated_target_loads():
         # both element types calibrated (on DSP cores only int8 CONV_2D has loops of its own); int8
         # only on a target whose calibration so far fitted the main int8 networks only
         float32 = set() if target in MAIN_FIT_ONLY else {"conv_1x1_f32:call"}
-        assert {"conv_direct:call" if model.dsp else "conv_1x1:call", *float32} <= set(model.coefficients)
+        pointwise = "conv_mve_direct" if model.mve else "conv_direct" if model.dsp else "conv_1x1"
+        assert {f"{pointwise}:call", *float32} <= set(model.coefficients)
 
 
 def test_staleness_follows_the_calibrated_sources(monkeypatch):

@@ -62,6 +62,7 @@ EXPECTED_OPS = {
                            ("channel_slice", None), C],
     # Reshape, Transpose, Reshape: one gather
     "onnx_channel_shuffle": [CR, ("channel_gather", None), C],
+    "onnx_tcn_conv1xk": [CR, CR, CR, GAP, DENSE],
 }
 
 

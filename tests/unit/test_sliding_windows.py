@@ -78,6 +78,18 @@ def test_the_rings_are_the_rows_each_window_still_needs():
     assert step.input_shape == (1, 1, 40)
 
 
+def test_a_global_pool_over_time_keeps_running_sums():
+    """The int8 TCN's GlobalAveragePooling1D over 18 rows adds each new row to int32 sums and takes
+    the oldest away (ops/time_mean.py): its state is the 18 rows, 8 sums and the ring's slot,
+    instead of a ring of 17 rows summed again every call. Float32 sums depend on their order: the
+    float32 TCN keeps its ring and its pool."""
+    step = pipeline.load(str(STREAMING / "tcn_valid_int8.tflite"), hop=1)
+    assert [node.op.kind for node in step.nodes][-2:] == ["time_mean", "dense"]
+    assert step.state_bytes == 2 * 4 + 4 * 8 + 8 * 8 + (18 * 8 + 8 * 4 + 4)
+    float32 = pipeline.load(str(STREAMING / "tcn_valid_f32.tflite"), hop=1)
+    assert [node.op.kind for node in float32.nodes][-3:] == ["time_ring", "global_avg_pool", "dense"]
+
+
 def test_a_hop_that_does_not_divide_the_window_reaches_back_before_the_first_frame():
     whole = pipeline.load(str(STREAMING / "tcn_valid_int8.tflite"))
     steps, warm = window_steps(whole, np.zeros((1, 40, 4), np.int8), 3)
@@ -115,3 +127,41 @@ def test_run_writes_every_window_stacked_in_window_order(capsys, tmp_path):
     whole = pipeline.load(str(STREAMING / "tcn_valid_int8.tflite"))
     for w in (0, 6):
         np.testing.assert_array_equal(y[w], pipeline.run_reference(whole, frames[:, 2 * w:2 * w + 32]).reshape(-1))
+
+
+
+def test_pareto_plans_one_call(capsys):
+    """`pareto --streaming` plans the model of one call: every plan holds the state kept between
+    calls (284 B: the rings of the TCN's three convolutions and its pool's running sums)."""
+    model = str(STREAMING / "tcn_valid_int8.tflite")
+    code, out, err = run_cli(capsys, "pareto", model, "--streaming", "--json", "-q")
+    assert code == 0, err
+    front = json.loads(out)["front"]
+    assert front[0]["peak_ram_bytes"] == pipeline.solve(pipeline.planner(pipeline.load(model, hop=1))).peak_ram_bytes
+    assert all(plan["state_bytes"] == 284 for plan in front)
+
+
+@pytest.mark.slow  # bounds the stack of the plan: compiles C for cortex-m4
+def test_fit_plans_one_call(capsys):
+    model = str(STREAMING / "tcn_valid_int8.tflite")
+    code, out, err = run_cli(capsys, "fit", model, "--board", "nucleo-f412zg", "--streaming", "--hop", "2", "--json", "-q")
+    doc = json.loads(out)
+    assert code == 0 and doc["fits"], err
+    assert doc["hop"] == 2 and doc["state_bytes"] == 284 and doc["arena_bytes"] >= 284
+    assert doc["plan"]["peak_ram_bytes"] == pipeline.solve(pipeline.planner(pipeline.load(model, hop=2))).peak_ram_bytes
+
+
+def test_an_onnx_tcn_streams_within_onnxruntimes_tolerance():
+    """PyTorch's TCN as ONNX (Conv 1 x 3 at dilations 1, 2, 4 along W, float32): streamed one frame
+    a call, every window is onnxruntime's on the window's frames, within verify's float32 tolerance."""
+    import onnxruntime as ort
+
+    path = FIXTURES / "models" / "onnx_tcn_conv1xk.onnx"
+    whole, step = pipeline.load(str(path)), pipeline.load(str(path), hop=1)
+    frames = np.random.default_rng(7).uniform(-1, 1, (4, 1, 32 + EXTRA_FRAMES)).astype(np.float32)  # NCHW
+    result = windows.run_windows(whole, pipeline.lower(step, pipeline.solve(pipeline.planner(step))), frames, 1)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert result.count == EXTRA_FRAMES + 1 and result.equal == result.count
+    for w, ours in enumerate(result.outputs):
+        want = session.run(None, {"input": frames[None, :, :, w:w + 32]})[0].reshape(-1)
+        np.testing.assert_allclose(ours.reshape(-1), want, rtol=0, atol=pipeline.float_tolerance(want))

@@ -151,7 +151,7 @@ def test_the_latency_column_agrees_with_the_model_s_uncovered_kernels(rows, late
     format_name = "onnx" if fixture.endswith(".onnx") else "tflite"
     for target, model in latency.items():
         uncovered = set(model.uncovered(graph))
-        counter = BlockCounter(graph, model.dsp)
+        counter = BlockCounter(graph, model.dsp, mve=model.mve)
         for t, node in enumerate(graph.nodes):
             if node.op.c_kernel is None:
                 continue

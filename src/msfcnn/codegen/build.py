@@ -186,14 +186,32 @@ def static_ram_bytes(program: Path, target: Target) -> int:
     return symbols["__bss_end"] - symbols["__ram"]
 
 
+def region_arenas(program: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> tuple[dict, ...]:
+    """Where a program linked as a board of several regions (Target.region_map) put each arena:
+    its address and bytes, its region's origin and length, and whether it lies inside."""
+    result = subprocess.run([target.nm, "-S", str(program)], capture_output=True, text=True, check=True)
+    at = {parts[3]: (int(parts[0], 16), int(parts[1], 16)) for parts in map(str.split, result.stdout.splitlines())
+          if len(parts) == 4}
+    found = []
+    for name, origin, length in target.region_map:
+        address, size = at.get(f"{prefix}_arena_in_{name}", (None, 0))
+        if address is not None:
+            found.append({"region": name, "origin": origin, "length": length, "address": address, "bytes": size,
+                          "inside": origin <= address and address + size <= origin + length})
+    return tuple(found)
+
+
 def arena_bytes(folder: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> int:
-    """Size of the <prefix>_arena symbol (or its aligned float twin) in the built model.o (in the
-    project's BUILD_DIR); 0 when
+    """Size of the <prefix>_arena symbol (or its aligned float twin; or the sum of the arenas of a
+    plan over several regions) in the built model.o (in the project's BUILD_DIR); 0 when
     the plan needs no arena and none is declared."""
     result = subprocess.run([target.nm, "-S", str(folder / BUILD_DIR / "model.o")], capture_output=True, text=True,
                             check=True)
+    regions = 0  # a plan over several RAM regions: one arena per region, <prefix>_arena_in_<region>
     for line in result.stdout.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[3] in (f"{prefix}_arena", f"{prefix}_arena_words"):
             return int(parts[1], 16)
-    return 0  # the plan needed no arena, and the generated code declares none
+        if len(parts) == 4 and parts[3].startswith(f"{prefix}_arena_in_"):
+            regions += int(parts[1], 16)
+    return regions  # 0: the plan needed no arena, and the generated code declares none

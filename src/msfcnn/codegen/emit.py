@@ -477,6 +477,7 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
         "states": states, "state_bytes": graph.state_bytes, "input_stream": schedule.input_stream,
         "input_row_size": prod(_hwc(graph.input_shape)[1:]),
         "shared_arena": shared_arena, "kernel_dir": "../kernels" if shared_arena else "kernels",
+        "regions": _regions(schedule),
     }
     # model.c includes the headers of the kernels it calls only, and the build files list the
     # kernel sources it needs only: both known once its code is written
@@ -488,6 +489,8 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
+    if schedule.regions:
+        files.update(region_scripts(schedule, target))
     if target.embedded_harness:
         zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
         files["input.c"] = harness_input(graph, zeros, prefix)
@@ -497,6 +500,33 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
 def arena_word(graph: Graph):
     """The widest element type of the network's tensors: the arena is aligned for it."""
     return max((graph.element_of(t) for t in range(NETWORK_INPUT, len(graph))), key=lambda e: e.nbytes)
+
+
+def region_scripts(schedule: Schedule, target: Target) -> dict[str, str]:
+    """The linker fragment that puts each region's arena section in its memory (msfcnn_regions.ld),
+    and for a target linked as the board (Target.region_map), the emulated memory it names."""
+    regions = _regions(schedule)
+    lines = ["/* Where each arena of the network goes: INCLUDE this file in your linker script after its MEMORY,",
+             "   with REGION_ALIAS(\"MSFCNN_<REGION>\", <your memory>) for each region below. NOLOAD: the",
+             "   arenas need no initial value (the network writes every byte before reading it). */",
+             "SECTIONS", "{"]
+    lines += [f"    .msfcnn_{r['name']} (NOLOAD) : ALIGN(16) {{ KEEP(*(.msfcnn_{r['name']})) }} > MSFCNN_{r['NAME']}"
+              f"  /* {r['bytes']} B */" for r in regions]
+    files = {"msfcnn_regions.ld": "\n".join(lines + ["}", ""])}
+    if target.region_map:
+        memory = ["/* The board's RAM regions at distinct addresses of the emulated RAM (msfcnn verify --board). */",
+                  "MEMORY", "{"]
+        memory += [f"    msfcnn_{name} (rw) : ORIGIN = {origin:#x}, LENGTH = {size:#x}"
+                   for name, origin, size in target.region_map]
+        memory += ["}"] + [f"REGION_ALIAS(\"MSFCNN_{name.upper()}\", msfcnn_{name});" for name, _, _ in target.region_map]
+        files["msfcnn_memory.ld"] = "\n".join(memory + ["INCLUDE msfcnn_regions.ld", ""])
+    return files
+
+
+def _regions(schedule: Schedule) -> list[dict]:
+    """The arenas of a schedule over several RAM regions (those holding something), for model.c."""
+    return [{"name": name, "NAME": name.upper(), "base": base, "bytes": size, "end": base + size,
+             "words": -(-size // 4)} for name, base, size in schedule.regions if size]
 
 
 def output_element(graph: Graph):

@@ -11,6 +11,12 @@ becoming nodes: Relu/Clip become the producer's fused activation, BatchNormaliza
 into the preceding convolution's weights, a constant Add after MatMul becomes the dense bias.
 Those rewrites are the rules of frontends/rewrite.py, which the TFLite importer shares.
 
+PyTorch's Conv1d models have rank-3 (N, C, L) maps and 3-D weights: such a map is the IR's one-row
+map (1, L, C), the map (N, C, 1, L) the same bytes in NCHW, and the importer remembers its ONNX
+names (`_Importer.one_row`). The converters of windows (Conv, MaxPool, AveragePool) and Pad read
+their 1-D attributes and weights as those of a 1 x k window (`_as_one_row`), so a Conv1d stack is
+a conv stack over one row, as the TFLite importer makes of Keras' Conv1D.
+
 Flattening an NCHW feature map orders its elements (C, H, W) while the IR flattens (H, W, C);
 the flattened value remembers the map it came from (`_Value.flat_from`) and the Gemm/MatMul that
 reads it permutes its weight columns, so the numbers equal onnxruntime's.
@@ -104,11 +110,14 @@ class _Value:
     """An ONNX activation as the IR holds it: IR tensor `index`.
 
     `flat_from` is (H, W, C) for a vector flattened from an NCHW feature map, whose elements the
-    IR orders (H, W, C) and ONNX (C, H, W); None when the two orders agree.
+    IR orders (H, W, C) and ONNX (C, H, W); None when the two orders agree. `one_row`: the ONNX
+    name it was read by is an (N, C, L) map (see _Importer.one_row), whose constants broadcast
+    as (C, 1).
     """
 
     index: int
     flat_from: tuple[int, int, int] | None = None
+    one_row: bool = False
 
 
 def _onnx_shape(ir_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -117,6 +126,37 @@ def _onnx_shape(ir_shape: tuple[int, ...]) -> tuple[int, ...]:
         h, w, c = ir_shape
         return (1, c, h, w)
     return (1, *ir_shape)
+
+
+def _one_row_declared(shape: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The (N, C, L) shape of the one-row map (1, L, C)."""
+    return (1, shape[2], shape[1])
+
+
+# Ops that read an (N, C, L) model input as a map (PyTorch's Conv1d models), not as a sequence
+ONE_ROW_READERS = {"Conv", "BatchNormalization", "MaxPool", "AveragePool", "Pad", "GlobalAveragePool",
+                   "GlobalMaxPool"}
+# Ops reading an (N, C, L) map whose outputs are not (N, C, L) maps just because it is
+ONE_ROW_OWN_RANK = {"Squeeze", "Unsqueeze", "Reshape", "Flatten", "Shape"}
+# Window attributes of a 1-D op and their 2-D form (the window 1 x k along W)
+_ONE_ROW_ATTRIBUTES = {"kernel_shape": 1, "strides": 1, "dilations": 1}
+
+
+def _as_one_row(op_type: str, attrs: dict) -> dict:
+    """A window op's 1-D attributes on an (N, C, L) map as those of a 1 x k window over the one-row
+    map: kernel_shape [k] -> [1, k], strides, dilations likewise, pads [begin, end] -> [0, begin,
+    0, end]. Attributes of another length are left for the converter to refuse."""
+    if op_type not in ("Conv", "MaxPool", "AveragePool", "ConvTranspose"):
+        return attrs
+    lifted = dict(attrs)
+    for key, fill in _ONE_ROW_ATTRIBUTES.items():
+        value = attrs.get(key)
+        if isinstance(value, (list, tuple)) and len(value) == 1:
+            lifted[key] = [fill, *value]
+    pads = attrs.get("pads")
+    if isinstance(pads, (list, tuple)) and len(pads) == 2:
+        lifted["pads"] = [0, pads[0], 0, pads[1]]
+    return lifted
 
 
 class _Importer:
@@ -143,6 +183,8 @@ class _Importer:
         # views of it that keep the bytes in order (Transpose of the unit batch axis, Squeeze,
         # Reshape) bind the same IR tensor (see _sequence_view).
         self.sequences: dict[str, tuple[int, ...]] = {}
+        # (N, C, L) maps (PyTorch's Conv1d): ONNX names of rank-3 tensors held as one-row maps (1, L, C)
+        self.one_row: set[str] = set()
         self.graph: Graph | None = None
 
     # ---- the walk over the ONNX graph ----
@@ -153,8 +195,9 @@ class _Importer:
         inputs = self._inputs()
         (input_name, input_shape), extra = inputs[0], inputs[1:]
         layout = "NHWC" if self.sequences else "NCHW"  # a sequence's bytes are the same in both
-        self.graph = Graph(self.name, input_shape, layout=layout, dtype="float32",
-                           extra_inputs=tuple(GraphInput(shape) for _, shape in extra))
+        declared = [_one_row_declared(shape) if name in self.one_row else None for name, shape in inputs]
+        self.graph = Graph(self.name, input_shape, layout=layout, dtype="float32", declared_input_shape=declared[0],
+                           extra_inputs=tuple(GraphInput(shape, None, d) for (_, shape), d in zip(extra, declared[1:])))
         for k, (name, _) in enumerate(inputs):
             self.bind(name, _Value(input_tensor(k)))
         outputs = [o.name for o in self.proto.output]
@@ -181,6 +224,8 @@ class _Importer:
         if not info.type.HasField("tensor_type") or tensor_type.elem_type != FLOAT:
             raise UserError(f"input {info.name!r} is not a float32 tensor (quantised ONNX inputs are not supported yet)")
         if tensor_type.HasField("shape") and len(tensor_type.shape.dim) == 3:
+            if self._read_as_map(info.name):
+                return info.name, self._one_row_input(info, tensor_type.shape.dim)
             return info.name, self._sequence_input(info.name, tensor_type.shape.dim)
         if not tensor_type.HasField("shape") or len(tensor_type.shape.dim) != 4:
             rank = len(tensor_type.shape.dim) if tensor_type.HasField("shape") else "unknown"
@@ -201,6 +246,21 @@ class _Importer:
             dims.append(int(dim.dim_value))
         c, h, w = dims
         return info.name, (h, w, c)
+
+    def _read_as_map(self, name: str) -> bool:
+        """Whether a rank-3 input is an (N, C, L) map (read by a convolution, pool, batch
+        normalisation or pad, as PyTorch's Conv1d models are) rather than a recurrent model's
+        sequence."""
+        return any(name in node.input and node.op_type in ONE_ROW_READERS for node in self.proto.node)
+
+    def _one_row_input(self, info, dims) -> tuple[int, int, int]:
+        """A rank-3 (N, C, L) input: the one-row map (1, L, C)."""
+        shape = [int(d.dim_value) if d.HasField("dim_value") else 0 for d in dims]
+        if shape[0] > 1 or min(shape[1:]) <= 0:
+            raise UserError(f"input {info.name!r} has shape {shape}: an (N, C, L) input takes batch 1 and static "
+                            "C and L")
+        self.one_row.add(info.name)
+        return (1, shape[2], shape[1])
 
     def _sequence_input(self, name: str, dims) -> tuple[int, int, int]:
         """A rank-3 input: one sequence, time-major (T, 1, F) or batch-first (1, T, F), held as the
@@ -249,7 +309,12 @@ class _Importer:
             raise UserError(f"{label}: unsupported ONNX op {node.op_type!r} on an activation tensor "
                             f"(supported: {', '.join(sorted(CONVERTERS))})")
         try:
-            converter(self, node, self._attributes(node))
+            attrs = self._attributes(node)
+            one_row = bool(node.input) and node.input[0] in self.one_row
+            converter(self, node, _as_one_row(node.op_type, attrs) if one_row else attrs)
+            if any(name in self.one_row for name in node.input) and node.op_type not in ONE_ROW_OWN_RANK:
+                self.one_row.update(name for name in node.output
+                                    if name in self.values and len(self.shape(self.values[name])) == 3)
             for k, name in enumerate(node.output):
                 made = (self.values, self.consts, self.unit_views, self.pending_slices, self.channel_views)
                 if name and self.uses[name] and not any(name in names for names in made):
@@ -342,9 +407,12 @@ class _Importer:
             src, begin, channels = self.pending_slices.pop(name)
             self.bind(name, self.emit(ChannelSlice(begin, channels), (src,)))
         if name in self.values:
-            return self.values[name]
+            value = self.values[name]
+            return replace(value, one_row=True) if name in self.one_row else value
         if name in self.consts:
             raise UserError(f"input {name!r} is a constant where an activation tensor was expected")
+        if name in self.unit_views and self.unit_views[name][1][2] == 1:  # (1, C, 1): an (N, C, L) map of one step
+            return self._one_step_map(name)
         if name in self.unit_views:
             raise UserError(f"input {name!r} has shape {list(self.unit_views[name][1])}: only a Squeeze or "
                             "Unsqueeze may read it")
@@ -353,8 +421,22 @@ class _Importer:
                             "(1, C, H, W) (a channel shuffle) or a Transpose of the channel axes may read it")
         raise UserError(f"input {name!r} is not produced by an earlier node")
 
+    def _one_step_map(self, name: str) -> _Value:
+        """A (1, C, 1) view read by an op other than a Squeeze or Unsqueeze (a 1-D squeeze-and-excite's
+        gate, unsqueezed from (1, C)): the one-row map (1, 1, C), a reshape of a vector."""
+        value, shape = self.unit_views.pop(name)
+        result = stage.rewrite(self, UnitAxes(value.index, (1, 1, shape[1]), lambda: value.index))
+        self.bind(name, self.rewritten(result))
+        self.one_row.add(name)
+        return self.value(name)
+
     def shape(self, value: _Value) -> tuple[int, ...]:
         return self.graph.shape_of(value.index)
+
+    def onnx_shape(self, name: str) -> tuple[int, ...]:
+        """The ONNX shape (batch 1) of activation `name`: (1, C, L) for a one-row map."""
+        shape = self.shape(self.value(name))
+        return _one_row_declared(shape) if name in self.one_row else _onnx_shape(shape)
 
     def feature_map(self, name: str) -> tuple[_Value, tuple[int, int, int]]:
         value = self.value(name)
@@ -399,7 +481,7 @@ class _Importer:
         return _Value(self.graph.append(op, inputs, consts))
 
     def bind(self, name: str, value: _Value) -> None:
-        self.values[name] = value
+        self.values[name] = replace(value, one_row=False) if value.one_row else value  # (a mark of the name read)
 
 
 # ---- attribute parsing ----
@@ -480,6 +562,11 @@ def _window(attrs: dict, kernel: tuple[int, int], in_hw: tuple[int, int], dilate
 def _conv(imp: _Importer, node, attrs) -> None:
     x, (h, w, c) = imp.feature_map(node.input[0])
     weights = imp.float_const(node, 1, "the weight")
+    if node.input[0] in imp.one_row:  # a Conv1d: (M, C/group, k) is the 1 x k window's (M, C/group, 1, k)
+        if weights.ndim != 3:
+            raise UserError(f"expected 1-D convolution weights (M, C/group, k) for an (N, C, L) input, got shape "
+                            f"{list(weights.shape)}")
+        weights = weights[:, :, np.newaxis, :]
     if weights.ndim != 4:
         raise UserError(f"expected 2-D convolution weights (M, C/group, kh, kw), got shape {list(weights.shape)}")
     m, per_group, kh, kw = weights.shape
@@ -507,6 +594,8 @@ def _conv_transpose(imp: _Importer, node, attrs) -> None:
     """ConvTranspose: 2-D, group 1, no dilation; pads (or output_padding) set the output's size."""
     x, (h, w, c) = imp.feature_map(node.input[0])
     weights = imp.float_const(node, 1, "the weight")
+    if node.input[0] in imp.one_row and weights.ndim == 3:  # a ConvTranspose1d: a 1 x k window
+        weights = weights[:, :, np.newaxis, :]
     if weights.ndim != 4 or weights.shape[0] != c:
         raise UserError(f"expected 2-D weights (C, M, kh, kw) for {c} input channels, got shape {list(weights.shape)}")
     _, m, kh, kw = weights.shape
@@ -618,14 +707,14 @@ def _per_channel(imp: _Importer, value: _Value, constant: np.ndarray, what: str)
     """The (C,) values of a constant that broadcasts to one per channel of `value`."""
     shape = imp.shape(value)
     channels = shape[-1]
-    target = (1, channels) if len(shape) == 1 else (1, channels, 1, 1)
+    target = (1, channels) if len(shape) == 1 else (1, channels, 1) if value.one_row else (1, channels, 1, 1)
     try:
         if np.broadcast_shapes(constant.shape, target) != target:
             raise ValueError
         return np.broadcast_to(constant, target).reshape(channels)
     except ValueError:
         raise UserError(f"a constant of shape {list(constant.shape)} is not {what} "
-                        f"{list(_onnx_shape(shape))}") from None
+                        f"{list(_one_row_declared(shape) if value.one_row else _onnx_shape(shape))}") from None
 
 
 def _mul(imp: _Importer, node, attrs) -> None:
@@ -687,7 +776,7 @@ def _concat(imp: _Importer, node, attrs) -> None:
         _concat_steps(imp, node, attrs)
         return
     values = [imp.value(name) for name in node.input]
-    rank = len(_onnx_shape(imp.shape(values[0])))
+    rank = len(imp.onnx_shape(node.input[0]))
     axis = _int(attrs, "axis", 1)
     if not -rank <= axis < rank or axis % rank != 1:
         raise UserError(f"Concat along axis {axis} is not supported: only along the channels (axis 1)")
@@ -863,8 +952,10 @@ def _reduce_mean(imp: _Importer, node, attrs) -> None:
         axes = None if axes_array is None else [int(a) for a in axes_array.reshape(-1)]
     else:
         axes = attrs.get("axes")
-    if axes is None or not all(isinstance(a, int) for a in axes) or sorted(a % 4 for a in axes) != [2, 3]:
-        raise UserError(f"ReduceMean over axes {axes} is not supported: only over H and W (axes 2, 3)")
+    rank = len(imp.onnx_shape(node.input[0]))
+    if axes is None or not all(isinstance(a, int) for a in axes) or sorted(a % rank for a in axes) != list(range(2, rank)):
+        raise UserError(f"ReduceMean over axes {axes} is not supported: only over H and W (axes 2, 3), or L of "
+                        "an (N, C, L) map (axis 2)")
     keepdims = bool(_int(attrs, "keepdims", 1))
     imp.bind(node.output[0], imp.emit(GlobalAvgPool(keepdims=keepdims), (x.index,)))
 
@@ -883,7 +974,7 @@ def _flatten_value(imp: _Importer, value: _Value) -> _Value:
 
 def _flatten(imp: _Importer, node, attrs) -> None:
     value = imp.value(node.input[0])
-    rank = len(_onnx_shape(imp.shape(value)))
+    rank = len(imp.onnx_shape(node.input[0]))
     axis = _int(attrs, "axis", 1)
     if not -rank <= axis <= rank:
         raise UserError(f"axis {axis} is out of range for rank {rank}")
@@ -952,6 +1043,9 @@ def _transpose(imp: _Importer, node, attrs) -> None:
                             "may move (the batch of one sequence)")
         _sequence_view(imp, node, tuple(shape[a] for a in perm))
         return
+    if node.input[0] in imp.one_row:
+        _one_row_as_sequence(imp, node, attrs)
+        return
     if node.input[0] not in imp.channel_views:
         raise UserError("Transpose of an activation is supported only in a channel shuffle (Reshape to "
                         "(1, g, C/g, H, W), Transpose of the channel axes, Reshape back)")
@@ -963,6 +1057,19 @@ def _transpose(imp: _Importer, node, attrs) -> None:
                         "channel shuffle may move (the batch, H and W stay)")
     moved = view.transposed([p - 1 for p in perm[1:-2]])
     _regroup(imp, node, moved, _view_shape(imp, moved))
+
+
+def _one_row_as_sequence(imp: _Importer, node, attrs) -> None:
+    """Transpose of an (N, C, L) map that puts L before C (PyTorch's permute(2, 0, 1) or
+    permute(0, 2, 1) before a recurrent layer): the sequence (L, 1, C) or (1, L, C), whose bytes
+    are the one-row map's (1, L, C)."""
+    shape = imp.onnx_shape(node.input[0])
+    perm = [int(p) for p in attrs.get("perm", (2, 1, 0))]
+    if sorted(perm) != [0, 1, 2] or [a for a in perm if shape[a] != 1] != [a for a in (2, 1) if shape[a] != 1]:
+        raise UserError(f"Transpose {perm} of the (N, C, L) map {list(shape)}: only to a sequence of its steps "
+                        "((L, N, C) or (N, L, C)) is supported")
+    imp.bind(node.output[0], imp.value(node.input[0]))
+    imp.sequences[node.output[0]] = tuple(shape[a] for a in perm)
 
 
 def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
@@ -986,7 +1093,7 @@ def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
         value, in_shape = imp.unit_views[node.input[0]]
     else:
         value = imp.value(node.input[0])
-        in_shape = _onnx_shape(imp.shape(value))
+        in_shape = imp.onnx_shape(node.input[0])
     axes = imp.const(node, 1, "the axes", optional=True)
     axes = [int(a) for a in (axes.reshape(-1) if axes is not None else attrs.get("axes", []))]
     if node.op_type == "Squeeze":
@@ -1002,10 +1109,26 @@ def _squeeze_unsqueeze(imp: _Importer, node, attrs) -> None:
             raise UserError(f"Unsqueeze at axes {axes} of {list(in_shape)}: only after the batch")
         rest = iter(in_shape)
         resolved = tuple(1 if i in dims else next(rest) for i in range(rank))
+    if value.flat_from is None and _one_row_view(imp, node, value, in_shape, resolved):
+        return
     if len(resolved) == 3 and value.flat_from is None:  # one axis at a time: wait for the next
         imp.unit_views[node.output[0]] = (value, resolved)
     else:
         _reshape_to(imp, node, value, _onnx_shape(imp.shape(value)), resolved)
+
+
+def _one_row_view(imp: _Importer, node, value: _Value, in_shape: tuple[int, ...], resolved: tuple[int, ...]) -> bool:
+    """An (N, C, L) map unsqueezed at H to (N, C, 1, L), or an (N, C, 1, L) map squeezed at H: the
+    same bytes, the same IR map (1, L, C). Binds the output and says so; False for other reshapes."""
+    if node.input[0] in imp.one_row and len(in_shape) == 3 and resolved == (*in_shape[:2], 1, in_shape[2]):
+        imp.bind(node.output[0], value)
+        return True
+    if len(in_shape) == 4 and in_shape[2] == 1 < in_shape[3] and resolved == (*in_shape[:2], in_shape[3]) \
+            and node.input[0] not in imp.unit_views:
+        imp.bind(node.output[0], value)
+        imp.one_row.add(node.output[0])
+        return True
+    return False
 
 
 def _reshape_to(imp: _Importer, node, value: _Value, in_shape: tuple[int, ...], resolved: tuple[int, ...]) -> None:
@@ -1114,6 +1237,8 @@ def _pad(imp: _Importer, node, attrs) -> None:
         fill = _float(attrs, "value", 0.0)
     if fill != 0:
         raise UserError(f"padding with {fill:g} is not supported: only zero padding")
+    if node.input[0] in imp.one_row and len(pads) == 6:  # (N, C, L): L is the one-row map's W
+        pads = [*pads[:2], 0, pads[2], *pads[3:5], 0, pads[5]]
     if len(pads) != 8 or pads[0] or pads[1] or pads[4] or pads[5] or min(pads) < 0:
         raise UserError(f"pads {pads} are not supported: only non-negative padding of H and W")
     imp.bind(node.output[0], imp.emit(Pad((pads[2], pads[3], pads[6], pads[7])), (x.index,)))
@@ -1199,7 +1324,7 @@ def _identity(imp: _Importer, node, attrs) -> None:
 
 def _shape(imp: _Importer, node, attrs) -> None:
     """Shape of an activation (batch 1): a constant, for the shape arithmetic that may follow."""
-    shape = imp.sequences.get(node.input[0]) or _onnx_shape(imp.shape(imp.value(node.input[0])))
+    shape = imp.sequences.get(node.input[0]) or imp.onnx_shape(node.input[0])
     start, end = _int(attrs, "start", 0), _int(attrs, "end", len(shape))
     imp.consts[node.output[0]] = np.array(shape[start:end], dtype=np.int64)
 

@@ -18,6 +18,7 @@ from ..ops.axis_mean import AxisMean
 from ..ops.channel_gather import ChannelGather
 from ..ops.channel_slice import ChannelSlice
 from ..ops.concat import Concat
+from ..ops.pack_step import PackStep
 from ..ops.depth_to_space import DepthToSpace
 from ..ops.dequantize import Dequantize
 from ..ops.elu import Elu
@@ -86,7 +87,7 @@ TFLITE: dict[str, OpClasses] = {
     "QUANTIZE": (Quantize, Requantize),
     "DEQUANTIZE": (Dequantize,),
     "SHAPE": (),
-    "PACK": (Concat,),  # of constants: folded (TFLITE_FOLDED_FOR)
+    "PACK": (PackStep, Reshape),  # of constants: folded (TFLITE_FOLDED_FOR)
     "UNPACK": (ChannelSlice,),
     "REVERSE_V2": (ChannelGather, Reshape),
     "STRIDED_SLICE": (ChannelSlice,),

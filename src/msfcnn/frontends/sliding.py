@@ -29,6 +29,8 @@ import numpy as np
 from ..errors import UserError
 from ..ir import Graph
 from ..ops import CCall, Pattern
+from ..ops.global_avg_pool import GlobalAvgPool
+from ..ops.time_mean import TimeMean
 from ..ops.time_ring import STATE, TimeRing
 
 
@@ -74,6 +76,10 @@ def sliding_window(graph: Graph, hop: int = 1) -> Graph:
         elif len(inputs) == 1 and inputs[0] and node.op.is_view and _view_time(graph, t, inputs[0]):
             times[t] = _view_time(graph, t, inputs[0])
             source = [where[node.inputs[0]]]
+        elif len(inputs) == 1 and inputs[0] and _running_mean(graph, t, step, where[node.inputs[0]], inputs[0]):
+            where[t] = _append_running_mean(step, node, t, where[node.inputs[0]], inputs[0])
+            times[t] = None
+            continue
         else:  # it needs its inputs whole: each one of the window's rows
             source = [_whole(step, where[i], time) for i, time in zip(node.inputs, inputs)]
             times[t] = None
@@ -150,6 +156,26 @@ def _view_time(graph: Graph, t: int, source: _Time) -> _Time | None:
     return None
 
 
+def _running_mean(graph: Graph, t: int, step: Graph, source: int, time: _Time) -> bool:
+    """Whether op t is a global average pool that can keep running sums over the window
+    (ops/time_mean.py): an int8 pool over every row and column of its input."""
+    op = graph.nodes[t].op
+    if not isinstance(op, GlobalAvgPool) or step.element_of(source).name != "int8":
+        return False
+    in_shape = graph.shape_of(graph.nodes[t].inputs[0])
+    return op.extent is None or tuple(op.extent) == tuple(in_shape[:2])
+
+
+def _append_running_mean(step: Graph, node, t: int, source: int, time: _Time) -> int:
+    """The pool as a TimeMean on the call's new rows, its ring of rows and sums as state."""
+    mean = TimeMean(node.op, time.axis, time.whole)
+    index = _append(step, mean, (source,), node, t)
+    zero_point = step.quant_of(source).zero_point
+    for name, initial in mean.initial_states(step.shape_of(source), zero_point).items():
+        step.add_state(index, name, initial)
+    return index
+
+
 def _whole(step: Graph, tensor: int, time: _Time | None) -> int:
     """`tensor` of `step` with every row of the window: behind a ring of the rows earlier calls made."""
     return tensor if time is None else _ring(step, tensor, time.axis, time.whole - time.new)
@@ -194,6 +220,18 @@ def model_time_axis(graph: Graph) -> int:
     """The time axis in the model's own input layout, batch excluded (NCHW puts C first)."""
     axis = time_axis_of(graph.input_shape)
     return axis + 1 if graph.layout == "NCHW" else axis
+
+
+def model_frames(graph: Graph, frames: np.ndarray) -> np.ndarray:
+    """A long input of a model that declares an (N, C, L) input (PyTorch's Conv1d, held as a 1 x L
+    map) given as (1, C, F) or (C, F): the same bytes as the (C, 1, F) map of its NCHW layout. Any
+    other array unchanged."""
+    declared = graph.declared_input_shape
+    if graph.layout != "NCHW" or declared is None or len(declared) != 3 or graph.input_shape[0] != 1:
+        return frames
+    if frames.ndim in (2, 3) and frames.shape[-2] == declared[1] and (frames.ndim == 2 or frames.shape[0] == 1):
+        return frames.reshape(declared[1], 1, frames.shape[-1])
+    return frames
 
 
 def window_steps(graph: Graph, frames: np.ndarray, hop: int) -> tuple[list[np.ndarray], int]:

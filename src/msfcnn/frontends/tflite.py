@@ -50,6 +50,7 @@ from ..ops.hard_swish import HardSwish, hard_swish_params
 from ..ops.leaky_relu import LeakyRelu, WideLeakyRelu
 from ..ops.lookup import LookupOp
 from ..ops.lstm import Lstm
+from ..ops.pack_step import PackStep
 from ..ops.min_max import Maximum, MaximumConst, Minimum, MinimumConst
 from ..ops.mul import Mul, MulBroadcast, MulConst
 from ..ops.pool2d import AvgPool2DHalfUp
@@ -61,6 +62,7 @@ from ..ops.svdf import STATE_TYPES as SVDF_STATE_TYPES, Svdf
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
+from .unrolled import UnrolledSteps, step_major
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
 from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
                       UnitAxes, in_byte_order, unit_layout)
@@ -192,6 +194,8 @@ class _Importer:
                 raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
         self.readers = self._count_readers(operators, outputs)
         self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
+        # unrolled recurrent layers: their steps run step-major, but a Bidirectional's (REVERSE_V2)
+        self.unrolled = UnrolledSteps(bidirectional=any(op.name == "REVERSE_V2" for op in operators))
         self.widened = _widened_head(self, operators)
         for k, tensor in enumerate(inputs):
             self._bind_input(tensor, k, operators)
@@ -207,7 +211,11 @@ class _Importer:
                 converter(self, op)
             except UserError as err:
                 raise UserError(f"operator {op.index} ({op.name}): {err}") from None
-        return self._finish(self.output_tensors)
+        graph = self._finish(self.output_tensors)
+        if not self.unrolled.step_of or self.unrolled.bidirectional:
+            return graph
+        steps = {self.ir_tensor[t]: step for t, step in self.unrolled.step_of.items() if t in self.ir_tensor}
+        return step_major(graph, steps)
 
     def _check_elements(self, op: Operator) -> None:
         """Refuse, in one line, an operator on an element type that none of the ops it becomes has a
@@ -1704,15 +1712,24 @@ def _pack(imp: _Importer, op: Operator) -> None:
 
 
 def _pack_steps(imp: _Importer, op: Operator, axis: int) -> None:
-    """PACK of T activations (1, U) into (T, 1, U) or (1, T, U): a chain of concatenations of the
-    flat steps, reshaped to the output's shape."""
+    """PACK of T activations (1, U) into (T, 1, U) or (1, T, U): the flat steps written one at a
+    time into one stack (ops/pack_step.py), reshaped to the output's shape."""
     out_shape = imp.shape(op.outputs[0])
     axis %= max(len(out_shape), 1)
     if prod(out_shape[:axis]) != 1:
         raise UserError(f"PACK along axis {axis} into {_dims(out_shape)}: only a stack along a leading axis "
                         "(the steps of a sequence, one after the other) is supported")
     sources = [_flat(imp, t) for t in op.inputs]
-    node = _concat_chain(imp, sources, imp.quant(op.outputs[0]))
+    quant = imp.quant(op.outputs[0])
+    if imp.unrolled.bidirectional:  # run in the file's order: concatenated at the end (a stack from the first step costs more)
+        imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (_concat_chain(imp, sources, quant),))
+        return
+    if any(imp.graph.quant_of(s) != quant or imp.graph.shape_of(s) != imp.graph.shape_of(sources[0]) for s in sources):
+        raise UserError("steps quantised differently from the output, or of different sizes: TFLite's PACK copies values")
+    node = imp.graph.append(PackStep(0, len(sources)), (sources[0],), quant=quant)
+    for step, src in enumerate(sources[1:], 1):
+        node = imp.graph.append(PackStep(step, len(sources)), (node, src), quant=quant)
+    imp.unrolled.packed[node] = tuple(sources)
     imp.emit(op, Reshape(imp.fmap_shape(op.outputs[0])), (node,))
 
 
@@ -1749,8 +1766,13 @@ def _unpack(imp: _Importer, op: Operator) -> None:
                         "steps along a leading axis (a sequence's) are supported")
     flat = _flat(imp, index)
     size = prod(shape[axis + 1:])
+    packed = imp.unrolled.unpacked(imp.graph, flat, len(op.outputs))  # a stacked layer's hidden states
     for t, out in enumerate(op.outputs):
-        _channel_slice(imp, op, flat, out, t * size, size)
+        imp.unrolled.step_of[out] = t
+        if packed is not None and imp.quant(out) == imp.graph.quant_of(packed[t]):
+            imp.bind(out, packed[t])
+        else:
+            _channel_slice(imp, op, flat, out, t * size, size)
 
 
 def _reverse_v2(imp: _Importer, op: Operator) -> None:

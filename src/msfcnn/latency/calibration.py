@@ -32,13 +32,21 @@ def _channels(rng: random.Random) -> int:
     return rng.choice([rng.randint(1, 16), rng.randint(8, 40), rng.randint(24, 96), rng.randint(64, 240)])
 
 
+# From this seed on, `network` rounds every channel count it draws down to a multiple of 8 (at
+# least 8), as trained models have them: Helium's loops run whole vectors and 16-value patches
+# apart from the predicated ones, which the other draws make most of. The draws themselves stay
+# as they were, so the networks of earlier seeds do too.
+ALIGNED_SEED = 5000
+
+
 def network(seed: int) -> dict:
-    """A random TinyML-shaped layer list (seeded)."""
+    """A random TinyML-shaped layer list (seeded; channel counts multiples of 8 from ALIGNED_SEED)."""
     rng = random.Random(seed)
+    aligned = (lambda c: max(8, c // 8 * 8)) if seed >= ALIGNED_SEED else (lambda c: c)
     size = rng.choice([6, 8, 10, 12, 16, 20, 24, 32, 40, 48])
     h, w = size, rng.choice([size, size, size - 2, size + 4])
     c = in_c = rng.choice([1, 2, 3, 3, 5, 8])
-    layers = [{"op": "conv2d", "filters": (c := rng.randint(4, 32)), "kernel": rng.choice([3, 3, 5]),
+    layers = [{"op": "conv2d", "filters": (c := aligned(rng.randint(4, 32))), "kernel": rng.choice([3, 3, 5]),
                "stride": rng.choice([1, 2]), "padding": "same", "act": "relu6"}]
     for _ in range(rng.randint(1, 4)):
         part = rng.choice(["bottleneck", "bottleneck", "bottleneck", "conv", "pool"])
@@ -48,7 +56,7 @@ def network(seed: int) -> dict:
                 expand = c
             k = rng.choice([3, 3, 5, 7])
             stride = rng.choice([1, 1, 2])
-            out = rng.choice([c, c, _channels(rng)])
+            out = aligned(rng.choice([c, c, _channels(rng)]))
             source = len(layers) - 1
             if expand != c:
                 layers.append({"op": "conv2d", "filters": expand, "kernel": 1, "act": "relu6"})
@@ -59,7 +67,7 @@ def network(seed: int) -> dict:
             c = out
         elif part == "conv":
             k = rng.choice([1, 3, 3, 5])
-            c = _channels(rng)
+            c = aligned(_channels(rng))
             layer = {"op": "conv2d", "filters": c, "kernel": k, "stride": rng.choice([1, 1, 2]),
                      "padding": rng.choice(["same", "valid", 1]) if k > 1 else 0}
             act = rng.choice(["relu", "relu6", None])
@@ -409,7 +417,7 @@ class Sample:
 
 
 def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | None = None,
-        key: str = "extension") -> LatencyModel:
+        key: str = "extension", mve: bool = False) -> LatencyModel:
     """Non-negative least squares of instructions on counts, rows weighted by 1/sqrt(instructions)
     (so that large blocks, which dominate a plan, count more in absolute terms but small blocks
     are not ignored), columns scaled to unit norm for conditioning. With `fixed`, its coefficients
@@ -433,7 +441,9 @@ def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | Non
     aw, yw = a * weight[:, None], y * weight
     scale = np.linalg.norm(aw, axis=0)
     scale[scale == 0] = 1.0
-    x, _ = nnls(aw / scale, yw, maxiter=50 * len(names))
+    # (nothing to fit, as where no block runs a refitted family's new counts: scipy's nnls aborts
+    # the process on a problem without columns)
+    x = nnls(aw / scale, yw, maxiter=50 * len(names))[0] if names else np.zeros(0)
     coefficients = {**known, **{name: float(v) for name, v in zip(names, x / scale)}}
     predicted = a @ (x / scale) + explained
     error = (predicted - measured) / np.maximum(measured, 1.0)
@@ -441,13 +451,13 @@ def fit(samples: list[Sample], target: str, dsp: bool, fixed: LatencyModel | Non
              "worst_block_error": float(np.max(np.abs(error))) if len(error) else 0.0,
              "mean_abs_block_error": float(np.mean(np.abs(error))) if len(error) else 0.0}
     if fixed is None:
-        return LatencyModel(target, dsp, coefficients, calibrated_sources(coefficients), stats)
+        return LatencyModel(target, dsp, coefficients, calibrated_sources(coefficients), stats, mve)
     # The fixed coefficients vouch for the sources they were fitted on (the shared ones too), the
     # new ones for their own kernels' sources as they are now.
     own = {name: digest for name, digest in calibrated_sources({name: 0.0 for name in names}).items()
            if name in KERNEL_SOURCE_FAMILIES}
     return LatencyModel(target, dsp, coefficients, {**fixed.kernel_digests, **own},
-                        {**fixed.calibration, key: {**stats, "fitted": names}})
+                        {**fixed.calibration, key: {**stats, "fitted": names}}, fixed.mve)
 
 
 # Count families of msfcnn_invoke's and a block's own loops, not of a kernel.
@@ -474,7 +484,7 @@ def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_a
     refitted = {name for s in runs for name, v in s.features.items() if v and name.split(":")[0] in families
                 and not (only_new and name in model.coefficients)}
     fixed = LatencyModel(model.target, model.dsp, {k: v for k, v in model.coefficients.items() if k not in refitted},
-                         model.kernel_digests, {k: v for k, v in model.calibration.items() if k != key})
+                         model.kernel_digests, {k: v for k, v in model.calibration.items() if k != key}, model.mve)
     # (counts of other families that have no coefficient stay without one: only `families` are fitted)
     runs = [Sample(Counter({name: v for name, v in s.features.items()
                             if name in fixed.coefficients or name.split(":")[0] in families}), s.instructions, s.where)
@@ -482,6 +492,7 @@ def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_a
     return fit(runs, model.target, model.dsp, fixed=fixed, key=key)
 
 
-def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str) -> list[Sample]:
-    features = schedule_features(schedule, BlockCounter(graph, dsp))
+def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str,
+                  mve: bool = False) -> list[Sample]:
+    features = schedule_features(schedule, BlockCounter(graph, dsp, mve=mve))
     return [Sample(Counter(f), n, f"{where} block {k}") for k, (f, n) in enumerate(zip(features, counts))]

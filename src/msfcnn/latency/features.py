@@ -73,9 +73,10 @@ class _Profile:
 class _Op:
     """One op's kernel as the features see it: its family and its per-region counts."""
 
-    def __init__(self, graph: Graph, t: int, dsp: bool, shape: tuple[int, ...] | None = None):
+    def __init__(self, graph: Graph, t: int, dsp: bool, shape: tuple[int, ...] | None = None, mve: bool = False):
         """`shape`: the map an element-wise op runs on, its input's and output's, instead of the
-        graph's shapes (a time scan's op of (T, F) sequences, one column of their one-row maps)."""
+        graph's shapes (a time scan's op of (T, F) sequences, one column of their one-row maps);
+        `mve`: the core runs the int8 kernels' Helium loops."""
         node = graph.nodes[t]
         self.index = t
         self.op = node.op
@@ -87,12 +88,13 @@ class _Op:
         self.dsp = dsp and not self.float
         self.macs = graph.macs(t)
         self.bytes = graph.nbytes(t)
-        self.build = KernelBuild(graph.kernel_element(t).name, self.dsp)
+        self.build = KernelBuild(graph.kernel_element(t).name, self.dsp, mve and self.dsp and self.int8)
         self.wide = self.build.wide
         self.suffix = "_f32" if self.float else ""
         self.family = self.op.latency_family(self.build) + self.suffix
-        if self.op.c_call is CCall.REGION and len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE:
-            # an element-wise kernel on a vector runs on it as a 1 x 1 x C map
+        if self.op.c_call is CCall.REGION and (len(self.shape) != 3 and self.op.pattern is Pattern.ELEMENTWISE
+                                               or len(self.in_shape) != 3 and self.op.pattern is Pattern.OPAQUE):
+            # an element-wise kernel on a vector runs on it as a 1 x 1 x C map (so does a pack step)
             self.shape, self.in_shape = as_feature_map(self.shape), as_feature_map(self.in_shape)
         if len(self.shape) == 3 and len(self.in_shape) == 3 and self.op.c_call is CCall.REGION:
             windows = [self.op.axis_window(axis) for axis in (0, 1)]
@@ -132,7 +134,7 @@ class _Op:
         """The column ring the op's input is stored in within a column stream of `block`, where
         its kernel's counts depend on it (Op.counts_by_ring); else 0."""
         source = self.node_inputs[0] if self.node_inputs else -1
-        return block.rings.get(source, 0) if self.op.counts_by_ring and source >= block.first else 0
+        return block.rings.get(source, 0) if self.op.counts_ring(self.build) and source >= block.first else 0
 
     def region(self, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Features:
         """The counts of one kernel call over output rows r0..r1, columns c0..c1 (`ring`: the
@@ -221,13 +223,13 @@ def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
 # ---- calls of a block ---------------------------------------------------------------------------
 class BlockCounter:
     """The features of lowered blocks of one graph on one kind of core (`dsp`: Arm's DSP extension,
-    whose kernels differ). With `weigh` (a model's features -> predicted instructions) every count
+    `mve`: also Helium, whose kernels differ). With `weigh` (a model's features -> predicted instructions) every count
     is weighed as soon as it is made and the results are numbers, which is what planning needs:
     thousands of candidate blocks share their calls, so the weighed calls are cached per op and
     region, per op and band (a column stream's sweep) and per op (a row stream's)."""
 
-    def __init__(self, graph: Graph, dsp: bool, weigh=None):
-        self.graph, self.dsp = graph, dsp
+    def __init__(self, graph: Graph, dsp: bool, weigh=None, mve: bool = False):
+        self.graph, self.dsp, self.mve = graph, dsp, mve
         self.weigh = weigh or (lambda f: f)
         self._ops: dict[int, _Op] = {}
         self._regions: dict = {}
@@ -236,7 +238,7 @@ class BlockCounter:
 
     def op(self, t: int) -> _Op:
         if t not in self._ops:
-            self._ops[t] = _Op(self.graph, t, self.dsp)
+            self._ops[t] = _Op(self.graph, t, self.dsp, mve=self.mve)
         return self._ops[t]
 
     def _zero(self):
@@ -435,7 +437,7 @@ class BlockCounter:
                     own["scan:copy"] += loops.count(t)
                     own["scan:copy_byte"] += loops.count(t) * step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes
             elif len(graph.nodes[t].inputs) > 1:  # element-wise on two sequences: the same call per step
-                one_step = _Op(graph, t, self.dsp, as_time_map(graph.shape_of(t))).region(0, 1, 0, 1)
+                one_step = _Op(graph, t, self.dsp, as_time_map(graph.shape_of(t)), self.mve).region(0, 1, 0, 1)
                 total = total + _times(self.weigh(one_step), loops.count(t))
             elif not op.is_view:
                 total = total + self.sweep(t, 1, loops.count(t), 0, 1)

@@ -32,6 +32,7 @@ class LatencyModel:
     # file name -> digest of the kernel sources the coefficients were fitted on (see kernel_digests)
     kernel_digests: dict[str, str] = field(default_factory=dict)
     calibration: dict = field(default_factory=dict, compare=False)  # how the fit went (stats)
+    mve: bool = False  # the target also compiles the int8 kernels' Helium loops (cortex-m55)
 
     def predict(self, features: Features) -> float:
         c = self.coefficients
@@ -50,7 +51,7 @@ class LatencyModel:
     def uncovered(self, graph: Graph) -> list[str]:
         """The graph's kernels without costs (`has_costs`): their time cannot be predicted (they
         would count as 0), so no prediction is given for the graph."""
-        counter = BlockCounter(graph, self.dsp)
+        counter = BlockCounter(graph, self.dsp, mve=self.mve)
         families = {counter.op(t).family for t in range(len(graph)) if graph.nodes[t].op.c_kernel is not None}
         return sorted(f for f in families if not self.has_costs(f))
 
@@ -65,17 +66,17 @@ class LatencyModel:
         return bool(self.stale_sources)
 
     def counter(self, graph: Graph) -> "PlanCounter":
-        return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict))
+        return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
 
     def to_dict(self) -> dict:
-        return {"format": FORMAT, "target": self.target, "dsp": self.dsp,
+        return {"format": FORMAT, "target": self.target, "dsp": self.dsp, **({"mve": True} if self.mve else {}),
                 "kernel_digests": dict(sorted(self.kernel_digests.items())),
                 "calibration": self.calibration, "coefficients": dict(sorted(self.coefficients.items()))}
 
     @staticmethod
     def from_dict(doc: dict) -> "LatencyModel":
         return LatencyModel(doc["target"], bool(doc["dsp"]), {k: float(v) for k, v in doc["coefficients"].items()},
-                            dict(doc.get("kernel_digests", {})), doc.get("calibration", {}))
+                            dict(doc.get("kernel_digests", {})), doc.get("calibration", {}), bool(doc.get("mve", False)))
 
 
 @dataclass
@@ -119,8 +120,8 @@ def schedule_features(schedule: Schedule, counter: BlockCounter) -> list[Feature
 # other source (shared helpers, the block templates) is vouched for by every calibration.
 KERNEL_SOURCE_FAMILIES = {
     "activation.c": ("activation",), "add.c": ("add",), "axis_mean.c": ("axis_mean",), "concat.c": ("concat",),
-    "const_operand.c": ("mul", "mul_const", "mul_broadcast", "add_const"), "conv2d.c": ("conv_direct", "conv_gather", "conv_1x1", "conv"),
-    "dense.c": ("dense",), "depthwise_conv2d.c": ("depthwise", "depthwise_multiplier"), "depthwise_inplace.c": ("depthwise_inplace",),
+    "const_operand.c": ("mul", "mul_const", "mul_broadcast", "add_const"), "conv2d.c": ("conv_direct", "conv_gather", "conv_1x1", "conv", "conv_mve_direct", "conv_mve_gather"),
+    "dense.c": ("dense",), "depthwise_conv2d.c": ("depthwise", "depthwise_multiplier", "depthwise_mve"), "depthwise_inplace.c": ("depthwise_inplace",),
     "global_avg_pool.c": ("mean",), "lookup.c": ("logistic", "hard_swish"), "pad.c": ("pad",),
     "pool2d.c": ("avg_pool2d", "max_pool2d"), "requantize.c": ("requantize",), "requantize_s16.c": ("requantize_s16",),
     "svdf.c": ("svdf",), "softmax.c": ("softmax",), "softmax_wide.c": ("softmax_wide", "softmax_wide_tflm"),
@@ -142,7 +143,8 @@ KERNEL_SOURCE_FAMILIES = {
     "lstm_stateful.c": ("lstm", "lstm_tflm"), "lstm_cell_state.c": ("lstm",),
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),
-    "time_ring.c": ("time_ring",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
+    "pack_step.c": ("pack_step",),
+    "time_ring.c": ("time_ring",), "time_mean.c": ("time_mean",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
 }
 # An op's header (<op>.h, beside <op>.c: its params struct and kernels) goes with its source.
 KERNEL_SOURCE_FAMILIES |= {name.removesuffix(".c") + ".h": families for name, families in KERNEL_SOURCE_FAMILIES.items()}

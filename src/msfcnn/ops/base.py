@@ -439,6 +439,11 @@ class Op:
     # whether count_region depends on the column ring its input is stored in (KernelRun.col_ring,
     # in a column stream): a window that wraps the ring is read otherwise (then also by position)
     counts_by_ring: ClassVar[bool] = False
+
+    def counts_ring(self, kernel: KernelBuild) -> bool:
+        """counts_by_ring for the kernel build the target runs (a kernel whose other builds do not
+        read a wrapped window otherwise says so for its own build only)."""
+        return self.counts_by_ring
     in_place_family: ClassVar[str | None] = None  # the in-place kernel's counts' names
 
     def count_in_place(self, run: KernelRun, counts: Counts) -> None:

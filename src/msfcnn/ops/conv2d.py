@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import numerics as nx
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Op, Pattern, Shape, Window, c_pointer, c_struct,
                    require_feature_map, window_fields)
-from .loop_counts import POINTWISE_CHUNK, Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
+from .loop_counts import (MVE_BLOCK, MVE_PATCH, POINTWISE_CHUNK, Counts, KernelBuild, KernelRun, channel_blocks,
+                          count_wide_window, vectors)
 from .sliding import pad_hw, windows
 
 # A dilated window on a core with Arm's DSP extension runs the portable loop (kernels/conv2d.c's
 # accumulate through dilated.c), not the paired one: a family of its own there.
 DSP_DILATED_FAMILY = "conv_dilated"
+# On Helium (cortex-m55) a 1x1 unpadded conv reads its patch in place and the others gather it, in
+# vector loops (conv_mve in conv2d.c); a gathered patch longer than MSF_MVE_PATCH takes the DSP loop.
+MVE_FAMILIES = ("conv_mve_direct", "conv_mve_gather")
 
 # TFLite runs int8 CONV_2D as im2col + a ruy GEMM; its x86 output stage rounds twice, halves up.
 # TFLite Micro (the reference kernel) rounds as MultiplyByQuantizedMultiplier: nx.gemm_rounding.
@@ -105,7 +109,10 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         if kernel.dsp:
             if self.win.dilated:
                 return DSP_DILATED_FAMILY
-            return "conv_direct" if pointwise and self.win.pads[:2] == (0, 0) else "conv_gather"
+            direct = pointwise and self.win.pads[:2] == (0, 0)
+            if kernel.mve:
+                return MVE_FAMILIES[0] if direct else MVE_FAMILIES[1]
+            return "conv_direct" if direct else "conv_gather"
         return "conv_1x1" if pointwise else "conv"
 
     @classmethod
@@ -113,6 +120,8 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         own = cls.own_family(kernel)
         if own:
             return (own,)
+        if kernel.dsp and kernel.mve:  # (a patch of more than MSF_MVE_PATCH: conv_gather's counts in conv_mve_gather's calls)
+            return (*MVE_FAMILIES, DSP_DILATED_FAMILY)
         return ("conv_direct", "conv_gather", DSP_DILATED_FAMILY) if kernel.dsp else ("conv_1x1", "conv")
 
     def output_stage_rounding(self, numerics: str) -> str:
@@ -129,6 +138,9 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(out_c)
+        if fam in MVE_FAMILIES:
+            self._count_mve(run, f)
+            return
         if run.dsp and fam != DSP_DILATED_FAMILY:
             self._count_dsp(run, f, blocks)
             return
@@ -196,23 +208,73 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
 
 
+    def _count_mve(self, run: KernelRun, f: Counts) -> None:
+        """conv_mve (kernels/conv2d.c): per block of MSF_MVE_BLOCK output channels, each channel's
+        weight sum (a vector per 16 patch values) and the block's output stage constants (four
+        channels a vector), then per pixel the gathered patch (conv_mve_gather), the dot products in
+        the form the patch length picks and the output stage, four channels a vector. A gathered
+        patch longer than MSF_MVE_PATCH runs the DSP loop (conv_gather's counts)."""
+        fam, pixels = run.family, run.pixels
+        kh, kw = self.win.kernel
+        patch = kh * kw * run.in_shape[2]
+        if fam == MVE_FAMILIES[1] and patch > MVE_PATCH:
+            self._count_dsp(replace(run, family="conv_gather"), f, channel_blocks(run.shape[2]))
+            return
+        blocks = channel_blocks(run.shape[2], MVE_BLOCK)
+        quads = sum(vectors(n, 4) for n in blocks)
+        f[f"{fam}:block"] += len(blocks)
+        f[f"{fam}:block_channel"] += run.shape[2]
+        f[f"{fam}:weight_vector"] += run.shape[2] * (patch // 16)
+        f[f"{fam}:weight_tail"] += run.shape[2] * (patch % 16 > 0)
+        f[f"{fam}:stage_quad"] += quads
+        f[f"{fam}:pixel_block"] += pixels * len(blocks)
+        if patch <= 16:  # one vector of the patch, a load and a VMLADAVA per channel (predicated: < 16)
+            f[f"{fam}:short_channel"] += pixels * run.shape[2]
+            f[f"{fam}:short_partial"] += pixels * run.shape[2] * (patch < 16)
+        elif patch <= 32 and patch % 16:  # two vectors
+            f[f"{fam}:two_channel"] += pixels * run.shape[2]
+        else:  # four channels at a time over the patch's vectors, then one by one
+            fours, rest = sum(n // 4 for n in blocks), sum(n % 4 for n in blocks)
+            f[f"{fam}:four"] += pixels * fours
+            f[f"{fam}:four_vector"] += pixels * fours * (patch // 16)
+            f[f"{fam}:four_tail"] += pixels * fours * (patch % 16 > 0)
+            f[f"{fam}:rest_channel"] += pixels * rest
+            f[f"{fam}:rest_vector"] += pixels * rest * vectors(patch)
+        if run.stage != "general":  # (a block's last quad of 1 to 3 channels stored predicated)
+            f[f"{fam}:requant_quad"] += pixels * quads
+            f[f"{fam}:requant_partial"] += pixels * sum(n % 4 > 0 for n in blocks)
+        if fam == MVE_FAMILIES[1]:  # gather_patch, per pixel and block: one chunk, as conv_pairs' fast one
+            whole_wrapped, wrapped_taps = self._ring_wraps(run)
+            fast = pixels - run.clipped - whole_wrapped
+            f[f"{fam}:gather_wrapped_tap"] += wrapped_taps * len(blocks)
+            f[f"{fam}:gather_fast_row"] += fast * kh * len(blocks)
+            f[f"{fam}:gather_fast_byte"] += fast * patch * len(blocks)
+            f[f"{fam}:gather_slow"] += (pixels - fast) * len(blocks)
+            f[f"{fam}:gather_slow_row"] += (pixels - fast) * kh * len(blocks)
+            f[f"{fam}:gather_slow_byte"] += (pixels - fast) * patch * len(blocks)
+
     def _ring_wraps(self, run: KernelRun) -> tuple[int, int]:
-        """In a column stream (run.col_ring columns kept, column c stored at c % ring): the region's
-        pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
-        gather_patch copies tap by tap because their taps wrap it."""
-        ring = run.col_ring
-        if not ring:
-            return 0, 0
-        r0, r1, c0, c1 = run.region
-        kw, stride, pad, width = self.win.kernel[1], self.win.strides[1], self.win.pads[1], run.in_shape[1]
-        krows_per_column = run.krows // max(c1 - c0, 1)
-        whole = taps = 0
-        for x in range(c0, c1):
-            lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
-            if hi > lo and lo % ring + (hi - lo) > ring:
-                taps += krows_per_column * (hi - lo)
-                whole += run.whole_rows if hi - lo == kw else 0
-        return whole, taps
+        return ring_wraps(self.win, run)
+
+
+def ring_wraps(win: Window, run: KernelRun) -> tuple[int, int]:
+    """In a column stream (run.col_ring columns kept, column c stored at c % ring): the region's
+    pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
+    whose taps wrap it (gather_patch copies them tap by tap, Helium's depthwise loop locates them
+    so)."""
+    ring = run.col_ring
+    if not ring:
+        return 0, 0
+    r0, r1, c0, c1 = run.region
+    kw, stride, pad, width = win.kernel[1], win.strides[1], win.pads[1], run.in_shape[1]
+    krows_per_column = run.krows // max(c1 - c0, 1)
+    whole = taps = 0
+    for x in range(c0, c1):
+        lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
+        if hi > lo and lo % ring + (hi - lo) > ring:
+            taps += krows_per_column * (hi - lo)
+            whole += run.whole_rows if hi - lo == kw else 0
+    return whole, taps
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:

@@ -10,9 +10,10 @@ import numpy as np
 from .. import numerics as nx
 from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numerics, require_feature_map,
                    window_fields)
-from .conv2d import (count_dilated_loop, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
+from .conv2d import (count_dilated_loop, ring_wraps, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
                      weighted_c_consts, weighted_c_fields, with_dilations)
-from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
+from .loop_counts import (MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
+                          count_wide_window, vectors)
 from .sliding import pad_hw, tap_slices
 
 # TFLite's int8 depthwise kernel requantises with its own MultiplyByQuantizedMultiplier
@@ -115,12 +116,26 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
     wide_family = "depthwise"
 
     def latency_family(self, kernel: KernelBuild) -> str:
-        return self.own_family(kernel) or ("depthwise" if self.depth_multiplier == 1 else "depthwise_multiplier")
+        """On Helium, a multiplier of 1 over at most MSF_MVE_TAPS taps runs the vector loop
+        (`depthwise_mve`), undilated; the others, the DSP loops."""
+        if self.depth_multiplier != 1:
+            return self.own_family(kernel) or "depthwise_multiplier"
+        helium = kernel.mve and not self.win.dilated and self.win.kernel[0] * self.win.kernel[1] <= MVE_TAPS
+        return self.own_family(kernel) or ("depthwise_mve" if helium else "depthwise")
+
+    def counts_ring(self, kernel: KernelBuild) -> bool:
+        """The Helium loop locates a window's taps one by one where they wrap a column ring."""
+        return self.latency_family(kernel) == "depthwise_mve"
+
+    def gathers_runs(self, kernel: KernelBuild) -> bool:
+        """The Helium loop locates each tap itself, without window.c's batches of runs."""
+        return super().gathers_runs(kernel) and self.latency_family(kernel) != "depthwise_mve"
 
     @classmethod
     def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
         own = cls.own_family(kernel)
-        return (own,) if own else ("depthwise", "depthwise_multiplier")
+        helium = ("depthwise_mve",) if kernel.mve else ()
+        return (own,) if own else (*helium, "depthwise", "depthwise_multiplier")
 
     def output_stage_rounding(self, numerics: str) -> str:
         return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
@@ -134,6 +149,9 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         if run.wide:
             count_wide_window(run, f)
             count_wide_dilated(self.win, run, f)
+            return
+        if fam == "depthwise_mve":
+            self._count_mve(run, f)
             return
         blocks = channel_blocks(channels)
         count_dilated_loop(self.win, run, f, blocks)
@@ -151,6 +169,36 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
             f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
             f[f"{fam}:eight"] += pixels * sum(n // 8 for n in blocks)
             f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
+
+    def _count_mve(self, run: KernelRun, f: Counts) -> None:
+        """depthwise_mve (kernels/depthwise_conv2d.c): per block of MSF_MVE_DEPTHWISE_BLOCK
+        channels, the taps' weight pointers and the constants eight channels at a time (a loop over
+        every tap each); per pixel and block, its in-bounds taps' addresses (per kernel row, per
+        tap), a clipped window's weights too; sixteen channels at a time over the taps (a clipped
+        window adds the offset to each input; a block of channels not a multiple of 16 predicates
+        its loads); the output stage eight channels at a time."""
+        fam, pixels, taps = run.family, run.pixels, run.taps
+        kernel = self.win.kernel[0] * self.win.kernel[1]
+        blocks = channel_blocks(run.channels, MVE_DEPTHWISE_BLOCK)
+        sixteens, eights = sum(vectors(n) for n in blocks), sum(vectors(n, 8) for n in blocks)
+        clipped_taps = taps - (pixels - run.clipped) * kernel
+        f[f"{fam}:block"] += len(blocks)
+        f[f"{fam}:block_tap"] += len(blocks) * kernel
+        f[f"{fam}:constant_eight"] += eights
+        f[f"{fam}:constant_eight_tap"] += eights * kernel
+        f[f"{fam}:pixel_block"] += pixels * len(blocks)
+        f[f"{fam}:krow_block"] += run.krows * len(blocks)
+        f[f"{fam}:tap_block"] += taps * len(blocks)
+        f[f"{fam}:clipped_block"] += run.clipped * len(blocks)
+        f[f"{fam}:clipped_tap_block"] += clipped_taps * len(blocks)
+        f[f"{fam}:sixteen"] += pixels * sixteens
+        f[f"{fam}:tap_sixteen"] += taps * sixteens
+        f[f"{fam}:clipped_tap_sixteen"] += clipped_taps * sixteens
+        f[f"{fam}:wrapped_tap_block"] += ring_wraps(self.win, run)[1] * len(blocks)
+        partial = sum(vectors(n) for n in blocks if n % 16)
+        f[f"{fam}:partial_sixteen"] += pixels * partial
+        f[f"{fam}:partial_tap_sixteen"] += taps * partial
+        f[f"{fam}:output_eight"] += pixels * eights
 
     in_place_family = "depthwise_inplace"  # the in-place kernel's counts' names
 

@@ -13,13 +13,26 @@ from dataclasses import dataclass
 CHANNEL_BLOCK = 16  # MSF_CHANNEL_BLOCK (kernels/window.h): output channels per accumulator block
 MAX_RUNS = 25  # MSF_MAX_RUNS: runs of a window gathered at once (a depthwise or pool tap is a run)
 POINTWISE_CHUNK = 96  # MSF_POINTWISE_CHUNK (kernels/conv2d.c): patch values extended at once on DSP cores
+# Helium (MSF_ARM_MVE): values a vector holds, output channels a CONV_2D block takes (MSF_MVE_BLOCK,
+# msfcnn_common.h), the longest patch it gathers (MSF_MVE_PATCH, conv2d.c), and a depthwise
+# block's channels and largest window (MSF_MVE_DEPTHWISE_BLOCK, MSF_MVE_TAPS, depthwise_conv2d.c)
+MVE_LANES = 16
+MVE_BLOCK = 64
+MVE_PATCH = 512
+MVE_DEPTHWISE_BLOCK = 96
+MVE_TAPS = 49
 
 Counts = Counter  # feature name (`family:loop`) -> how often the loop's body runs
 
 
-def channel_blocks(channels: int) -> list[int]:
-    """The output channels of each accumulator block (MSF_CHANNEL_BLOCK at a time)."""
-    return [min(CHANNEL_BLOCK, channels - k) for k in range(0, channels, CHANNEL_BLOCK)]
+def channel_blocks(channels: int, block: int = CHANNEL_BLOCK) -> list[int]:
+    """The output channels of each accumulator block (MSF_CHANNEL_BLOCK at a time, or `block`)."""
+    return [min(block, channels - k) for k in range(0, channels, block)]
+
+
+def vectors(values: int, lanes: int = MVE_LANES) -> int:
+    """Vectors of `lanes` values a tail-predicated loop over `values` runs (the last one partial)."""
+    return -(-values // lanes)
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,7 @@ class KernelBuild:
     element: str  # "int8", "int16" (a 16x8 kernel), "float32"; "uint8" when the caller knows the
     # model's tensors are uint8 (the support matrix; inside a graph they are int8 and the op knows)
     dsp: bool
+    mve: bool = False  # an int8 kernel built with the Helium (MVE) loops, where it has them (cortex-m55)
 
     @property
     def int8(self) -> bool:

@@ -42,6 +42,9 @@ class Schedule:
     # --input-stream: the C takes the input from the caller's read_rows (<prefix>_invoke_stream),
     # into the rings of the blocks that pull it, or row by row into `input_offset` before the first.
     input_stream: bool = False
+    # On a board of several RAM regions: (name, base, bytes) of each region's arena, one after the
+    # other in the offsets above (bases aligned to 16); () for one arena (schedule/placement.py).
+    regions: tuple[tuple[str, int, int], ...] = ()
 
     def input_offset_of(self, k: int) -> int | None:
         """The arena offset of input k before the run; None: the caller's buffer."""
@@ -69,22 +72,31 @@ def lower_plan(graph: Graph, blocks: list[LoweredBlock], live: Liveness | None =
     """Place every tensor and scratch buffer of `blocks` (a complete path, in order): one step
     per block, one buffer per arena tensor and per scratch buffer."""
     live = live or Liveness(graph)
-    buffers, keys = _arena_buffers(graph, blocks, live)
+    buffers, keys = arena_buffers(graph, blocks, live)
     plan = plan_arena(buffers, len(blocks))
     check_arena(buffers, plan)  # a broken layout fails here, not as wrong numbers on a board
     base = graph.state_bytes  # the persistent region comes first: every other buffer lies above it
-    tensor_offsets = tuple({keys[i]: base + offset for i, offset in offsets.items() if not buffers[i].scratch}
-                           for offsets in plan.offsets)
-    scratch_offsets = tuple({keys[i]: base + offset for i, offset in offsets.items() if buffers[i].scratch}
-                            for offsets in plan.offsets)
+    offsets = tuple({i: base + offset for i, offset in step.items()} for step in plan.offsets)
     moves = tuple(tuple((source + base, target + base, size) for source, target, size in step_moves)
                   for step_moves in plan.moves)
+    return schedule_of(graph, blocks, live, buffers, keys, offsets, moves, base + plan.size, graph.state_offsets())
+
+
+def schedule_of(graph: Graph, blocks: list[LoweredBlock], live: Liveness, buffers: list[Buffer], keys: list,
+                offsets: tuple[dict[int, int], ...], moves: tuple[tuple[tuple[int, int, int], ...], ...],
+                arena: int, state_offsets: tuple[int, ...], regions: tuple = ()) -> Schedule:
+    """The schedule of `blocks` whose buffers (`arena_buffers`) are at `offsets` (per step: buffer
+    index -> arena offset), with `moves` (per step: from, to, bytes) after each step."""
+    tensor_offsets = tuple({keys[i]: offset for i, offset in step.items() if not buffers[i].scratch}
+                           for step in offsets)
+    scratch_offsets = tuple({keys[i]: offset for i, offset in step.items() if buffers[i].scratch}
+                            for step in offsets)
     ram = tuple(live.block_ram(block) for block in blocks)
     io = (tensor_offsets[0].get(NETWORK_INPUT), tensor_offsets[-1].get(graph.output)) if blocks else (None, None)
     extra = tuple((t, _after_moves(tensor_offsets[-1][t], moves[-1])) for t in graph.extra_outputs) if blocks else ()
     extra_inputs = tuple(tensor_offsets[0][t] for t in graph.input_tensors[1:]) if blocks and live.count_io else ()
-    return Schedule(graph, tuple(blocks), base + plan.size, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
-                    extra_inputs, graph.state_offsets(), live.input_stream)
+    return Schedule(graph, tuple(blocks), arena, tensor_offsets, scratch_offsets, moves, ram, *io, extra,
+                    extra_inputs, state_offsets, live.input_stream, regions)
 
 
 def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
@@ -95,7 +107,7 @@ def _after_moves(offset: int, moves: tuple[tuple[int, int, int], ...]) -> int:
     return offset
 
 
-def _arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
+def arena_buffers(graph: Graph, blocks: list[LoweredBlock], live: Liveness) -> tuple[list[Buffer], list[int | str]]:
     """The arena's buffers and what each holds (a tensor, or a scratch name). A block's output
     lives from its block to the last block reading it; the network inputs, when the arena holds
     them, from the start. Otherwise they are the caller's, and a block reading one writes low."""

@@ -43,6 +43,115 @@ float msf_apply_activation_f32(float x, int32_t activation)
 
 /* ---- QUANTIZE / DEQUANTIZE at the model's edges --------------------------------------------- */
 
+#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
+/* The LX106's libgcc has no double-precision routines: the same values from float and integer
+   arithmetic (tests/integration/test_quantize_without_double.py compares the two on the host). */
+
+/* Where the double code clips: a NaN or a value beyond +-2^63, and +-1e6 (see finish_quantize). */
+static int8_t finish_quantize(float rounded, int32_t zero_point)
+{
+    if (!(rounded > -0x1p63f && rounded < 0x1p63f)) {
+        return zero_point < 0 ? 127 : -128;
+    }
+    if (rounded > 1.0e6f) {
+        rounded = 1.0e6f;
+    }
+    if (rounded < -1.0e6f) {
+        rounded = -1.0e6f;
+    }
+    return msf_clamp_s8((int32_t)rounded, zero_point, -128, 127);
+}
+
+/* v rounded half to even: below 2^23, adding 2^23 leaves a float of spacing 1, so the addition
+   rounds to the nearest integer, halves to the even one (2^23 is even); above, v is one already. */
+static float round_half_even(float v)
+{
+    volatile float shifted;  /* (v + 2^23) - 2^23 evaluated as written */
+    const float magnitude = v < 0.0f ? -v : v;
+    if (!(magnitude < 0x1p23f)) {
+        return v;
+    }
+    shifted = magnitude + 0x1p23f;
+    return v < 0.0f ? -(shifted - 0x1p23f) : shifted - 0x1p23f;
+}
+
+/* A finite float as m * 2^e with m in [2^23, 2^24) (zero: m 0). */
+static uint32_t significand_of(float v, int *exponent)
+{
+    union { float f; uint32_t u; } bits;
+    uint32_t m;
+    int e;
+    bits.f = v;
+    m = bits.u & 0x007fffffu;
+    e = (int)((bits.u >> 23) & 0xffu);
+    if (e == 0) {  /* subnormal */
+        e = 1;
+    } else {
+        m |= 0x00800000u;
+    }
+    e -= 150;
+    while (m != 0 && m < 0x00800000u) {
+        m <<= 1;
+        --e;
+    }
+    *exponent = e;
+    return m;
+}
+
+/* Whether |x| >= (k - 1/2) * scale exactly, for 1 <= k <= 2^22: 2 |x| against (2k - 1) scale. */
+static int reaches(uint32_t x, int ex, uint32_t s, int es, int32_t k)
+{
+    const uint64_t left = (uint64_t)x << 1, right = (uint64_t)(2 * k - 1) * s;  /* < 2^25, < 2^47 */
+    const int shift = ex - es;
+    if (x == 0) {
+        return 0;
+    }
+    if (shift >= 23) {
+        return 1;  /* left << shift >= 2^47 > right */
+    }
+    if (shift >= 0) {
+        return (left << shift) >= right;
+    }
+    if (shift <= -2) {
+        return 0;  /* right << 2 >= 2^25 > left */
+    }
+    return left >= (right << 1);
+}
+
+/* x / scale rounded half away from zero, as the double code rounds the double quotient: the
+   quotient of two floats is never within a double's rounding of a half-integer below 2^26, so
+   that is the exact quotient rounded. From 2^21 on, the float quotient (clipped like it). */
+static float divided_half_away(float x, float scale)
+{
+    const float magnitude = (x < 0.0f ? -x : x) / scale;
+    uint32_t mx, ms;
+    int ex, es;
+    int32_t k;
+    if (!(magnitude <= 0x1p21f)) {
+        return x < 0.0f ? -magnitude : magnitude;  /* NaN, infinite or clipped to 1e6 */
+    }
+    mx = significand_of(x < 0.0f ? -x : x, &ex);
+    ms = significand_of(scale, &es);
+    k = (int32_t)(magnitude + 0.5f);  /* off by at most one */
+    while (reaches(mx, ex, ms, es, k + 1)) {
+        ++k;
+    }
+    while (k > 0 && !reaches(mx, ex, ms, es, k)) {
+        --k;
+    }
+    return x < 0.0f ? -(float)k : (float)k;
+}
+
+int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector)
+{
+    if (vector) {
+        float inverse = 1.0f / scale;
+        float product = x * inverse;
+        return finish_quantize(round_half_even(product), zero_point);
+    }
+    return finish_quantize(divided_half_away(x, scale), zero_point);
+}
+#else
 /* std::nearbyint in the default mode: halves to even (what the vector path's conversion does). */
 static double round_half_even(double v)
 {
@@ -94,6 +203,7 @@ int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector
     /* scalar path: x / scale in double, rounded half away from zero */
     return finish_quantize(round_half_away((double)x / (double)scale), zero_point);
 }
+#endif
 
 float msf_dequantize_s8_one(int8_t q, float scale, int32_t zero_point, int vector)
 {

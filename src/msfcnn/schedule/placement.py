@@ -1,0 +1,161 @@
+"""A schedule's buffers over a board's RAM regions: what `regions.place` is given, and what it
+gave back, region by region.
+
+The buffers are the arena's (`layout`: tensors, rings and scratch, the network input and output
+under --count-io) and those live through every step: the persistent state, the caller's input
+and output, and the program's stack, static data and reserve. Accesses are bytes touched, an
+estimate: a tensor is written once and read whole by each block that reads it; a scratch buffer
+(a ring, a cache of rows) is read once per MAC of its block, shared among the block's scratch
+buffers. The stack is touched by every call, so it counts as more than everything else together.
+The network input goes only where DMA reaches (a camera or a microphone fills it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..ir import Graph
+from .arena import Buffer, check_arena
+from .layout import Schedule, arena_buffers, schedule_of
+from .lowered import Liveness, LoweredBlock
+from .regions import Placement, RegionLike, pack, place, region_members, relinked
+
+REGION_ALIGNMENT = 16  # each region's arena starts at a multiple of it in the schedule's offsets
+
+STATE, INPUT, OUTPUT, PROGRAM = "state", "input", "output", "stack, static data and reserve"
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A buffer live through every step (not an arena buffer of the schedule)."""
+
+    name: str
+    size: int
+    accesses: float
+    needs_dma: bool = False
+
+
+@dataclass(frozen=True)
+class RegionUse:
+    """One region as a placement uses it: its arena (every buffer placed there, packed) and the
+    buffers live through every step that it holds."""
+
+    name: str
+    size: int
+    kind: str
+    cost: float
+    arena_bytes: int
+    holds: tuple[str, ...]  # the Whole buffers placed here
+
+    def to_dict(self) -> dict:
+        return {"region": self.name, "size": self.size, "kind": self.kind, "cost": self.cost,
+                "arena_bytes": self.arena_bytes, "free_bytes": self.size - self.arena_bytes, "holds": list(self.holds)}
+
+
+def wholes(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], program_bytes: int,
+           input_in_ram: bool = True) -> list[Whole]:
+    """The buffers live through every step: state, the caller's io (unless counted in the arena;
+    the input unless it is in flash) and the program's bytes (stack bound, static data, reserve)."""
+    readers = _readers(blocks)
+    found = []
+    if graph.state_bytes:
+        found.append(Whole(STATE, graph.state_bytes, 2.0 * graph.state_bytes))
+    if not live.count_io:
+        if input_in_ram:
+            size = sum(graph.nbytes(t) for t in graph.input_tensors)
+            found.append(Whole(INPUT, size, size * (1.0 + sum(readers.get(t, 0) for t in graph.input_tensors)), True))
+        found.append(Whole(OUTPUT, graph.nbytes(graph.output), 2.0 * graph.nbytes(graph.output)))
+    if program_bytes:
+        found.append(Whole(PROGRAM, program_bytes, 0.0))
+    return found
+
+
+def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], extra: Sequence[Whole],
+                   regions: Sequence[RegionLike], input_region: int | None = None) -> tuple[Placement, list[Buffer], list] | None:
+    """The schedule's buffers and `extra` placed over `regions` (regions.place); None when none
+    fits. Returns the placement, the buffers and what each holds (a tensor, a scratch name, or a
+    Whole's name). `input_region`: the network inputs go to that region only (--input-in)."""
+    if not blocks:
+        return None
+    tensors, tensor_keys = arena_buffers(graph, list(blocks), live)
+    tensor_accesses = _accesses(tensors, tensor_keys, blocks)
+    hottest = sum(tensor_accesses) + sum(w.accesses for w in extra) + 1.0
+    # The buffers live throughout come first, so that each lies at the bottom of its region's
+    # arena and the others pack above them as they would alone.
+    shift = {i: i + len(extra) for i in range(len(tensors))}
+    buffers = [Buffer(whole.size, 0, len(blocks) - 1) for whole in extra] + [relinked(b, shift) for b in tensors]
+    keys = [whole.name for whole in extra] + tensor_keys
+    accesses = [hottest if whole.name == PROGRAM else whole.accesses for whole in extra] + tensor_accesses
+    needs_dma = [whole.needs_dma for whole in extra] + [key in graph.input_tensors for key in tensor_keys]
+    inputs = {INPUT, *graph.input_tensors}  # the caller's input, or the arena's input buffers
+    pinned = {} if input_region is None else {i: input_region for i, key in enumerate(keys) if key in inputs}
+    placement = place(buffers, len(blocks), regions, accesses, needs_dma, pinned)
+    return None if placement is None else (placement, buffers, keys)
+
+
+def region_uses(placement: Placement, keys: Sequence, regions: Sequence) -> tuple[RegionUse, ...]:
+    names = {STATE, INPUT, OUTPUT, PROGRAM}
+    return tuple(RegionUse(region.name, region.size, getattr(region, "kind", "sram"), region.cost, arena,
+                           tuple(k for i, k in enumerate(keys) if k in names and placement.region_of[i] == r))
+                 for r, (region, arena) in enumerate(zip(regions, placement.arena_bytes)))
+
+
+def _readers(blocks: Sequence[LoweredBlock]) -> dict[int, int]:
+    count: dict[int, int] = {}
+    for block in blocks:
+        for t in block.reads:
+            count[t] = count.get(t, 0) + 1
+    return count
+
+
+def _accesses(buffers: list[Buffer], keys: list, blocks: Sequence[LoweredBlock]) -> list[float]:
+    readers = _readers(blocks)
+    scratch_count = [len(block.scratch) for block in blocks]
+    found = []
+    for b, key in zip(buffers, keys):
+        if b.scratch:
+            found.append(max(float(b.size), blocks[b.first].macs / scratch_count[b.first]))
+        else:
+            found.append(b.size * (1.0 + readers.get(key, 0)))
+    return found
+
+
+def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], placement: Placement,
+                    keys: Sequence, regions: Sequence[RegionLike]) -> Schedule:
+    """The schedule whose arena is one per region, as `placement` put the buffers (the buffers
+    live throughout other than the state only reserved room: the C keeps its own stack and io).
+    Its offsets run over the regions one after the other, each region from a base aligned to
+    REGION_ALIGNMENT, so the numpy executor runs it in one array; the C maps them back (ARENA)."""
+    buffers, arena_keys = arena_buffers(graph, list(blocks), live)
+    region_of = list(placement.region_of[len(keys) - len(buffers):])  # (the buffers live throughout come first)
+    state = [i for i, key in enumerate(keys) if key == STATE]
+    if state:  # first in its region, so that it lies at the region's start and never moves
+        buffers.insert(0, Buffer(graph.state_bytes, 0, len(blocks) - 1))
+        region_of.insert(0, placement.region_of[state[0]])
+    packed = pack(buffers, len(blocks), len(regions), region_of)
+    bases, end = [], 0
+    for arena in packed.arenas:
+        end = -(-end // REGION_ALIGNMENT) * REGION_ALIGNMENT
+        bases.append(end)
+        end += arena.size
+    offsets = tuple({i: bases[region_of[i]] + packed.offset(i, step) for i in range(len(buffers))
+                     if buffers[i].first <= step <= buffers[i].last} for step in range(len(blocks)))
+    moves = tuple(tuple((bases[r] + a, bases[r] + b, n) for r, arena in enumerate(packed.arenas)
+                        for a, b, n in arena.moves[step]) for step in range(len(blocks)))
+    for arena, (_, local) in zip(packed.arenas, region_members(buffers, region_of, len(regions))):
+        check_arena(local, arena)  # a broken layout fails here, not as wrong numbers on a board
+    state_offsets = ()
+    if state:
+        start = bases[region_of[0]] + packed.offset(0, 0)
+        state_offsets = tuple(start + offset for offset in graph.state_offsets())
+        buffers, offsets = buffers[1:], tuple({i - 1: o for i, o in step.items() if i} for step in offsets)
+    spans = tuple((region.name, base, arena.size) for region, base, arena in zip(regions, bases, packed.arenas))
+    return schedule_of(graph, list(blocks), live, buffers, arena_keys, offsets, moves, end, state_offsets, spans)
+
+
+
+def declared_bytes(schedule: Schedule) -> int:
+    """The bytes the generated C declares for a schedule over several regions: each region's
+    arena rounded up to a whole number of 4-byte words (model.c aligns each so)."""
+    return sum(-(-size // 4) * 4 for _, _, size in schedule.regions)
