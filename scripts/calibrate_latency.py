@@ -829,12 +829,14 @@ def samples_files(target: str) -> list[Path]:
 
 def refit_families(target: str, families, also: list[str]) -> None:
     """The stored coefficients with `families`' fitted again on every stored measurement of the
-    target, on top of every other coefficient (calibration.refit); those of SWEEP_ALONE then again
-    on their unfused blocks, as the sweep fits them."""
+    target, on top of every other coefficient (calibration.refit); then, for each family with at
+    least MIN_ALONE_BLOCKS unfused blocks, again on those alone (as --sweep fits SWEEP_ALONE): a
+    kernel's cost does not depend on what it is fused with, and over fused blocks the fit takes
+    up the other kernels' errors."""
     dsp = target in DSP_TARGETS
     samples = [s for path in samples_files(target) for s in load_samples(path, dsp)]
     model = calibration.refit(samples, _stored(target, ()), families, "remeasure")
-    alone = tuple(f for f in families if f in SWEEP_ALONE and len(calibration.alone(samples, f)) >= MIN_ALONE_BLOCKS)
+    alone = tuple(f for f in families if len(calibration.alone(samples, f)) >= MIN_ALONE_BLOCKS)
     if alone:
         model = calibration.refit(samples, model, alone, "remeasure_alone", only_alone=True)
     _write(model, target, also)
@@ -875,7 +877,8 @@ def _without(model: LatencyModel, key: str) -> LatencyModel:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", required=True)
-    parser.add_argument("--networks", type=int, default=120)
+    parser.add_argument("--networks", type=int, help="networks to measure (default 120; with --remeasure: main "
+                        "networks from --first-seed to add to TARGET.jsonl, none by default)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
@@ -931,8 +934,7 @@ def main() -> None:
                         "coefficient")
     parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
                         "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
-                        "only their coefficients again on every stored row, keeping every other one (a target without "
-                        "stored rows first measures --networks main networks from --first-seed)")
+                        "only their coefficients again on every stored row, keeping every other one")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -944,14 +946,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.remeasure:
         families = tuple(args.remeasure.split(","))
-        if not args.refit and not samples_files(args.target):  # nothing stored: the main networks first
+        if not args.refit:
+            remeasure(args.target, families, args.limit, args.check)
+        if args.networks and not args.refit:  # main networks (a target without stored rows has nothing to refit)
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), main_samples_file(args.target),
                     "int8")
-        elif not args.refit:
-            remeasure(args.target, families, args.limit, args.check)
         if not args.check:
             refit_families(args.target, families, args.also)
         return
+    args.networks = args.networks or 120
     folder = Path("build/latency")
     files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl",
              folder / f"{args.target}-inplace.jsonl"]
