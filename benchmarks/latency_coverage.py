@@ -1,14 +1,15 @@
 """The latency model's coverage: which kernels each model runs that a target has no coefficients
 for, and how far off the prediction of each .tflite fixture's least-RAM plan is on one target.
 
-    python benchmarks/latency_coverage.py [--target cortex-m4] [--fixtures GLOB] [--reuse]
+    python benchmarks/latency_coverage.py [--target cortex-m4] [--fixtures GLOB] [--reuse [--remeasure FAMILY,...]]
 
 For every .tflite and .onnx fixture (tests/fixtures/models) and built-in model, on every
 calibrated target: the families `LatencyModel.uncovered` names (kernels whose calls cost 0). For
 every .tflite fixture on --target: its least-RAM plan (as `msfcnn verify MODEL --target T`
 chooses it) runs on QEMU with its instructions counted, against the model's prediction. With
 --reuse, a plan measured before (same fixture, target and plan, in --out) is not run again: only
-its prediction is computed anew, which is what a new fit changes. Prints a table and writes
+its prediction is computed anew, which is what a new fit changes; --remeasure names kernel families
+changed since (scripts/calibrate_latency.py --remeasure): plans that run them are run again. Prints a table and writes
 benchmarks/results/latency_coverage.json (--out).
 """
 
@@ -96,7 +97,15 @@ def _without_predictions(plan_key: str) -> dict:
     return plan
 
 
-def errors(graphs: dict, runner: Runner, earlier: dict, families: dict) -> list[dict]:
+def runs_families(graph, schedule, dsp: bool, changed) -> bool:
+    """Whether a plan runs a kernel of the `changed` families (its measurement is then stale)."""
+    from msfcnn.latency.features import BlockCounter
+    from msfcnn.latency.model import schedule_features
+    return any(v and name.split(":")[0] in changed
+               for f in schedule_features(schedule, BlockCounter(graph, dsp)) for name, v in f.items())
+
+
+def errors(graphs: dict, runner: Runner, earlier: dict, families: dict, changed=()) -> list[dict]:
     rows = []
     for name, graph in graphs.items():
         if not name.endswith(".tflite"):
@@ -104,7 +113,8 @@ def errors(graphs: dict, runner: Runner, earlier: dict, families: dict) -> list[
         plan, schedule = runner.plan(graph)
         key = json.dumps(plan.to_dict(), sort_keys=True)
         before = earlier.get(name)
-        same = before and _without_predictions(before["plan_key"]) == _without_predictions(key)
+        same = before and _without_predictions(before["plan_key"]) == _without_predictions(key) and \
+            not runs_families(graph, schedule, runner.model.dsp, changed)
         blocks = before["blocks"] if same else runner.measure(graph, plan, schedule)
         if blocks is None:
             continue
@@ -124,6 +134,8 @@ def main() -> None:
     parser.add_argument("--target", default="cortex-m4", help="the target the .tflite fixtures run on")
     parser.add_argument("--fixtures", default="", help="only the models whose file name matches this regular expression")
     parser.add_argument("--reuse", action="store_true", help="reuse the measurements of --out for unchanged plans")
+    parser.add_argument("--remeasure", default="", metavar="FAMILY[,FAMILY]",
+                        help="with --reuse: run again the plans that run these kernel families (changed since)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "latency_coverage.json")
     args = parser.parse_args()
     graphs = {m: g for m in models() if re.search(args.fixtures, Path(m).name) and (g := load(m)) is not None}
@@ -135,7 +147,8 @@ def main() -> None:
                    if r["target"] == args.target}
         earlier = {m: earlier[Path(m).name] for m in graphs if Path(m).name in earlier}
     with tempfile.TemporaryDirectory(prefix="msfcnn-coverage-") as tmp:
-        rows = errors(graphs, Runner(args.target, Path(tmp)), earlier, families)
+        rows = errors(graphs, Runner(args.target, Path(tmp)), earlier, families,
+                      tuple(f for f in args.remeasure.split(",") if f))
     print(f"{'fixture':28s} {'measured':>11s} {'predicted':>11s} {'error':>8s}  uncovered families")
     for r in rows:
         print(f"{r['fixture']:28s} {r['measured']:11d} {r['predicted']:11d} {r['error']:+8.2%}  {' '.join(r['uncovered'])}")

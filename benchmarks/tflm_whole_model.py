@@ -89,12 +89,13 @@ ARENA_BYTES = 1024 * 1024  # the harness's arena; arena_used_bytes() reports wha
 # Every builtin a model of the table uses, and the few a converter adds around them.
 RESOLVER_OPS = ["AddAdd", "AddAveragePool2D", "AddConcatenation", "AddConv2D", "AddDepthwiseConv2D",
                 "AddDequantize", "AddFullyConnected", "AddHardSwish", "AddLogistic", "AddMaxPool2D", "AddMean",
-                "AddMul", "AddPad", "AddQuantize", "AddRelu", "AddRelu6", "AddReshape", "AddSoftmax"]
+                "AddMul", "AddPad", "AddQuantize", "AddRelu", "AddRelu6", "AddReshape", "AddSoftmax",
+                "AddTranspose"]  # (MCUNet's VWW net: a TRANSPOSE before its MEAN)
 
 # The kernel files those ops need (sources.inc's names without .cc and _common)
 KERNEL_FILES = {"activations", "add", "concatenation", "conv", "depthwise_conv", "dequantize", "fully_connected",
                 "hard_swish", "kernel_util", "logistic", "micro_tensor_utils", "mul", "pad", "pooling", "quantize",
-                "reduce", "reshape", "softmax"}
+                "reduce", "reshape", "softmax", "transpose"}
 
 
 def clone(name: str, url: str, commit: str | None, into: Path) -> Path:
@@ -206,7 +207,12 @@ def _bytes(values) -> str:
 
 
 def harness_source(model: bytes, x: np.ndarray) -> str:
+    """The harness of one model; `x` is its input as the model takes it: int8, or float32 (a model
+    that quantizes a float input itself, as MCUNet's VWW net)."""
     adds = "".join(f"    resolver.{op}();\n" for op in RESOLVER_OPS)
+    floats = x.dtype == np.float32
+    input_type = "float" if floats else "signed char"
+    values = ",".join(f"{float(v)!r}f" for v in x.reshape(-1)) if floats else _bytes(x.astype(np.int8).reshape(-1))
     return f"""#include <stdio.h>
 #include <string.h>
 #include "tensorflow/lite/micro/micro_interpreter.h"
@@ -214,7 +220,7 @@ def harness_source(model: bytes, x: np.ndarray) -> str:
 #include "tensorflow/lite/schema/schema_generated.h"
 
 alignas(16) static const unsigned char model_data[] = {{{_bytes(model)}}};
-static const signed char input_data[] = {{{_bytes(x.astype(np.int8).reshape(-1))}}};
+static const {input_type} input_data[] = {{{values}}};
 alignas(16) static unsigned char arena[{ARENA_BYTES}];
 static tflite::MicroInterpreter *interpreter;
 
@@ -249,11 +255,14 @@ int main(void)
     if (micro.AllocateTensors() != kTfLiteOk) {{ printf("allocate failed\\n"); return 2; }}
     TfLiteTensor *input = micro.input(0);
     if (input->bytes != sizeof input_data) {{ printf("input is %u bytes\\n", (unsigned)input->bytes); return 3; }}
-    memcpy(input->data.int8, input_data, sizeof input_data);
+    memcpy(input->data.raw, input_data, sizeof input_data);
     int status = run_inference();
     TfLiteTensor *output = micro.output(0);
     printf("arena %u\\noutput", (unsigned)micro.arena_used_bytes());
-    for (size_t k = 0; k < output->bytes; k++) printf(" %d", output->data.int8[k]);
+    if (output->type == kTfLiteFloat32)
+        for (size_t k = 0; k < output->bytes / 4; k++) printf(" %.9g", (double)output->data.f[k]);
+    else
+        for (size_t k = 0; k < output->bytes; k++) printf(" %d", output->data.int8[k]);
     printf("\\n");
 #ifdef PER_OP
     for (unsigned k = 0; k < n_tags; k++) printf("op %s\\n", tags[k]);
@@ -274,7 +283,7 @@ def run_tflm(build: Build, archive: Path, model: Path, x: np.ndarray, folder: Pa
         raise SystemExit(f"TFLite Micro failed on {model}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     printed = done.stdout + done.stderr  # QEMU's semihosting console writes to stderr when stdout is no terminal
     arena = int(re.search(r"arena (\d+)", printed).group(1))
-    output = np.array(re.search(r"output([ \-\d]*)", printed).group(1).split(), dtype=np.int8)
+    output = np.array(re.search(r"output([ \-\d.e+]*)", printed).group(1).split(), dtype=float)
     return count, arena, output
 
 
@@ -291,6 +300,16 @@ def tflm_per_op(build: Build, archive: Path, model: Path, x: np.ndarray, folder:
     counts = [int(line.split()[1]) for line in events.read_text().splitlines() if line and line.split()[0] == "0"]
     names = re.findall(r"^op (\S+)$", done.stdout + done.stderr, re.M)
     return [(name, end - begin) for name, begin, end in zip(names, counts[0::2], counts[1::2])]
+
+
+def model_input(graph, x: np.ndarray) -> np.ndarray:
+    """msfcnn's int8 input as the model takes it: the same int8 values, or for a float input (the
+    model quantizes it) the floats (q - zero point) * scale, which its QUANTIZE turns back into q."""
+    values = to_internal(graph, x).reshape(-1)
+    if not graph.float_input:
+        return values
+    scale, zero_point = graph.input_quant.scale, graph.input_quant.zero_point
+    return ((values.astype(np.float32) - np.float32(zero_point)) * np.float32(scale)).astype(np.float32)
 
 
 def msfcnn_side(path: Path, numerics: str) -> dict:
@@ -337,13 +356,13 @@ def main() -> None:
         graph = load(str(path), numerics="tflm")
         x = random_input(graph, 0)
         expected = np.asarray(api.run(str(path), x, strategy="vanilla", numerics="tflm").outputs[0]).reshape(-1)
-        theirs, arena, output = run_tflm(build, archive, path, to_internal(graph, x[0]).reshape(-1),
-                                         args.work / "models" / name)
-        per_op = tflm_per_op(build, archive, path, to_internal(graph, x[0]).reshape(-1), args.work / "models" / name)
+        given = model_input(graph, x[0])
+        theirs, arena, output = run_tflm(build, archive, path, given, args.work / "models" / name)
+        per_op = tflm_per_op(build, archive, path, given, args.work / "models" / name)
         ours = {numerics: msfcnn_side(path, numerics) for numerics in ("litert", "tflm")}
         row = {"model": name, "file": path.name, "tflm_instructions": theirs, "tflm_arena_bytes": arena,
                "tflm_op_instructions": [[op, n] for op, n in per_op],
-               "tflm_output_bit_exact": bool(np.array_equal(output, expected.astype(np.int8))),
+               "tflm_output_bit_exact": bool(np.array_equal(output.astype(expected.dtype), expected)),
                "msfcnn_instructions": ours["litert"]["instructions"],
                "msfcnn_tflm_instructions": ours["tflm"]["instructions"],
                "ratio": round(ours["litert"]["instructions"] / theirs, 3),

@@ -10,6 +10,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --scan
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
+    python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -773,21 +774,132 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
             print(f"seed {seed}: {len(graph)} ops, {time.time() - started:.1f} s", file=sys.stderr)
 
 
-def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
-    samples = []
-    for line in samples_path.read_text().splitlines():
+def runs_families(features, families) -> bool:
+    """Whether a block's counts run a kernel of one of `families` (exact family names: "mean"
+    is not "mean_f32" nor "mean_accumulate")."""
+    return any(v and name.split(":")[0] in families for name, v in features.items())
+
+
+def stored_rows(samples_path: Path):
+    """(line number, row, graph, plan, schedule) of each stored measurement; graph None (and no
+    schedule) when the frontend now makes another graph of it (a generated .tflite)."""
+    graphs: dict = {}
+    for number, line in enumerate(samples_path.read_text().splitlines()):
         row = json.loads(line)
-        graph = graph_of(row["doc"], row.get("dtype", "int8"))
+        key = json.dumps([row["doc"], row.get("dtype", "int8")], sort_keys=True)
+        if key not in graphs:  # a network's plans are consecutive rows: its graph is made once
+            graphs.clear()
+            graphs[key] = graph_of(row["doc"], row.get("dtype", "int8"))
+        graph = graphs[key]
         plan = Plan.from_dict(row["plan"])
         plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
         if graph is None or plan.blocks[-1].last != len(graph) - 1:
-            # the frontend now makes another graph of it (a generated .tflite): not the one measured
+            yield number, row, None, plan, None
+            continue
+        yield number, row, graph, plan, pipeline.lower(graph, plan)
+
+
+def stale_rows(samples_path: Path, families, dsp: bool):
+    """stored_rows whose plans run a kernel of `families` (the rows a change to those kernels
+    makes stale)."""
+    from msfcnn.latency.features import BlockCounter
+    from msfcnn.latency.model import schedule_features
+
+    for number, row, graph, plan, schedule in stored_rows(samples_path):
+        if graph is not None and any(runs_families(f, families)
+                                     for f in schedule_features(schedule, BlockCounter(graph, dsp))):
+            yield number, row, graph, plan, schedule
+
+
+def remeasure(target_name: str, families, limit: int | None, check: bool) -> None:
+    """Measure again, on the target, the stored rows (build/latency/TARGET*.jsonl) whose plans run
+    a kernel of `families`, and write them back in place, every other row as it was. With `limit`,
+    at most that many rows of each file, spread evenly over its matching rows; the blocks of the
+    others that run those kernels are marked stale (the row's "stale" families) and left out of
+    every fit (load_samples), their other blocks kept. With `check`, nothing is written: stored
+    and new counts are printed (are the stored counts still the kernels'?)."""
+    target, dsp = get_target(target_name), target_name in DSP_TARGETS
+    sources = family_sources(families)
+    with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp:
+        lib = None
+        for path in samples_files(target_name):
+            lines, rows = path.read_text().splitlines(), list(stale_rows(path, families, dsp))
+            current = {r[0] for r in rows if all(r[1].get("sources", {}).get(name) == digest for name, digest in sources.items())}
+            rows = [r for r in rows if r[0] not in current]  # (measured with these sources already)
+            step = max(len(rows) / limit, 1.0) if limit else 1.0
+            chosen = {int(k * step) for k in range(min(len(rows), limit or len(rows)))}
+            changed = 0
+            for k, (number, row, graph, plan, schedule) in enumerate(rows):
+                if k not in chosen:
+                    row["stale"] = sorted({*row.get("stale", ()), *families})
+                    lines[number] = json.dumps(row)
+                    continue
+                if lib is None:
+                    pipeline.write_c(Path(tmp) / "lib", graph, schedule, plan, target)
+                    lib = c_build.build_kernel_library(Path(tmp) / "lib", target)
+                result = pipeline.verify(graph, plan, schedule, random_input(graph, row["seed"]), target,
+                                         kernel_lib=lib, count_instructions=True)
+                if not result.passed:
+                    raise SystemExit(f"{path.name} seed {row['seed']} plan {row['plan_name']}: the C does not match numpy")
+                blocks = list(result.block_instructions)
+                changed += blocks != row["blocks"]
+                print(f"{path.name} seed {row['seed']} {row['plan_name']}: stored {sum(row['blocks'])}, now "
+                      f"{sum(blocks)}", file=sys.stderr, flush=True)
+                stale = sorted(set(row.get("stale", ())) - set(families))
+                lines[number] = json.dumps({**{k: v for k, v in row.items() if k != "stale"}, "blocks": blocks,
+                                            "sources": {**row.get("sources", {}), **sources},
+                                            **({"stale": stale} if stale else {})})
+            print(f"{path.name}: {len(rows) + len(current)} rows run {','.join(families)}, {len(current)} measured "
+                  f"with these sources: {len(chosen)} measured again, {changed} changed, {len(rows) - len(chosen)} "
+                  "marked stale", file=sys.stderr, flush=True)
+            if not check and rows:
+                path.write_text("\n".join(lines) + "\n")
+
+
+def family_sources(families) -> dict[str, str]:
+    """Digest of each kernel source that holds one of `families`' code (KERNEL_SOURCE_FAMILIES),
+    recorded with a row measured again: a later run skips rows measured with these sources."""
+    from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, kernel_digests
+    now = kernel_digests()
+    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & set(families) and name in now}
+
+
+def main_samples_file(target: str) -> Path:
+    return Path("build/latency") / f"{target}.jsonl"
+
+
+def samples_files(target: str) -> list[Path]:
+    """Every stored measurement file of the target (build/latency/TARGET.jsonl, TARGET-*.jsonl)."""
+    return [p for p in sorted(Path("build/latency").glob(f"{target}*.jsonl"))
+            if p.stem == target or p.stem.startswith(f"{target}-")]
+
+
+def refit_families(target: str, families, also: list[str]) -> None:
+    """The stored coefficients with `families`' fitted again on every stored measurement of the
+    target, on top of every other coefficient (calibration.refit); then, for each family with at
+    least MIN_ALONE_BLOCKS unfused blocks, again on those alone (as --sweep fits SWEEP_ALONE): a
+    kernel's cost does not depend on what it is fused with, and over fused blocks the fit takes
+    up the other kernels' errors."""
+    dsp = target in DSP_TARGETS
+    samples = [s for path in samples_files(target) for s in load_samples(path, dsp)]
+    model = calibration.refit(samples, _stored(target, ()), families, "remeasure")
+    alone = tuple(f for f in families if len(calibration.alone(samples, f)) >= MIN_ALONE_BLOCKS)
+    if alone:
+        model = calibration.refit(samples, model, alone, "remeasure_alone", only_alone=True)
+    _write(model, target, also)
+
+
+def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
+    samples = []
+    for _, row, graph, _, schedule in stored_rows(samples_path):
+        if graph is None:  # not the graph measured
             print(f"{samples_path.name}: {row['doc']['name']} is no longer the graph measured: left out", file=sys.stderr)
             continue
-        schedule = pipeline.lower(graph, plan)
-        samples += calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
-                                             f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}",
-                                             mve)
+        blocks = calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
+                                           f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}",
+                                           mve)
+        # blocks of kernels changed since the row was measured (remeasure's "stale" families)
+        samples += [s for s in blocks if not runs_families(s.features, row.get("stale", ()))]
     # a block of no instructions (a RESHAPE the C aliases, of a generated .tflite) has nothing to fit
     return [s for s in samples if s.instructions > 0]
 
@@ -813,7 +925,8 @@ def _without(model: LatencyModel, key: str) -> LatencyModel:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", required=True)
-    parser.add_argument("--networks", type=int, default=120)
+    parser.add_argument("--networks", type=int, help="networks to measure (default 120; with --remeasure: main "
+                        "networks from --first-seed to add to TARGET.jsonl, none by default)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
@@ -871,10 +984,29 @@ def main() -> None:
                         "(streaming_network, int8 and --float float32; to --samples, default "
                         "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
                         "coefficients (time_ring, time_mean) on both files, keeping every other stored one")
+    parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
+                        "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
+                        "only their coefficients again on every stored row, keeping every other one")
+    parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
+                        "each file (spread over them); the others' blocks that run the families are marked stale and "
+                        "left out of every fit")
+    parser.add_argument("--check", action="store_true", help="with --remeasure: print stored against new counts "
+                        "and write nothing (with --limit: a few rows)")
     parser.add_argument("--also", action="append", default=[], metavar="TARGET",
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
     args = parser.parse_args()
+    if args.remeasure:
+        families = tuple(args.remeasure.split(","))
+        if not args.refit:
+            remeasure(args.target, families, args.limit, args.check)
+        if args.networks and not args.refit:  # main networks (a target without stored rows has nothing to refit)
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks), main_samples_file(args.target),
+                    "int8")
+        if not args.check:
+            refit_families(args.target, families, args.also)
+        return
+    args.networks = args.networks or 120
     folder = Path("build/latency")
     files = [folder / f"{args.target}.jsonl", folder / f"{args.target}-f32.jsonl",
              folder / f"{args.target}-inplace.jsonl"]

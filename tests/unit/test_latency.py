@@ -403,3 +403,35 @@ def test_the_dense_head_sweep_networks_stream_a_dense_tail(seed):
                  Counter())
     family = "dense" if doc["dtype"] == "int8" else "dense_f32"
     assert counts[f"{family}_accumulate:call"] > 1 and counts[f"{family}_finish:call"] == 1
+
+
+def test_a_row_measured_before_a_kernel_changed_keeps_its_other_blocks(tmp_path, monkeypatch):
+    """scripts/calibrate_latency.py --remeasure: a stored row whose ADD kernel changed since it was
+    measured (its "stale" families) gives the fit its other blocks only; the row records the
+    digests of the ADD kernel's sources (add.c, add.h) when it is measured again."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from msfcnn import pipeline
+    from msfcnn.latency import calibration
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    doc = {"name": "stale_add", "input": [6, 6, 4], "layers": [
+        {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"},
+        {"op": "conv2d", "filters": 8, "kernel": 1},
+        {"op": "add", "from": 0}]}
+    plan = pipeline.planner(calibration.graph_of(doc)).vanilla()
+    row = {"seed": 0, "dtype": "int8", "doc": doc, "plan_name": "vanilla", "plan": plan.to_dict(), "count_io": False,
+           "blocks": [1000 + k for k in range(len(plan.blocks))]}
+    path = tmp_path / "cortex-m4.jsonl"
+    for stale, kept in (([], 3), (["add"], 2)):
+        path.write_text(json.dumps({**row, "stale": stale}) + "\n")
+        samples = tool.load_samples(path, dsp=True)
+        assert len(samples) == kept and all(not tool.runs_families(s.features, stale) for s in samples)
+    assert set(tool.family_sources(("add",))) == {"add.c", "add.h"}
+    assert [number for number, *_ in tool.stale_rows(path, ("add",), True)] == [0]
+    assert list(tool.stale_rows(path, ("softmax",), True)) == []

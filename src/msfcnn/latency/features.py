@@ -273,6 +273,8 @@ class BlockCounter:
             op.op.count_sequence(op.family, op.in_shape, op.shape, f)
         if form is CCall.VECTOR:
             op.op.count_vector(op.family, op.build, op.shape, f)
+        if form is CCall.MAP_TO_VECTOR:
+            op.op.count_map(op.family, op.build, op.in_shape, f)
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int, ring: int = 0):

@@ -400,6 +400,10 @@ class Op:
         if kernel.wide:
             counts[f"{family}:vector_row"] += prod(shape[:-1])
 
+    def count_map(self, family: str, kernel: KernelBuild, in_shape: Shape, counts: Counts) -> None:
+        """Add the counts of a MAP_TO_VECTOR kernel's own loops over its whole input map (its call,
+        MACs, inputs and outputs are counted by features.py)."""
+
     def count_sequence(self, family: str, in_shape: Shape, output: Shape, counts: Counts) -> None:
         """Add the counts of a SEQUENCE kernel's own loops over one whole run (its call, MACs,
         inputs and outputs are counted by features.py)."""

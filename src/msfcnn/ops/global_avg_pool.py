@@ -32,6 +32,13 @@ class GlobalAvgPool(Op, pattern=Pattern.REDUCE, c_call=CCall.MAP_TO_VECTOR, accu
     kernel_family = "mean"  # kernels/global_avg_pool.c
     wide_family = "mean"
 
+    def count_map(self, family: str, kernel, in_shape: Shape, counts) -> None:
+        """The int8 kernel sums four channels at a time: the last C mod 4 channels' values, one
+        channel at a time, cost more each (global_avg_pool.c)."""
+        if kernel.int8:
+            h, w = self._extent(in_shape)
+            counts[f"{family}:tail_input"] += h * w * (in_shape[2] % 4)
+
     def describe(self) -> str:
         if not self.pool:
             return super().describe()

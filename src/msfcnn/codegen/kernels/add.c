@@ -59,6 +59,44 @@ static void add_mve(const msf_add_params *p, const msf_view *in1, const msf_view
 }
 #endif
 
+/* msf_mul_by_quantized_mult_double(x, mult, -right) for right >= 0 and |2x| < 2^31, in 32-bit
+   arithmetic but for one multiply-accumulate: gemmlowp's doubling high multiply is
+   floor((x * mult + 2^30) / 2^31) = floor((2x * mult + 2^31) / 2^32) for either sign of the
+   product (numerics.h), the high word of one SMLAL, and its rounding shift, ties away from zero,
+   is floor((high + 2^(right - 1) - (high < 0)) / 2^right). Nothing saturates: |high| <= |x|. */
+static inline int32_t add_rescale(int32_t twice_x, int32_t mult, int32_t right)
+{
+    const int32_t high = MSF_HIGH_MUL_ADD(twice_x, mult, (int64_t)1 << 31);
+    return right > 0 ? msf_asr32(high + ((int32_t)1 << (right - 1)) - (high < 0), right) : high;
+}
+
+/* msf_add_s8 with gemmlowp's rounding where every multiplier shifts right and left_shift <= 20 (TFLite
+   sets 20): |input - zero point| <= 255, so the doubled scaled inputs stay below 2^29 and the doubled
+   sum below 2^30, and add_rescale applies. The parameters are read into locals once: the int8 stores
+   could alias them. */
+static void add_gemmlowp(const msf_add_params *p, const msf_view *in1, const msf_view *in2, msf_view *out, int32_t r0,
+                         int32_t r1, int32_t c0, int32_t c1)
+{
+    const int32_t n = p->channels, up = p->left_shift + 1, offset1 = p->input1_offset, offset2 = p->input2_offset;
+    const int32_t mult1 = p->input1_mult, right1 = -p->input1_shift, mult2 = p->input2_mult, right2 = -p->input2_shift;
+    const int32_t mult_out = p->output_mult, right_out = -p->output_shift, zero_point = p->output_offset;
+    const int32_t lo = p->act_min - zero_point, hi = p->act_max - zero_point;
+    int32_t r, c, ch;
+    for (r = r0; r < r1; ++r) {
+        for (c = c0; c < c1; ++c) {
+            const int8_t *a = msf_at_s8(in1, r, c, 0), *b = msf_at_s8(in2, r, c, 0);
+            int8_t *dst = msf_at_s8(out, r, c, 0);
+            for (ch = 0; ch < n; ++ch) {
+                /* multiplications, not shifts: the values may be negative */
+                const int32_t sa = add_rescale(((int32_t)a[ch] + offset1) * ((int32_t)1 << up), mult1, right1);
+                const int32_t sb = add_rescale(((int32_t)b[ch] + offset2) * ((int32_t)1 << up), mult2, right2);
+                const int32_t v = add_rescale((sa + sb) * 2, mult_out, right_out);
+                dst[ch] = (int8_t)((v < lo ? lo : v > hi ? hi : v) + zero_point);
+            }
+        }
+    }
+}
+
 void msf_add_s8 MSF_REGION2_ARGS(msf_add_params)
 {
 #if defined(MSF_ARM_MVE)
@@ -67,6 +105,11 @@ void msf_add_s8 MSF_REGION2_ARGS(msf_add_params)
         return;
     }
 #endif
+    if (p->rounding == MSF_ROUND_DOUBLE && p->input1_shift <= 0 && p->input2_shift <= 0 && p->output_shift <= 0
+        && p->left_shift <= 20) {
+        add_gemmlowp(p, in1, in2, out, r0, r1, c0, c1);
+        return;
+    }
     const int32_t scale_up = (int32_t)1 << p->left_shift;
     MSF_EACH_VALUE2(s8, msf_at_s8(in2, r, c, 0), p->channels, {
         /* multiplications, not shifts: the shifted values may be negative */
