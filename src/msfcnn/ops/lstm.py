@@ -14,14 +14,16 @@ int8 (TFLite Micro's integer LSTM, TFLite's 8x8_16 kernel): int8 activations and
 scale per weight tensor), int32 biases, gate pre-activations in int16 Q3.12 (each matmul rescaled
 to 2^-12 with its own multiplier, the two results added with saturation), gate outputs Q0.15, an
 int16 cell state of scale 2^cell_log2 and the hidden state requantised to int8. The runtimes round
-three steps differently (lstm_fixed.py has their gate functions):
+four steps differently (lstm_fixed.py has their gate functions):
 
 - gate functions: LiteRT gemmlowp's fixed-point logistic / tanh, TFLite Micro TFLite's reference
   int16 LOGISTIC / TANH (an interpolated table);
 - products: LiteRT shifts f * c right by 15 and i * g by 30 + cell_log2 with one rounding; TFLite
   Micro multiplies by the quantised multiplier of the same power of two (two roundings, clamped);
 - the recurrent matmul: LiteRT adds it to the clamped input matmul before clamping again, TFLite
-  Micro clamps each. The hidden state's multiplier: LiteRT rounds 2^-30 / hidden scale to float32.
+  Micro clamps each. The hidden state's multiplier: LiteRT rounds 2^-30 / hidden scale to float32;
+- the matmuls' multipliers: LiteRT multiplies the activation and weight scales in float32, TFLite
+  Micro in double (a gate pre-activation near a rounding tie then rounds apart).
 
 float32: the same steps in float32, each matmul a running sum in C order (bias first), with the C
 library's expf and tanhf (the runtimes' own float kernels sum in other orders: float32 outputs
@@ -233,8 +235,13 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
         wh = w["recurrent_weights"].astype(np.int64)
         gate_scale = 2.0 ** GATE_LOG2
 
-        def mult(product_scale: float) -> tuple[int, int]:
-            return nx.quantize_multiplier(product_scale / gate_scale)
+        def mult(activation_scale: float, weight_scale: float) -> tuple[int, int]:
+            """A gate matmul's rescale to Q3.12. LiteRT multiplies the two float32 scales in float32;
+            TFLite Micro widens each to double first (GetQuantizedConvolutionMultipler in the
+            tflite-micro build's machine code), which moves the multiplier's last bits."""
+            a, b = np.float32(activation_scale), np.float32(weight_scale)
+            product = float(a) * float(b) if tflm else float(a * b)
+            return nx.quantize_multiplier(product / gate_scale)
 
         cell_scale = 2.0 ** self.cell_log2
         if tflm:  # (2^-15 * 2^-15) / scale in double
@@ -252,8 +259,8 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
             "wx": wx, "wh": wh,
             "bias_x": w["bias"].astype(np.int64) - in_q.zero_point * wx.sum(axis=2),
             "bias_h": -self.hidden_zero * wh.sum(axis=2),
-            "mx": [mult(float(np.float32(in_q.scale) * np.float32(s))) for s in w["input_scales"]],
-            "mh": [mult(float(np.float32(self.hidden_scale) * np.float32(s))) for s in w["recurrent_scales"]],
+            "mx": [mult(in_q.scale, s) for s in w["input_scales"]],
+            "mh": [mult(self.hidden_scale, s) for s in w["recurrent_scales"]],
             "m_h": m_h, "m_ig": m_ig, "h_zero": h_zero, "clip": max(clip, 0),
         }
 
