@@ -65,6 +65,18 @@ def test_dense_on_every_row_is_bit_exact(numerics):
     check_c(graph, pipeline.planner(graph).min_ram().blocks)
 
 
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_dense_on_every_pixel_of_a_map(numerics):
+    """Conv2D -> Dense on each pixel -> Flatten -> Dense: the per-pixel dense is a 1x1 convolution
+    over the map itself, fused with the conv before it, with each interpreter's bytes."""
+    name = "map_dense_int8"
+    graph = pipeline.load(str(SEQUENCES / f"{name}.tflite"), numerics=numerics)
+    assert [node.op.describe() for node in graph.nodes][:2] == ["conv 3x3/1 8", "dense 6 per row"]
+    runs = _interpreters(name)
+    for x, want in zip(runs["inputs"], runs[numerics]):
+        np.testing.assert_array_equal(run_unfused(graph, x.reshape(graph.input_shape)).reshape(-1), want.reshape(-1))
+
+
 def test_float_dense_on_every_row():
     graph = pipeline.load(str(SEQUENCES / "rows_dense_float32.tflite"))
     runs = _interpreters("rows_dense_float32")

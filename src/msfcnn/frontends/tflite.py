@@ -822,17 +822,21 @@ def _fully_connected_rows(imp: _Importer, op: Operator, options, src: int, const
     if not DenseRows.supports(element):
         raise UserError(f"a {element} fully connected layer on each of {size // n_in} rows of {n_in} values: "
                         "only int8 and float32 are supported")
-    if imp.graph.shape_of(src) != (1, size // n_in, n_in):
+    in_shape = imp.graph.shape_of(src)
+    if len(in_shape) != 3 or in_shape[-1] != n_in:  # the rows as a one-row map (a map of n_in channels is one)
         src = imp.graph.append(Reshape((1, size // n_in, n_in)), (src,), quant=imp.graph.quant_of(src))
     weights = consts["weights"].reshape(units, 1, 1, n_in)
     node = imp.graph.append(DenseRows.of_units(units, _activation(options)), (src,),
                             {**consts, "weights": weights}, imp.quant(op.outputs[0]))
     out = op.outputs[0]
-    rows = imp.shape(out) if not options.KeepNumDims() else imp.fmap_shape(out)
+    rows = tuple(imp.shape(out) if not options.KeepNumDims() else imp.fmap_shape(out))
     if prod(rows) != size // n_in * units or rows[-1] != units:
         raise UserError(f"output tensor {out} is declared {_dims(imp.shape(out))}; expected {size // n_in} rows "
                         f"of {units}")
-    imp.bind(out, node, declared=tuple(rows))
+    computed = imp.graph.shape_of(node)
+    if (1,) * (len(computed) - len(rows)) + rows != computed:  # rows declared in another shape: the same bytes
+        node = imp.graph.append(Reshape(rows), (node,), quant=imp.quant(out))
+    imp.bind(out, node, declared=rows)
 
 
 def _svdf(imp: _Importer, op: Operator) -> None:
