@@ -50,7 +50,7 @@ FAST_C_FIXTURES = {
     "i16_chain.tflite", "i16_prelu.tflite", "i16_softmax.tflite", "mbv1_025_vww.tflite",
     "mi_conditioned.tflite", "mi_float_io.tflite", "onnx_activations.onnx", "onnx_bilinear_asymmetric.onnx",
     "onnx_bn_pool_relu_pad.onnx", "onnx_flatten_mlp.onnx", "onnx_mbv3_tiny.onnx", "onnx_sub_max_min.onnx",
-    "op14_add_mul_const_wide.tflite", "op14_mean_one_axis.tflite", "op14_transpose.tflite",
+    "onnx_tcn_conv1xk.onnx", "op14_add_mul_const_wide.tflite", "op14_mean_one_axis.tflite", "op14_transpose.tflite",
     "op_dw_k1_s1_same.tflite", "op_pad.tflite", "shuffle_float.tflite", "shuffle_i16.tflite",
     "shuffle_unit.tflite", "space_to_depth_float.tflite", "space_to_depth_int8.tflite", "split_i16.tflite",
     "u8_act_sweep_prelu.tflite", "u8_add_residual.tflite", "u8_fully_connected.tflite",
