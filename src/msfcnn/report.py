@@ -384,7 +384,7 @@ def windows_text(graph: Graph, plan: Plan, result) -> str:
     return (plan_table(plan, graph) + f"\n{len(result.steps)} calls of {result.hop} frame{'s' if result.hop > 1 else ''}, "
             f"{result.count} windows (the first after {result.warm + 1} calls); output {list(result.outputs.shape)} "
             f"(windows first); {result.equal} of {result.count} equal to the whole-window model's\n"
-            f"arena: {plan.peak_ram_bytes} B predicted, of it {graph.state_bytes} B of rings kept between calls")
+            f"arena: {plan.peak_ram_bytes} B predicted, of it {graph.state_bytes} B of state (rings, running sums) kept between calls")
 
 
 def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target: str, board=None) -> str:
@@ -491,7 +491,7 @@ def verify_windows_doc(graph: Graph, target: str, plan: Plan, check, predicted, 
 def verify_windows_text(graph: Graph, target: str, plan: Plan, check, predicted, result, counts) -> str:
     lines = [f"{graph.name} on {target}, streamed: {verify_verdict(graph, check)} over {len(result.steps)} calls of "
              f"{result.hop} frame{'s' if result.hop > 1 else ''}; arena {check.arena_bytes} B in the object file, "
-             f"{check.predicted_peak_ram_bytes} B predicted (of it {graph.state_bytes} B of rings kept between calls)",
+             f"{check.predicted_peak_ram_bytes} B predicted (of it {graph.state_bytes} B of state (rings, running sums) kept between calls)",
              f"{result.equal} of {result.count} windows equal to the whole-window model's"]
     if counts:
         per, whole = counts["instructions_per_step"], counts["instructions"]
