@@ -79,17 +79,19 @@ def plan(model: str | Graph, *, max_overhead: float | str | None = None, max_ram
 
 def fit(model: str | Graph, board: str | Board | None = None, *, ram: int | str | None = None,
         target: str | None = None, clock: int | str | None = None, flash: int | str | None = None,
-        reserve: int | str = DEFAULT_RESERVE, input_in_flash: bool = False, objective: str = "min-latency") -> Fit:
+        reserve: int | str = DEFAULT_RESERVE, input_in_flash: bool = False, objective: str = "min-latency",
+        input_stream: bool = False, hop: int | None = None) -> Fit:
     """`msfcnn fit`: the fastest plan (or with objective="min-ram", the least RAM) whose arena,
     io, stack bound and static data fit the board less `reserve`. `board` is a name, a board file
     or a Board; `ram`, `target`, `clock` and `flash` describe a board of your own or replace
-    those of `board`. A model that fits nowhere raises fit.NoFit (a UserError) naming the least
-    RAM it needs."""
+    those of `board`. `input_stream` and `hop` are `fit --input-stream` and `fit --streaming
+    --hop N` (one call of a sliding window; `model` a path). A model that fits nowhere raises
+    fit.NoFit (a UserError) naming the least RAM it needs."""
     from .fit import fit as fit_board
     base = get_board(board) if isinstance(board, str) else board
     figures = (_size(ram), target, None if clock is None else parse_clock(str(clock)), _size(flash))
     chosen = custom_board(*figures, base) if base is None or any(v is not None for v in figures) else base
-    return fit_board(load(model), chosen, _size(reserve), input_in_flash, objective)
+    return fit_board(load(model, hop=hop), chosen, _size(reserve), input_in_flash, objective, input_stream, hop)
 
 
 def compile(model: str | Graph, output: str | Path, plan: Plan | str | None = None, *, target: str | None = None,

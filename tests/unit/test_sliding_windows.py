@@ -14,6 +14,7 @@ import pytest
 from support import litert_oracle
 from support.cli import run_cli
 from support.paths import FIXTURES
+import msfcnn
 from msfcnn import pipeline, windows
 from msfcnn.frontends.sliding import window_steps
 
@@ -149,6 +150,9 @@ def test_fit_plans_one_call(capsys):
     assert code == 0 and doc["fits"], err
     assert doc["hop"] == 2 and doc["state_bytes"] == 284 and doc["arena_bytes"] >= 284
     assert doc["plan"]["peak_ram_bytes"] == pipeline.solve(pipeline.planner(pipeline.load(model, hop=2))).peak_ram_bytes
+    api = msfcnn.fit(model, "nucleo-f412zg", hop=2).to_dict()  # the Python API's fit, as the command's
+    assert {k: api[k] for k in ("hop", "state_bytes", "arena_bytes", "predicted_instructions")} == \
+        {k: doc[k] for k in ("hop", "state_bytes", "arena_bytes", "predicted_instructions")}
 
 
 def test_an_onnx_tcn_streams_within_onnxruntimes_tolerance():
