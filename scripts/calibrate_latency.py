@@ -956,7 +956,8 @@ def main() -> None:
                         "build/latency/TARGET-svdf.jsonl) and fit only their kernels' coefficients (SVDF's and the "
                         "int16 QUANTIZE's), keeping every stored one")
     parser.add_argument("--keyword", action="store_true", help="measure keyword models' heads (keyword_network: "
-                        "SOFTMAX from int8 to int16 under both numerics, QUANTIZE from int16 to int32; to --samples, "
+                        "SOFTMAX from int8 to int16 under both numerics and to int8 under TFLite Micro's, QUANTIZE from int16 "
+                        "to int32; to --samples, "
                         "default build/latency/TARGET-keyword.jsonl) and fit only those kernels' coefficients, "
                         "keeping every stored one")
     parser.add_argument("--pad16", action="store_true", help="measure 16x8 networks of PAD layers (pad16_network; "
