@@ -385,16 +385,21 @@ TFLM_FIELDS = ("tflm_key", "tflm_instructions", "tflm_arena_bytes", "tflm_non_pe
 
 def msfcnn_side(path: Path, numerics: str, **plan_options) -> dict:
     """`verify --target cortex-m4 --instructions` under the numerics, of the vanilla plan or the
-    one the plan options choose; None when no plan meets them."""
-    try:
-        result = api.verify(str(path), target="cortex-m4", instructions=True, numerics=numerics, **plan_options)
-    except UserError as error:
-        print(f"  {path.name} under {numerics}: {error}", file=sys.stderr)
-        return None
+    one the plan options choose."""
+    result = api.verify(str(path), target="cortex-m4", instructions=True, numerics=numerics, **plan_options)
     if not result.passed:
         raise SystemExit(f"msfcnn's C is not bit-exact on {path} under {numerics}")
     return {"instructions": result.instructions, "block_instructions": list(result.block_instructions or ()),
             "arena_bytes": result.arena_bytes}
+
+
+def half_ram_side(path: Path, numerics: str, non_persistent: int) -> dict | None:
+    """msfcnn_side of the RAM goal's plan; None when no plan fits the cap."""
+    try:
+        return msfcnn_side(path, numerics, **half_ram_options(non_persistent))
+    except UserError as error:
+        print(f"{path.name} under {numerics}: {error}", file=sys.stderr)
+        return None
 
 
 def half_ram_options(non_persistent: int) -> dict:
@@ -430,7 +435,7 @@ def model_row(name: str, path: Path, build: Build, archive: Path, work: Path, st
     tflm = tflm_side(build, archive, path, given, work / "models" / name, stored)
     theirs = tflm["tflm_instructions"]
     vanilla = {n: msfcnn_side(path, n, strategy="vanilla") for n in ("litert", "tflm")}
-    half = {n: msfcnn_side(path, n, **half_ram_options(tflm["tflm_non_persistent_bytes"])) for n in ("litert", "tflm")}
+    half = {n: half_ram_side(path, n, tflm["tflm_non_persistent_bytes"]) for n in ("litert", "tflm")}
     return {"model": name, "file": path.name, **tflm,
             "tflm_output_bit_exact": bool(np.array_equal(np.array(tflm["tflm_output"], dtype=expected.dtype), expected)),
             "msfcnn_instructions": vanilla["litert"]["instructions"],
@@ -489,6 +494,9 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     models = {name: spec for name, spec in MODELS.items() if not args.only or name in args.only}
     added = dict(entry.partition("=")[::2] for entry in args.model)
+    for name, path in added.items():
+        if not name or not Path(path).is_file():
+            parser.exit(2, f"tflm_whole_model: --model takes NAME=PATH of a model file, not {name}={path}\n")
     added = {name: path for name, path in added.items() if not args.only or name in args.only}
     needed = {**PINNED, **{tree: MODEL_TREES[tree] for tree, _ in models.values() if tree in MODEL_TREES}}
     trees = {}

@@ -116,3 +116,11 @@ def test_tflm_model_from_an_archive_and_the_half_ram_plan_options(tmp_path):
     with pytest.raises(SystemExit, match="holds 2 .tflite files"):
         tflm.model_file("kws", archive, tmp_path / "work")
     assert tflm.half_ram_options(76177) == {"max_ram": 38088, "objective": "min-latency", "count_io": True}
+
+
+def test_tflm_half_ram_plan_is_none_when_nothing_fits(capsys):
+    """A cap below the least RAM reachable gives no plan (a row without it), and says why on stderr."""
+    from support.paths import FIXTURES
+    tflm = load_script("tflm_whole_model")
+    assert tflm.half_ram_side(FIXTURES / "models" / "act_sweep_tanh_0.tflite", "tflm", 2) is None
+    assert "no plan has peak RAM <= 1 B" in capsys.readouterr().err
