@@ -437,7 +437,7 @@ def model_row(name: str, path: Path, build: Build, archive: Path, work: Path, st
     vanilla = {n: msfcnn_side(path, n, strategy="vanilla") for n in ("litert", "tflm")}
     half = {n: half_ram_side(path, n, tflm["tflm_non_persistent_bytes"]) for n in ("litert", "tflm")}
     return {"model": name, "file": path.name, **tflm,
-            "tflm_output_bit_exact": bool(np.array_equal(np.array(tflm["tflm_output"], dtype=expected.dtype), expected)),
+            "tflm_output_bit_exact": bool(np.array_equal(np.array(tflm["tflm_output"], expected.dtype), expected)),
             "msfcnn_instructions": vanilla["litert"]["instructions"],
             "msfcnn_tflm_instructions": vanilla["tflm"]["instructions"],
             "msfcnn_arena_bytes": vanilla["litert"]["arena_bytes"],
@@ -479,7 +479,8 @@ def main() -> None:
     for name in PINNED:
         parser.add_argument(f"--{name}", type=Path, help=f"a checkout of {PINNED[name][0]} at {PINNED[name][1]}")
     for name, (url, commit) in MODEL_TREES.items():
-        parser.add_argument(f"--{name}", type=Path, help=f"a checkout of {url} at {commit or 'its head'} (its trained models)")
+        parser.add_argument(f"--{name}", type=Path,
+                            help=f"a checkout of {url} at {commit or 'its head'} (its trained models)")
     parser.add_argument("--clone", action="store_true", help="clone what is not given at the pinned commits")
     parser.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                         help="a model to add (MCUNet's VWW net), a .tflite or an archive holding one")
@@ -518,9 +519,9 @@ def main() -> None:
         print(row_line(rows[name]), flush=True)
     order = [*MODELS, *sorted(set(rows) - set(MODELS))]
     sources = {name: spec[1] for name, spec in {**PINNED, **MODEL_TREES}.items()}
-    args.json.write_text(json.dumps({"target": target.name, "method": " ".join(__doc__.split("\n\n")[3:5]).replace("\n", " "),
-                                     "sources": sources, "rows": [rows[n] for n in order if n in rows]},
-                                    indent=1) + "\n")
+    method = " ".join(__doc__.split("\n\n")[3:5]).replace("\n", " ")
+    args.json.write_text(json.dumps({"target": target.name, "method": method, "sources": sources,
+                                     "rows": [rows[n] for n in order if n in rows]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
