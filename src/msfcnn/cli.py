@@ -481,12 +481,7 @@ def _link(args) -> Link:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
     if input_in and args.link_board is None:
         raise UserError("--input-in needs --board: the board whose RAM region holds the input")
-    board = None if args.link_board is None else _board_on(args.link_board, args.target)
-    if args.region:
-        from .boards import custom_board, parse_regions
-        if board is None:
-            raise UserError("--region needs --board: the board whose RAM regions it replaces")
-        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
+    board = _link_board(args)
     target = get_target(board.target if board else args.target or "host")
     prefix = DEFAULT_PREFIX if args.prefix is None else args.prefix
     check_prefix(prefix)
@@ -494,6 +489,17 @@ def _link(args) -> Link:
         from .fit import check_input_region
         check_input_region(board, input_in, input_in_flash)
     return Link(target, board, input_in_flash, prefix, input_in)
+
+
+def _link_board(args):
+    """The board --board (with --region's regions) links for, or None."""
+    board = None if args.link_board is None else _board_on(args.link_board, args.target)
+    if args.region:
+        from .boards import custom_board, parse_regions
+        if board is None:
+            raise UserError("--region needs --board: the board whose RAM regions it replaces")
+        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
+    return board
 
 
 def models_request(args) -> ModelsRequest:
@@ -561,7 +567,8 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
     from dataclasses import replace
     from .codegen.shared import network_prefixes
     from .targets import get_target
-    for given, option in ((args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
+    input_in_flash, input_in = _input_place(args)
+    for given, option in ((input_in_flash, "--input-in-flash"), (input_in, "--input-in")):
         if given:
             raise UserError(f"{option} takes one model: compile several models without it")
     models = [args.model, *args.more_models]
@@ -571,8 +578,9 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
                         "comma-separated, in the models' order")
     # prefixes given are checked now, before any planning; those from the names once they are loaded
     prefixes = None if args.prefix is None else tuple(network_prefixes(models, split_list(args.prefix)))
-    link = Link(get_target(args.target or "host"), None, False, "")
-    base = _model_plan(args, args.target)
+    board = _link_board(args)  # its target; over its RAM regions when it has several
+    link = Link(get_target(board.target if board else args.target or "host"), board, False, "")
+    base = _model_plan(args, link.target.name)
     each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
     return CompileRequest(call, each[0], link, args.output, tuple(each[1:]), prefixes)
 
@@ -871,11 +879,31 @@ def _compile_shared(request: CompileRequest) -> None:
     from . import report
     from .codegen.shared import Network, network_prefixes, write_shared
     planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    if request.link.board is not None and request.link.board.several_regions:
+        planned = _shared_over_regions(planned, request.link)
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
         files = write_shared(request.output, networks, request.link.target)
     print(report.compile_shared_text(networks, files, request.output))
+
+
+def _shared_over_regions(planned: list, link: Link) -> list:
+    """The networks' schedules sharing one arena per RAM region of the link's board, beside their
+    state, io and the program's bytes (the deepest stack bound, static data, the default reserve)."""
+    from . import pipeline
+    from .codegen.stack import footprint, kernel_static_bytes
+    from .fit import DEFAULT_RESERVE
+    with progress.step(f"bounding the stacks of {len(planned)} networks on {link.target.name}"):
+        bounds = [footprint(graph, schedule, plan, link.target) for graph, plan, schedule in planned]
+    program = (max(b.stack_bytes for b in bounds) + sum(b.static_bytes for b in bounds)
+               - (len(bounds) - 1) * kernel_static_bytes(link.target) + DEFAULT_RESERVE)
+    found = pipeline.shared_over_regions(planned, link.board.ram_regions, program)
+    if found is None:
+        sizes = ", ".join(f"{r.name} {r.size} B" for r in link.board.ram_regions)
+        raise UserError(f"the networks' buffers cannot be placed over the RAM regions of {link.board.name} ({sizes}) "
+                        f"sharing one arena per region: msfcnn fit A B --board {link.board.name} finds plans that can")
+    return [(graph, plan, schedule) for (graph, plan, _), schedule in zip(planned, found[0])]
 
 
 def cmd_verify(request: VerifyRequest) -> int:

@@ -246,6 +246,21 @@ def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_
                            keys, board.ram_regions)
 
 
+def shared_over_regions(planned: list, regions, program_bytes: int):
+    """Networks sharing their arenas over RAM `regions` (planned: (graph, plan, schedule) each),
+    with their state and io kept apart and the program's bytes (the deepest stack bound, static
+    data, reserve) beside: schedule/placement.place_shared's (schedules, shared arena of each
+    region, RegionUses), or None when no placement is found."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import SharedNetwork, place_shared, wholes
+    networks = []
+    for graph, plan, schedule in planned:
+        live = Liveness(graph, plan.io_counted, plan.input_streamed)
+        networks.append(SharedNetwork(graph.name, graph, live, schedule.blocks,
+                                      tuple(wholes(graph, live, schedule.blocks, 0))))
+    return place_shared(networks, program_bytes, regions)
+
+
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
             prefix: str | None = None):
     """The generated C project for `target` in `folder`, its external names starting with

@@ -395,15 +395,23 @@ def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target:
 
 def compile_shared_text(networks, files, folder: str) -> str:
     """`compile A B ...`: each network's plan and arena, and the one arena they share."""
-    from .codegen.shared import shared_arena_bytes
+    from .codegen.shared import shared_arena_bytes, shared_regions
     lines = [f"{n.prefix}/: {n.graph.name}: {len(n.plan.blocks)} blocks, arena {n.arena_bytes} B"
              f"{f' + own state {n.graph.state_bytes} B' if n.graph.state_bytes else ''}, F = {n.plan.overhead:.4f}"
-             for n in networks]
+             f"{_per_region(n.schedule.regions)}" for n in networks]
     states = sum(n.graph.state_bytes for n in networks)
-    lines.append(f"shared arena {shared_arena_bytes(networks)} B (the largest; the networks run one at a time)"
+    regions = shared_regions(networks)
+    each = ", ".join(f"{r['name']} {r['bytes']} B" for r in regions)
+    largest = f"per region the largest: {each}" if regions else "the largest"
+    lines.append(f"shared arena {shared_arena_bytes(networks)} B ({largest}; the networks run one at a time)"
                  f"{f' + {states} B of state' if states else ''}; wrote {len(files)} files to {folder} "
                  f"(a library for CMake: add_subdirectory({folder}), target msfcnn_networks)")
     return "\n".join(lines)
+
+
+def _per_region(spans) -> str:
+    """A schedule's arenas over several regions, for a line about it ('' for one arena)."""
+    return f" ({', '.join(f'{name} {size} B' for name, _, size in spans)})" if spans else ""
 
 
 def verdict(check) -> str:

@@ -21,7 +21,7 @@ from ..schedule import Schedule
 from ..targets import TARGETS, Target
 from ..version import __version__
 from .build import MANIFEST, _manifest, _stale_files
-from .emit import _templates, arena_word, check_prefix, generate, project_kernels
+from .emit import _templates, arena_word, check_prefix, generate, project_kernels, region_scripts
 
 # What each network's folder holds: the network itself, without a harness or build files of its
 # own (the folder's CMakeLists.txt builds them all).
@@ -44,12 +44,19 @@ class Network:
 
     @property
     def arena_bytes(self) -> int:
-        """Its arena less its persistent state: what it needs of the shared arena."""
+        """Its arena less its persistent state: what it needs of the shared arena (over several
+        regions: the sum of its arenas there)."""
+        if self.schedule.regions:
+            return sum(size for _, _, size in self.schedule.regions)
         return self.schedule.arena_bytes - self.graph.state_bytes
 
 
 def shared_arena_bytes(networks: list[Network]) -> int:
-    """The shared arena: the largest of the networks' arenas, their state aside."""
+    """The shared arena: the largest of the networks' arenas, their state aside (over several
+    regions: the sum over the regions of the largest arena there)."""
+    regions = shared_regions(networks)
+    if regions:
+        return sum(r["bytes"] for r in regions)
     return max((n.arena_bytes for n in networks), default=0)
 
 
@@ -94,16 +101,32 @@ def generate_shared(networks: list[Network], target: Target = TARGETS["host"]) -
         files.update({f"{n.prefix}/{name}": generated[name] for name in NETWORK_FILES})
         kernels.update(project_kernels(generated["model.c"]))
     files.update({f"kernels/{name}": text for name, text in sorted(kernels.items())})
+    regions = shared_regions(networks)
     arena = shared_arena_bytes(networks)
     word, size = _word(networks)
     values = {"version": __version__, "arena_bytes": arena, "word_ctype": word, "words": -(-arena // size),
+              "regions": regions,
               "state_bytes": sum(n.graph.state_bytes for n in networks),
               "networks": [{"prefix": n.prefix, "name": n.graph.name, "arena_bytes": n.arena_bytes,
                             "state_bytes": n.graph.state_bytes} for n in networks],
               "kernel_files": [f"kernels/{name}" for name in sorted(kernels) if name.endswith(".c")]}
     env = _templates()
     files.update({name: env.get_template(f"shared/{name}.j2").render(**values) for name in SHARED_FILES})
+    if regions:
+        files.update(region_scripts(regions, target))
     return files
+
+
+def shared_regions(networks: list[Network]) -> list[dict]:
+    """Over several RAM regions (every network's schedule placed over the same ones,
+    schedule/placement.place_shared): each region's shared arena, the largest of the networks'
+    arenas there, as `emit._regions` describes an arena (those of 0 bytes left out)."""
+    if not networks or not networks[0].schedule.regions:
+        return []
+    names = [name for name, _, _ in networks[0].schedule.regions]
+    sizes = [max(n.schedule.regions[r][2] for n in networks) for r in range(len(names))]
+    return [{"name": name, "NAME": name.upper(), "bytes": size, "words": -(-size // 4)}
+            for name, size in zip(names, sizes) if size]
 
 
 def write_shared(folder: Path, networks: list[Network], target: Target = TARGETS["host"]) -> list[Path]:
