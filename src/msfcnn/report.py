@@ -539,14 +539,16 @@ def fit_together_text(together, input_in_flash: bool, calibrated: str) -> str:
                   f"stack bound {fitted.code.stack_bytes} B; {speed}", ""]
     fits = "fit" if together.headroom_bytes >= 0 else "do not fit"
     lines.append(f"{' and '.join(f.graph.name for f in together.fits)} {fits} {board.name} together ({board.chip}, "
-                 f"{board.ram_bytes} B RAM), run one after the other, never at the same time:")
-    for label, value in (("shared arena (the largest)", together.shared_arena_bytes),
+                 f"{_board_ram(board)}), run one after the other, never at the same time:")
+    shared = "shared arenas (per region the largest)" if together.region_shared_bytes else "shared arena (the largest)"
+    for label, value in ((shared, together.shared_arena_bytes),
                          ("state (each network's own)", together.state_bytes),
                          (f"io (every network's{', inputs in flash' if input_in_flash else ''})", together.io_bytes),
                          ("stack (the deepest bound)", together.stack_bytes),
                          ("static data (kernels once)", together.static_bytes), ("reserve", together.reserve_bytes)):
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {together.headroom_bytes:9d} B")
+    lines += _region_lines(together.regions)
     if board.note:
         lines.append(f"note: {board.note}")
     return "\n".join(lines)

@@ -403,3 +403,27 @@ def test_vww_and_dscnn_share_one_arena_per_region_bit_exact_in_one_cpp_program(t
         "                                                MCUNET_VWW5_ARENA_BYTES : DSCNN_ARENA_BYTES)",
         "MSFCNN_SHARED_ARENA_FAST_BYTES + MSFCNN_SHARED_ARENA_SLOW_BYTES == MSFCNN_SHARED_ARENA_BYTES"))
     _runs_bit_exact(tmp_path, out, objects)
+
+
+@pytest.mark.slow  # about 8 s of CPU: two small models' fronts on cortex-m4, their stack bounds, the C
+def test_fit_answers_for_two_networks_over_regions_and_compile_shares_those_arenas(tmp_path, capsys):
+    # fit A B on a board of two regions: every byte counted in one region or the other; the plans
+    # it writes compile into one library whose shared arena per region is the one fit placed.
+    require_target("cortex-m4")
+    chain = str(FIXTURES / "models" / "i16_chain.tflite")
+    board = ("--board", "nucleo-f412zg", "--region", "fast:4000:1", "--region", "slow:24KiB:2")
+    plans = f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"
+    assert main(["fit", chain, str(DSCNN), *board, "--json", "-o", plans]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fits"] and [r["region"] for r in doc["regions"]] == ["fast", "slow"]
+    kept = doc["state_bytes"] + doc["io_bytes"] + doc["stack_bytes"] + doc["static_bytes"] + doc["reserve_bytes"]
+    assert sum(r["arena_bytes"] for r in doc["regions"]) == doc["shared_arena_bytes"] + kept
+    assert doc["shared_arena_bytes"] == sum(doc["region_shared_arena_bytes"].values())
+    assert all(doc["region_shared_arena_bytes"].values())  # both regions hold a shared arena
+    assert doc["headroom_bytes"] == 4000 + 24 * 1024 - sum(r["arena_bytes"] for r in doc["regions"]) >= 0
+    assert all(r["arena_bytes"] <= r["size"] for r in doc["regions"])
+    assert main(["compile", chain, str(DSCNN), "--plan", plans, *board, "-o", str(tmp_path / "out")]) == 0
+    header = (tmp_path / "out" / "msfcnn_arena.h").read_text()
+    declared = {name.lower(): int(size) for name, size in
+                re.findall(r"#define MSFCNN_SHARED_ARENA_(FAST|SLOW)_BYTES (\d+)", header)}
+    assert declared == {name: size for name, size in doc["region_shared_arena_bytes"].items() if size}

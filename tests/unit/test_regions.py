@@ -5,6 +5,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -332,3 +333,33 @@ def test_no_split_of_a_plan_over_regions_is_predicted_slower_than_the_plan():
             split = pack(buffers, len(single.blocks), 3, region_of)
             placed = sum(counter.schedule(placed_schedule(graph, live, single.blocks, split, keys, regions)))
             assert placed <= planned + 1e-6
+
+
+# ---- several networks sharing one arena per region (placement.place_shared) -------------------------
+
+def _planned(path, count_io=False):
+    graph = pipeline.load(str(path), weights=True)
+    plan = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=count_io).vanilla()
+    return graph, plan, pipeline.lower(graph, plan)
+
+
+def test_networks_share_each_regions_arena_the_largest_there_with_what_they_keep_beside():
+    from msfcnn.tensors import random_input
+    planned = [_planned(FIXTURES / "i16_chain.tflite", True), _planned(FIXTURES / "dscnn.tflite"),
+               _planned(FIXTURES.parent / "sequence" / "svdf_keyword.tflite")]
+    # The fast region is smaller than the arenas of i16_chain (4,320 B) and DS-CNN (16,000 B).
+    regions = [R("fast", 4000, 1.0, dma=False), R("slow", 64 * 1024, 4.0)]
+    schedules, shared, uses = pipeline.shared_over_regions(planned, regions, program_bytes=512)
+    for (graph, _, single), schedule in zip(planned, schedules):
+        assert [name for name, _, _ in schedule.regions] == ["fast", "slow"]
+        assert schedule.regions[0][1] >= graph.state_bytes  # the state apart, below the regions
+        assert schedule.state_offsets == graph.state_offsets()
+        x = random_input(graph, 3)
+        assert np.array_equal(pipeline.run(schedule, x).output, pipeline.run(single, x).output)
+    assert shared == [max(s.regions[r][2] for s in schedules) for r in range(2)] and shared[0] > 0
+    kept = sum(w.size for (g, p, s) in planned
+               for w in wholes(g, Liveness(g, p.io_counted), s.blocks, 0)) + 512
+    assert sum(u.arena_bytes for u in uses) == sum(shared) + kept
+    assert all(u.arena_bytes <= r.size for u, r in zip(uses, regions))
+    assert not any(k.endswith("input") for k in uses[0].holds)  # no DMA to the fast one: inputs go slow
+    assert pipeline.shared_over_regions(planned, [R("fast", 4000), R("slow", 1024)], 512) is None
