@@ -880,30 +880,14 @@ def _compile_shared(request: CompileRequest) -> None:
     from .codegen.shared import Network, network_prefixes, write_shared
     planned = [_planned_schedule(model) for model in (request.model, *request.others)]
     if request.link.board is not None and request.link.board.several_regions:
-        planned = _shared_over_regions(planned, request.link)
+        from . import pipeline
+        with progress.step(f"placing {len(planned)} networks over the RAM regions of {request.link.board.name}"):
+            planned = pipeline.lower_shared_on_regions(planned, request.link.board, request.link.target)
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
         files = write_shared(request.output, networks, request.link.target)
     print(report.compile_shared_text(networks, files, request.output))
-
-
-def _shared_over_regions(planned: list, link: Link) -> list:
-    """The networks' schedules sharing one arena per RAM region of the link's board, beside their
-    state, io and the program's bytes (the deepest stack bound, static data, the default reserve)."""
-    from . import pipeline
-    from .codegen.stack import footprint, kernel_static_bytes
-    from .fit import DEFAULT_RESERVE
-    with progress.step(f"bounding the stacks of {len(planned)} networks on {link.target.name}"):
-        bounds = [footprint(graph, schedule, plan, link.target) for graph, plan, schedule in planned]
-    program = (max(b.stack_bytes for b in bounds) + sum(b.static_bytes for b in bounds)
-               - (len(bounds) - 1) * kernel_static_bytes(link.target) + DEFAULT_RESERVE)
-    found = pipeline.shared_over_regions(planned, link.board.ram_regions, program)
-    if found is None:
-        sizes = ", ".join(f"{r.name} {r.size} B" for r in link.board.ram_regions)
-        raise UserError(f"the networks' buffers cannot be placed over the RAM regions of {link.board.name} ({sizes}) "
-                        f"sharing one arena per region: msfcnn fit A B --board {link.board.name} finds plans that can")
-    return [(graph, plan, schedule) for (graph, plan, _), schedule in zip(planned, found[0])]
 
 
 def cmd_verify(request: VerifyRequest) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import msfcnn
 from msfcnn import pipeline
 from msfcnn.cli import main
 from msfcnn.codegen.emit import generate
@@ -422,6 +423,12 @@ def test_fit_answers_for_two_networks_over_regions_and_compile_shares_those_aren
     assert all(doc["region_shared_arena_bytes"].values())  # both regions hold a shared arena
     assert doc["headroom_bytes"] == 4000 + 24 * 1024 - sum(r["arena_bytes"] for r in doc["regions"]) >= 0
     assert all(r["arena_bytes"] <= r["size"] for r in doc["regions"])
+    board_file = tmp_path / "board.json"  # the Python API answers the same, given the regions as a board file
+    board_file.write_text(json.dumps({"target": "cortex-m4", "regions": [{"name": "fast", "size": 4000, "cost": 1},
+                                                                           {"name": "slow", "size": "24KiB", "cost": 2}]}))
+    together = msfcnn.fit([chain, str(DSCNN)], str(board_file)).to_dict()
+    assert {k: together[k] for k in ("regions", "region_shared_arena_bytes", "headroom_bytes")} == {
+        k: doc[k] for k in ("regions", "region_shared_arena_bytes", "headroom_bytes")}
     assert main(["compile", chain, str(DSCNN), "--plan", plans, *board, "-o", str(tmp_path / "out")]) == 0
     header = (tmp_path / "out" / "msfcnn_arena.h").read_text()
     declared = {name.lower(): int(size) for name, size in
