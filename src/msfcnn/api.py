@@ -150,7 +150,7 @@ def _compile_shared(models: list, output: Path, plans, target, board, input_in_f
         chosen = _plan_for(graph, model, given, plan_options, target_name)
         planned.append((graph, chosen, pipeline.lower(graph, chosen)))
     if linked_board is not None and linked_board.several_regions:
-        planned = pipeline.lower_shared_on_regions(planned, linked_board, get_target(target_name))
+        planned = pipeline.lower_shared_on_regions(planned, linked_board, get_target(target_name), DEFAULT_RESERVE)
     names = [graph.name for graph, _, _ in planned]
     given = None if prefixes is None else list(prefixes)
     networks = [Network(p, *each) for p, each in zip(network_prefixes(names, given), planned)]

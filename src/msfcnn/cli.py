@@ -881,8 +881,10 @@ def _compile_shared(request: CompileRequest) -> None:
     planned = [_planned_schedule(model) for model in (request.model, *request.others)]
     if request.link.board is not None and request.link.board.several_regions:
         from . import pipeline
+        from .fit import DEFAULT_RESERVE
         with progress.step(f"placing {len(planned)} networks over the RAM regions of {request.link.board.name}"):
-            planned = pipeline.lower_shared_on_regions(planned, request.link.board, request.link.target)
+            planned = pipeline.lower_shared_on_regions(planned, request.link.board, request.link.target,
+                                                       DEFAULT_RESERVE)
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):

@@ -261,16 +261,15 @@ def shared_over_regions(planned: list, regions, program_bytes: int):
     return place_shared(networks, program_bytes, regions)
 
 
-def lower_shared_on_regions(planned: list, board, target: Target) -> list:
+def lower_shared_on_regions(planned: list, board, target: Target, reserve: int) -> list:
     """The networks (planned: (graph, plan, schedule) each) with their schedules sharing one arena
     per RAM region of `board` (`shared_over_regions`), beside the program's bytes: the deepest
-    stack bound on `target`, the static data (the kernels' once) and the default reserve.
-    UserError when their buffers cannot be placed so."""
+    stack bound on `target`, the static data (the kernels' once) and `reserve`. UserError when
+    their buffers cannot be placed so."""
     from .codegen.stack import footprint, kernel_static_bytes
-    from .fit import DEFAULT_RESERVE
     bounds = [footprint(graph, schedule, plan, target) for graph, plan, schedule in planned]
     program = (max(b.stack_bytes for b in bounds) + sum(b.static_bytes for b in bounds)
-               - (len(bounds) - 1) * kernel_static_bytes(target) + DEFAULT_RESERVE)
+               - (len(bounds) - 1) * kernel_static_bytes(target) + reserve)
     found = shared_over_regions(planned, board.ram_regions, program)
     if found is None:
         sizes = ", ".join(f"{r.name} {r.size} B" for r in board.ram_regions)
