@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
     _plan_args(p)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models: their library as compile A B ... writes it, run in turn in one program")
     p.add_argument("--target", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     _link_board_args(p)
     _c_args(p)
@@ -408,6 +410,8 @@ class VerifyRequest:
     seed: int
     keep: str | None
     instructions: bool
+    others: tuple[ModelPlan, ...] = ()  # more models, verified together with the first (one library)
+    prefixes: tuple[str, ...] | None = None  # the networks' prefixes (None: from their names)
 
 
 @dataclass(frozen=True)
@@ -582,12 +586,20 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
     link = Link(get_target(board.target if board else args.target or "host"), board, False, "")
     base = _model_plan(args, link.target.name)
     each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
-    return CompileRequest(call, each[0], link, args.output, tuple(each[1:]), prefixes)
+    return CompileRequest(call, each[0], link, getattr(args, "output", None), tuple(each[1:]), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
     _folder_output(args.keep, "--keep")
     call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
+    if args.more_models:
+        for given, option in ((args.input, "--input"), (args.instructions, "--instructions"),
+                              (args.link_board, "--board")):
+            if given:
+                raise UserError(f"{option} takes one model: verify several models without it")
+        shared = _shared_compile_request(args, call)
+        return VerifyRequest(call, shared.model, shared.link, None, args.seed, args.keep, False, shared.others,
+                             shared.prefixes)
     link = _link(args)
     return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
                          args.keep, args.instructions)
@@ -894,6 +906,8 @@ def _compile_shared(request: CompileRequest) -> None:
 
 def cmd_verify(request: VerifyRequest) -> int:
     from . import pipeline, report
+    if request.others:
+        return _verify_shared(request)
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
@@ -917,6 +931,34 @@ def cmd_verify(request: VerifyRequest) -> int:
     if failure is None:
         return 0
     print(failure, file=sys.stderr)
+    return VERIFY_FAILED
+
+
+def _verify_shared(request: VerifyRequest) -> int:
+    """`verify A B ...`: the networks' library, as compile A B ... writes it, run in one program,
+    each network on its seeded random input against the numpy executor."""
+    from . import pipeline, report
+    from .codegen.shared import Network, network_prefixes, shared_arena_bytes
+    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
+    networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
+    inputs = [_input(None, request.seed, graph) for graph, _, _ in planned]
+    checks = pipeline.verify_shared(networks, inputs, request.link.target, request.keep)
+    target = request.link.target.name
+    if request.call.json:
+        _print_json({"target": target, "shared_arena_bytes": shared_arena_bytes(networks),
+                     "pass": all(c.passed for c in checks),
+                     "networks": [{"prefix": n.prefix, "model": n.graph.name, "pass": c.passed,
+                                   "bit_exact": c.bit_exact, "max_abs_diff": c.max_abs_diff,
+                                   "arena_bytes": n.arena_bytes} for n, c in zip(networks, checks)]})
+    else:
+        for n, c in zip(networks, checks):
+            print(f"{n.prefix}/ ({n.graph.name}) on {target}, arena {n.arena_bytes} B of the shared "
+                  f"{shared_arena_bytes(networks)} B, run twice in turn with the others: {report.verdict(c)}")
+    failed = [n.graph.name for n, c in zip(networks, checks) if not c.passed]
+    if not failed:
+        return 0
+    print(f"msfcnn: FAIL: {', '.join(failed)} differ from the numpy executor", file=sys.stderr)
     return VERIFY_FAILED
 
 

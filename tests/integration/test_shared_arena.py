@@ -434,3 +434,18 @@ def test_fit_answers_for_two_networks_over_regions_and_compile_shares_those_aren
     declared = {name.lower(): int(size) for name, size in
                 re.findall(r"#define MSFCNN_SHARED_ARENA_(FAST|SLOW)_BYTES (\d+)", header)}
     assert declared == {name: size for name, size in doc["region_shared_arena_bytes"].items() if size}
+
+
+@pytest.mark.slow  # about 4 s of CPU: two small plans, their library built and run on the host
+def test_verify_of_two_models_runs_their_library_bit_exact_in_one_program(capsys):
+    chain = str(FIXTURES / "models" / "i16_chain.tflite")
+    assert main(["verify", str(DSCNN), chain, *OPTIONS, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    nets = doc["networks"]
+    assert doc["pass"] and [n["model"] for n in nets] == ["dscnn", "i16_chain"]
+    assert all(n["pass"] and n["bit_exact"] and n["max_abs_diff"] == 0 for n in nets)
+    assert doc["shared_arena_bytes"] == max(n["arena_bytes"] for n in nets)
+    for argv, message in (([str(KEYWORDS)], "no state"), ([chain, "--instructions"], "--instructions takes one model")):
+        code = main(["verify", str(DSCNN), *argv])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and message in err

@@ -136,3 +136,27 @@ def write_shared(folder: Path, networks: list[Network], target: Target = TARGETS
     files[folder / MANIFEST] = _manifest(folder, files)
     write_folder(folder, files, _stale_files(folder, set(files)))
     return sorted(files)
+
+
+def harness_source(networks: list[Network]) -> str:
+    """A C program running the networks in turn twice (A, B, ..., A, B, ...) on the shared arena:
+    argv[1] holds their inputs one after the other, argv[2] gets their first outputs likewise; it
+    fails (1) when a second run differs from the first (a network left something in the arena that
+    another's call overwrote)."""
+    lines = ["#include <stdio.h>", "#include <string.h>", "", '#include "msfcnn_arena.h"']
+    lines += [f'#include "{n.prefix}/model.h"' for n in networks] + [""]
+    for n in networks:
+        upper = n.prefix.upper()
+        lines += [f"static {n.prefix}_value {n.prefix}_in[{upper}_INPUT_SIZE];",
+                  f"static {n.prefix}_output_value {n.prefix}_out[2][{upper}_OUTPUT_SIZE];"]
+    reads = " && ".join(f"fread({n.prefix}_in, 1, sizeof {n.prefix}_in, f) == sizeof {n.prefix}_in" for n in networks)
+    runs = " ".join(f"{n.prefix}_invoke({n.prefix}_in, {n.prefix}_out[round]);" for n in networks)
+    same = " || ".join(f"memcmp({n.prefix}_out[0], {n.prefix}_out[1], sizeof {n.prefix}_out[0])" for n in networks)
+    writes = " && ".join(f"fwrite({n.prefix}_out[0], 1, sizeof {n.prefix}_out[0], f) == sizeof {n.prefix}_out[0]"
+                         for n in networks)
+    lines += ["", "int main(int argc, char **argv)", "{", "    FILE *f;", "    int round, ok;",
+              "    if (argc != 3 || !(f = fopen(argv[1], \"rb\"))) return 2;", f"    ok = {reads};", "    fclose(f);",
+              f"    for (round = 0; ok && round < 2; ++round) {{ {runs} }}",
+              f"    if (!ok || {same}) return 1;", "    if (!(f = fopen(argv[2], \"wb\"))) return 2;",
+              f"    ok = {writes};", "    return fclose(f) == 0 && ok ? 0 : 1;", "}", ""]
+    return "\n".join(lines)
