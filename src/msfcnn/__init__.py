@@ -10,7 +10,7 @@ import types
 from .version import __version__
 
 API = ("load", "plan", "fit", "compile", "verify", "run", "UserError", "Graph", "Plan", "Fit", "Board", "Compiled",
-       "Verification", "Run")
+       "CompiledTogether", "FitTogether", "Verification", "Run")
 # The API's plan and fit share their names with the modules plan.py and fit.py: as attributes of
 # the package the names are the functions (the modules are imported as `from msfcnn.plan import`).
 SHADOWED = ("plan", "fit")

@@ -22,9 +22,10 @@ from .plan import Plan
 from .pipeline import PlanOptions, Verification
 from .sizes import parse_clock, parse_overhead, parse_size
 from .targets import get_target
+from .together import FitTogether
 
 __all__ = ["load", "plan", "fit", "compile", "verify", "run", "UserError", "Graph", "Plan", "Fit", "Board",
-           "Compiled", "Verification", "Run"]
+           "Compiled", "CompiledTogether", "FitTogether", "Verification", "Run"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,17 @@ class Compiled:
     files: tuple[Path, ...]  # every file written, kernels included
     plan: Plan
     arena_bytes: int  # the arena model.c declares
+    target: str
+
+
+@dataclass(frozen=True)
+class CompiledTogether:
+    """The library `compile` wrote for several networks sharing one arena (codegen/shared.py)."""
+
+    folder: Path
+    files: tuple[Path, ...]
+    plans: tuple[Plan, ...]  # each network's, in the models' order
+    shared_arena_bytes: int  # the shared arena (over several regions: the sum of each region's)
     target: str
 
 
@@ -77,29 +89,40 @@ def plan(model: str | Graph, *, max_overhead: float | str | None = None, max_ram
                                          count_io, cost_model, schemes, input_stream))
 
 
-def fit(model: str | Graph, board: str | Board | None = None, *, ram: int | str | None = None,
+def fit(model: str | Graph | list, board: str | Board | None = None, *, ram: int | str | None = None,
         target: str | None = None, clock: int | str | None = None, flash: int | str | None = None,
         reserve: int | str = DEFAULT_RESERVE, input_in_flash: bool = False, objective: str = "min-latency",
-        input_stream: bool = False, hop: int | None = None) -> Fit:
+        input_stream: bool = False, hop: int | None = None) -> Fit | FitTogether:
     """`msfcnn fit`: the fastest plan (or with objective="min-ram", the least RAM) whose arena,
     io, stack bound and static data fit the board less `reserve`. `board` is a name, a board file
     or a Board; `ram`, `target`, `clock` and `flash` describe a board of your own or replace
     those of `board`. `input_stream` and `hop` are `fit --input-stream` and `fit --streaming
     --hop N` (one call of a sliding window; `model` a path). A model that fits nowhere raises
-    fit.NoFit (a UserError) naming the least RAM it needs."""
+    fit.NoFit (a UserError) naming the least RAM it needs. A list of models is `fit A B ...`:
+    they share one arena (one per region on a board of several), a together.FitTogether."""
     from .fit import fit as fit_board
     base = get_board(board) if isinstance(board, str) else board
     figures = (_size(ram), target, None if clock is None else parse_clock(str(clock)), _size(flash))
     chosen = custom_board(*figures, base) if base is None or any(v is not None for v in figures) else base
+    if isinstance(model, (list, tuple)):
+        from .together import fit_together
+        if input_stream or hop is not None:
+            raise UserError("input_stream and hop take one model: fit several models without them")
+        return fit_together([load(m) for m in model], chosen, _size(reserve), input_in_flash, objective)
     return fit_board(load(model, hop=hop), chosen, _size(reserve), input_in_flash, objective, input_stream, hop)
 
 
-def compile(model: str | Graph, output: str | Path, plan: Plan | str | None = None, *, target: str | None = None,
-            board: str | Board | None = None, input_in_flash: bool = False, prefix: str | None = None,
-            numerics: str = "litert", **plan_options) -> Compiled:
+def compile(model: str | Graph | list, output: str | Path, plan=None, *, target: str | None = None,
+            board: str | Board | None = None, input_in_flash: bool = False, prefix=None,
+            numerics: str = "litert", **plan_options) -> Compiled | CompiledTogether:
     """`msfcnn compile`: the C99 project of the plan (a Plan, a plan file, or the one `plan(**plan_options)`
     gives) for `target` (default host), written into `output`. With `board` (a name, a board file or
-    a Board), linked as that board on its target, as `compile --board`."""
+    a Board), linked as that board on its target, as `compile --board`. A list of models is
+    `compile A B ...`: one library sharing one arena (one per RAM region of a board of several),
+    `plan` and `prefix` then a list with one per model (or None), a CompiledTogether."""
+    if isinstance(model, (list, tuple)):
+        return _compile_shared(list(model), Path(output), plan, target, board, input_in_flash, prefix, numerics,
+                               plan_options)
     graph = load(model, numerics=numerics)
     linked_board = _board(board, target, input_in_flash)
     chosen = _plan_for(graph, model, plan, plan_options, _target_name(target, linked_board))
@@ -107,6 +130,33 @@ def compile(model: str | Graph, output: str | Path, plan: Plan | str | None = No
     built_for = _built_for(graph, chosen, schedule, target, linked_board, input_in_flash)
     files = pipeline.write_c(Path(output), graph, schedule, chosen, built_for, prefix)
     return Compiled(Path(output), tuple(files), chosen, schedule.arena_bytes, built_for.name)
+
+
+def _compile_shared(models: list, output: Path, plans, target, board, input_in_flash: bool, prefixes, numerics: str,
+                    plan_options: dict) -> CompiledTogether:
+    """`compile A B ...`: one library of the networks sharing one arena (one per RAM region of a
+    board of several), each planned with `plan_options` or given its plan (`plans`: one per model)."""
+    from .codegen.shared import Network, network_prefixes, shared_arena_bytes, write_shared
+    if input_in_flash:
+        raise UserError("input_in_flash takes one model: compile several models without it")
+    plans = [None] * len(models) if plans is None else list(plans)
+    if len(plans) != len(models):
+        raise UserError(f"plan names {len(plans)} plans for {len(models)} models: give one per model, in order")
+    linked_board = _board(board, target, False)
+    target_name = _target_name(target, linked_board)
+    planned = []
+    for model, given in zip(models, plans):
+        graph = load(model, numerics=numerics)
+        chosen = _plan_for(graph, model, given, plan_options, target_name)
+        planned.append((graph, chosen, pipeline.lower(graph, chosen)))
+    if linked_board is not None and linked_board.several_regions:
+        planned = pipeline.lower_shared_on_regions(planned, linked_board, get_target(target_name), DEFAULT_RESERVE)
+    names = [graph.name for graph, _, _ in planned]
+    given = None if prefixes is None else list(prefixes)
+    networks = [Network(p, *each) for p, each in zip(network_prefixes(names, given), planned)]
+    files = write_shared(output, networks, get_target(target_name))
+    return CompiledTogether(output, tuple(files), tuple(n.plan for n in networks), shared_arena_bytes(networks),
+                            target_name)
 
 
 def verify(model: str | Graph, plan: Plan | str | None = None, *, target: str | None = None,

@@ -197,7 +197,8 @@ def get_board(name: str) -> Board:
 
 
 # A board file's keys: the two it needs, then the optional ones (docs/cli.md, "Your own board").
-BOARD_FILE_KEYS = ("ram", "target", "name", "flash", "clock", "chip", "core", "note")
+BOARD_FILE_KEYS = ("ram", "target", "name", "flash", "clock", "chip", "core", "note", "regions")
+REGION_KEYS = ("name", "size", "kind", "dma", "cost", "base")  # a region of a board file: name and size needed
 
 
 def custom_board(ram: int | None, target: str | None, clock_hz: int | None = None, flash: int | None = None,
@@ -267,7 +268,9 @@ def board_targets() -> list[str]:
 
 def load_board_file(path: str) -> Board:
     """A board described in JSON: {"ram": "128KiB", "target": "cortex-m4"} and optionally name,
-    flash, clock ("80MHz"), chip, core and note. Sizes and clocks are numbers or strings."""
+    flash, clock ("80MHz"), chip, core, note and regions (a list of {"name", "size"} with
+    optionally kind, dma, cost and base; with regions, ram may be left out: the largest). Sizes
+    and clocks are numbers or strings."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -282,9 +285,63 @@ def load_board_file(path: str) -> Board:
         raise UserError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], BOARD_FILE_KEYS)} "
                         f"(keys: {', '.join(BOARD_FILE_KEYS)})")
     text = {key: str(doc[key]) for key in ("name", "chip", "core", "note") if key in doc}
+    regions = _file_regions(path, doc.get("regions", []))
     return custom_board(_figure(doc, "ram", parse_size), doc.get("target"), _figure(doc, "clock", parse_clock),
                         _figure(doc, "flash", parse_size), name=text.get("name", path), chip=text.get("chip", ""),
-                        core=text.get("core", ""), note=text.get("note", ""))
+                        core=text.get("core", ""), note=text.get("note", ""), regions=regions)
+
+
+def _file_regions(path: str, items) -> tuple[Region, ...]:
+    """A board file's "regions": each an object of REGION_KEYS, checked, names unique."""
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise UserError(f"{path}: \"regions\" is a list of objects, e.g. [{{\"name\": \"dtcm\", \"size\": \"128KiB\"}}]")
+    regions = tuple(_file_region(path, k, item) for k, item in enumerate(items))
+    names = [region.name for region in regions]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"{path}: region {twice[0]!r} is given twice: each region has its own name")
+    return regions
+
+
+def _file_region(path: str, k: int, item: dict) -> Region:
+    where = f"{path}: region {k}"
+    unknown = [key for key in item if key not in REGION_KEYS]
+    if unknown:
+        raise UserError(f"{where}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], REGION_KEYS)} "
+                        f"(keys: {', '.join(REGION_KEYS)})")
+    name = item.get("name")
+    if not isinstance(name, str) or not _REGION_NAME.match(name):
+        raise UserError(f"{where}: its \"name\" is a C identifier (e.g. \"dtcm\"), not {name!r}")
+    where = f"{path}: region {name!r}"
+    if item.get("size") is None:
+        raise UserError(f"{where}: its \"size\" is needed (e.g. \"128KiB\")")
+    try:
+        size = parse_size(str(item["size"]))
+    except UserError as err:
+        raise UserError(f"{where}: {err}") from None
+    kind = item.get("kind", SRAM)
+    if kind not in (TCM, SRAM, EXTERNAL):
+        raise UserError(f"{where}: its \"kind\" is one of {TCM}, {SRAM}, {EXTERNAL}, not {kind!r}")
+    dma = item.get("dma", True)
+    if not isinstance(dma, bool):
+        raise UserError(f"{where}: its \"dma\" is true or false, not {dma!r}")
+    cost = item.get("cost", 1.0)
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 < cost < float("inf"):
+        raise UserError(f"{where}: its \"cost\" is a positive number (relative: 1 for a TCM), not {cost!r}")
+    return Region(name.lower(), size, kind, dma, float(cost), _base(where, item.get("base")))
+
+
+def _base(where: str, base) -> int | None:
+    """A region's address: a number or a string ("0x20000000"), or None."""
+    if base is None:
+        return None
+    try:
+        value = base if isinstance(base, int) and not isinstance(base, bool) else int(str(base), 0)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UserError(f"{where}: its \"base\" is an address such as \"0x20000000\", not {base!r}")
+    return value
 
 
 def _figure(doc: dict, key: str, parse):

@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="generate, build and run the C; compare with the numpy executor")
     _plan_args(p)
+    p.add_argument("more_models", metavar="MODEL", nargs="*",
+                   help="more models: their library as compile A B ... writes it, run in turn in one program")
     p.add_argument("--target", help=f"where the C runs: {TARGET_NAMES} (default: host)")
     _link_board_args(p)
     _c_args(p)
@@ -408,6 +410,8 @@ class VerifyRequest:
     seed: int
     keep: str | None
     instructions: bool
+    others: tuple[ModelPlan, ...] = ()  # more models, verified together with the first (one library)
+    prefixes: tuple[str, ...] | None = None  # the networks' prefixes (None: from their names)
 
 
 @dataclass(frozen=True)
@@ -481,12 +485,7 @@ def _link(args) -> Link:
         raise UserError("--input-in-flash needs --board (the fe310 and esp32c3 harnesses keep the input in flash)")
     if input_in and args.link_board is None:
         raise UserError("--input-in needs --board: the board whose RAM region holds the input")
-    board = None if args.link_board is None else _board_on(args.link_board, args.target)
-    if args.region:
-        from .boards import custom_board, parse_regions
-        if board is None:
-            raise UserError("--region needs --board: the board whose RAM regions it replaces")
-        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
+    board = _link_board(args)
     target = get_target(board.target if board else args.target or "host")
     prefix = DEFAULT_PREFIX if args.prefix is None else args.prefix
     check_prefix(prefix)
@@ -494,6 +493,17 @@ def _link(args) -> Link:
         from .fit import check_input_region
         check_input_region(board, input_in, input_in_flash)
     return Link(target, board, input_in_flash, prefix, input_in)
+
+
+def _link_board(args):
+    """The board --board (with --region's regions) links for, or None."""
+    board = None if args.link_board is None else _board_on(args.link_board, args.target)
+    if args.region:
+        from .boards import custom_board, parse_regions
+        if board is None:
+            raise UserError("--region needs --board: the board whose RAM regions it replaces")
+        board = custom_board(None, None, base=board, regions=parse_regions(args.region))
+    return board
 
 
 def models_request(args) -> ModelsRequest:
@@ -561,7 +571,8 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
     from dataclasses import replace
     from .codegen.shared import network_prefixes
     from .targets import get_target
-    for given, option in ((args.link_board, "--board"), (args.input_in_flash, "--input-in-flash")):
+    input_in_flash, input_in = _input_place(args)
+    for given, option in ((input_in_flash, "--input-in-flash"), (input_in, "--input-in")):
         if given:
             raise UserError(f"{option} takes one model: compile several models without it")
     models = [args.model, *args.more_models]
@@ -571,15 +582,24 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
                         "comma-separated, in the models' order")
     # prefixes given are checked now, before any planning; those from the names once they are loaded
     prefixes = None if args.prefix is None else tuple(network_prefixes(models, split_list(args.prefix)))
-    link = Link(get_target(args.target or "host"), None, False, "")
-    base = _model_plan(args, args.target)
+    board = _link_board(args)  # its target; over its RAM regions when it has several
+    link = Link(get_target(board.target if board else args.target or "host"), board, False, "")
+    base = _model_plan(args, link.target.name)
     each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
-    return CompileRequest(call, each[0], link, args.output, tuple(each[1:]), prefixes)
+    return CompileRequest(call, each[0], link, getattr(args, "output", None), tuple(each[1:]), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
     _folder_output(args.keep, "--keep")
     call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
+    if args.more_models:
+        for given, option in ((args.input, "--input"), (args.instructions, "--instructions"),
+                              (args.link_board, "--board")):
+            if given:
+                raise UserError(f"{option} takes one model: verify several models without it")
+        shared = _shared_compile_request(args, call)
+        return VerifyRequest(call, shared.model, shared.link, None, args.seed, args.keep, False, shared.others,
+                             shared.prefixes)
     link = _link(args)
     return VerifyRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.input, args.seed,
                          args.keep, args.instructions)
@@ -871,6 +891,12 @@ def _compile_shared(request: CompileRequest) -> None:
     from . import report
     from .codegen.shared import Network, network_prefixes, write_shared
     planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    if request.link.board is not None and request.link.board.several_regions:
+        from . import pipeline
+        from .fit import DEFAULT_RESERVE
+        with progress.step(f"placing {len(planned)} networks over the RAM regions of {request.link.board.name}"):
+            planned = pipeline.lower_shared_on_regions(planned, request.link.board, request.link.target,
+                                                       DEFAULT_RESERVE)
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
@@ -880,6 +906,8 @@ def _compile_shared(request: CompileRequest) -> None:
 
 def cmd_verify(request: VerifyRequest) -> int:
     from . import pipeline, report
+    if request.others:
+        return _verify_shared(request)
     link = request.link
     graph, plan, schedule = _planned_schedule(request.model)
     target, bound = (link.target, None) if link.board is None else _for_board(link, graph, plan, schedule)
@@ -903,6 +931,34 @@ def cmd_verify(request: VerifyRequest) -> int:
     if failure is None:
         return 0
     print(failure, file=sys.stderr)
+    return VERIFY_FAILED
+
+
+def _verify_shared(request: VerifyRequest) -> int:
+    """`verify A B ...`: the networks' library, as compile A B ... writes it, run in one program,
+    each network on its seeded random input against the numpy executor."""
+    from . import pipeline, report
+    from .codegen.shared import Network, network_prefixes, shared_arena_bytes
+    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
+    networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
+    inputs = [_input(None, request.seed, graph) for graph, _, _ in planned]
+    checks = pipeline.verify_shared(networks, inputs, request.link.target, request.keep)
+    target = request.link.target.name
+    if request.call.json:
+        _print_json({"target": target, "shared_arena_bytes": shared_arena_bytes(networks),
+                     "pass": all(c.passed for c in checks),
+                     "networks": [{"prefix": n.prefix, "model": n.graph.name, "pass": c.passed,
+                                   "bit_exact": c.bit_exact, "max_abs_diff": c.max_abs_diff,
+                                   "arena_bytes": n.arena_bytes} for n, c in zip(networks, checks)]})
+    else:
+        for n, c in zip(networks, checks):
+            print(f"{n.prefix}/ ({n.graph.name}) on {target}, arena {n.arena_bytes} B of the shared "
+                  f"{shared_arena_bytes(networks)} B, run twice in turn with the others: {report.verdict(c)}")
+    failed = [n.graph.name for n, c in zip(networks, checks) if not c.passed]
+    if not failed:
+        return 0
+    print(f"msfcnn: FAIL: {', '.join(failed)} differ from the numpy executor", file=sys.stderr)
     return VERIFY_FAILED
 
 

@@ -54,7 +54,7 @@ class Fit:
     regions: tuple[RegionUse, ...] = ()
     input_in: str | None = None  # --input-in: the region that holds the input
     # Over several regions: the instructions predicted for the schedule as placed, whose moves
-    # between blocks (each region packed on its own) differ from the plan's one arena.
+    # between blocks (each region packed on its own) are among the plan's one arena's (regions.py).
     placed_instructions: int | None = None
 
     @property

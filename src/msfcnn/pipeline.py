@@ -246,6 +246,38 @@ def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_
                            keys, board.ram_regions)
 
 
+def shared_over_regions(planned: list, regions, program_bytes: int):
+    """Networks sharing their arenas over RAM `regions` (planned: (graph, plan, schedule) each),
+    with their state and io kept apart and the program's bytes (the deepest stack bound, static
+    data, reserve) beside: schedule/placement.place_shared's (schedules, shared arena of each
+    region, RegionUses), or None when no placement is found."""
+    from .schedule.lowered import Liveness
+    from .schedule.placement import SharedNetwork, place_shared, wholes
+    networks = []
+    for graph, plan, schedule in planned:
+        live = Liveness(graph, plan.io_counted, plan.input_streamed)
+        networks.append(SharedNetwork(graph.name, graph, live, schedule.blocks,
+                                      tuple(wholes(graph, live, schedule.blocks, 0))))
+    return place_shared(networks, program_bytes, regions)
+
+
+def lower_shared_on_regions(planned: list, board, target: Target, reserve: int) -> list:
+    """The networks (planned: (graph, plan, schedule) each) with their schedules sharing one arena
+    per RAM region of `board` (`shared_over_regions`), beside the program's bytes: the deepest
+    stack bound on `target`, the static data (the kernels' once) and `reserve`. UserError when
+    their buffers cannot be placed so."""
+    from .codegen.stack import footprint, kernel_static_bytes
+    bounds = [footprint(graph, schedule, plan, target) for graph, plan, schedule in planned]
+    program = (max(b.stack_bytes for b in bounds) + sum(b.static_bytes for b in bounds)
+               - (len(bounds) - 1) * kernel_static_bytes(target) + reserve)
+    found = shared_over_regions(planned, board.ram_regions, program)
+    if found is None:
+        sizes = ", ".join(f"{r.name} {r.size} B" for r in board.ram_regions)
+        raise UserError(f"the networks' buffers cannot be placed over the RAM regions of {board.name} ({sizes}) "
+                        f"sharing one arena per region: msfcnn fit A B --board {board.name} finds plans that can")
+    return [(graph, plan, schedule) for (graph, plan, _), schedule in zip(planned, found[0])]
+
+
 def write_c(folder: Path, graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARGETS["host"],
             prefix: str | None = None):
     """The generated C project for `target` in `folder`, its external names starting with
@@ -321,6 +353,56 @@ class Verification:
             return self.bit_exact
         return bool(np.all(np.abs(self.output.astype(np.float64) - self.expected.astype(np.float64))
                            <= self.tolerance))
+
+
+def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"],
+                  keep: str | Path | None = None) -> list[Verification]:
+    """`verify A B ...`: the networks' library (codegen/shared.py: networks, each a shared.Network)
+    built for `target` with a program that runs them in turn twice on the shared arena(s), each on
+    its input of `inputs` (the model's own layout); each network's Verification against the fused
+    numpy executor. Networks of one input, one output and no state, on a target with a file harness."""
+    import shlex
+    import subprocess
+    from .codegen import build as c_build
+    from .codegen.shared import harness_source, write_shared
+    if target.embedded_harness:
+        raise UserError(f"verify of several models runs their library with a file harness: on host, cortex-m4, "
+                        f"cortex-m7, cortex-m33 or cortex-m0plus, not {target.name}")
+    for n in networks:
+        graph = n.graph
+        if graph.states or len(graph.input_tensors) > 1 or len(graph.output_tensors) > 1 or n.schedule.input_stream:
+            raise UserError(f"verify of several models takes networks of one input, one output and no state; "
+                            f"{graph.name} is not one: verify it alone")
+    internal = [c_build.harness_values(n.graph, internal_inputs(n.graph, x)[0]) for n, x in zip(networks, inputs)]
+    with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
+        folder = Path(keep or scratch)
+        write_shared(folder, networks, target)
+        (folder / "main.c").write_text(harness_source(networks))
+        program = folder / "networks.elf"
+        sources = sorted(str(p) for p in folder.rglob("*.c"))
+        command = [target.cc, *shlex.split(target.cflags), f"-I{folder}", *shlex.split(target.ldflags), "-o",
+                   str(program), *sources, "-lm"]
+        with progress.step(f"verify {len(networks)} networks: building and running the C on {target.name}"):
+            built = subprocess.run(command, capture_output=True, text=True)
+            if built.returncode != 0:
+                where = f" (see {folder})" if keep else " (rerun with -o DIR to keep the build)"
+                raise UserError(f"the library of {len(networks)} networks does not build for {target.name}: "
+                                f"{(built.stderr.strip().splitlines() or [''])[0]}{where}")
+            (folder / "input.bin").write_bytes(b"".join(np.ascontiguousarray(a).tobytes() for a in internal))
+            ran = subprocess.run(target.run_command(str(program), str(folder / "input.bin"), str(folder / "output.bin")),
+                                 capture_output=True, text=True, timeout=c_build.RUN_TIMEOUT)
+            if ran.returncode != 0:
+                raise UserError(f"the program of {len(networks)} networks failed ({ran.returncode}) on {target.name}: "
+                                "a second run of a network differed from its first, or it could not read its input")
+            raw = (folder / "output.bin").read_bytes()
+    found, start = [], 0
+    for n, x in zip(networks, inputs):
+        expected = np.concatenate([y.reshape(-1) for y in run(n.schedule, x, raw=True).outputs])
+        size = expected.size * expected.dtype.itemsize
+        output = np.frombuffer(raw[start:start + size], dtype=expected.dtype)
+        start += size
+        found.append(Verification(output, expected, n.arena_bytes, n.schedule.arena_bytes, None))
+    return found
 
 
 def entry_point(graph: Graph, target: Target, prefix: str, input_stream: bool = False) -> tuple[str, str]:

@@ -395,15 +395,23 @@ def compile_text(graph: Graph, plan: Plan, schedule, files, folder: str, target:
 
 def compile_shared_text(networks, files, folder: str) -> str:
     """`compile A B ...`: each network's plan and arena, and the one arena they share."""
-    from .codegen.shared import shared_arena_bytes
+    from .codegen.shared import shared_arena_bytes, shared_regions
     lines = [f"{n.prefix}/: {n.graph.name}: {len(n.plan.blocks)} blocks, arena {n.arena_bytes} B"
              f"{f' + own state {n.graph.state_bytes} B' if n.graph.state_bytes else ''}, F = {n.plan.overhead:.4f}"
-             for n in networks]
+             f"{_per_region(n.schedule.regions)}" for n in networks]
     states = sum(n.graph.state_bytes for n in networks)
-    lines.append(f"shared arena {shared_arena_bytes(networks)} B (the largest; the networks run one at a time)"
+    regions = shared_regions(networks)
+    each = ", ".join(f"{r['name']} {r['bytes']} B" for r in regions)
+    largest = f"per region the largest: {each}" if regions else "the largest"
+    lines.append(f"shared arena {shared_arena_bytes(networks)} B ({largest}; the networks run one at a time)"
                  f"{f' + {states} B of state' if states else ''}; wrote {len(files)} files to {folder} "
                  f"(a library for CMake: add_subdirectory({folder}), target msfcnn_networks)")
     return "\n".join(lines)
+
+
+def _per_region(spans) -> str:
+    """A schedule's arenas over several regions, for a line about it ('' for one arena)."""
+    return f" ({', '.join(f'{name} {size} B' for name, _, size in spans)})" if spans else ""
 
 
 def verdict(check) -> str:
@@ -531,14 +539,16 @@ def fit_together_text(together, input_in_flash: bool, calibrated: str) -> str:
                   f"stack bound {fitted.code.stack_bytes} B; {speed}", ""]
     fits = "fit" if together.headroom_bytes >= 0 else "do not fit"
     lines.append(f"{' and '.join(f.graph.name for f in together.fits)} {fits} {board.name} together ({board.chip}, "
-                 f"{board.ram_bytes} B RAM), run one after the other, never at the same time:")
-    for label, value in (("shared arena (the largest)", together.shared_arena_bytes),
+                 f"{_board_ram(board)}), run one after the other, never at the same time:")
+    shared = "shared arenas (per region the largest)" if together.region_shared_bytes else "shared arena (the largest)"
+    for label, value in ((shared, together.shared_arena_bytes),
                          ("state (each network's own)", together.state_bytes),
                          (f"io (every network's{', inputs in flash' if input_in_flash else ''})", together.io_bytes),
                          ("stack (the deepest bound)", together.stack_bytes),
                          ("static data (kernels once)", together.static_bytes), ("reserve", together.reserve_bytes)):
         lines.append(f"  {label:34s} {value:9d} B")
     lines.append(f"  {'headroom':34s} {together.headroom_bytes:9d} B")
+    lines += _region_lines(together.regions)
     if board.note:
         lines.append(f"note: {board.note}")
     return "\n".join(lines)

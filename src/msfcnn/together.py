@@ -6,11 +6,15 @@ shared: each keeps its own. Their RAM, everything counted, is therefore the larg
 aside), plus every network's state, io and static data, plus the deepest of their stack bounds (one
 call at a time), plus the reserve. Among the shared arena sizes that fit, the largest is chosen, and
 each network runs its fastest plan within it (objective min-ram: each network's plan of least RAM).
+
+On a board of several RAM regions the networks fit when their buffers can be placed over the
+regions with one shared arena per region, each the largest of the networks' arenas there, and
+their state, io and the program's bytes beside (schedule/placement.place_shared).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import latency, pipeline
 from .boards import Board
@@ -19,6 +23,7 @@ from .errors import UserError
 from .fit import Fit, io_bytes, least_ram
 from .ir import Graph
 from .plan import Plan
+from .schedule.placement import RegionUse
 from .targets import TARGETS
 
 
@@ -30,9 +35,16 @@ class FitTogether:
     board: Board
     reserve_bytes: int
     kernel_static_bytes: int  # the kernels' static data, which each Fit counts and the firmware holds once
+    # A board of several regions: each region's shared arena and what it keeps beside, everything
+    # counted (placement.place_shared), or () when no placement is found (they do not fit).
+    regions: tuple[RegionUse, ...] = ()
+    region_shared_bytes: tuple[int, ...] = ()  # per region: its shared arena (the largest there)
 
     @property
     def shared_arena_bytes(self) -> int:
+        """The largest arena, state aside; placed over several regions, the sum of their shared arenas."""
+        if self.region_shared_bytes:
+            return sum(self.region_shared_bytes)
         return max(f.arena_bytes - f.graph.state_bytes for f in self.fits)
 
     @property
@@ -57,7 +69,15 @@ class FitTogether:
 
     @property
     def headroom_bytes(self) -> int:
+        """The RAM left; on a board of several regions, their free bytes (-1: no placement fits)."""
+        if self.board.several_regions:
+            return sum(r.size - r.arena_bytes for r in self.regions) if self.regions else -1
         return self.board.ram_bytes - self.reserve_bytes - self.used_bytes
+
+    @property
+    def program_bytes(self) -> int:
+        """What the program takes beside the networks' buffers: the stack, static data, reserve."""
+        return self.stack_bytes + self.static_bytes + self.reserve_bytes
 
     def to_dict(self) -> dict:
         return {"models": [f.graph.name for f in self.fits], "board": self.board.name, "target": self.board.target,
@@ -65,6 +85,9 @@ class FitTogether:
                 "shared_arena_bytes": self.shared_arena_bytes, "state_bytes": self.state_bytes,
                 "io_bytes": self.io_bytes, "stack_bytes": self.stack_bytes, "static_bytes": self.static_bytes,
                 "reserve_bytes": self.reserve_bytes, "headroom_bytes": self.headroom_bytes,
+                **({"regions": [r.to_dict() for r in self.regions],
+                    "region_shared_arena_bytes": {r.name: n for r, n in zip(self.regions, self.region_shared_bytes)}}
+                   if self.board.several_regions else {}),
                 "networks": [f.to_dict() for f in self.fits]}
 
 
@@ -116,9 +139,10 @@ def fit_together(graphs: list[Graph], board: Board, reserve: int, input_in_flash
     shared = kernel_static_bytes(TARGETS[board.target])
 
     def together(plans) -> FitTogether:
-        return FitTogether(tuple(n.measured(p) for n, p in zip(networks, plans)), board, reserve, shared)
+        result = FitTogether(tuple(n.measured(p) for n, p in zip(networks, plans)), board, reserve, shared)
+        return placed(result) if board.several_regions else result
 
-    budget = board.ram_bytes - reserve
+    budget = sum(r.size for r in board.ram_regions) - reserve
     if objective == "min-latency":
         caps = sorted({n.arena_of(p) for n in networks for p in n.candidates}, reverse=True)
         for cap in caps:
@@ -136,7 +160,23 @@ def fit_together(graphs: list[Graph], board: Board, reserve: int, input_in_flash
     if objective == "min-ram" and least.headroom_bytes >= 0:
         return least
     names = " and ".join(g.name for g in graphs)
+    if board.several_regions and least.used_bytes <= budget:
+        sizes = ", ".join(f"{r.name} {r.size}" for r in board.ram_regions)
+        raise UserError(f"{names} do not fit {board.name} together: with each one's plan of least RAM they need "
+                        f"{least.used_bytes} B, which cannot be split over its regions ({sizes} B; {reserve} B reserve) "
+                        f"with one shared arena per region: no buffer may straddle two")
     raise UserError(f"{names} do not fit {board.name} together: with each one's plan of least RAM they need {least.used_bytes} B "
                     f"(shared arena {least.shared_arena_bytes} + state {least.state_bytes} + io {least.io_bytes} + "
                     f"stack {least.stack_bytes} + static {least.static_bytes}), {least.used_bytes - budget} B more "
                     f"than the {budget} B available ({board.ram_bytes} B less the {reserve} B reserve)")
+
+
+def placed(result: FitTogether) -> FitTogether:
+    """`result` on a board of several regions: the networks' buffers placed over them, one shared
+    arena per region (placement.place_shared), or no regions when none is found."""
+    planned = [(f.graph, f.plan, pipeline.lower(f.graph, f.plan)) for f in result.fits]
+    found = pipeline.shared_over_regions(planned, result.board.ram_regions, result.program_bytes)
+    if found is None:
+        return replace(result, regions=())
+    _, shared, uses = found
+    return replace(result, regions=uses, region_shared_bytes=tuple(shared))

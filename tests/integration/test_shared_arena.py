@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import msfcnn
 from msfcnn import pipeline
 from msfcnn.cli import main
 from msfcnn.codegen.emit import generate
@@ -116,6 +117,11 @@ def test_vww_and_dscnn_share_one_arena_bit_exact_in_one_cpp_program(tmp_path, ca
     kernels = [name for name in run("nm", "-g", "--defined-only", *objects).split() if name.startswith("msf_")]
     assert kernels and len(kernels) == len(set(kernels))
     (tmp_path / "main.cpp").write_text(PROGRAM)
+    _runs_bit_exact(tmp_path, out, objects)
+
+
+def _runs_bit_exact(tmp_path, out, objects) -> None:
+    """main.cpp linked with the library's objects runs both networks twice, each bit-exact."""
     program = tmp_path / "two_networks"
     run("c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", "-o", program,
         tmp_path / "main.cpp", *objects, "-lm")
@@ -317,7 +323,8 @@ def test_cmake_builds_the_shared_library_into_a_cpp_project(tmp_path, capsys):
     (["compile", VWW, str(DSCNN), "--prefix", "kernels,kws", "-o", "OUT"], "prefix 'kernels' clashes"),
     (["compile", VWW, str(DSCNN), "--prefix", "vww,9kws", "-o", "OUT"], "--prefix '9kws' is not a C identifier"),
     (["compile", VWW, str(DSCNN), "--plan", "PLAN", "-o", "OUT"], "--plan names 1 plans for 2 models"),
-    (["compile", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "--board takes one model"),
+    (["compile", VWW, str(DSCNN), "--board", "nucleo-f412zg", "--input-in-flash", "-o", "OUT"],
+     "--input-in-flash takes one model"),
     (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT"], "-o names 1 plan files for 2 models"),
     (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "-o", "OUT,-"], "-o - writes one plan to standard output"),
     (["fit", VWW, str(DSCNN), "--board", "nucleo-f412zg", "--input-stream"], "--input-stream takes one model"),
@@ -361,3 +368,84 @@ def test_fit_answers_for_vww_and_dscnn_together_on_one_shared_arena(tmp_path, ca
     assert main(["compile", VWW, str(DSCNN), "--plan", plans, "-o", str(tmp_path / "out")]) == 0
     header = (tmp_path / "out" / "msfcnn_arena.h").read_text()
     assert f"#define MSFCNN_SHARED_ARENA_BYTES {doc['shared_arena_bytes']}\n" in header
+
+
+REGIONS = ("--board", "stm32f407", "--region", "fast:8KiB:1", "--region", "slow:64KiB:2")
+
+
+@pytest.mark.slow  # about 10 s of CPU: two plans and their stack bounds on cortex-m4, the C of both, LiteRT
+def test_vww_and_dscnn_share_one_arena_per_region_bit_exact_in_one_cpp_program(tmp_path, capsys):
+    # Two regions, the fast one too small for either network's arena: each region's shared arena
+    # is the larger of the two networks' arenas there, to the byte, and both run bit-exact on them.
+    target = require_target("host")
+    require_target("cortex-m4")  # the board's target bounds the stacks
+    require_tools("c++", "nm", packages=("g++", "binutils"))
+    out = tmp_path / "out"
+    assert main(["compile", VWW, str(DSCNN), *OPTIONS, *REGIONS, "-o", str(out)]) == 0
+    capsys.readouterr()
+    each = {}
+    for prefix in ("mcunet_vww5", "dscnn"):
+        header = (out / prefix / "model.h").read_text()
+        each[prefix] = {name.lower(): int(size) for name, size in
+                        re.findall(rf"#define {prefix.upper()}_ARENA_(FAST|SLOW)_BYTES (\d+)", header)}
+    shared = {name.lower(): int(size) for name, size in
+              re.findall(r"#define MSFCNN_SHARED_ARENA_(FAST|SLOW)_BYTES (\d+)", (out / "msfcnn_arena.h").read_text())}
+    assert set(shared) == {"fast", "slow"} and 0 < shared["fast"] <= 8 * 1024
+    assert shared == {r: max(each["mcunet_vww5"][r], each["dscnn"][r]) for r in shared}
+    assert each["mcunet_vww5"] != shared and each["dscnn"] != shared  # each region's largest is another's
+    assert "> MSFCNN_FAST" in (out / "msfcnn_regions.ld").read_text()
+    objects = _compile_objects(out, shlex.split(target.cflags))
+    sizes = {line.split()[3]: int(line.split()[1], 16)
+             for line in run("nm", "-S", "--defined-only", *objects).splitlines() if len(line.split()) == 4}
+    assert {r: sizes[f"msfcnn_shared_arena_in_{r}"] for r in shared} == {r: -(-n // 4) * 4 for r, n in shared.items()}
+    assert not [name for name in sizes if "arena" in name and not name.startswith("msfcnn_shared_arena_in_")]
+    (tmp_path / "main.cpp").write_text(PROGRAM.replace(
+        "MSFCNN_SHARED_ARENA_BYTES == (MCUNET_VWW5_ARENA_BYTES > DSCNN_ARENA_BYTES ?\n"
+        "                                                MCUNET_VWW5_ARENA_BYTES : DSCNN_ARENA_BYTES)",
+        "MSFCNN_SHARED_ARENA_FAST_BYTES + MSFCNN_SHARED_ARENA_SLOW_BYTES == MSFCNN_SHARED_ARENA_BYTES"))
+    _runs_bit_exact(tmp_path, out, objects)
+
+
+@pytest.mark.slow  # about 8 s of CPU: two small models' fronts on cortex-m4, their stack bounds, the C
+def test_fit_answers_for_two_networks_over_regions_and_compile_shares_those_arenas(tmp_path, capsys):
+    # fit A B on a board of two regions: every byte counted in one region or the other; the plans
+    # it writes compile into one library whose shared arena per region is the one fit placed.
+    require_target("cortex-m4")
+    chain = str(FIXTURES / "models" / "i16_chain.tflite")
+    board = ("--board", "nucleo-f412zg", "--region", "fast:4000:1", "--region", "slow:24KiB:2")
+    plans = f"{tmp_path / 'a.json'},{tmp_path / 'b.json'}"
+    assert main(["fit", chain, str(DSCNN), *board, "--json", "-o", plans]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fits"] and [r["region"] for r in doc["regions"]] == ["fast", "slow"]
+    kept = doc["state_bytes"] + doc["io_bytes"] + doc["stack_bytes"] + doc["static_bytes"] + doc["reserve_bytes"]
+    assert sum(r["arena_bytes"] for r in doc["regions"]) == doc["shared_arena_bytes"] + kept
+    assert doc["shared_arena_bytes"] == sum(doc["region_shared_arena_bytes"].values())
+    assert all(doc["region_shared_arena_bytes"].values())  # both regions hold a shared arena
+    assert doc["headroom_bytes"] == 4000 + 24 * 1024 - sum(r["arena_bytes"] for r in doc["regions"]) >= 0
+    assert all(r["arena_bytes"] <= r["size"] for r in doc["regions"])
+    board_file = tmp_path / "board.json"  # the Python API answers the same, given the regions as a board file
+    board_file.write_text(json.dumps({"target": "cortex-m4", "regions": [{"name": "fast", "size": 4000, "cost": 1},
+                                                                           {"name": "slow", "size": "24KiB", "cost": 2}]}))
+    together = msfcnn.fit([chain, str(DSCNN)], str(board_file)).to_dict()
+    assert {k: together[k] for k in ("regions", "region_shared_arena_bytes", "headroom_bytes")} == {
+        k: doc[k] for k in ("regions", "region_shared_arena_bytes", "headroom_bytes")}
+    assert main(["compile", chain, str(DSCNN), "--plan", plans, *board, "-o", str(tmp_path / "out")]) == 0
+    header = (tmp_path / "out" / "msfcnn_arena.h").read_text()
+    declared = {name.lower(): int(size) for name, size in
+                re.findall(r"#define MSFCNN_SHARED_ARENA_(FAST|SLOW)_BYTES (\d+)", header)}
+    assert declared == {name: size for name, size in doc["region_shared_arena_bytes"].items() if size}
+
+
+@pytest.mark.slow  # about 4 s of CPU: two small plans, their library built and run on the host
+def test_verify_of_two_models_runs_their_library_bit_exact_in_one_program(capsys):
+    chain = str(FIXTURES / "models" / "i16_chain.tflite")
+    assert main(["verify", str(DSCNN), chain, *OPTIONS, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    nets = doc["networks"]
+    assert doc["pass"] and [n["model"] for n in nets] == ["dscnn", "i16_chain"]
+    assert all(n["pass"] and n["bit_exact"] and n["max_abs_diff"] == 0 for n in nets)
+    assert doc["shared_arena_bytes"] == max(n["arena_bytes"] for n in nets)
+    for argv, message in (([str(KEYWORDS)], "no state"), ([chain, "--instructions"], "--instructions takes one model")):
+        code = main(["verify", str(DSCNN), *argv])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and message in err

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msfcnn.schedule.arena import ArenaPlan, Buffer, Move, check_arena, live_bytes, peak_live_bytes, plan_arena
+from msfcnn.schedule.arena import (HIGH, LOW, ArenaPlan, Buffer, Move, check_arena, ends_of, live_bytes, peak_live_bytes,
+                                   plan_arena)
 
 
 def planned(buffers, steps):
@@ -244,3 +245,34 @@ def test_random_placements_pack_into_the_most_bytes_live_at_one_step(case):
     buffers, steps = case
     plan = planned(buffers, steps)
     assert plan.size == peak_live_bytes(buffers, steps)
+
+
+# ---- a tensor's end given outright (a region's share of a schedule keeps the single arena's) --------
+
+def test_a_tensor_given_the_high_end_is_packed_there_without_a_buffer_to_be_away_from():
+    buffers = [Buffer(30, 0, 1, end=HIGH), Buffer(20, 1, 1, placed_at=(0, -8))]
+    plan = planned(buffers, 2)
+    assert plan.offsets[0] == {0: 8} and plan.size == 38  # against the top of the arena from step 0
+    assert plan.offsets[1] == {0: 8, 1: 0} and plan.moves == ((), ())  # 8 bytes below it: no slide needed
+    assert ends_of(buffers) == [HIGH, HIGH] and ends_of([Buffer(30, 0, 1)]) == [LOW]
+
+
+def test_an_end_is_refused_on_scratch_and_on_a_buffer_written_over_another():
+    with pytest.raises(ValueError, match="scratch"):
+        plan_arena([Buffer(8, 0, 0, scratch=True, end=HIGH)], 1)
+    with pytest.raises(ValueError, match="its end"):
+        plan_arena([Buffer(8, 0, 1), Buffer(8, 1, 1, alias_of=0, end=LOW)], 2)
+
+
+def _at_their_ends(buffers):
+    """The buffers with every `away_from` replaced by the end `ends_of` says it gives."""
+    ends = ends_of(buffers)
+    return [Buffer(b.size, b.first, b.last, b.scratch, None, b.alias_of, b.placed_at,
+                   ends[i] if b.away_from is not None else b.end) for i, b in enumerate(buffers)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(lifetimes(), chains_with_placements()))
+def test_ends_of_gives_the_ends_the_packing_takes(case):
+    buffers, steps = case
+    assert plan_arena(_at_their_ends(buffers), steps) == plan_arena(buffers, steps)

@@ -70,8 +70,37 @@ def test_a_board_file_gives_a_board(tmp_path):
         "my-board", 49152, "cortex-m7", 200_000_000, 1048576, "DTCM only")
 
 
+def test_a_board_files_regions_are_its_ram_and_fit_places_over_them(tmp_path, capsys):
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"target": "cortex-m4", "regions": [
+        {"name": "tcm", "size": "3KiB", "kind": "tcm", "dma": False, "cost": 1, "base": "0x10000000"},
+        {"name": "ext", "size": 8192, "kind": "external", "cost": 8, "base": 0x60000000}]}))
+    board = get_board(str(path))
+    assert [r.to_dict() for r in board.ram_regions] == [
+        {"name": "tcm", "size": 3072, "kind": "tcm", "dma": False, "cost": 1.0, "base": 0x10000000},
+        {"name": "ext", "size": 8192, "kind": "external", "dma": True, "cost": 8.0, "base": 0x60000000}]
+    assert board.ram_bytes == 8192 and board.several_regions  # ram left out: the largest region
+    graph = pipeline.load(str(FIXTURES / "i16_chain.tflite"), weights=True)
+    plan = pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=True).vanilla()
+    placed = pipeline.lower_on_regions(graph, plan, board, 0, True)
+    assert [name for name, _, _ in placed.regions] == ["tcm", "ext"] and placed.regions[0][2] <= 3072
+    path.write_text(json.dumps({"target": "cortex-m4", "regions": [{"name": "tcm", "size": "3KiB", "cost": -1}]}))
+    code, out, err = run_cli(capsys, "fit", "mbv2-w0.35", "--board", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and '"cost" is a positive' in err
+
+
 @pytest.mark.parametrize("doc,message", [
     ({"ram": "48KiB", "targt": "cortex-m4"}, "unknown key 'targt' (did you mean 'target'?)"),
+    ({"target": "cortex-m4", "regions": {"a": 1}}, '"regions" is a list of objects'),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": "1KiB", "speed": 1}]}, "region 0: unknown key 'speed'"),
+    ({"target": "cortex-m4", "regions": [{"name": "9a", "size": "1KiB"}]}, 'region 0: its "name" is a C identifier'),
+    ({"target": "cortex-m4", "regions": [{"name": "a"}]}, "region 'a': its \"size\" is needed"),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": "1KB"}]}, "region 'a': bad size '1KB'"),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": 9, "kind": "flash"}]}, 'its "kind" is one of tcm'),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": 9, "dma": "no"}]}, 'its "dma" is true or false'),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": 9, "cost": 0}]}, 'its "cost" is a positive number'),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": 9, "base": "here"}]}, 'its "base" is an address'),
+    ({"target": "cortex-m4", "regions": [{"name": "a", "size": 9}, {"name": "a", "size": 9}]}, "given twice"),
     ({"ram": "48KB", "target": "cortex-m4"}, "bad size '48KB'"),
     ({"target": "cortex-m4"}, "needs its RAM"),
     ([1, 2], "a board file is a JSON object"),

@@ -66,6 +66,22 @@ def test_compile_for_a_board_writes_what_the_cli_writes(tmp_path, capsys):
     assert "__ram_size=0x40000" in (tmp_path / "api" / "Makefile").read_text()
 
 
+def test_compile_of_several_models_writes_what_the_cli_writes(tmp_path, capsys):
+    dscnn, chain = (str(Path(RESNET8).parent / name) for name in ("dscnn.tflite", "i16_chain.tflite"))
+    code, _, _ = run_cli(capsys, "compile", dscnn, chain, "--max-overhead", "1.2", "-o", str(tmp_path / "cli"))
+    library = msfcnn.compile([dscnn, chain], tmp_path / "api", max_overhead=1.2)
+    assert code == 0 and isinstance(library, msfcnn.CompiledTogether) and len(library.plans) == 2
+    written = sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*") if p.is_file())
+    for name in written:
+        if name.name != "msfcnn-files.txt":  # (it names the folder)
+            assert (tmp_path / "api" / name).read_text() == (tmp_path / "cli" / name).read_text(), name
+    header = (tmp_path / "api" / "msfcnn_arena.h").read_text()
+    assert f"#define MSFCNN_SHARED_ARENA_BYTES {library.shared_arena_bytes}\n" in header
+    with pytest.raises(msfcnn.UserError, match="2 plans for 3 models"):
+        msfcnn.compile([dscnn, chain, dscnn], tmp_path / "x", plan=[None, None])
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda: msfcnn.compile(RESNET8, "out", board="nucleo-f412zg", target="fe310"), "runs on target cortex-m4"),
     (lambda: msfcnn.verify(RESNET8, input_in_flash=True), "input_in_flash needs board"),

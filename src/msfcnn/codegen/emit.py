@@ -489,8 +489,8 @@ def generate(graph: Graph, schedule: Schedule, plan: Plan, target: Target = TARG
     if prefix != DEFAULT_PREFIX:
         files[PREFIX_HEADER] = env.get_template("msfcnn_prefix.h.j2").render(**values, kernel_symbols=kernel_symbols())
     files.update(support)
-    if schedule.regions:
-        files.update(region_scripts(schedule, target))
+    if schedule.regions and not shared_arena:
+        files.update(region_scripts(_regions(schedule), target))
     if target.embedded_harness:
         zeros = [np.zeros(graph.elements(t), _element_type(graph)) for t in graph.input_tensors]
         files["input.c"] = harness_input(graph, zeros, prefix)
@@ -502,10 +502,10 @@ def arena_word(graph: Graph):
     return max((graph.element_of(t) for t in range(NETWORK_INPUT, len(graph))), key=lambda e: e.nbytes)
 
 
-def region_scripts(schedule: Schedule, target: Target) -> dict[str, str]:
+def region_scripts(regions: list[dict], target: Target) -> dict[str, str]:
     """The linker fragment that puts each region's arena section in its memory (msfcnn_regions.ld),
-    and for a target linked as the board (Target.region_map), the emulated memory it names."""
-    regions = _regions(schedule)
+    and for a target linked as the board (Target.region_map), the emulated memory it names.
+    `regions`: the arenas, as `_regions` gives them."""
     lines = ["/* Where each arena of the network goes: INCLUDE this file in your linker script after its MEMORY,",
              "   with REGION_ALIAS(\"MSFCNN_<REGION>\", <your memory>) for each region below. NOLOAD: the",
              "   arenas need no initial value (the network writes every byte before reading it). */",

@@ -21,7 +21,7 @@ from ..schedule import Schedule
 from ..targets import TARGETS, Target
 from ..version import __version__
 from .build import MANIFEST, _manifest, _stale_files
-from .emit import _templates, arena_word, check_prefix, generate, project_kernels
+from .emit import _templates, arena_word, check_prefix, generate, project_kernels, region_scripts
 
 # What each network's folder holds: the network itself, without a harness or build files of its
 # own (the folder's CMakeLists.txt builds them all).
@@ -44,12 +44,19 @@ class Network:
 
     @property
     def arena_bytes(self) -> int:
-        """Its arena less its persistent state: what it needs of the shared arena."""
+        """Its arena less its persistent state: what it needs of the shared arena (over several
+        regions: the sum of its arenas there)."""
+        if self.schedule.regions:
+            return sum(size for _, _, size in self.schedule.regions)
         return self.schedule.arena_bytes - self.graph.state_bytes
 
 
 def shared_arena_bytes(networks: list[Network]) -> int:
-    """The shared arena: the largest of the networks' arenas, their state aside."""
+    """The shared arena: the largest of the networks' arenas, their state aside (over several
+    regions: the sum over the regions of the largest arena there)."""
+    regions = shared_regions(networks)
+    if regions:
+        return sum(r["bytes"] for r in regions)
     return max((n.arena_bytes for n in networks), default=0)
 
 
@@ -94,16 +101,32 @@ def generate_shared(networks: list[Network], target: Target = TARGETS["host"]) -
         files.update({f"{n.prefix}/{name}": generated[name] for name in NETWORK_FILES})
         kernels.update(project_kernels(generated["model.c"]))
     files.update({f"kernels/{name}": text for name, text in sorted(kernels.items())})
+    regions = shared_regions(networks)
     arena = shared_arena_bytes(networks)
     word, size = _word(networks)
     values = {"version": __version__, "arena_bytes": arena, "word_ctype": word, "words": -(-arena // size),
+              "regions": regions,
               "state_bytes": sum(n.graph.state_bytes for n in networks),
               "networks": [{"prefix": n.prefix, "name": n.graph.name, "arena_bytes": n.arena_bytes,
                             "state_bytes": n.graph.state_bytes} for n in networks],
               "kernel_files": [f"kernels/{name}" for name in sorted(kernels) if name.endswith(".c")]}
     env = _templates()
     files.update({name: env.get_template(f"shared/{name}.j2").render(**values) for name in SHARED_FILES})
+    if regions:
+        files.update(region_scripts(regions, target))
     return files
+
+
+def shared_regions(networks: list[Network]) -> list[dict]:
+    """Over several RAM regions (every network's schedule placed over the same ones,
+    schedule/placement.place_shared): each region's shared arena, the largest of the networks'
+    arenas there, as `emit._regions` describes an arena (those of 0 bytes left out)."""
+    if not networks or not networks[0].schedule.regions:
+        return []
+    names = [name for name, _, _ in networks[0].schedule.regions]
+    sizes = [max(n.schedule.regions[r][2] for n in networks) for r in range(len(names))]
+    return [{"name": name, "NAME": name.upper(), "bytes": size, "words": -(-size // 4)}
+            for name, size in zip(names, sizes) if size]
 
 
 def write_shared(folder: Path, networks: list[Network], target: Target = TARGETS["host"]) -> list[Path]:
@@ -113,3 +136,27 @@ def write_shared(folder: Path, networks: list[Network], target: Target = TARGETS
     files[folder / MANIFEST] = _manifest(folder, files)
     write_folder(folder, files, _stale_files(folder, set(files)))
     return sorted(files)
+
+
+def harness_source(networks: list[Network]) -> str:
+    """A C program running the networks in turn twice (A, B, ..., A, B, ...) on the shared arena:
+    argv[1] holds their inputs one after the other, argv[2] gets their first outputs likewise; it
+    fails (1) when a second run differs from the first (a network left something in the arena that
+    another's call overwrote)."""
+    lines = ["#include <stdio.h>", "#include <string.h>", "", '#include "msfcnn_arena.h"']
+    lines += [f'#include "{n.prefix}/model.h"' for n in networks] + [""]
+    for n in networks:
+        upper = n.prefix.upper()
+        lines += [f"static {n.prefix}_value {n.prefix}_in[{upper}_INPUT_SIZE];",
+                  f"static {n.prefix}_output_value {n.prefix}_out[2][{upper}_OUTPUT_SIZE];"]
+    reads = " && ".join(f"fread({n.prefix}_in, 1, sizeof {n.prefix}_in, f) == sizeof {n.prefix}_in" for n in networks)
+    runs = " ".join(f"{n.prefix}_invoke({n.prefix}_in, {n.prefix}_out[round]);" for n in networks)
+    same = " || ".join(f"memcmp({n.prefix}_out[0], {n.prefix}_out[1], sizeof {n.prefix}_out[0])" for n in networks)
+    writes = " && ".join(f"fwrite({n.prefix}_out[0], 1, sizeof {n.prefix}_out[0], f) == sizeof {n.prefix}_out[0]"
+                         for n in networks)
+    lines += ["", "int main(int argc, char **argv)", "{", "    FILE *f;", "    int round, ok;",
+              "    if (argc != 3 || !(f = fopen(argv[1], \"rb\"))) return 2;", f"    ok = {reads};", "    fclose(f);",
+              f"    for (round = 0; ok && round < 2; ++round) {{ {runs} }}",
+              f"    if (!ok || {same}) return 1;", "    if (!(f = fopen(argv[2], \"wb\"))) return 2;",
+              f"    ok = {writes};", "    return fclose(f) == 0 && ok ? 0 : 1;", "}", ""]
+    return "\n".join(lines)

@@ -49,6 +49,8 @@ class Buffer:
         bytes (an in-place element-wise op). Excludes `away_from`.
     placed_at: (other, delta): this one starts delta bytes from the start of `other`, which is on
         top of its end, was born before and dies at this one's first step. Excludes the others.
+    end: the end a tensor goes against when it has no `away_from` (LOW or HIGH; None: LOW). A
+        region's share of a schedule keeps the ends the whole schedule's packing gave (`ends_of`).
     """
 
     size: int
@@ -58,6 +60,7 @@ class Buffer:
     away_from: int | None = None
     alias_of: int | None = None
     placed_at: tuple[int, int] | None = None
+    end: str | None = None
 
     @property
     def over(self) -> int | None:
@@ -117,7 +120,7 @@ def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]):
             slides += ends.place_on(source, delta, i, fresh=buffers[source].first == buffers[i].first)
         elif not buffers[i].scratch:
             away_from = buffers[i].away_from
-            ends.push(i, HIGH if away_from is not None and ends.end_of(away_from) == LOW else LOW)
+            ends.push(i, _pushed_end(buffers[i], None if away_from is None else ends.end_of(away_from)))
     placed = ends.positions()
     cursor = ends.extent(LOW)
     for i in born:
@@ -127,6 +130,36 @@ def _place_step(ends: _Ends, buffers: Sequence[Buffer], born: list[int]):
         if buffers[i].alias_of is not None:
             placed[buffers[i].alias_of] = placed[i]  # the op reads its input where it writes
     return placed, cursor + ends.extent(HIGH), slides
+
+
+def _pushed_end(b: Buffer, other_end: str | None) -> str:
+    """The end a new tensor goes against: opposite its `away_from` (at `other_end`), else its own."""
+    if other_end is not None:
+        return HIGH if other_end == LOW else LOW
+    return b.end or LOW
+
+
+def ends_of(buffers: Sequence[Buffer]) -> list[str]:
+    """The end each tensor is packed against by `plan_arena` (scratch: LOW, between the two),
+    without packing: an alias or a placed buffer takes its source's end, a tensor pushed away
+    from another the opposite one. (A source whose alias was born earlier at the same step is no
+    longer at its end then: `_Ends.end_of` says HIGH, so a tensor away from it goes LOW.)"""
+    aliased = {}  # (source, step) -> the first alias of source born then
+    for i, b in enumerate(buffers):
+        if b.alias_of is not None:
+            aliased.setdefault((b.alias_of, b.first), i)
+    found: list[str] = []
+    for i, b in enumerate(buffers):
+        if b.over is not None:
+            found.append(found[b.over])
+        elif b.scratch:
+            found.append(LOW)
+        elif b.away_from is None:
+            found.append(_pushed_end(b, None))
+        else:
+            handed = aliased.get((b.away_from, b.first), i) < i
+            found.append(_pushed_end(b, HIGH if handed else found[b.away_from]))
+    return found
 
 
 class _Ends:
@@ -209,8 +242,10 @@ def _validate(buffers: Sequence[Buffer], steps: int) -> None:
     for i, b in enumerate(buffers):
         if b.size <= 0 or not 0 <= b.first <= b.last < steps:
             raise ValueError(f"buffer {i}: {b.size} bytes over steps {b.first}..{b.last} of 0..{steps - 1}")
-        if b.scratch and (b.first != b.last or b.away_from is not None or b.alias_of is not None):
+        if b.scratch and (b.first != b.last or b.away_from is not None or b.alias_of is not None or b.end):
             raise ValueError(f"buffer {i}: a scratch buffer lives one step and has no placement facts")
+        if b.end not in (None, LOW, HIGH) or (b.end and b.over is not None):
+            raise ValueError(f"buffer {i}: its end is {LOW!r} or {HIGH!r}, for a tensor not written over another")
         if sum(fact is not None for fact in (b.away_from, b.alias_of, b.placed_at)) > 1:
             raise ValueError(f"buffer {i}: away_from, alias_of and placed_at exclude each other")
         if b.placed_at is not None:

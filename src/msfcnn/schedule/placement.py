@@ -13,10 +13,10 @@ The network input goes only where DMA reaches (a camera or a microphone fills it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ir import Graph
-from .arena import Buffer, check_arena
+from .arena import Buffer, check_arena, peak_live_bytes
 from .layout import Schedule, arena_buffers, schedule_of
 from .lowered import Liveness, LoweredBlock
 from .regions import Placement, RegionLike, pack, place, region_members, relinked
@@ -122,19 +122,21 @@ def _accesses(buffers: list[Buffer], keys: list, blocks: Sequence[LoweredBlock])
 
 
 def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], placement: Placement,
-                    keys: Sequence, regions: Sequence[RegionLike]) -> Schedule:
+                    keys: Sequence, regions: Sequence[RegionLike], state_apart: bool = False) -> Schedule:
     """The schedule whose arena is one per region, as `placement` put the buffers (the buffers
     live throughout other than the state only reserved room: the C keeps its own stack and io).
     Its offsets run over the regions one after the other, each region from a base aligned to
-    REGION_ALIGNMENT, so the numpy executor runs it in one array; the C maps them back (ARENA)."""
+    REGION_ALIGNMENT, so the numpy executor runs it in one array; the C maps them back (ARENA).
+    `state_apart`: the state is a buffer of its own (a shared arena's network, codegen/shared.py)
+    at offsets [0, state bytes), below the regions, whatever `placement` did with it."""
     buffers, arena_keys = arena_buffers(graph, list(blocks), live)
     region_of = list(placement.region_of[len(keys) - len(buffers):])  # (the buffers live throughout come first)
-    state = [i for i, key in enumerate(keys) if key == STATE]
+    state = [] if state_apart else [i for i, key in enumerate(keys) if key == STATE]
     if state:  # first in its region, so that it lies at the region's start and never moves
         buffers.insert(0, Buffer(graph.state_bytes, 0, len(blocks) - 1))
         region_of.insert(0, placement.region_of[state[0]])
     packed = pack(buffers, len(blocks), len(regions), region_of)
-    bases, end = [], 0
+    bases, end = [], graph.state_bytes if state_apart else 0
     for arena in packed.arenas:
         end = -(-end // REGION_ALIGNMENT) * REGION_ALIGNMENT
         bases.append(end)
@@ -145,7 +147,7 @@ def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock]
                         for a, b, n in arena.moves[step]) for step in range(len(blocks)))
     for arena, (_, local) in zip(packed.arenas, region_members(buffers, region_of, len(regions))):
         check_arena(local, arena)  # a broken layout fails here, not as wrong numbers on a board
-    state_offsets = ()
+    state_offsets = graph.state_offsets() if state_apart else ()
     if state:
         start = bases[region_of[0]] + packed.offset(0, 0)
         state_offsets = tuple(start + offset for offset in graph.state_offsets())
@@ -154,8 +156,54 @@ def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock]
     return schedule_of(graph, list(blocks), live, buffers, arena_keys, offsets, moves, end, state_offsets, spans)
 
 
-
 def declared_bytes(schedule: Schedule) -> int:
     """The bytes the generated C declares for a schedule over several regions: each region's
     arena rounded up to a whole number of 4-byte words (model.c aligns each so)."""
     return sum(-(-size // 4) * 4 for _, _, size in schedule.regions)
+
+
+@dataclass(frozen=True)
+class SharedNetwork:
+    """One of several networks sharing the arenas (graph, liveness, blocks) and what it keeps of
+    its own through every step (`wholes`: its state, the caller's io)."""
+
+    name: str
+    graph: Graph
+    live: Liveness
+    blocks: tuple[LoweredBlock, ...]
+    own: tuple[Whole, ...]
+
+
+def place_shared(networks: Sequence[SharedNetwork], program_bytes: int, regions: Sequence[RegionLike]):
+    """Networks that run one at a time over `regions`, sharing one arena per region (each as large
+    as the largest network's arena there), with what each keeps of its own and the program's bytes
+    (one stack: one call at a time) in the regions beside. Returns the schedule of each network
+    (its state apart, `placed_schedule`), the shared arena of each region and the RegionUses
+    (arena_bytes: shared arena plus what is kept there), or None when no placement is found.
+
+    The kept buffers go where a placement of the network of the largest arena puts them, beside
+    its own buffers. Every network is then placed in what they leave of each region, so the
+    largest of their arenas there fits too: a placement, not the least one (each network's
+    placement is its own least cost one in that room)."""
+    kept = [Whole(f"{n.name}: {w.name}", w.size, w.accesses, w.needs_dma) for n in networks for w in n.own]
+    kept.append(Whole(PROGRAM, program_bytes, 0.0))
+    kept = [w for w in kept if w.size]
+    largest = max(networks, key=lambda n: peak_live_bytes(arena_buffers(n.graph, list(n.blocks), n.live)[0], len(n.blocks)))
+    found = place_schedule(largest.graph, largest.live, largest.blocks, kept, regions)
+    if found is None:
+        return None
+    placement, _, _ = found
+    held = [[w.name for k, w in enumerate(kept) if placement.region_of[k] == r] for r in range(len(regions))]
+    held_bytes = [sum(w.size for k, w in enumerate(kept) if placement.region_of[k] == r) for r in range(len(regions))]
+    room = [replace(region, size=region.size - used) for region, used in zip(regions, held_bytes)]
+    schedules = []
+    for n in networks:
+        mine = place_schedule(n.graph, n.live, n.blocks, [], room)
+        if mine is None:
+            return None
+        schedules.append(placed_schedule(n.graph, n.live, n.blocks, mine[0], mine[2], room, state_apart=True))
+    shared = [max(s.regions[r][2] for s in schedules) for r in range(len(regions))]
+    uses = tuple(RegionUse(region.name, region.size, getattr(region, "kind", "sram"), region.cost,
+                           arena + used, tuple(names))
+                 for region, arena, used, names in zip(regions, shared, held_bytes, held))
+    return schedules, shared, uses

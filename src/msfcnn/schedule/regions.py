@@ -4,28 +4,34 @@ Graph-free, like `arena`: given the buffers (`arena.Buffer`: size, lifetime, pla
 often each is accessed and the regions (size, relative access cost, whether DMA reaches them),
 put every buffer in one region so that each region's arena, packed by `arena.plan_arena`, fits its
 size, and among the placements that fit, pick one of least total cost: the sum over buffers of
-accesses times its region's cost. So the buffers read most per byte go to the cheapest regions.
+accesses times its region's cost, plus the bytes the moves between steps copy, read and written
+(`moved`). So the buffers read most per byte go to the cheapest regions.
 
 A buffer and the one it is written over (`alias_of`, `placed_at`) share bytes, so they form one
-group that goes to one region. `away_from` only says which end of the arena a buffer takes; it
-is dropped when the other buffer is in another region. The packing makes each arena exactly the
-peak over steps of its buffers' live bytes (`arena.live_bytes`), and live bytes add up over
-groups, so a placement fits when, in every region, the groups' live bytes at every step do.
+group that goes to one region. Each tensor keeps the end of the arena that the packing of all the
+buffers in one arena gives it (`arena.ends_of`; `away_from` is dropped when the other buffer is
+in another region). So each end of a region holds its tensors in the single arena's order, and a
+tensor moves only where it moves in the single arena: when one below it at its end dies, or when
+one is written over it, both then in the region. Placing never adds a move, and a placement
+that separates them saves one. For the same reason, a region's packing finds a buffer's source
+on top of its end whenever the single arena's does.
 
-A region's packing needs a buffer written over another (`placed_at`) to find that one on top of
-its end; without the buffers of the other regions this can fail, and the placement then counts as
-none found (the greedy search tries no other; the exhaustive one goes on). Small cases are searched exhaustively (branch and bound); larger ones by two greedy passes: the
-densest groups first into the cheapest region they fit, then, should that fail, the largest first
-into the region with most room, each then moved to a cheaper region where it still fits.
+The packing makes each arena exactly the peak over steps of its buffers' live bytes
+(`arena.live_bytes`), and live bytes add up over groups, so a placement fits when, in every
+region, the groups' live bytes at every step do. A placement whose packing fails (buffers that
+no single arena packs either) counts as none found. Small cases are searched exhaustively
+(branch and bound); larger ones by two greedy passes: the densest groups first into the
+cheapest region they fit, then, should that fail, the largest first into the region with most
+room, each then moved to a cheaper region where it still fits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from .arena import ArenaPlan, Buffer, live_bytes, plan_arena
+from .arena import ArenaPlan, Buffer, ends_of, live_bytes, plan_arena
 
 EXHAUSTIVE_LIMIT = 20_000  # assignments (regions ** groups) searched exhaustively
 
@@ -42,7 +48,7 @@ class Placement:
     region_of: tuple[int, ...]  # per buffer: the index of its region
     arenas: tuple[ArenaPlan, ...]  # per region: its buffers packed (indices local to the region)
     local_index: tuple[int, ...]  # per buffer: its index among its region's buffers
-    cost: float  # sum of accesses times region cost
+    cost: float  # sum of accesses times region cost, the moves' bytes counted as accesses (`moved`)
 
     @property
     def arena_bytes(self) -> tuple[int, ...]:
@@ -80,13 +86,16 @@ def group_loads(buffers: Sequence[Buffer], group: list[int], steps: int) -> list
     return [live_bytes(local, step) for step in range(steps)]
 
 
-def relinked(b: Buffer, index: dict[int, int]) -> Buffer:
-    """`b` with its references to other buffers renumbered by `index`, dropped where absent."""
+def relinked(b: Buffer, index: dict[int, int], end: str | None = None) -> Buffer:
+    """`b` with its references to other buffers renumbered by `index`, dropped where absent; a
+    dropped `away_from` leaves the tensor at `end` (the end the whole schedule's packing gave it)."""
     def at(i: int | None) -> int | None:
         return None if i is None else index.get(i)
 
     placed = None if b.placed_at is None else (index[b.placed_at[0]], b.placed_at[1])
-    return Buffer(b.size, b.first, b.last, b.scratch, at(b.away_from), at(b.alias_of), placed)
+    away_from = at(b.away_from)
+    kept = b.end if away_from is not None or b.away_from is None else end
+    return Buffer(b.size, b.first, b.last, b.scratch, away_from, at(b.alias_of), placed, kept)
 
 
 def place(buffers: Sequence[Buffer], steps: int, regions: Sequence[RegionLike], accesses: Sequence[float],
@@ -107,9 +116,11 @@ def place(buffers: Sequence[Buffer], steps: int, regions: Sequence[RegionLike], 
             for i in g:
                 region_of[i] = r
         try:
-            return pack(buffers, steps, len(regions), region_of, sum(w * regions[r].cost for w, r in zip(weight, choice)))
+            placement = pack(buffers, steps, len(regions), region_of)
         except ValueError:  # a buffer written over another that the region's packing cannot put on top of its end
             return None
+        cost = sum(w * regions[r].cost for w, r in zip(weight, choice)) + moved(placement, regions)
+        return replace(placement, cost=cost)
 
     if len(regions) ** len(groups) <= EXHAUSTIVE_LIMIT:
         return _exhaustive(loads, weight, allowed, regions, steps, packed)
@@ -129,13 +140,21 @@ def pack(buffers: Sequence[Buffer], steps: int, regions: int, region_of: Sequenc
     return Placement(tuple(region_of), tuple(arenas), tuple(local_index), cost)
 
 
+def moved(placement: Placement, regions: Sequence[RegionLike]) -> float:
+    """The cost of the placement's moves between steps: each byte moved is read and written once."""
+    return sum(2 * size * regions[r].cost for r, arena in enumerate(placement.arenas)
+               for step in arena.moves for _, _, size in step)
+
+
 def region_members(buffers: Sequence[Buffer], region_of: Sequence[int], regions: int):
-    """Per region: its buffers' indices, and the buffers as its packer sees them (renumbered)."""
+    """Per region: its buffers' indices, and the buffers as its packer sees them (renumbered, each
+    tensor against the end the whole schedule's packing gave it)."""
+    ends = ends_of(buffers)
     found = []
     for r in range(regions):
         mine = [i for i in range(len(buffers)) if region_of[i] == r]
         index = {i: k for k, i in enumerate(mine)}
-        found.append((mine, [relinked(buffers[i], index) for i in mine]))
+        found.append((mine, [relinked(buffers[i], index, ends[i]) for i in mine]))
     return found
 
 
@@ -154,10 +173,10 @@ def _exhaustive(loads, weight, allowed, regions, steps, packed) -> Placement | N
     def visit(k: int, cost: float) -> None:
         if cost + rest[k] >= best[1]:
             return
-        if k == len(order):
+        if k == len(order):  # the moves, known once packed, only add to `cost`: the bound holds
             placement = packed(chosen)
-            if placement is not None:
-                best[:] = [placement, cost]
+            if placement is not None and placement.cost < best[1]:
+                best[:] = [placement, placement.cost]
             return
         g = order[k]
         for r in sorted(allowed[g], key=lambda r: regions[r].cost):
