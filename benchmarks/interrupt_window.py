@@ -35,7 +35,7 @@ def one_run(command: list[str], delay: float, env: dict) -> tuple[str, int]:
         text = err.read().decode(errors="replace")
     if "Traceback" not in text:
         return "", code
-    return "site" if "init_import_site" in text else "later", code
+    return "site" if "Fatal Python error: init" in text else "later", code
 
 
 def main() -> None:

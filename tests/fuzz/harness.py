@@ -600,7 +600,7 @@ def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT, sav
     out, err = io.StringIO(), io.StringIO()
     start = time.monotonic()
     old = signal.signal(signal.SIGALRM, _alarm)
-    if case.argv[0] in ("verify", "fit"):
+    if case.argv[0] in ("verify", "fit") or "--board" in case.argv:  # compile --board links with a compiler too
         time_limit = max(time_limit, BUILD_TIME_LIMIT)
     signal.alarm(time_limit)
     status: object
