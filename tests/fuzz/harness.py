@@ -469,11 +469,12 @@ REGION_COSTS = ["", ":1", ":2.5", ":8", ":0", ":-1", ":nan", ":inf", ":x"]
 MORE_MODELS = ["op_gap.tflite", "op_pad.tflite", "onnx_conv_bn_relu.onnx", "../streaming/tcn_valid_int8.tflite"]
 
 
-def _region_argv(rng: random.Random) -> list[str]:
-    """--board with regions, --region NAME:SIZE[:COST] (repeated), --input-in REGION: some of them."""
+def _region_argv(rng: random.Random, builds: bool) -> list[str]:
+    """--board with regions (with `builds`: compile links with it), --region NAME:SIZE[:COST]
+    (repeated), --input-in REGION: some of them."""
     board = rng.choice(sorted(REGION_BOARDS))
     names = REGION_BOARDS[board] + ["flash", "nowhere", "", "SRAM"]
-    argv = ["--board", board] if rng.random() < 0.7 else []
+    argv = ["--board", board] if builds and rng.random() < 0.7 else []
     for _ in range(rng.choice([0, 0, 1, 2, 3])):
         argv += ["--region", f"{rng.choice(names)}:{rng.choice(REGION_SIZES)}{rng.choice(REGION_COSTS)}"]
     if rng.random() < 0.5:
@@ -508,7 +509,7 @@ def _model_argv(rng: random.Random, path: str, out_dir: str, builds: bool = True
     if command == "run":
         out = os.path.join(out_dir, "y.npy")
         return ["run", path, *extra, "-o", out], out, "npy"
-    regions = _region_argv(rng) if rng.random() < 0.3 else []
+    regions = _region_argv(rng, builds) if rng.random() < 0.3 else []
     if command == "compile":
         out = os.path.join(out_dir, "c")
         return ["compile", path, *_more_models(rng, path), *[e for e in extra if e != "--json"], *regions,
