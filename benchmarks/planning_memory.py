@@ -7,10 +7,11 @@ from the kernel's accounting of that child (os.wait4). Two chain kinds:
 - `conv3x3`: 3x3 convolutions, stride 1, padding 1, 4 channels on a 16x16 map (the fuzzer's
   10,000-layer chain). Every op streams into the next, so blocks may start anywhere and reach the
   graph's end: the memo of the stream walks is what grew quadratically.
-- `pointwise`: 1x1 convolutions on the same map. Every fused block of it keeps less RAM than the
-  unfused ops, so the DAG itself holds a quadratic number of blocks (no memo can help there).
+- `pointwise`: 1x1 convolutions on the same map. A fused block of hundreds of them keeps less RAM
+  than one unfused op: the DAG held a quadratic number of blocks until chains of shorter kept
+  blocks beat the long ones (`cost.exact._Chains`).
 
-    python benchmarks/planning_memory.py [--kind conv3x3] [--depths 1000,10000]
+    python benchmarks/planning_memory.py [--kinds conv3x3,pointwise] [--depths 1000,10000]
 """
 
 import argparse
@@ -50,20 +51,23 @@ def plan_in_child(path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kind", choices=sorted(KERNELS), default="conv3x3")
+    parser.add_argument("--kinds", default=",".join(KERNELS), help=f"chain kinds, of {', '.join(KERNELS)}")
     parser.add_argument("--depths", default="1000,10000")
     parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "planning_memory.json"))
     args = parser.parse_args()
+    kinds = args.kinds.split(",")
+    if not set(kinds) <= set(KERNELS):
+        parser.error(f"--kinds: unknown kind in {args.kinds!r} (kinds: {', '.join(KERNELS)})")
     rows = []
     print(f"{'chain':<16} {'exit':>4} {'peak RSS MB':>12} {'CPU s':>8} {'wall s':>8}  under 3 GB")
     with tempfile.TemporaryDirectory() as folder:
-        for depth in (int(d) for d in args.depths.split(",")):
-            path = Path(folder) / f"{args.kind}-{depth}.json"
-            path.write_text(json.dumps(chain(args.kind, depth)))
-            row = {"kind": args.kind, "depth": depth, **plan_in_child(path)}
+        for kind, depth in ((k, int(d)) for k in kinds for d in args.depths.split(",")):
+            path = Path(folder) / f"{kind}-{depth}.json"
+            path.write_text(json.dumps(chain(kind, depth)))
+            row = {"kind": kind, "depth": depth, **plan_in_child(path)}
             row["under_limit"] = row["exit"] == 0 and row["peak_rss_bytes"] < LIMIT_BYTES
             rows.append(row)
-            print(f"{args.kind + '-' + str(depth):<16} {row['exit']:>4} {row['peak_rss_bytes'] / 1e6:>12.1f} "
+            print(f"{kind + '-' + str(depth):<16} {row['exit']:>4} {row['peak_rss_bytes'] / 1e6:>12.1f} "
                   f"{row['cpu_s']:>8} {row['wall_s']:>8}  {'yes' if row['under_limit'] else 'NO'}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps({"limit_bytes": LIMIT_BYTES, "rows": rows}, indent=1) + "\n")

@@ -127,7 +127,7 @@ def write_folder(folder: str | Path, files: dict[Path, bytes | str], stale=()) -
     is written into a staging folder inside `folder`, then moved into place with interrupts held
     back. A refusal, a failed write (a full disk) or an interrupt before that leaves `folder`'s
     contents and times as they were. No file is written through a symlinked folder that leads
-    outside `folder`, and no existing file that is not a regular one is replaced."""
+    outside `folder`, and no existing file that is not a regular one (a symlink too) is replaced."""
     folder = Path(folder)
     for path in files:
         check_not_input(path)
@@ -160,8 +160,9 @@ def write_folder(folder: str | Path, files: dict[Path, bytes | str], stale=()) -
 
 def _check_destination(folder: Path, path: Path) -> None:
     """UserError unless `path` can be replaced without writing outside `folder`: each folder on the
-    way is a folder inside it (a symlink to one inside is fine), and `path` is a regular file, a
-    symlink (replaced, its target untouched) or missing."""
+    way is a folder inside it (a symlink to one inside is fine), and `path` is a regular file or
+    missing. A symlink is refused: writing through it may write outside `folder`, and replacing
+    it would drop a link the user made."""
     root = os.path.realpath(folder)
     for parent in reversed(path.relative_to(folder).parents[:-1]):
         where = folder / parent
@@ -174,7 +175,9 @@ def _check_destination(folder: Path, path: Path) -> None:
         info = os.lstat(path)
     except OSError:
         return
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+    if stat.S_ISLNK(info.st_mode):
+        raise UserError(f"{path} is a symlink (to {os.readlink(path)}): refusing to write through or replace it")
+    if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise UserError(f"{path} is {kind}: refusing to replace it")
 

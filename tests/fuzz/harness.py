@@ -460,30 +460,72 @@ BOARDS = ["nucleo-f767zi", "nucleo-f412zg", "nrf52840dk", "hifive1-revb", "esp32
 VERIFY_TARGETS = ["host", "host-sanitize"]
 
 
+# Boards with several RAM regions, their regions' names, and names and sizes that are not.
+REGION_BOARDS = {"stm32f407": ["sram", "ccm"], "stm32h743": ["dtcm", "axi_sram", "sram1_3", "sram4"],
+                 "esp32-s3-devkitc-n8r8": ["sram", "psram"]}
+REGION_SIZES = ["512", "4kB", "64kB", "1MB", "0", "-4kB", "1e400", "kB", "4KiB"]
+REGION_COSTS = ["", ":1", ":2.5", ":8", ":0", ":-1", ":nan", ":inf", ":x"]
+# Models a second one of `compile A B` or `fit A B`: small, and one that streams.
+MORE_MODELS = ["op_gap.tflite", "op_pad.tflite", "onnx_conv_bn_relu.onnx", "../streaming/tcn_valid_int8.tflite"]
+
+
+def _region_argv(rng: random.Random, builds: bool) -> list[str]:
+    """--board with regions (with `builds`: compile links with it), --region NAME:SIZE[:COST]
+    (repeated), --input-in REGION: some of them."""
+    board = rng.choice(sorted(REGION_BOARDS))
+    names = REGION_BOARDS[board] + ["flash", "nowhere", "", "SRAM"]
+    argv = ["--board", board] if builds and rng.random() < 0.7 else []
+    for _ in range(rng.choice([0, 0, 1, 2, 3])):
+        argv += ["--region", f"{rng.choice(names)}:{rng.choice(REGION_SIZES)}{rng.choice(REGION_COSTS)}"]
+    if rng.random() < 0.5:
+        argv += ["--input-in", rng.choice(names)]
+    return argv
+
+
+def _stream_argv(rng: random.Random) -> list[str]:
+    """--streaming (with a --hop at times) or --input-stream, or neither."""
+    return rng.choice([[], [], ["--input-stream"], ["--streaming"], ["--streaming", "--hop", rng.choice(["1", "2", "0",
+                                                                                                          "-3"])]])
+
+
+def _more_models(rng: random.Random, path: str) -> list[str]:
+    """Nothing mostly; else one or two more models (the mutated one again at times)."""
+    if rng.random() < 0.6:
+        return []
+    pool = [str(FIXTURES / name) for name in MORE_MODELS] + [path]
+    return [rng.choice(pool) for _ in range(rng.choice([1, 1, 2]))]
+
+
 def _model_argv(rng: random.Random, path: str, out_dir: str, builds: bool = True):
     """A command on the mutated model; `builds`: also the ones that compile C (fit, verify)."""
     command = rng.choice(["plan", "plan", "run", "run", "compile", "pareto", "sweep"] * 3
                          + (["fit", "verify"] if builds else []))
     extra = rng.choice([[], [], ["--max-overhead", "1.2"], ["--max-ram", "4kB"], ["--strategy", "heuristic"],
                         ["--count-io"], ["--json"], ["--strategy", "vanilla"]])
+    streams = _stream_argv(rng) if command in ("plan", "fit", "pareto", "verify") and rng.random() < 0.3 else []
     if command == "plan":
         out = os.path.join(out_dir, "plan.json")
-        return ["plan", path, *extra, "-o", out], out, "json"
+        return ["plan", path, *extra, *streams, "-o", out], out, "json"
     if command == "run":
         out = os.path.join(out_dir, "y.npy")
         return ["run", path, *extra, "-o", out], out, "npy"
+    regions = _region_argv(rng, builds) if rng.random() < 0.3 else []
     if command == "compile":
         out = os.path.join(out_dir, "c")
-        return ["compile", path, *[e for e in extra if e != "--json"], "-o", out], out, "dir"
+        return ["compile", path, *_more_models(rng, path), *[e for e in extra if e != "--json"], *regions,
+                "-o", out], out, "dir"
     if command == "fit":  # plans for a board and bounds the stack with its compiler
         out = os.path.join(out_dir, "plan.json")
-        return ["fit", path, "--board", rng.choice(BOARDS), *rng.choice([[], ["--json"]]), "-o", out], out, "json"
+        board = regions or ["--board", rng.choice(BOARDS)]
+        return (["fit", path, *_more_models(rng, path), *board, *streams, *rng.choice([[], ["--json"]]), "-o", out],
+                out, "json")
     if command == "verify":  # builds and runs the C; host-sanitize reports undefined behaviour
         out = os.path.join(out_dir, "c")
-        return ["verify", path, *[e for e in extra if e != "--json"], "--target", rng.choice(VERIFY_TARGETS),
-                "-o", out], out, "dir"
+        target = [] if "--board" in regions else ["--target", rng.choice(VERIFY_TARGETS)]
+        return (["verify", path, *[e for e in extra if e != "--json"], *streams, *target, *regions, "-o", out],
+                out, "dir")
     if command == "pareto":
-        return ["pareto", path] + rng.choice([[], ["--json"], ["--count-io"]]), None, None
+        return ["pareto", path, *streams] + rng.choice([[], ["--json"], ["--count-io"]]), None, None
     return ["sweep", path, "--max-overhead", "1.2,inf", "--max-ram", "8kB"], None, None
 
 
@@ -559,7 +601,7 @@ def run_case(seed: int, index: int, base: str, time_limit: int = TIME_LIMIT, sav
     out, err = io.StringIO(), io.StringIO()
     start = time.monotonic()
     old = signal.signal(signal.SIGALRM, _alarm)
-    if case.argv[0] in ("verify", "fit"):
+    if case.argv[0] in ("verify", "fit") or "--board" in case.argv:  # compile --board links with a compiler too
         time_limit = max(time_limit, BUILD_TIME_LIMIT)
     signal.alarm(time_limit)
     status: object

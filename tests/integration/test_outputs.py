@@ -151,6 +151,23 @@ def test_a_folder_where_a_file_goes_is_refused(tmp_path, capsys):
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("target", ["outside", "inside", "dangling"])
+def test_a_symlinked_file_in_the_folder_is_refused(tmp_path, capsys, target):
+    """compile never writes through a symlink in its folder (it may lead outside) nor replaces it:
+    one line naming it, exit 2, nothing written (the link's target neither)."""
+    folder = tmp_path / "out"
+    (folder / "kernels").mkdir(parents=True)
+    goal = {"outside": tmp_path / "mine.c", "inside": folder / "notes.c", "dangling": tmp_path / "absent.c"}[target]
+    if target != "dangling":
+        goal.write_text("mine")
+    (folder / "kernels" / "numerics.c").symlink_to(goal)
+    before = snapshot(tmp_path)
+    code, out, err = run_cli(capsys, "compile", MODEL, "-o", str(folder))
+    assert code == 2 and err == (f"msfcnn: error: {folder}/kernels/numerics.c is a symlink (to {goal}): "
+                                 "refusing to write through or replace it\n")
+    assert snapshot(tmp_path) == before
+
+
 def compile_with_little_room(folder):
     """compile under a file size limit that the first kernel file larger than 1 kB breaks (EFBIG),
     part-way through the files, as a full disk fails a write (ENOSPC)."""

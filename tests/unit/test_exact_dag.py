@@ -178,3 +178,31 @@ def test_the_stream_walk_follows_its_definition(model):
             expected = walk_by_definition(graph, first, last)
             assert streaming._scan(graph, first, last, cache) == expected, (first, last)
             assert streaming._scan(graph, first, last) == expected, (first, last)
+
+
+def pointwise_chain(depth: int, mixed: bool = False):
+    """A chain of 1x1 convolutions (with a depthwise 3x3 after each when `mixed`)."""
+    layers = []
+    for _ in range(depth):
+        layers.append({"op": "conv2d", "filters": 4, "kernel": 1, "stride": 1, "padding": 0})
+        if mixed:
+            layers.append({"op": "depthwise_conv2d", "kernel": 3, "stride": 1, "padding": 1})
+    return graph_from_layer_list({"name": "pointwise", "input": [12, 12, 4], "layers": layers})
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+@pytest.mark.parametrize("count_io", [False, True])
+def test_chains_of_kept_blocks_change_no_plan(mixed, count_io):
+    """A chain of 1x1 convolutions keeps less RAM in a block of many ops than in one unfused op:
+    only the chains of shorter kept blocks beat the long ones (cost.exact._Chains). Dropping them
+    changes no solver's plan, and the DAG grows linearly with depth (it held every block)."""
+    graph = pointwise_chain(6 if mixed else 16, mixed)
+    vanilla = sum(graph.macs(i) for i in range(len(graph)))
+    pruned = exact.build_dag(graph, count_io=count_io)
+    complete = exact.build_dag(graph, count_io=count_io, complete=True)
+    assert set(pruned.blocks) <= set(complete.blocks)
+    assert solver_answers(pruned, vanilla) == solver_answers(complete, vanilla)
+    if not mixed:
+        assert len(pruned.blocks) < len(complete.blocks) / 2
+        longer = exact.build_dag(pointwise_chain(32), count_io=count_io)
+        assert len(longer.blocks) < 2.5 * len(pruned.blocks)  # linear: the complete DAG's grows 4 times

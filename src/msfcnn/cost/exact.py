@@ -11,6 +11,7 @@ is scheduled without lowering it again.
 from __future__ import annotations
 
 import gc
+import math
 from itertools import accumulate
 
 from .. import progress
@@ -68,32 +69,60 @@ def _build_dag(graph: Graph, schemes, live: Liveness, complete: bool) -> FusionD
     # is still tried: `inplace` writes one op over its input without streaming).
     reach = [max(first + 1, streaming.stream_break(graph, first, cache)) for first in range(n)]
     fused = registry.check_fused(schemes)
+    chains = _Chains.of(graph, live, bounds, blocks, fused, cache)
     progress.count(len(fused) * n)  # first ops, scheme by scheme
     for scheme in (registry.SCHEMES[name] for name in fused):
-        for first in range(n):
+        if chains is not None:
+            chains.start(scheme)
+        # First ops from the last down, so that a chain witness (`_Chains`) may use the blocks
+        # kept after `first`; each first op's blocks are put back in ascending order.
+        found: list[list[Block]] = [[] for _ in range(n)]
+        for first in range(n - 1, -1, -1):
             progress.advance()
-            witness = None if bounds is None else bounds.witness(scheme, first)
-            own_reach = scheme.reach(graph, first, cache)
-            stop = reach[first] if own_reach is None else own_reach
-            for last in range(first, stop):  # one op too, for the schemes that take one
-                if witness is not None and witness.beats_all_from(last):
-                    break  # every block first..last' with last' >= last is beaten: none lowered
-                if witness is not None and witness.beats(last):
-                    continue  # the block first..last is beaten: not lowered
-                for rows in scheme.rows_options(graph, first, last, cache):
-                    if witness is not None and witness.beats_bound(last, rows, scheme.bound(graph, live, first, last,
-                                                                                           rows, cache)):
-                        continue  # the block is beaten: not lowered
-                    lowered = scheme.lower(graph, live, first, last, rows, cache)
-                    if lowered is None:
-                        break  # the ops cannot stream together: no setting of rows changes that
-                    edge = _edge(live, lowered)
-                    if witness is None or witness.keeps(edge):
-                        blocks.append(edge)
+            found[first] = _blocks_from(graph, live, scheme, first, reach, bounds, chains, cache)
+            if chains is not None:
+                chains.settle(first)
+        blocks.extend(block for kept in found for block in kept)
     # The geometry memoised for the candidates (band profiles, work tables: most of the build's
     # memory) is not needed again; the lowerings that share the dict recompute what they ask.
     cache.clear()
     return FusionDAG(n, tuple(blocks))
+
+
+def _blocks_from(graph: Graph, live: Liveness, scheme: registry.Scheme, first: int, reach: list[int],
+                 bounds: "_Bounds | None", chains: "_Chains | None", cache: dict) -> list[Block]:
+    """The kept blocks of `scheme` from op `first`, by last op and rows."""
+    kept = []
+    witness = None if bounds is None else bounds.witness(scheme, first)
+    chained = chains is not None and chains.applies(witness, first)
+    own_reach = scheme.reach(graph, first, cache)
+    stop = reach[first] if own_reach is None else own_reach
+    for last in range(first, stop):  # one op too, for the schemes that take one
+        if witness is not None and witness.beats_all_from(last):
+            break  # every block first..last' with last' >= last is beaten: none lowered
+        if chained and chains.beats(first, last, witness.least_ram_from(last)):
+            break  # so is every one by a chain of kept blocks: none lowered
+        if witness is not None and witness.beats(last):
+            continue  # the block first..last is beaten: not lowered
+        for rows in scheme.rows_options(graph, first, last, cache):
+            bound = None if witness is None else scheme.bound(graph, live, first, last, rows, cache)
+            if witness is not None and witness.beats_bound(last, rows, bound):
+                continue  # the block is beaten: not lowered
+            if chained and bound is not None and chains.beats(first, last, witness.least_ram(last, bound)):
+                continue  # so is it by a chain
+            lowered = chains.lower(scheme, first, last, rows) if chained else None
+            lowered = lowered or scheme.lower(graph, live, first, last, rows, cache)
+            if lowered is None:
+                break  # the ops cannot stream together: no setting of rows changes that
+            edge = _edge(live, lowered)
+            if witness is not None and not witness.keeps(edge):
+                continue
+            if chained and chains.beats(first, last, edge.ram_bytes):
+                continue
+            kept.append(edge)
+            if chains is not None:
+                chains.add(edge)
+    return kept
 
 
 def vanilla_blocks(graph: Graph, live: Liveness | None = None, count_io: bool = False,
@@ -316,10 +345,14 @@ class _Witness:
         if bound is None:
             return False
         self._reach(last)
-        macs, scratch = bound
+        macs = bound[0]
         excess = macs - (self.bounds.macs[last + 1] - self.bounds.macs[self.first])
         peak = self._peak(rows, excess)
-        return peak is not None and peak <= scratch + max(self.reads, self.bounds.output(last))
+        return peak is not None and peak <= self.least_ram(last, bound)
+
+    def least_ram(self, last: int, bound: tuple[int, int]) -> int:
+        """The least RAM of the block first..last whose scheme's `bound` this is."""
+        return bound[1] + max(self.reads, self.bounds.output(last))
 
     def beats_all_from(self, last: int) -> bool:
         """Whether every block first..last' (last' >= last) of the scheme, of any rows, is beaten
@@ -331,10 +364,15 @@ class _Witness:
             return False
         self._reach(last)
         peak = self._peak(1, 0) if self.one_rows else self.vanilla
+        return self.least_ram_from(last) >= max(peak, self.bounds.after[last + 1])
+
+    def least_ram_from(self, last: int) -> int:
+        """The least RAM of any block first..last' (last' >= last, any rows) of the scheme: the
+        floors of its inner tensors first..last-1 and what op `first` reads (floored schemes only)."""
         floor = self._floor(last)
         if self.growing is not None:
             floor = max(floor, self.bounds.band_floor(self.growing, self.first, last))
-        return floor + self.reads >= max(peak, self.bounds.after[last + 1])
+        return floor + self.reads
 
     def keeps(self, edge: Block) -> bool:
         """Whether a lowered block first..last is kept (no W beats it); a kept block is a witness
@@ -359,6 +397,149 @@ def _staircase(points) -> list[tuple[int, int]]:
         if not stairs or peak < stairs[-1][1]:
             stairs.append((x, peak))
     return stairs
+
+
+# Chains of kept blocks
+# ---------------------
+# A chain of 1x1 convolutions streams with almost no ring per op: a block of hundreds of them
+# keeps less RAM than one unfused op, so no W above (whose tail is unfused ops) beats it and the
+# DAG held a quadratic number of blocks. A block e from cut u > 0 is also dropped when, for every
+# cut v it may reach, a path W of kept blocks (`_Chains.hops`: each of at most SPAN ops and MACs
+# no more than its unfused ops) joins u to v with every block of less RAM than e, strictly, and
+# e's RAM is above Q(u), the peak of some such path from cut 0 to u. Every block of a floored
+# scheme has at least its unfused ops' MACs (`_covered`; `_Chains.of` needs every scheme floored),
+# so W costs no more MACs than e, nor slow MACs: its blocks rank no higher (`_Chains.admits`).
+#
+# - `solvers._shortest` under a limit L >= ram(e): the candidate at v through W's last block
+#   costs at most e's (as above) and has less RAM: e is never the block chosen at v.
+# - Bottleneck and thresholds: as above.
+# - `solvers.pareto_front`: a label (r, m) at u has r <= Q(u), since the label of least MACs
+#   (the unfused MACs) has the least peak among the paths of those MACs. So e's candidate is
+#   (ram(e), m + macs(e)), and one through W has less RAM and no more MACs: e's is never kept.
+# - Restricted spaces: u > 0 keeps e out of the heuristic's; for the paper's space (an hcache
+#   block of one row), W and Q use unfused ops and hcache blocks of one row only.
+# The scan from u stops once the least RAM of every longer block of the scheme
+# (`_Witness.least_ram_from`) is so beaten; the build walks first ops down so that the blocks
+# after u are known. Q may use lowered blocks later dropped: each has a W of kept blocks no worse.
+
+
+class _Chains:
+    """The hops (short kept blocks of no excess MACs) of one build, the peaks their paths reach
+    from each cut to all later ones (`tails`), and from cut 0 to each cut (`reached`)."""
+
+    SPAN = 6  # ops of a hop at most: longer blocks are left out (the bounds are then only looser)
+    GAP = 3  # tails[g][c]: the least peak joining cut c to each cut c + g and beyond, for g <= GAP
+
+    def __init__(self, graph: Graph, live: Liveness, macs: list[int], cache: dict):
+        self.graph, self.live, self.macs, self.cache = graph, live, macs, cache
+        self.n = len(graph)
+        # class -> cut -> {destination cut: least RAM of a hop}
+        self.hops = {kind: [{} for _ in range(self.n + 1)] for kind in ("paper", "rank0", "rank1")}
+        self.probes: dict[tuple[int, int], LoweredBlock] = {}
+        self.kind = "rank1"
+
+    @classmethod
+    def of(cls, graph: Graph, live: Liveness, bounds: "_Bounds | None", singles: list[Block], fused, cache: dict):
+        """The chains of a build, or None when some block may cost fewer MACs than its unfused
+        ops (a scheme without a floor, or whose floor `_covered` does not grant)."""
+        schemes = [registry.SCHEMES[name] for name in fused]
+        if bounds is None or any((s.floor is None or s.floor not in bounds.floors) and not _blockless(graph, s, cache)
+                                 for s in schemes):
+            return None
+        chains = cls(graph, live, bounds.macs, cache)
+        for block in singles:
+            chains.add(block)
+        if registry.PAPER_SCHEME in fused:
+            chains._probe(registry.SCHEMES[registry.PAPER_SCHEME])
+        return chains
+
+    def _probe(self, scheme: registry.Scheme) -> None:
+        """Lowers the blocks of two and three ops of one row of the paper's scheme first, for the
+        peaks from cut 0 (`reached`) of its pass; the pass takes their lowerings back (`lower`)."""
+        graph, live = self.graph, self.live
+        for first in range(self.n):
+            reach = streaming.stream_break(graph, first, self.cache)
+            for last in range(first + 1, min(first + 3, reach, self.n)):
+                if 1 not in scheme.rows_options(graph, first, last, self.cache):
+                    break
+                lowered = scheme.lower(graph, live, first, last, 1, self.cache)
+                if lowered is None:
+                    break
+                self.probes[(first, last)] = lowered
+                self._add_hop(_edge(live, lowered))
+
+    def lower(self, scheme: registry.Scheme, first: int, last: int, rows: int) -> LoweredBlock | None:
+        """A probed lowering of the block, if there is one."""
+        return self.probes.pop((first, last), None) if rows == 1 and scheme.name == registry.PAPER_SCHEME else None
+
+    def admits(self, kind: str, block: Block) -> bool:
+        if kind == "paper":
+            return not registry.is_fused(block) or (block.scheme == registry.PAPER_SCHEME and block.rows == 1)
+        return block.time_rank <= (0 if kind == "rank0" else 1)
+
+    def add(self, block: Block) -> None:
+        """A kept block: a hop if it is short and costs no more MACs than its unfused ops."""
+        self._add_hop(block)
+
+    def _add_hop(self, block: Block) -> None:
+        if block.last - block.first >= self.SPAN or block.macs > self.macs[block.dst] - self.macs[block.src]:
+            return
+        for kind, hops in self.hops.items():
+            if self.admits(kind, block):
+                out = hops[block.src]
+                out[block.dst] = min(out.get(block.dst, block.ram_bytes), block.ram_bytes)
+
+    def start(self, scheme: registry.Scheme) -> None:
+        """A scheme's pass begins: its class of hops, and the peaks from cut 0 over those known."""
+        self.kind = "paper" if scheme.name == registry.PAPER_SCHEME else f"rank{min(scheme.time_rank, 1)}"
+        hops = self.hops["paper" if self.kind == "paper" else "rank1"]
+        reached = [math.inf] * (self.n + 1)
+        reached[0] = -math.inf
+        for cut in range(self.n):
+            for dst, ram in hops[cut].items():
+                reached[dst] = min(reached[dst], max(reached[cut], ram))
+        self.reached = reached
+        self.tails = [None] + [[math.inf] * self.n + [-math.inf] for _ in range(self.GAP)]
+
+    def applies(self, witness: "_Witness | None", first: int) -> bool:
+        """Whether blocks from `first` may be dropped for a chain (floored, not from the input)."""
+        return witness is not None and witness.floors is not None and first > 0
+
+    def _covers(self, cut: int, hops: dict[int, int], v: int) -> float:
+        """The least peak of a path from `cut` to v through one of its hops and the tails."""
+        best = math.inf
+        for dst, ram in hops.items():
+            if dst == v:
+                best = min(best, ram)
+            elif dst < v:
+                best = min(best, max(ram, self.tails[min(v - dst, self.GAP)][dst]))
+        return best
+
+    def _peaks(self, cut: int, hops: dict[int, int], start: int) -> float:
+        """The least peak that joins `cut` to every cut from `start` on (an upper bound)."""
+        if not hops:
+            return math.inf
+        tail = min(max(ram, self.tails[self.GAP][dst]) for dst, ram in hops.items())
+        top = min(max(hops) + self.GAP, self.n + 1)
+        return max([tail] + [self._covers(cut, hops, v) for v in range(start, top)])
+
+    def settle(self, cut: int) -> None:
+        """Every block of the pass's scheme from `cut` is known: its tails."""
+        hops = self.hops[self.kind][cut]
+        for gap in range(1, self.GAP + 1):
+            self.tails[gap][cut] = self._peaks(cut, hops, cut + gap)
+
+    def beats(self, first: int, last: int, ram: int) -> bool:
+        """Whether a block first..last' of `ram` bytes at least is dropped, for every last' >= last."""
+        if ram <= self.reached[first]:
+            return False
+        hops = {dst: r for dst, r in self.hops[self.kind][first].items() if r < ram}
+        return self._peaks(first, hops, last + 1) < ram
+
+
+def _blockless(graph: Graph, scheme: registry.Scheme, cache: dict) -> bool:
+    """Whether a scheme makes no block of the graph (its reach from every op is that op)."""
+    return all(scheme.reach(graph, first, cache) == first for first in range(len(graph)))
 
 
 def _covered(graph: Graph, union: bool) -> bool:
