@@ -434,9 +434,9 @@ class _Chains:
         self.graph, self.live, self.macs, self.cache = graph, live, macs, cache
         self.n = len(graph)
         # class -> cut -> {destination cut: least RAM of a hop}
-        self.hops = {kind: [{} for _ in range(self.n + 1)] for kind in ("paper", "rank0", "rank1")}
+        self.hops = {hop_class: [{} for _ in range(self.n + 1)] for hop_class in ("paper", "rank0", "rank1")}
         self.probes: dict[tuple[int, int], LoweredBlock] = {}
-        self.kind = "rank1"
+        self.hop_class = "rank1"
 
     @classmethod
     def of(cls, graph: Graph, live: Liveness, bounds: "_Bounds | None", singles: list[Block], fused, cache: dict):
@@ -472,10 +472,10 @@ class _Chains:
         """A probed lowering of the block, if there is one."""
         return self.probes.pop((first, last), None) if rows == 1 and scheme.name == registry.PAPER_SCHEME else None
 
-    def admits(self, kind: str, block: Block) -> bool:
-        if kind == "paper":
+    def admits(self, hop_class: str, block: Block) -> bool:
+        if hop_class == "paper":
             return not registry.is_fused(block) or (block.scheme == registry.PAPER_SCHEME and block.rows == 1)
-        return block.time_rank <= (0 if kind == "rank0" else 1)
+        return block.time_rank <= (0 if hop_class == "rank0" else 1)
 
     def add(self, block: Block) -> None:
         """A kept block: a hop if it is short and costs no more MACs than its unfused ops."""
@@ -484,15 +484,15 @@ class _Chains:
     def _add_hop(self, block: Block) -> None:
         if block.last - block.first >= self.SPAN or block.macs > self.macs[block.dst] - self.macs[block.src]:
             return
-        for kind, hops in self.hops.items():
-            if self.admits(kind, block):
+        for hop_class, hops in self.hops.items():
+            if self.admits(hop_class, block):
                 out = hops[block.src]
                 out[block.dst] = min(out.get(block.dst, block.ram_bytes), block.ram_bytes)
 
     def start(self, scheme: registry.Scheme) -> None:
         """A scheme's pass begins: its class of hops, and the peaks from cut 0 over those known."""
-        self.kind = "paper" if scheme.name == registry.PAPER_SCHEME else f"rank{min(scheme.time_rank, 1)}"
-        hops = self.hops["paper" if self.kind == "paper" else "rank1"]
+        self.hop_class = "paper" if scheme.name == registry.PAPER_SCHEME else f"rank{min(scheme.time_rank, 1)}"
+        hops = self.hops["paper" if self.hop_class == "paper" else "rank1"]
         reached = [math.inf] * (self.n + 1)
         reached[0] = -math.inf
         for cut in range(self.n):
@@ -525,7 +525,7 @@ class _Chains:
 
     def settle(self, cut: int) -> None:
         """Every block of the pass's scheme from `cut` is known: its tails."""
-        hops = self.hops[self.kind][cut]
+        hops = self.hops[self.hop_class][cut]
         for gap in range(1, self.GAP + 1):
             self.tails[gap][cut] = self._peaks(cut, hops, cut + gap)
 
@@ -533,7 +533,7 @@ class _Chains:
         """Whether a block first..last' of `ram` bytes at least is dropped, for every last' >= last."""
         if ram <= self.reached[first]:
             return False
-        hops = {dst: r for dst, r in self.hops[self.kind][first].items() if r < ram}
+        hops = {dst: r for dst, r in self.hops[self.hop_class][first].items() if r < ram}
         return self._peaks(first, hops, last + 1) < ram
 
 
