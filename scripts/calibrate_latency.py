@@ -9,6 +9,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
     python scripts/calibrate_latency.py --target cortex-m4 --scan
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
+    python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
 
@@ -43,7 +44,7 @@ from msfcnn.ops.resize_nearest import ResizeNearest
 from msfcnn.ops.transpose_conv import TransposeConv
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
-from msfcnn.latency.model import LatencyModel, coefficients_path
+from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, LatencyModel, coefficients_path
 from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
@@ -208,6 +209,32 @@ def _uint8_tflite(doc: dict) -> bytes:
         _, h, w, c = m.shape_of(y)
         y = m.softmax(m.fully_connected(m.reshape(y, (1, h * w * c)), _units(doc), quant()))
     return m.build([x], [y])
+
+
+def clamped_network(seed: int) -> dict:
+    """A seeded random int8 network of convolutions whose ReLU or ReLU6 clamps inside int8: each
+    output's zero point is drawn above -128 (_with_clamped_outputs), as in models whose activation
+    was folded into a convolution quantised before it. Random weights give -128 (a full range), so
+    no other network runs the clamped fast output stage (conv_gather:output_ruy, requant_*_ruy)."""
+    rng = random.Random(seed * 17 + 3)
+    size = rng.choice([4, 6, 8, 10, 12])
+    c = rng.choice([rng.randint(1, 8), rng.randint(8, 24)])
+    layers = [{"op": "conv2d", "filters": c, "kernel": rng.choice([1, 3]), "padding": "same",
+               "act": rng.choice(["relu", "relu6"])} for _ in range(rng.randint(1, 3))]
+    for layer in layers:
+        layer["filters"] = rng.choice([rng.randint(1, 8), rng.randint(8, 24)])
+    return {"name": f"calibration_clamped{seed}", "input": [size, size + rng.choice([0, 2]), c], "layers": layers,
+            "clamped": True, "seed": seed}
+
+
+def _with_clamped_outputs(graph, seed: int):
+    """The graph with each ReLU or ReLU6 convolution's output zero point drawn in [-110, 20] (its
+    scale kept), so that the activation clamps inside int8."""
+    rng = random.Random(seed)
+    for t, node in enumerate(graph.nodes):
+        if getattr(node.op, "activation", None) in ("relu", "relu6") and node.quant is not None:
+            graph.nodes[t] = replace(node, quant=replace(node.quant, zero_point=rng.randint(-110, 20)))
+    return graph
 
 
 def island_network(seed: int) -> dict:
@@ -686,6 +713,8 @@ def graph_of(doc: dict, dtype: str):
         return _streaming_graph(doc, dtype)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
+        if graph is not None and doc.get("clamped"):
+            return _with_clamped_outputs(graph, doc["seed"])
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
     with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp:
         path = Path(tmp) / f"{doc['name']}.tflite"
@@ -981,6 +1010,10 @@ def main() -> None:
                         "25 taps, 1 x k convolutions on lines; to --samples, default build/latency/TARGET-sweep.jsonl) "
                         "and fit the families of SWEEP_FAMILIES again on every stored measurement, keeping every other "
                         "coefficient")
+    parser.add_argument("--clamped", action="store_true", help="measure networks of convolutions whose ReLU "
+                        "clamps inside int8 (clamped_network; to --samples, default build/latency/TARGET-clamped.jsonl) "
+                        "and fit on them only the counts of the convolutions' families that have no coefficient yet "
+                        "(their clamped output stage), keeping every stored coefficient")
     parser.add_argument("--streaming", action="store_true", help="measure one call of sliding-window models "
                         "(streaming_network, int8 and --float float32; to --samples, default "
                         "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
@@ -1031,6 +1064,9 @@ def main() -> None:
     samples_path.parent.mkdir(parents=True, exist_ok=True)
     if args.streaming:
         _calibrate_streaming(args, folder)
+        return
+    if args.clamped:
+        _calibrate_clamped(args, args.samples or folder / f"{args.target}-clamped.jsonl")
         return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
@@ -1164,6 +1200,22 @@ def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
     # a family with few unfused blocks (xtensa-lx106 has one PRELU block alone) keeps its fused fit
     alone = tuple(family for family in SWEEP_ALONE if len(calibration.alone(samples, family)) >= MIN_ALONE_BLOCKS)
     return calibration.refit(samples, model, alone, "sweep_alone", only_alone=True)
+
+
+CLAMPED_FAMILIES = KERNEL_SOURCE_FAMILIES["conv2d.c"]  # the convolution's, on every kind of core
+
+
+def _calibrate_clamped(args, samples_path: Path) -> None:
+    """--clamped: measure clamped_network's networks, then fit on them the convolutions' counts
+    that have no coefficient (calibration.refit with only_new), keeping every other one."""
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8", "cover",
+                clamped_network)
+    dsp = args.target in DSP_TARGETS
+    samples = load_samples(samples_path, dsp, args.target in MVE_TARGETS)  # (only these run the clamped stage)
+    model = calibration.refit(samples, _stored(args.target, ("clamped",)), CLAMPED_FAMILIES, "clamped", only_new=True)
+    print(f"fitted: {' '.join(model.calibration['clamped'].get('fitted', []))}", file=sys.stderr)
+    _write(model, args.target, args.also)
 
 
 def _write(model: LatencyModel, target: str, also: list[str]) -> None:

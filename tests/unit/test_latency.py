@@ -435,3 +435,29 @@ def test_a_row_measured_before_a_kernel_changed_keeps_its_other_blocks(tmp_path,
     assert set(tool.family_sources(("add",))) == {"add.c", "add.h"}
     assert [number for number, *_ in tool.stale_rows(path, ("add",), True)] == [0]
     assert list(tool.stale_rows(path, ("softmax",), True)) == []
+
+
+def test_clamped_networks_run_the_clamped_output_stage():
+    """scripts/calibrate_latency.py --clamped: its networks' ReLU convolutions clamp inside int8
+    (the fast output stage "ruy", not "ruy_full" as random weights give), the only calibration rows
+    whose blocks count conv_gather:output_ruy; every activation stays within the output's range."""
+    import importlib.util
+    from pathlib import Path
+
+    from msfcnn.latency.features import BlockCounter, _output_stage
+    from msfcnn.latency.model import schedule_features
+    from msfcnn import pipeline
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    stages, counted = set(), 0
+    for seed in range(4):
+        graph = tool.graph_of(tool.clamped_network(seed), "int8")
+        stages |= {_output_stage(graph, t)[0] for t in range(len(graph))}
+        assert all(-110 <= node.quant.zero_point <= 20 for node in graph.nodes)
+        plan = pipeline.planner(graph).vanilla()
+        counted += sum(f["conv_gather:output_ruy"] for f in schedule_features(pipeline.lower(graph, plan),
+                                                                               BlockCounter(graph, True)))
+    assert stages == {"ruy"} and counted > 0

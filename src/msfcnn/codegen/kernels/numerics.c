@@ -43,25 +43,34 @@ float msf_apply_activation_f32(float x, int32_t activation)
 
 /* ---- QUANTIZE / DEQUANTIZE at the model's edges --------------------------------------------- */
 
+/* The LX106's libgcc has no double-precision routines: there the same values come from float and
+   integer arithmetic (tests/integration/test_quantize_without_double.py compares the two on the
+   host). The rounded quotient is a double, or a float without double. */
 #if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
-/* The LX106's libgcc has no double-precision routines: the same values from float and integer
-   arithmetic (tests/integration/test_quantize_without_double.py compares the two on the host). */
+typedef float quantize_real;
+#else
+typedef double quantize_real;
+#endif
 
-/* Where the double code clips: a NaN or a value beyond +-2^63, and +-1e6 (see finish_quantize). */
-static int8_t finish_quantize(float rounded, int32_t zero_point)
+/* zero_point + rounded, clipped to int8 as numpy does it. A NaN or a value beyond int64 converts
+   to INT64_MIN on x86, and INT64_MIN + zero_point wraps to a large positive value when the zero
+   point is negative: -128 or 127 (the interpreter's SSE conversion gives INT32_MIN and wraps the
+   same way in int32). The bounds (+-2^63, +-1e6) are exact in float too. */
+static int8_t finish_quantize(quantize_real rounded, int32_t zero_point)
 {
-    if (!(rounded > -0x1p63f && rounded < 0x1p63f)) {
+    if (!(rounded > (quantize_real)-0x1p63 && rounded < (quantize_real)0x1p63)) {
         return zero_point < 0 ? 127 : -128;
     }
-    if (rounded > 1.0e6f) {
-        rounded = 1.0e6f;
+    if (rounded > (quantize_real)1.0e6) {
+        rounded = (quantize_real)1.0e6;
     }
-    if (rounded < -1.0e6f) {
-        rounded = -1.0e6f;
+    if (rounded < (quantize_real)-1.0e6) {
+        rounded = (quantize_real)-1.0e6;
     }
     return msf_clamp_s8((int32_t)rounded, zero_point, -128, 127);
 }
 
+#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
 /* v rounded half to even: below 2^23, adding 2^23 leaves a float of spacing 1, so the addition
    rounds to the nearest integer, halves to the even one (2^23 is even); above, v is one already. */
 static float round_half_even(float v)
@@ -172,24 +181,6 @@ static double round_half_away(double v)
         whole += 1.0;
     }
     return v < 0.0 ? -whole : whole;
-}
-
-/* zero_point + rounded, clipped to int8 as numpy does it. A NaN or a value beyond int64 converts
-   to INT64_MIN on x86, and INT64_MIN + zero_point wraps to a large positive value when the zero
-   point is negative: -128 or 127 (the interpreter's SSE conversion gives INT32_MIN and wraps the
-   same way in int32). */
-static int8_t finish_quantize(double rounded, int32_t zero_point)
-{
-    if (!(rounded > -9223372036854775808.0 && rounded < 9223372036854775808.0)) {
-        return zero_point < 0 ? 127 : -128;
-    }
-    if (rounded > 1.0e6) {
-        rounded = 1.0e6;
-    }
-    if (rounded < -1.0e6) {
-        rounded = -1.0e6;
-    }
-    return msf_clamp_s8((int32_t)rounded, zero_point, -128, 127);
 }
 
 int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector)

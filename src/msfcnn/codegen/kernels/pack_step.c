@@ -21,26 +21,16 @@ static void msf_pack(const msf_pack_step_params *p, const msf_view *stack, const
     memmove(dst + (size_t)p->offset * (size_t)elem, step->base, (size_t)p->size * (size_t)elem);
 }
 
-void msf_pack_first_s8 MSF_REGION_ARGS(msf_pack_first_params)
-{
-    (void)r0; (void)r1; (void)c0; (void)c1;
-    msf_pack(p, NULL, in, out, 1);
-}
+/* The entry points, one for each element size and for the first or a later step: the region is
+   always the whole stack, so its bounds go unused. */
+#define MSF_PACK_ENTRY(name, region_args, stack, step, elem) \
+    void name region_args                                      \
+    {                                                          \
+        (void)r0; (void)r1; (void)c0; (void)c1;                \
+        msf_pack(p, stack, step, out, elem);                   \
+    }
 
-void msf_pack_first_f32 MSF_REGION_ARGS(msf_pack_first_params)
-{
-    (void)r0; (void)r1; (void)c0; (void)c1;
-    msf_pack(p, NULL, in, out, (int32_t)sizeof(float));
-}
-
-void msf_pack_step_s8 MSF_REGION2_ARGS(msf_pack_step_params)
-{
-    (void)r0; (void)r1; (void)c0; (void)c1;
-    msf_pack(p, in1, in2, out, 1);
-}
-
-void msf_pack_step_f32 MSF_REGION2_ARGS(msf_pack_step_params)
-{
-    (void)r0; (void)r1; (void)c0; (void)c1;
-    msf_pack(p, in1, in2, out, (int32_t)sizeof(float));
-}
+MSF_PACK_ENTRY(msf_pack_first_s8, MSF_REGION_ARGS(msf_pack_first_params), NULL, in, 1)
+MSF_PACK_ENTRY(msf_pack_first_f32, MSF_REGION_ARGS(msf_pack_first_params), NULL, in, (int32_t)sizeof(float))
+MSF_PACK_ENTRY(msf_pack_step_s8, MSF_REGION2_ARGS(msf_pack_step_params), in1, in2, 1)
+MSF_PACK_ENTRY(msf_pack_step_f32, MSF_REGION2_ARGS(msf_pack_step_params), in1, in2, (int32_t)sizeof(float))
