@@ -56,6 +56,25 @@ def test_dsp_convolution_counts_by_hand():
         "requant_pair_general", "requant_single_general"}
 
 
+def test_a_one_row_window_counts_its_line_pixels():
+    """A 1 x k convolution (Conv1D along W) counts its calls and pixels apart (line_*, fitted by
+    calibrate_latency.py --lines), the paired DSP loop its odd pixel too; a k x k or k x 1 window
+    counts none, so the predictions of models without 1 x k windows do not move."""
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": [1, 3], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": [1, 3], "dilation": [1, 2], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": [3, 1], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}], (1, 5, 4))
+    dsp, portable = BlockCounter(graph, dsp=True), BlockCounter(graph, dsp=False)
+    assert {k: v for k, v in dsp.call(0, 0, 1, 0, 5).items() if ":line_" in k} == {
+        "conv_gather:line_call": 1, "conv_gather:line_pixel": 5, "conv_gather:line_single": 1}
+    assert {k: v for k, v in dsp.call(1, 0, 1, 1, 3).items() if ":line_" in k} == {
+        "conv_dilated:line_call": 1, "conv_dilated:line_pixel": 2}
+    assert {k: v for k, v in portable.call(0, 0, 1, 0, 4).items() if ":line_" in k} == {
+        "conv:line_call": 1, "conv:line_pixel": 4}
+    for counter in (dsp, portable):
+        assert not any(":line_" in k for t in (2, 3) for k in counter.call(t, 0, 1, 0, 5))
+
+
 def test_helium_convolution_counts_by_hand():
     """conv_mve on three pixels of a 1x1 convolution, 40 inputs to 70 outputs: blocks of 64 and 6
     channels; a patch of 40 values, so four channels at a time over two whole vectors and a
