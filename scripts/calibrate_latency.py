@@ -10,6 +10,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --scan
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
+    python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
 
@@ -26,6 +27,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -542,6 +544,49 @@ def streaming_network(seed: int) -> dict:
             "layers": layers + head + [{"op": "dense", "units": rng.choice([3, 12])}]}
 
 
+def line_network(seed: int, streaming: bool = False) -> dict:
+    """A seeded random Conv1D-style network (`--lines`): 1 x k convolutions, dilated or not, VALID
+    or SAME, on a 1 x T x C map, then a global average pool and a dense layer, in int8 (even
+    seeds) or float32 (odd ones). Measured under the cover plans, whose column streams of one row
+    call a window per pixel, and (with the hop drawn, when it can stream) as one call of its
+    streaming graph: the one-row windows' own counts (Conv2D's line_*) beside kernels fitted
+    elsewhere."""
+    rng = random.Random(seed * 17 + 9)
+    frames, channels = rng.choice([12, 16, 24, 32, 40, 49, 64]), rng.choice([1, 3, 4, 8, 12, 16, 40])
+    layers, width = [], frames
+    for _ in range(rng.randint(1, 3)):
+        k, d = rng.choice([2, 3, 3, 5]), rng.choice([1, 1, 2, 4])
+        padding = rng.choice(["valid", "valid", "same"])
+        padding = "valid" if streaming else padding  # (a window along time streams VALID only)
+        if padding == "valid" and width - (k - 1) * d < 2:
+            break
+        layers.append({"op": "conv2d", "kernel": [1, k], "dilation": [1, d], "padding": padding,
+                       "filters": rng.choice([4, 8, 12, 16, 24, 32]), "act": rng.choice(["relu", None])})
+        width -= (k - 1) * d if padding == "valid" else 0
+    layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.choice([3, 12])}]
+    return {"name": f"calibration_line_{seed}", "generated": "line", "seed": seed, "hop": rng.choice([1, 1, 2]),
+            **({"streaming": True} if streaming else {}),
+            "dtype": "float32" if seed % 2 else "int8", "input": [1, frames, channels],
+            "layers": [{k: v for k, v in layer.items() if v is not None} for layer in layers]}
+
+
+def _line_graph(doc: dict, dtype: str):
+    """line_network's whole graph, or (doc "streaming") the graph of one call of it, or None."""
+    whole = calibration.graph_of({k: doc[k] for k in ("name", "input", "layers")}, dtype)
+    if whole is None or not doc.get("streaming"):
+        return whole
+    from msfcnn.frontends.sliding import sliding_window
+    try:
+        return sliding_window(whole, doc["hop"])
+    except UserError:
+        return None
+
+
+def streaming_line_network(seed: int) -> dict:
+    """line_network(seed) as one call of its streaming graph (a window of one or two output pixels)."""
+    return line_network(seed, streaming=True)
+
+
 def _streaming_graph(doc: dict, dtype: str):
     """The graph of one call of streaming_network(seed), or None when its hop cannot stream."""
     from msfcnn.frontends.sliding import sliding_window
@@ -711,6 +756,8 @@ def graph_of(doc: dict, dtype: str):
         return _recurrent_graph(doc)
     if doc.get("generated") == "streaming":
         return _streaming_graph(doc, dtype)
+    if doc.get("generated") == "line":
+        return _line_graph(doc, dtype)
     if doc.get("generated") not in GENERATED:
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         if graph is not None and doc.get("clamped"):
@@ -1018,6 +1065,10 @@ def main() -> None:
                         "(streaming_network, int8 and --float float32; to --samples, default "
                         "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
                         "coefficients (time_ring, time_mean) on both files, keeping every other stored one")
+    parser.add_argument("--lines", action="store_true", help="measure Conv1D-style networks (line_network: 1 x k "
+                        "convolutions on a 1 x T x C map, int8 and float32, whole under the cover plans and as one "
+                        "streaming call; to build/latency/TARGET-lines[-streaming].jsonl) and fit only the one-row "
+                        "windows' counts (line_*) on every stored block that has them, keeping every other coefficient")
     parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
                         "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
                         "only their coefficients again on every stored row, keeping every other one")
@@ -1068,6 +1119,9 @@ def main() -> None:
     if args.clamped:
         _calibrate_clamped(args, args.samples or folder / f"{args.target}-clamped.jsonl")
         return
+    if args.lines:
+        _calibrate_lines(args, folder)
+        return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
         # bytes), and a float32 LSTM's time depends on its values (expf, tanhf), which the
@@ -1088,8 +1142,15 @@ def main() -> None:
             dtype = {"pad16": "int16", "recurrent": "float32"}.get(own_fit, "int8")
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, dtype, "cover",
                     make)
-        model = calibration.fit(load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS), args.target,
-                                args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit,)), key=own_fit)
+        samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
+        if own_fit == "keyword":  # then the dense layer's TFLite Micro rounding (_dense_tflm), on top
+            model = calibration.fit([_without_counts(s, DOUBLE_GENERAL) for s in samples], args.target,
+                                    args.target in DSP_TARGETS, fixed=_stored(args.target, (own_fit, "dense_tflm")),
+                                    key=own_fit)
+            model = calibration.refit(samples, model, ("dense",), "dense_tflm", only_new=True)
+        else:
+            model = calibration.fit(samples, args.target, args.target in DSP_TARGETS,
+                                    fixed=_stored(args.target, (own_fit,)), key=own_fit)
         _write(model, args.target, args.also)
         return
     if not args.refit:
@@ -1138,6 +1199,41 @@ def main() -> None:
     if windows_samples:  # and the dilated and transposed convolutions' on top of everything
         model = calibration.fit(windows_samples, args.target, dsp, fixed=_without(model, "windows"), key="windows")
     _write(_sweep_refit(model, samples_of(every_file, False), dsp), args.target, args.also)
+
+
+# The general output stage's values under TFLite Micro's rounding (latency/features.py): 0 under
+# LiteRT's numerics. --keyword fits the dense layer's (its odd seeds run TFLite Micro's numerics)
+# after its own kernels, on top of every other coefficient, as calibration.dense_tflm.
+DOUBLE_GENERAL = ":output_general_double"
+
+
+def _without_counts(sample, suffix: str):
+    return calibration.Sample(Counter({k: v for k, v in sample.features.items() if not k.endswith(suffix)}),
+                              sample.instructions, sample.where)
+
+
+def _line_count(name: str) -> bool:
+    """A one-row window's own count (Conv2D's line_pixel, ...: 0 on every k x k window)."""
+    return name.split(":")[-1].startswith("line_")
+
+
+def _calibrate_lines(args, folder: Path) -> None:
+    """--lines: measure line_network (whole, under the cover plans) and its streaming call, then
+    fit only the one-row windows' counts on every stored block that has them (the narrow --ops
+    and --sweep networks' 1 x k convolutions too), on top of every other coefficient."""
+    files = [folder / f"{args.target}-lines.jsonl", folder / f"{args.target}-lines-streaming.jsonl"]
+    if not args.refit:
+        seeds = range(args.first_seed, args.first_seed + args.networks)
+        measure(args.target, seeds, files[0], "int8", "cover", line_network)
+        measure(args.target, seeds, files[1], "int8", "vanilla", streaming_line_network)
+    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
+    fixed = _stored(args.target, ("lines",))
+    # (a block's other counts that have no coefficient stay without one: only the line counts are fitted)
+    samples = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or _line_count(k)}),
+                                  s.instructions, s.where)
+               for path in samples_files(args.target) for s in load_samples(path, dsp, mve)
+               if any(v and _line_count(k) for k, v in s.features.items())]
+    _write(calibration.fit(samples, args.target, dsp, fixed=fixed, key="lines"), args.target, args.also)
 
 
 STREAMING_FAMILIES = ("time_ring", "time_mean")  # (and their float32 kernels', "_f32")

@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.brute_force import all_paths, peak
+from support.paths import FIXTURES
 from support.fused_cases import networks, op_networks, random_plan
-from msfcnn import fused_executor, latency
+from msfcnn import fused_executor, latency, pipeline
 from msfcnn.cost import exact
 from msfcnn.errors import UserError
 from msfcnn.frontends.layer_list import graph_from_layer_list
@@ -54,6 +55,39 @@ def test_dsp_convolution_counts_by_hand():
     assert {name.rsplit("_", 1)[0] if name.endswith("full") else name for name in requantised} <= {
         "requant_pair_ruy", "requant_single_ruy", "requant_pair_ruy", "requant_single_ruy",
         "requant_pair_general", "requant_single_general"}
+
+
+def test_a_one_row_window_counts_its_line_pixels():
+    """A 1 x k convolution (Conv1D along W) counts its calls and pixels apart (line_*, fitted by
+    calibrate_latency.py --lines), the paired DSP loop its odd pixel too; a k x k or k x 1 window
+    counts none, so the predictions of models without 1 x k windows do not move."""
+    graph = _graph([{"op": "conv2d", "filters": 8, "kernel": [1, 3], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": [1, 3], "dilation": [1, 2], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": [3, 1], "padding": "same"},
+                    {"op": "conv2d", "filters": 8, "kernel": 3, "padding": "same"}], (1, 5, 4))
+    dsp, portable = BlockCounter(graph, dsp=True), BlockCounter(graph, dsp=False)
+    assert {k: v for k, v in dsp.call(0, 0, 1, 0, 5).items() if ":line_" in k} == {
+        "conv_gather:line_call": 1, "conv_gather:line_pixel": 5, "conv_gather:line_single": 1}
+    assert {k: v for k, v in dsp.call(1, 0, 1, 1, 3).items() if ":line_" in k} == {
+        "conv_dilated:line_call": 1, "conv_dilated:line_pixel": 2}
+    assert {k: v for k, v in portable.call(0, 0, 1, 0, 4).items() if ":line_" in k} == {
+        "conv:line_call": 1, "conv:line_pixel": 4}
+    for counter in (dsp, portable):
+        assert not any(":line_" in k for t in (2, 3) for k in counter.call(t, 0, 1, 0, 5))
+
+
+def test_tflite_micro_rounding_of_a_general_output_stage_is_counted_apart():
+    """A dense layer's general output stage under TFLite Micro's numerics counts its values as
+    output_general_double too (its two roundings); under LiteRT's it counts none, so no LiteRT
+    model's prediction moves."""
+    path = str(FIXTURES / "sequence" / "svdf_keyword.tflite")  # two dense layers, of 16 and 4 units
+    for numerics in ("tflm", "litert"):
+        graph = pipeline.load(path, numerics=numerics)
+        counter = BlockCounter(graph, dsp=True)
+        dense = [t for t in range(len(graph)) if counter.op(t).family == "dense"]
+        counts = [counter._count_call(t, 0, 1, 0, 1) for t in dense]
+        assert [f["dense:output_general"] for f in counts] == [16, 4]
+        assert [f["dense:output_general_double"] for f in counts] == ([16, 4] if numerics == "tflm" else [0, 0])
 
 
 def test_helium_convolution_counts_by_hand():

@@ -141,6 +141,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         if fam in MVE_FAMILIES:
             self._count_mve(run, f)
             return
+        self._count_line(run, f)
         if run.dsp and fam != DSP_DILATED_FAMILY:
             self._count_dsp(run, f, blocks)
             return
@@ -155,6 +156,18 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         f[f"{fam}:run_channels"] += runs * (quads + singles)
         f[f"{fam}:value_quad"] += run.taps * in_c * quads
         f[f"{fam}:value_single"] += run.taps * in_c * singles
+
+    def _count_line(self, run: KernelRun, f: Counts) -> None:
+        """A window of one kernel row (1 x k, a Conv1D along W): its pixels apart. The other
+        windows' fits price a pixel's own work (locating it, its patch, its sums) partly per kernel
+        row, which a 1 x k window has only one of; this count takes the rest (0 on k x k windows,
+        so their predictions stay as fitted; `calibrate_latency.py --lines`)."""
+        kh, kw = self.win.kernel
+        if kh == 1 and kw > 1:
+            f[f"{run.family}:line_call"] += 1
+            f[f"{run.family}:line_pixel"] += run.pixels
+            if run.dsp and run.family != DSP_DILATED_FAMILY:  # the paired loop's odd pixel, alone
+                f[f"{run.family}:line_single"] += run.pixels % 2
 
     def _count_dsp(self, run: KernelRun, f: Counts, blocks: list[int]) -> None:
         """conv_pairs (kernels/conv2d.c): pixels in pairs, then an odd last one; per pair, per block of
