@@ -22,6 +22,7 @@ from .schedule import LoweredBlock, Schedule, loop_kinds
 from .schedule.loop_kinds import WALKER, handles
 from .schedule.lowered import WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, time_axis
 from .schedule import streaming
+from .schedule.lowered import Chains
 from .schedule.streaming import needed_range
 
 SENTINELS = (0x5A, 0xA5)
@@ -280,18 +281,9 @@ class _Stream:
 
     def compute_region(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
         """Rows x columns of tensor t's output, from the inputs' buffers."""
-        node = self.graph.nodes[t]
-        if rows[1] <= rows[0] or cols[1] <= cols[0]:
-            # A band that reads only padding of this tensor (a pad's border rows) needs none of it.
-            return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), self.r.dtype(t))
-        inputs, border = [], (0, 0, 0, 0)
-        for u in node.inputs:  # each input's positions the region reads, and the padding beyond them
-            r0, r1, top, bottom = needed_range(self.graph, t, u, *rows, axis=0)
-            c0, c1, left, right = needed_range(self.graph, t, u, *cols, axis=1)
-            inputs.append(self.fetch(u, (r0, r1), (c0, c1)))
-            border = (top, left, bottom, right)
-        out = node.op.on_region(border).in_region(rows, cols).reference(inputs, self.graph.kernel_context(t))
-        self.r.count(t, out)
+        out = region_value(self.graph, t, rows, cols, self.fetch)
+        if out.size:
+            self.r.count(t, out)
         return out
 
     def sweep(self, span: dict[int, tuple[int, int]]) -> None:
@@ -322,6 +314,22 @@ class _Stream:
     def finish_tail(self) -> None:
         _finish_tail(self.r, self.tail, self.acc, self.buffers, self.end, self.graph.shape_of(self.end))
         self.r.macs += sum(self.graph.macs(t) for t in range(self.end + 1, self.tail.last + 1))
+
+
+def region_value(graph: Graph, t: int, rows: tuple[int, int], cols: tuple[int, int], fetch) -> np.ndarray:
+    """Rows x columns of tensor t's output from its op's numpy kernel, each input's positions the
+    region reads given by `fetch(u, rows, cols)`."""
+    node = graph.nodes[t]
+    if rows[1] <= rows[0] or cols[1] <= cols[0]:
+        # A band that reads only padding of this tensor (a pad's border rows) needs none of it.
+        return np.zeros((max(rows[1] - rows[0], 0), max(cols[1] - cols[0], 0), node.shape[2]), graph.element_of(t).numpy)
+    inputs, border = [], (0, 0, 0, 0)
+    for u in node.inputs:  # each input's positions the region reads, and the padding beyond them
+        r0, r1, top, bottom = needed_range(graph, t, u, *rows, axis=0)
+        c0, c1, left, right = needed_range(graph, t, u, *cols, axis=1)
+        inputs.append(fetch(u, (r0, r1), (c0, c1)))
+        border = (top, left, bottom, right)
+    return node.op.on_region(border).in_region(rows, cols).reference(inputs, graph.kernel_context(t))
 
 
 def _finish_tail(runner: _BlockRunner, tail, acc: np.ndarray, buffers: dict, end: int, end_shape) -> None:
@@ -484,3 +492,71 @@ class _TimeScan:
 @handles(WALKER, TimeScan)
 def _walk_time_scan(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
     _TimeScan(runner, block, scratch).run()
+
+
+class _Chains:
+    """Chains of three ops (schemes/chains.py), row by row in the block's order. A chain's output
+    row is computed from the rows of its input it reads, through its first op's values under the
+    depthwise window's rows: the numpy kernels give the same values the C makes pixel by pixel,
+    and the positions counted are the C's (the first op once per depthwise tap). A ring's slot
+    tags catch a read of a row already overwritten."""
+
+    def __init__(self, runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]):
+        self.r, self.block, self.graph, self.loops = runner, block, runner.graph, block.loops
+        self.rings = {t: runner.view(scratch[f"ring{t}"], s.shape, ELEMENT_TYPES[s.dtype].numpy)
+                      for t, s in ((t, block.scratch_named(f"ring{t}")) for t in block.rings)}
+        self.tags = {t: [None] * k for t, k in block.rings.items()}
+
+    def fetch(self, t: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
+        if t not in self.rings:
+            return self.r.tensor(t)[rows[0]:rows[1], cols[0]:cols[1]]
+        k = len(self.tags[t])
+        if any(self.tags[t][i % k] != i for i in range(*rows)):
+            raise AssertionError(f"the ring of tensor {t} no longer holds rows {rows[0]}..{rows[1] - 1}")
+        return self.rings[t][[i % k for i in range(*rows)], cols[0]:cols[1]]
+
+    def store(self, t: int, i: int, row: np.ndarray) -> None:
+        if t in self.rings:
+            k = len(self.tags[t])
+            self.rings[t][i % k] = row
+            self.tags[t][i % k] = i
+        else:
+            self.r.tensor(t)[i] = row
+
+    def chain_row(self, start: int, i: int) -> np.ndarray:
+        """Row i of the output of the chain from op `start`."""
+        graph, a, b, c = self.graph, start, start + 1, start + 2
+        width = graph.shape_of(c)[1]
+        rows, cols = needed_range(graph, b, a, i, i + 1, 0)[:2], needed_range(graph, b, a, 0, width, 1)[:2]
+        first = region_value(graph, a, rows, cols, self.fetch)
+        values = {a: (rows, cols, first)}
+
+        def held(u, rows_u, cols_u):  # the region of an op inside the chain, as just computed
+            (r0, _), (c0, _), value = values[u]
+            return value[rows_u[0] - r0:rows_u[1] - r0, cols_u[0] - c0:cols_u[1] - c0]
+
+        values[b] = ((i, i + 1), (0, width), region_value(graph, b, (i, i + 1), (0, width), held))
+        row = region_value(graph, c, (i, i + 1), (0, width), held)
+        for t, positions in ((a, (rows[1] - rows[0]) * self.tap_columns(start)), (b, width), (c, width)):
+            self.r.macs += streaming.pixel_macs(graph, t) * positions
+            self.r.positions[t] += positions
+        return row[0]
+
+    def tap_columns(self, start: int) -> int:
+        """In-bounds columns of the depthwise window over every output column of the chain."""
+        graph, b = self.graph, start + 1
+        return sum(hi - lo for lo, hi in graph.nodes[b].op.axis_window(1).position_spans(
+            graph.shape_of(b)[1], graph.shape_of(start)[1]))
+
+    def run(self) -> None:
+        starts = list(self.loops.starts)
+        for k, i in self.loops.order:
+            if k < 0:
+                self.store(NETWORK_INPUT, i, self.r.read_row(i))
+            else:
+                self.store(starts[k] + 2, i, self.chain_row(starts[k], i))
+
+
+@handles(WALKER, Chains)
+def _walk_chains(runner: _BlockRunner, block: LoweredBlock, scratch: dict[str, int]) -> None:
+    _Chains(runner, block, scratch).run()

@@ -33,7 +33,8 @@ def run(capsys, *argv):
 # ---- the registry ------------------------------------------------------------------------------
 
 def test_registry_lists_every_scheme_with_its_template():
-    assert list(SCHEMES)[0] == "single" and set(FUSED_SCHEMES) == {"inplace", "linebuffer", "overlap", "hcache", "recompute", "timescan"}
+    assert list(SCHEMES)[0] == "single" and set(FUSED_SCHEMES) == {"inplace", "linebuffer", "overlap", "hcache", "recompute", "timescan",
+                                                                  "chains"}
     templates = resources.files("msfcnn.codegen").joinpath("templates", "schemes")
     for scheme in SCHEMES.values():
         assert scheme.summary and templates.joinpath(f"{scheme.template}.c.j2").is_file()

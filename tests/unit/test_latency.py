@@ -23,7 +23,7 @@ from msfcnn.latency.features import BlockCounter, _Profile
 from msfcnn.ops import CCall
 from msfcnn.planner import Planner
 from msfcnn.schedule import loop_kinds, schedule_plan
-from msfcnn.schedule.lowered import Channels, Stream, Whole
+from msfcnn.schedule.lowered import Chains, Channels, Stream, Whole
 
 
 def test_window_profile_counts_in_bounds_taps():
@@ -172,14 +172,17 @@ def test_block_counts_are_the_executors_kernel_calls(monkeypatch, doc, seed, dsp
     # a call in a column stream reads its input from that stream's column ring
     ring = {t: counter.op(t).ring_of(b) if isinstance(b.loops, Stream) and b.loops.axis == 1 else 0
             for b in schedule.blocks for t in range(b.first, b.last + 1)}
+    # a chains block's walker computes rows where the C makes pixels: test_chains counts those by hand
+    chained = {t for b in schedule.blocks if isinstance(b.loops, Chains) for t in range(b.first, b.last + 1)}
     expected = Counter()
     with monkeypatch.context() as patch:
         for t, *region in _executor_calls(schedule, patch):
-            if t in region_ops:
+            if t in region_ops and t not in chained:
                 expected.update(counter.call(t, *region, ring[t]))
     counted = Counter()
     for block in schedule.blocks:
-        counted.update(counter.block(block))
+        if not isinstance(block.loops, Chains):
+            counted.update(counter.block(block))
     keep = lambda f: Counter({k: v for k, v in f.items() if k.split(":")[0] in families and v})  # noqa: E731
     assert keep(counted) == keep(expected)
 

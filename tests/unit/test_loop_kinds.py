@@ -135,7 +135,8 @@ def test_a_scheme_declaring_a_floor_its_loop_kind_does_not_respect_is_refused(mo
 def test_scheme_facts_are_class_attributes():
     assert {name: (s.floor, s.growing) for name, s in registry.SCHEMES.items()} == {
         "single": (None, ()), "inplace": ("homes", ()), "linebuffer": ("rows", ()), "overlap": ("rows", ()),
-        "hcache": ("patches", (0,)), "recompute": ("patches", (0, 1)), "timescan": (None, ())}
+        "hcache": ("patches", (0,)), "recompute": ("patches", (0, 1)), "timescan": (None, ()),
+        "chains": (None, ())}
     with pytest.raises(TypeError, match="unknown floor 'bands'"):
         type("Bad", (registry.Scheme,), {}, name="bad", template="single", order=99, floor="bands")
     with pytest.raises(TypeError, match="growing axes"):

@@ -28,6 +28,7 @@ from ..schedule.loop_kinds import EMITTER, handles
 from ..schedule.lowered import (WORKSPACE, Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements,
                                 time_axis)
 from ..schedule.schemes import get_scheme
+from ..schedule.lowered import Chains
 from ..targets import TARGETS, Target
 
 # The generated C's names: `<prefix>_invoke`, `<prefix>_value`, `<prefix>_op0_weights`, macros
@@ -304,6 +305,36 @@ class _Emitter:
         externals.append({"name": f"x{len(externals)}", "init": view})
         return {"ring": f"s.x[{len(externals) - 1}]", "rows": h,
                 "band_rows": [sweep[NETWORK_INPUT][1] for sweep in block.loops.sweeps]}
+
+    @handles(EMITTER, Chains)
+    def chains(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:
+        """Chains of three ops (schemes/chains.py): per chain a function making one output row pixel
+        by pixel, and the block's order of (chain, row), -1 a row of the network input."""
+        graph, loops = self.graph, block.loops
+        starts = list(loops.starts)
+
+        def view(t: int) -> str:  # a ring of rows, or the whole tensor
+            if t not in block.rings:
+                return self.full_view(t, offsets)
+            _, w, c = graph.shape_of(t)
+            return f"{{ ARENA({scratch[f'ring{t}']}), {w * c}, {c}, 0, 0, {block.rings[t]}, 0 }}"
+
+        chains = []
+        for k, a in enumerate(starts):
+            b, c = a + 1, a + 2
+            rows, cols = graph.nodes[b].op.axis_window(0), graph.nodes[b].op.axis_window(1)
+            ha, wa, ca = graph.shape_of(a)
+            parts = graph.nodes[b].op.tap_parts(f"p{b}", graph.shape_of(b)[2])
+            chains.append({"index": k, "ops": self.title(LoweredBlock(a, c, "", 1, (), None, (), 0)),
+                           "kh": rows.kernel, "kw": cols.kernel, "sh": rows.stride, "sw": cols.stride,
+                           "pt": rows.pad, "pl": cols.pad, "ha": ha, "wa": wa, "ca": ca, "cb": graph.shape_of(b)[2],
+                           "width": graph.shape_of(c)[1], "parts": [{"params": p, "first": f} for p, f in parts],
+                           "first_call": self.call(a, ["(*in)"], "row", "y, y + 1, x0, x1"),
+                           "last_call": self.call(c, ["value"], "(*out)", "i, i + 1, j, j + 1")})
+        tensors = [loops.input_of(starts[0])] + [a + 2 for a in starts]
+        return {"title": self.title(block), "views": [view(t) for t in tensors], "chains": chains,
+                "order": ", ".join(f"{{ {k}, {i} }}" for k, i in loops.order), "steps": len(loops.order),
+                "source": loops.source, "axis": 0}
 
     @handles(EMITTER, Patches)
     def patches(self, block: LoweredBlock, offsets, scratch, index: int) -> dict:

@@ -23,6 +23,7 @@ from ..schedule import schemes as registry
 from ..schedule.loop_kinds import FLOOR, handles
 from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, stream_input
 from ..schedule.schemes.base import FLOORS
+from ..schedule.lowered import Chains
 
 NAME = "exact"
 SCHEMES = registry.FUSED_SCHEMES  # every fused scheme of the registry
@@ -195,6 +196,12 @@ def _stream_floors(block: LoweredBlock) -> tuple[str, ...]:
 @handles(FLOOR, TimeScan)
 def _time_scan_floors(block: LoweredBlock) -> tuple[str, ...]:
     """Steps of sequences, no rows or tiles of maps: no floor (the timescan scheme declares none)."""
+    return ()
+
+
+@handles(FLOOR, Chains)
+def _chains_floors(block: LoweredBlock) -> tuple[str, ...]:
+    """Chains keep no tensor inside a chain at all: no floor (the chains scheme declares none)."""
     return ()
 
 

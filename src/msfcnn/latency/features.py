@@ -35,6 +35,7 @@ from ..ops.base import as_feature_map
 from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
+from ..schedule.lowered import Chains
 from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements, time_axis
 
 Features = Counter  # name -> count
@@ -427,6 +428,43 @@ class BlockCounter:
         own["patch:ops"] += end - first + 1
         if loops.tail is not None:
             self._tail(loops.tail, end, own, [(*r, *c) for r in rows for c in cols])
+        return total
+
+    @handles(LATENCY, Chains)
+    def _chains(self, block: LoweredBlock, loops: Chains, own: Features):
+        """Chains (schemes/chains.py, templates/schemes/chains.c.j2): per output pixel of a chain,
+        its first op's kernel once per in-bounds kernel row of the depthwise window, over the
+        row's in-bounds columns (every row of taps times every span of columns), the last op's
+        kernel on the pixel, and the depthwise sums' own loops (kernels/chain.c: per part a start
+        and a finish of its channels, per tap its channels); per (chain, row) of the order a step,
+        and the input's rows read as a stream's source reads them."""
+        graph = self.graph
+        total = self._zero()
+        for a in loops.starts:
+            b, c = a + 1, a + 2
+            h, w = graph.shape_of(c)[:2]
+            rows = [(y, y + 1) for lo, hi in graph.nodes[b].op.axis_window(0).position_spans(h, graph.shape_of(a)[0])
+                    for y in range(lo, hi)]
+            cols = graph.nodes[b].op.axis_window(1).position_spans(w, graph.shape_of(a)[1])
+            total = total + self._per_op(("chain first", a), lambda a=a, rows=rows, cols=cols: self.grid(a, rows, cols))
+            total = total + self._per_op(("chain last", c), lambda c=c, h=h, w=w: self.grid(
+                c, [(i, i + 1) for i in range(h)], [(j, j + 1) for j in range(w)]))
+            channels, parts = graph.shape_of(b)[2], len(graph.nodes[b].op.tap_parts("p", graph.shape_of(b)[2]))
+            krows = len(rows) * w
+            taps = len(rows) * sum(hi - lo for lo, hi in cols)
+            own["chain:row"] += h
+            own["chain:pixel"] += h * w
+            own["chain:krow"] += krows
+            own["chain:part_krow"] += krows * parts
+            own["chain:part_pixel"] += h * w * parts
+            own["chain:tap"] += taps
+            own["chain:tap_channel"] += taps * channels
+            own["chain:output"] += h * w * channels
+        own["chain:step"] += len(loops.order)
+        if loops.source:
+            height, width, depth = graph.shape_of(NETWORK_INPUT)
+            own["memmove:call"] += height
+            own["memmove:byte"] += height * width * depth * graph.element_of(NETWORK_INPUT).nbytes
         return total
 
     @handles(LATENCY, TimeScan)

@@ -144,6 +144,7 @@ KERNEL_SOURCE_FAMILIES = {
     "transpose_conv.c": ("transpose_conv", "transpose_conv_s16"),
     "dilated.c": ("conv_dilated",),
     "pack_step.c": ("pack_step",),
+    "chain.c": ("chain",),  # (the chains scheme's depthwise sums; its first and last ops count as their own kernels)
     "time_ring.c": ("time_ring",), "time_mean.c": ("time_mean",),  # (elsewhere its loop is counted as the plain windows': conv, depthwise)
 }
 # An op's header (<op>.h, beside <op>.c: its params struct and kernels) goes with its source.

@@ -279,6 +279,13 @@ class Op:
         recurrent op), handed to a SEQUENCE kernel as its workspace; 0 for most ops."""
         return 0
 
+    def tap_parts(self, params: str, channels: int) -> tuple[tuple[str, int], ...]:
+        """For an int8 depthwise conv of multiplier 1 whose sums a kernel may add tap by tap
+        (kernels/chain.c, the `chains` scheme): its C params as plain depthwise params structs (C
+        expressions of its params variable `params`), each with the first of the `channels` output
+        channels it covers. () for every other op."""
+        return ()
+
     def in_place_channels(self, ctx: "KernelContext | None" = None) -> bool:
         """True when output channel c reads only input channel c, so the op can run channel by
         channel over its own input; its C kernel then has an `<c_kernel>_inplace` variant."""

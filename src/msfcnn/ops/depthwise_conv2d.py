@@ -87,6 +87,11 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         return (self.depth_multiplier == 1 and self.win.kernel[0] * self.win.kernel[1] <= self.MAX_IN_PLACE_TAPS
                 and not self.win.dilated)  # (the in-place kernel has no dilated form)
 
+    def tap_parts(self, params: str, channels: int) -> tuple[tuple[str, int], ...]:
+        """The plain int8 kernel's params, undilated and of multiplier 1 (not the uint8 weight-offset one)."""
+        plain = self.c_kernel == "msf_depthwise_conv2d" and self.depth_multiplier == 1 and not self.win.dilated
+        return ((f"&{params}", 0),) if plain else ()
+
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """The context of channel c alone (multiplier 1): its taps, bias and weight scale."""
         consts = {role: (v[..., c:c + 1] if np.ndim(v) and np.shape(v)[-1] > 1 else v) for role, v in ctx.consts.items()}

@@ -75,6 +75,13 @@ class DepthwiseConv2DLitert(DepthwiseConv2D):
         scalar = channels - tail_start(channels, self.depth_multiplier)
         return (scalar, vector) if scalar else (vector,)
 
+    def tap_parts(self, params: str, channels: int) -> tuple[tuple[str, int], ...]:
+        """The vector part (its first channels), then the scalar part if it has channels."""
+        if self.depth_multiplier != 1 or self.win.dilated:
+            return ()
+        vector = vector_channels(channels)
+        return ((f"&{params}.vector", 0),) + (((f"&{params}.tail", vector),) if vector < channels else ())
+
     def channel(self, ctx: KernelContext, c: int) -> KernelContext:
         """Channel c's context, which says whether the channel is vector code (the in-place
         scheme's numpy run computes one channel at a time)."""

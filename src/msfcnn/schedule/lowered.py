@@ -12,6 +12,7 @@ shapes, so the executor allocates exactly them), the MACs it performs and its lo
   buffers;
 - `Channels`: one op over its own input, channel by channel through a plane buffer.
 - `TimeScan`: sequence layers one time step at a time, holding states and rings of steps.
+- `Chains`: rows stream through chains of three ops, each chain made pixel by pixel.
 
 Each is a loop kind (`loop_kinds`): the executor, the emitter, the latency model and the cost
 model each register a handler for it, and fail naming the kind when they have none.
@@ -276,6 +277,73 @@ class TimeScan:
         return self.positions[t - self.first]
 
 
+@loop_kind
+@dataclass(frozen=True, eq=False)
+class Chains:
+    """Ops first..last as chains of three (schemes/chains.py: a region op, a depthwise conv, a 1x1
+    op), rows streaming through them top to bottom in `order`; a chain's input lives in a ring of
+    rows (`LoweredBlock.rings`) but the first chain's when it is a tensor made before the block
+    (read whole)."""
+
+    graph: Graph = field(repr=False)
+    first: int
+    last: int
+    source: bool = False  # the first chain pulls the network input from the caller (--input-stream)
+
+    @property
+    def starts(self) -> range:
+        """The first op of each chain."""
+        return range(self.first, self.last + 1, 3)
+
+    def input_of(self, start: int) -> int:
+        """The tensor the chain starting at op `start` reads."""
+        return self.graph.nodes[start].inputs[0]
+
+    def rows_read(self, start: int, i: int) -> tuple[int, int]:
+        """Rows [lo, hi) of its input that output row i of the chain from op `start` reads."""
+        graph = self.graph
+        ya, yb = streaming.needed_range(graph, start + 1, start, i, i + 1)[:2]
+        return streaming.needed_range(graph, start, self.input_of(start), ya, yb)[:2]
+
+    def ring(self, start: int) -> int:
+        """Rows of the chain's input kept at once: the most its output rows read."""
+        spans = [self.rows_read(start, i) for i in range(self.graph.shape_of(start + 2)[0])]
+        return max(1, max(hi - lo for lo, hi in spans))
+
+    @cached_property
+    def order(self) -> tuple[tuple[int, int], ...]:
+        """(chain index, row) in the order the block computes them, each row of a chain when the
+        next chain needs it (first the rows of its own input it reads); index -1 is a row of the
+        network input read from the caller (every row, once, top to bottom)."""
+        starts = list(self.starts)
+        ends = [[self.rows_read(s, i)[1] for i in range(self.graph.shape_of(s + 2)[0])] for s in starts]
+        produced = dict.fromkeys(range(-1, len(starts)), 0)
+        order: list[tuple[int, int]] = []
+
+        def pull(k: int, upto: int) -> None:
+            while produced[k] < upto:
+                i = produced[k]
+                if k > 0 or (k == 0 and self.source):
+                    pull(k - 1, ends[k][i])
+                order.append((k, i))
+                produced[k] += 1
+
+        pull(len(starts) - 1, self.graph.shape_of(self.last)[0])
+        if self.source:  # the rows no window reads: the caller gives every row once
+            pull(-1, self.graph.shape_of(NETWORK_INPUT)[0])
+        return tuple(order)
+
+    def tap_positions(self, start: int) -> int:
+        """Output positions the chain's first op computes: for every output pixel of the chain, each
+        in-bounds tap of the depthwise window (the kernel rows in bounds times the columns)."""
+        graph, b = self.graph, start + 1
+        rows = sum(hi - lo for lo, hi in graph.nodes[b].op.axis_window(0).position_spans(
+            graph.shape_of(b)[0], graph.shape_of(start)[0]))
+        cols = sum(hi - lo for lo, hi in graph.nodes[b].op.axis_window(1).position_spans(
+            graph.shape_of(b)[1], graph.shape_of(start)[1]))
+        return rows * cols
+
+
 def time_axis(shape: tuple[int, ...]) -> int | None:
     """The time axis of a sequence tensor: 0 of (T, F), 1 of a one-row map (1, T, C); None for a
     vector or a map of several rows."""
@@ -297,7 +365,7 @@ def step_elements(shape: tuple[int, ...]) -> int:
     return prod(shape) // shape[time_axis(shape)]
 
 
-Loops = Whole | Stream | Patches | Channels | TimeScan
+Loops = Whole | Stream | Patches | Channels | TimeScan | Chains
 
 
 @dataclass(frozen=True)
