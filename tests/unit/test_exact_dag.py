@@ -194,7 +194,7 @@ def pointwise_chain(depth: int, mixed: bool = False):
 @pytest.mark.parametrize("count_io", [False, True])
 def test_chains_of_kept_blocks_change_no_plan(mixed, count_io):
     """A chain of 1x1 convolutions keeps less RAM in a block of many ops than in one unfused op:
-    only the chains of shorter kept blocks beat the long ones (cost.exact._Chains). Dropping them
+    only the chains of shorter kept blocks beat the long ones (cost.exact._HopPaths). Dropping them
     changes no solver's plan, and the DAG grows linearly with depth (it held every block)."""
     graph = pointwise_chain(6 if mixed else 16, mixed)
     vanilla = sum(graph.macs(i) for i in range(len(graph)))

@@ -70,12 +70,12 @@ def _build_dag(graph: Graph, schemes, live: Liveness, complete: bool) -> FusionD
     # is still tried: `inplace` writes one op over its input without streaming).
     reach = [max(first + 1, streaming.stream_break(graph, first, cache)) for first in range(n)]
     fused = registry.check_fused(schemes)
-    chains = _Chains.of(graph, live, bounds, blocks, fused, cache)
+    chains = _HopPaths.of(graph, live, bounds, blocks, fused, cache)
     progress.count(len(fused) * n)  # first ops, scheme by scheme
     for scheme in (registry.SCHEMES[name] for name in fused):
         if chains is not None:
             chains.start(scheme)
-        # First ops from the last down, so that a chain witness (`_Chains`) may use the blocks
+        # First ops from the last down, so that a chain witness (`_HopPaths`) may use the blocks
         # kept after `first`; each first op's blocks are put back in ascending order.
         found: list[list[Block]] = [[] for _ in range(n)]
         for first in range(n - 1, -1, -1):
@@ -91,7 +91,7 @@ def _build_dag(graph: Graph, schemes, live: Liveness, complete: bool) -> FusionD
 
 
 def _blocks_from(graph: Graph, live: Liveness, scheme: registry.Scheme, first: int, reach: list[int],
-                 bounds: "_Bounds | None", chains: "_Chains | None", cache: dict) -> list[Block]:
+                 bounds: "_Bounds | None", chains: "_HopPaths | None", cache: dict) -> list[Block]:
     """The kept blocks of `scheme` from op `first`, by last op and rows."""
     kept = []
     witness = None if bounds is None else bounds.witness(scheme, first)
@@ -411,11 +411,11 @@ def _staircase(points) -> list[tuple[int, int]]:
 # A chain of 1x1 convolutions streams with almost no ring per op: a block of hundreds of them
 # keeps less RAM than one unfused op, so no W above (whose tail is unfused ops) beats it and the
 # DAG held a quadratic number of blocks. A block e from cut u > 0 is also dropped when, for every
-# cut v it may reach, a path W of kept blocks (`_Chains.hops`: each of at most SPAN ops and MACs
+# cut v it may reach, a path W of kept blocks (`_HopPaths.hops`: each of at most SPAN ops and MACs
 # no more than its unfused ops) joins u to v with every block of less RAM than e, strictly, and
 # e's RAM is above Q(u), the peak of some such path from cut 0 to u. Every block of a floored
-# scheme has at least its unfused ops' MACs (`_covered`; `_Chains.of` needs every scheme floored),
-# so W costs no more MACs than e, nor slow MACs: its blocks rank no higher (`_Chains.admits`).
+# scheme has at least its unfused ops' MACs (`_covered`; `_HopPaths.of` needs every scheme floored),
+# so W costs no more MACs than e, nor slow MACs: its blocks rank no higher (`_HopPaths.admits`).
 #
 # - `solvers._shortest` under a limit L >= ram(e): the candidate at v through W's last block
 #   costs at most e's (as above) and has less RAM: e is never the block chosen at v.
@@ -430,7 +430,7 @@ def _staircase(points) -> list[tuple[int, int]]:
 # after u are known. Q may use lowered blocks later dropped: each has a W of kept blocks no worse.
 
 
-class _Chains:
+class _HopPaths:
     """The hops (short kept blocks of no excess MACs) of one build, the peaks their paths reach
     from each cut to all later ones (`tails`), and from cut 0 to each cut (`reached`)."""
 

@@ -49,6 +49,27 @@ def chain_at(graph: Graph, start: int, readers: dict) -> bool:
 class ChainsScheme(Scheme, name="chains", template="chains", order=50, time_rank=1):
     """rows stream through conv -> depthwise -> 1x1 chains made pixel by pixel; each chain's first op recomputed for every depthwise tap, only chain inputs kept"""
 
+    def reach(self, graph, first, cache):
+        """One past the last op of the run of chains from `first` (`first` itself when no chain
+        starts there), within the streams' reach: the DAG tries no chains block beyond it, and a
+        graph without chains keeps `exact`'s pruning, which a scheme without a floor turns off."""
+        key = ("chains reach", first)
+        if key not in cache:
+            readers = streaming.readers_of(graph, cache)
+            chains = cache.setdefault("chains", {})
+            limit = streaming.stream_break(graph, first, cache)
+            end = first
+            while end + 3 <= limit:
+                if end not in chains:
+                    chains[end] = chain_at(graph, end, readers)
+                if not chains[end]:
+                    break
+                end += 3
+                if readers.get(end - 1, ()) != (end,):
+                    break  # this chain's output is read by more than the next chain
+            cache[key] = end
+        return cache[key]
+
     def lower(self, graph, live, first, last, rows, cache):
         if (last - first + 1) % 3 or rows != 1:
             return None
