@@ -277,8 +277,8 @@ static inline int32_t dsp_smmlar(int32_t a, int32_t b, int32_t c)
 static MSF_ALWAYS_INLINE int32_t dsp_requantize(int32_t acc, int32_t mult, int32_t add, int32_t shift,
                                                 const int away)
 {
-    if (away && acc < 0) {
-        add -= 1;
+    if (away) {
+        add += msf_asr32(acc, 31);  /* -1 when acc < 0 */
     }
     return msf_asr32(dsp_smmlar((int32_t)((uint32_t)acc << 1), mult, add), shift);
 }
