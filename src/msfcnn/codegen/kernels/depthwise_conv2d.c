@@ -379,12 +379,14 @@ static MSF_ALWAYS_INLINE msf_sums4 dsp_tap(msf_sums4 s, const int8_t *x, const u
 }
 
 /* Where a pixel's taps are: tap t's input channel 0 of the block at src[t] (a window in the padding
-   or across a ring's wrap: its padding taps at a copy of the zero point), or at base + offset[t]
-   (a window inside the input, stored as the input's rows and columns: the offsets are the same for
-   every such pixel). */
+   or across a column ring's wrap: its padding taps at a copy of the zero point), or at base +
+   offset[t] (a window inside the input). The offsets hold the stored rows of the output row's
+   kernel rows (a row ring may wrap among them) and are set once an output row whose window rows
+   lie inside the input (row_inside), with row_base, its first kernel row at stored column 0. */
 typedef struct {
     const int8_t *src[MSF_DSP_TAPS];
-    const int8_t *base;
+    const int8_t *base, *row_base;
+    int32_t row_inside;
     ptrdiff_t offset[MSF_DSP_TAPS];
 } dsp_taps;
 
@@ -447,22 +449,36 @@ static void dsp_pixel_taps(const msf_depthwise_conv2d_params *p, const msf_view 
     }
 }
 
-/* 1 if pixel px's window lies inside the input and its rows and columns are stored in order (no
-   ring wraps inside it); then at->base is its first tap's input channel first_input. */
-static MSF_ALWAYS_INLINE int dsp_window_inside(const msf_depthwise_conv2d_params *p, const msf_view *in,
-                                               const msf_pixel *px, int32_t first_input, dsp_taps *at)
+/* The offsets of output row px->r's taps (see dsp_taps), for a 3 x 3 window. */
+static void dsp_row_offsets(const msf_view *in, const msf_pixel *px, int32_t first_input, dsp_taps *at)
 {
-    int32_t row, col;
-    if (px->i_lo != 0 || px->i_hi != p->kh || px->j_lo != 0 || px->j_hi != p->kw) {
+    int32_t i;
+    at->row_inside = px->i_lo == 0 && px->i_hi == 3;
+    if (at->row_inside) {
+        const int32_t top = msf_stored_row(in, px->y0);
+        at->row_base = (const int8_t *)in->base + (ptrdiff_t)top * in->row_stride + first_input;
+        for (i = 0; i < 3; ++i) {
+            const ptrdiff_t row = (ptrdiff_t)(msf_stored_row(in, px->y0 + i) - top) * in->row_stride;
+            at->offset[3 * i] = row;
+            at->offset[3 * i + 1] = row + in->col_stride;
+            at->offset[3 * i + 2] = row + 2 * (ptrdiff_t)in->col_stride;
+        }
+    }
+}
+
+/* 1 if pixel px's 3 x 3 window lies inside the input and its columns do not wrap a ring; then
+   at->base is its first tap (see dsp_taps). */
+static MSF_ALWAYS_INLINE int dsp_window_inside(const msf_view *in, const msf_pixel *px, dsp_taps *at)
+{
+    int32_t col;
+    if (!at->row_inside || px->j_lo != 0 || px->j_hi != 3) {
         return 0;
     }
-    row = msf_stored_row(in, px->y0);
     col = msf_stored_col(in, px->x0);
-    if ((in->row_ring > 0 && row + p->kh > in->row_ring) || (in->col_ring > 0 && col + p->kw > in->col_ring)) {
+    if (in->col_ring > 0 && col + 3 > in->col_ring) {
         return 0;
     }
-    at->base = (const int8_t *)in->base + (ptrdiff_t)row * in->row_stride + (ptrdiff_t)col * in->col_stride
-               + first_input;
+    at->base = at->row_base + (ptrdiff_t)col * in->col_stride;
     return 1;
 }
 
@@ -518,7 +534,8 @@ static MSF_ALWAYS_INLINE void dsp_pixel(const dsp_block *b, const dsp_taps *at, 
     }
 }
 
-/* The pixels of a block, in the form stage_form (see dsp_pixel). */
+/* The pixels of a block, in the form stage_form (see dsp_pixel): a 3 x 3 window's offsets set
+   once an output row. */
 static MSF_ALWAYS_INLINE void dsp_block_pixels(const msf_depthwise_conv2d_params *p, const msf_view *in,
                                                msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1,
                                                const dsp_block *b, dsp_taps *at, int32_t oc0, int32_t n,
@@ -530,10 +547,15 @@ static MSF_ALWAYS_INLINE void dsp_block_pixels(const msf_depthwise_conv2d_params
     const int32_t taps = p->kh * p->kw;
     msf_pixels it;
     msf_pixel px;
+    int32_t row = r0 - 1;
     msf_pixels_start(&it, &shape, r0, r1, c0, c1);
     while (msf_pixels_next(&it, &px)) {
         int8_t *const dst = msf_at_s8(out, px.r, px.c, oc0);
-        if (taps == 9 && dsp_window_inside(p, in, &px, first_input, at)) {
+        if (taps == 9 && px.r != row) {
+            row = px.r;
+            dsp_row_offsets(in, &px, first_input, at);
+        }
+        if (taps == 9 && dsp_window_inside(in, &px, at)) {
             dsp_pixel(b, at, 9, n, &stage, mode, oc0, dst, spread, 1, stage_form);
         } else {
             dsp_pixel_taps(p, in, &px, first_input, pad, at);
@@ -557,12 +579,9 @@ static MSF_ALWAYS_INLINE void depthwise_dsp(const msf_depthwise_conv2d_params *p
     const int8_t *const pad = zero_points + 4;  /* a group may read up to 3 channels before */
     const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
     const int mode = msf_output_stage_mode(&stage, p->out_c);
-    const int32_t out_c = p->out_c, kw = p->kw;
-    int32_t oc0, t;
+    const int32_t out_c = p->out_c;
+    int32_t oc0;
     msf_fill_s8(zero_points, (int8_t)-p->input_offset, (int32_t)sizeof zero_points);
-    for (t = 0; t < p->kh * kw; ++t) {
-        at.offset[t] = (ptrdiff_t)(t / kw) * in->row_stride + (ptrdiff_t)(t % kw) * in->col_stride;
-    }
     for (oc0 = 0; oc0 < out_c; oc0 += MSF_DSP_DEPTHWISE_BLOCK) {
         const int32_t n = out_c - oc0 < MSF_DSP_DEPTHWISE_BLOCK ? out_c - oc0 : MSF_DSP_DEPTHWISE_BLOCK;
         const int32_t first_input = spread ? oc0 / p->depth_multiplier : oc0;
