@@ -248,11 +248,12 @@ static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *
 #endif
 
 #if defined(MSF_ARM_DSP) && !defined(MSF_ARM_MVE)
-/* Taps up to which the DSP loop takes a window (5 x 5); a larger one takes msf_window. */
+/* Taps up to which the DSP loop could take a window (5 x 5). Only 3 x 3 windows take it: the others
+   locate their taps one by one there, which costs more than msf_window's runs. */
 #define MSF_DSP_TAPS 25
 
 /* Output channels the DSP loop takes at a time (a multiple of 4): its weights, widened to 16 bits,
-   take 8 B a tap and four channels on the stack (800 B for a 5 x 5 window). */
+   take 8 B a tap and four channels on the stack (288 B for a 3 x 3 window). */
 #define MSF_DSP_DEPTHWISE_BLOCK 16
 
 /* floor((c * 2^32 + a * b + 2^31) / 2^32): SMMLAR, which ACLE lacks. */
@@ -820,7 +821,7 @@ void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
         }
     }
 #elif defined(MSF_ARM_DSP)
-    if (p->kh * p->kw <= MSF_DSP_TAPS) {
+    if (p->kh == 3 && p->kw == 3) {
         if (p->depth_multiplier == 1 && p->out_c >= 4) {
             depthwise_dsp_one(p, in, out, r0, r1, c0, c1);
             return;
