@@ -12,7 +12,7 @@ from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numer
                    window_fields)
 from .conv2d import (count_dilated_loop, ring_wraps, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
                      weighted_c_consts, weighted_c_fields, with_dilations)
-from .loop_counts import (DSP_DEPTHWISE_BLOCK, MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
+from .loop_counts import (DSP_DEPTHWISE_BLOCK, DSP_MAX_CHANNELS, DSP_MIN_PIXELS, MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
                           count_wide_window, vectors)
 from .sliding import pad_hw, tap_slices
 
@@ -163,10 +163,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
             self._count_mve(run, f)
             return
         if fam == "depthwise_dsp":
-            if self.depth_multiplier != 1 or channels >= 4:
+            if self.depth_multiplier != 1 or (4 <= channels <= DSP_MAX_CHANNELS and pixels >= DSP_MIN_PIXELS):
                 self._count_dsp(run, f)
                 return
-            run = replace(run, family="depthwise")  # fewer than four channels: window.c's loop
+            run = self._to_window_loop(run, f)
             fam = run.family
         blocks = channel_blocks(channels)
         count_dilated_loop(self.win, run, f, blocks)
@@ -214,6 +214,20 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         f[f"{fam}:partial_sixteen"] += pixels * partial
         f[f"{fam}:partial_tap_sixteen"] += taps * partial
         f[f"{fam}:output_eight"] += pixels * eights
+
+    @staticmethod
+    def _to_window_loop(run: KernelRun, f: Counts) -> KernelRun:
+        """A call the blocked DSP loop leaves to window.c's (see DSP_MAX_CHANNELS): the counts
+        every region kernel gets (latency/features.py) moved from depthwise_dsp to depthwise,
+        whose own counts follow."""
+        generic = {"call": 1, "row": run.rows, "pixel": run.pixels, "clipped": run.clipped,
+                   "output": run.pixels * run.channels}
+        if run.stage:
+            generic[f"output_{run.stage}"] = run.pixels * run.channels
+        for name, count in generic.items():
+            f[f"depthwise_dsp:{name}"] -= count
+            f[f"depthwise:{name}"] += count
+        return replace(run, family="depthwise")
 
     def _count_dsp(self, run: KernelRun, f: Counts) -> None:
         """depthwise_dsp (kernels/depthwise_conv2d.c, 3 x 3 windows): per block of

@@ -256,6 +256,13 @@ static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *
    take 8 B a tap and four channels on the stack (288 B for a 3 x 3 window). */
 #define MSF_DSP_DEPTHWISE_BLOCK 16
 
+/* With multiplier 1, the blocked loop takes a call of at most MSF_DSP_MAX_CHANNELS channels and at
+   least MSF_DSP_MIN_PIXELS output pixels: its block constants, set once a call, and its per-pixel
+   work pay off on thin maps of some size; msf_window's runs cost less on wide channels, small maps
+   (mostly border pixels) and the few pixels of a fused plan's calls. */
+#define MSF_DSP_MAX_CHANNELS 64
+#define MSF_DSP_MIN_PIXELS 8
+
 /* floor((c * 2^32 + a * b + 2^31) / 2^32): SMMLAR, which ACLE lacks. */
 static inline int32_t dsp_smmlar(int32_t a, int32_t b, int32_t c)
 {
@@ -822,12 +829,13 @@ void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
     }
 #elif defined(MSF_ARM_DSP)
     if (p->kh == 3 && p->kw == 3) {
-        if (p->depth_multiplier == 1 && p->out_c >= 4) {
-            depthwise_dsp_one(p, in, out, r0, r1, c0, c1);
-            return;
-        }
         if (p->depth_multiplier % 4 == 0) {
             depthwise_dsp_spread(p, in, out, r0, r1, c0, c1);
+            return;
+        }
+        if (p->depth_multiplier == 1 && p->out_c >= 4 && p->out_c <= MSF_DSP_MAX_CHANNELS
+            && (r1 - r0) * (c1 - c0) >= MSF_DSP_MIN_PIXELS) {
+            depthwise_dsp_one(p, in, out, r0, r1, c0, c1);
             return;
         }
     }
