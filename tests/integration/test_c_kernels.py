@@ -501,12 +501,12 @@ def dsp_depthwise_config(rng, ruy: bool):
     mult = (1, 1, 1, 4, 8)[int(rng.integers(0, 5))]
     cin = int(rng.integers(4, 41)) if mult == 1 else int(rng.integers(1, 4))
     op = (DepthwiseConv2DLitert if ruy else DepthwiseConv2D)(win, mult, rand_activation(rng))
-    ties = wants_ties(rng, False)
+    ties = rng.random() < 0.6
     in_q = rand_quant(rng, ties=ties)
     consts, out_q = weighted_consts(rng, (1, 3, 3, cin * mult), cin * mult, 9, in_q, False,
                                     per_tensor=rng.random() < 0.25, ties=ties)
     if ties:  # multipliers 2^-3 to 2^-5: a right shift (the fast stage), at ties of either sign
-        out_q = Quant(in_q.scale * 2.0 ** 3, out_q.zero_point)
+        out_q = Quant(in_q.scale * 2.0 ** -3, out_q.zero_point)
     elif rng.random() < 0.2:  # an accumulator beyond 2^30: the general output stage
         consts["bias"] = np.full(cin * mult, 1 << 30, dtype=np.int32)
     x = near(rng, (h, w, cin), in_q.zero_point) if ties else rand_map(rng, (h, w, cin), False)
