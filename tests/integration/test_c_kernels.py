@@ -489,6 +489,44 @@ def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
     assert_bit_exact(cases.results(c_dir, lib, tag=f"dsp_{kind}_{len(defines)}", target=m4))
 
 
+def dsp_depthwise_config(rng, ruy: bool):
+    """A 3x3 int8 depthwise convolution, the blocked DSP loop's case: a multiplier of 1 (4 to 40
+    channels, whole and partial groups and blocks) or of 4 or 8, gemmlowp's rounding or LiteRT's
+    split (ruy's on the first multiple of 8 channels: a run of the loop each), sometimes a bias
+    large enough to take the general output stage."""
+    from msfcnn.ops.depthwise_conv2d_litert import DepthwiseConv2DLitert
+    win, (h, w) = rand_window(rng, max_k=3, square=True)
+    win = Window((3, 3), win.strides, tuple(min(p, 2) for p in win.pads))
+    h, w = max(h, 3), max(w, 3)
+    mult = (1, 1, 1, 4, 8)[int(rng.integers(0, 5))]
+    cin = int(rng.integers(4, 41)) if mult == 1 else int(rng.integers(1, 4))
+    op = (DepthwiseConv2DLitert if ruy else DepthwiseConv2D)(win, mult, rand_activation(rng))
+    ties = rng.random() < 0.6
+    in_q = rand_quant(rng, ties=ties)
+    consts, out_q = weighted_consts(rng, (1, 3, 3, cin * mult), cin * mult, 9, in_q, False,
+                                    per_tensor=rng.random() < 0.25, ties=ties)
+    if ties:  # multipliers 2^-3 to 2^-5: a right shift (the fast stage), at ties of either sign
+        out_q = Quant(in_q.scale * 2.0 ** -3, out_q.zero_point)
+    elif rng.random() < 0.2:  # an accumulator beyond 2^30: the general output stage
+        consts["bias"] = np.full(cin * mult, 1 << 30, dtype=np.int32)
+    x = near(rng, (h, w, cin), in_q.zero_point) if ties else rand_map(rng, (h, w, cin), False)
+    return op, KernelContext(consts, (in_q,), out_q), [x]
+
+
+@pytest.mark.qemu  # its drivers run under QEMU (the library built as for the test above)
+def test_dsp_depthwise_3x3_forms_bit_exact_on_cortex_m4(c_dir, m4):
+    """The blocked DSP depthwise loop (3x3 windows, multiplier 1 or a multiple of 4) in each of its
+    output-stage forms, through every layout (ring buffers included), gives the numpy kernels'
+    bytes."""
+    lib = build_library(c_dir, target=m4)
+    cases = Cases(seed=13)
+    rng = np.random.default_rng(913)
+    for i in range(24):
+        op, ctx, inputs = dsp_depthwise_config(rng, ruy=i % 2 == 1)
+        cases.spatial(op, ctx, inputs, f"dsp depthwise #{i} {op}", n_layout_runs=2)
+    assert_bit_exact(cases.results(c_dir, lib, tag="dsp_depthwise_3x3", target=m4))
+
+
 # ---- the Helium (MVE) loops, run on the Cortex-M55 under QEMU -------------------------------------
 
 @pytest.fixture(scope="session")

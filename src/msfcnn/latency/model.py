@@ -121,7 +121,7 @@ def schedule_features(schedule: Schedule, counter: BlockCounter) -> list[Feature
 KERNEL_SOURCE_FAMILIES = {
     "activation.c": ("activation",), "add.c": ("add",), "axis_mean.c": ("axis_mean",), "concat.c": ("concat",),
     "const_operand.c": ("mul", "mul_const", "mul_broadcast", "add_const"), "conv2d.c": ("conv_direct", "conv_gather", "conv_1x1", "conv", "conv_mve_direct", "conv_mve_gather"),
-    "dense.c": ("dense",), "depthwise_conv2d.c": ("depthwise", "depthwise_multiplier", "depthwise_mve"), "depthwise_inplace.c": ("depthwise_inplace",),
+    "dense.c": ("dense",), "depthwise_conv2d.c": ("depthwise", "depthwise_multiplier", "depthwise_mve", "depthwise_dsp"), "depthwise_inplace.c": ("depthwise_inplace",),
     "global_avg_pool.c": ("mean",), "lookup.c": ("logistic", "hard_swish"), "pad.c": ("pad",),
     "pool2d.c": ("avg_pool2d", "max_pool2d"), "requantize.c": ("requantize",), "requantize_s16.c": ("requantize_s16",),
     "svdf.c": ("svdf",), "softmax.c": ("softmax",), "softmax_wide.c": ("softmax_wide", "softmax_wide_tflm"),

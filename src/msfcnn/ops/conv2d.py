@@ -370,12 +370,15 @@ def output_stage_consts(mult, shift, rounding: str) -> dict[str, np.ndarray]:
     """Per-channel (multiplier, shift) as the C output stage (msf_requantize_block_s8) applies
     them, with the work that does not depend on the value done here: the left shift folded into a
     64-bit multiplier (mult * 2^left < 2^62), and the right shift. SINGLE rounding shifts the
-    product right by 31 - shift in one step."""
+    product right by 31 - shift in one step. A channel of multiplier 0 (a zero scale) outputs its
+    zero point under any shift: it gets a right shift of 1, so that it does not keep the layer from
+    the fast output stage, which takes every channel shifting right (msf_output_stage_is_fast)."""
     mult = np.asarray(mult, dtype=np.int64).reshape(-1)
     shift = np.asarray(shift, dtype=np.int64).reshape(-1)
     if rounding == nx.SINGLE:
         return {"multiplier": mult, "right": (31 - shift).astype(np.int32)}
-    return {"multiplier": mult << np.maximum(shift, 0), "right": np.maximum(-shift, 0).astype(np.int32)}
+    right = np.where(mult == 0, 1, np.maximum(-shift, 0))
+    return {"multiplier": mult << np.maximum(shift, 0), "right": right.astype(np.int32)}
 
 
 REQUANTISATION_ROLES = ("mult", "shift", "multiplier", "right")

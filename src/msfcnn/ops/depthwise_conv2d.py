@@ -12,7 +12,7 @@ from .base import (KernelContext, Op, Pattern, Shape, Window, c_struct, in_numer
                    window_fields)
 from .conv2d import (count_dilated_loop, ring_wraps, count_wide_dilated, dilated_kernel, dilation_note, weighted_accumulator_bound,
                      weighted_c_consts, weighted_c_fields, with_dilations)
-from .loop_counts import (MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
+from .loop_counts import (DSP_DEPTHWISE_BLOCK, DSP_MAX_CHANNELS, DSP_MIN_PIXELS, MVE_DEPTHWISE_BLOCK, MVE_TAPS, Counts, KernelBuild, KernelRun, channel_blocks,
                           count_wide_window, vectors)
 from .sliding import pad_hw, tap_slices
 
@@ -122,25 +122,34 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
 
     def latency_family(self, kernel: KernelBuild) -> str:
         """On Helium, a multiplier of 1 over at most MSF_MVE_TAPS taps runs the vector loop
-        (`depthwise_mve`), undilated; the others, the DSP loops."""
+        (`depthwise_mve`), undilated; on the other DSP cores, an int8 3 x 3 window with a multiplier
+        of 1 or a multiple of 4 runs the blocked DSP loop (`depthwise_dsp`); the others, window.c's
+        loop."""
+        kernel_taps, undilated = self.win.kernel[0] * self.win.kernel[1], not self.win.dilated
+        blocked = kernel.dsp and not kernel.mve and kernel.int8 and undilated and self.win.kernel == (3, 3)
+        if blocked and (self.depth_multiplier == 1 or self.depth_multiplier % 4 == 0):
+            return self.own_family(kernel) or "depthwise_dsp"
         if self.depth_multiplier != 1:
             return self.own_family(kernel) or "depthwise_multiplier"
-        helium = kernel.mve and not self.win.dilated and self.win.kernel[0] * self.win.kernel[1] <= MVE_TAPS
+        helium = kernel.mve and undilated and kernel_taps <= MVE_TAPS
         return self.own_family(kernel) or ("depthwise_mve" if helium else "depthwise")
 
     def counts_ring(self, kernel: KernelBuild) -> bool:
-        """The Helium loop locates a window's taps one by one where they wrap a column ring."""
-        return self.latency_family(kernel) == "depthwise_mve"
+        """The Helium and blocked DSP loops locate a window's taps one by one where they wrap a
+        column ring."""
+        return self.latency_family(kernel) in ("depthwise_mve", "depthwise_dsp")
 
     def gathers_runs(self, kernel: KernelBuild) -> bool:
-        """The Helium loop locates each tap itself, without window.c's batches of runs."""
-        return super().gathers_runs(kernel) and self.latency_family(kernel) != "depthwise_mve"
+        """The Helium and blocked DSP loops locate each tap themselves, without window.c's batches
+        of runs."""
+        return super().gathers_runs(kernel) and self.latency_family(kernel) not in ("depthwise_mve", "depthwise_dsp")
 
     @classmethod
     def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
         own = cls.own_family(kernel)
         helium = ("depthwise_mve",) if kernel.mve else ()
-        return (own,) if own else (*helium, "depthwise", "depthwise_multiplier")
+        blocked = ("depthwise_dsp",) if kernel.dsp and not kernel.mve and kernel.int8 else ()
+        return (own,) if own else (*helium, *blocked, "depthwise", "depthwise_multiplier")
 
     def output_stage_rounding(self, numerics: str) -> str:
         return ROUNDING  # the C output stage's mode (the LiteRT variant's vector part included)
@@ -158,6 +167,12 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         if fam == "depthwise_mve":
             self._count_mve(run, f)
             return
+        if fam == "depthwise_dsp":
+            if self.depth_multiplier != 1 or (4 <= channels <= DSP_MAX_CHANNELS and pixels >= DSP_MIN_PIXELS):
+                self._count_dsp(run, f)
+                return
+            run = self._to_window_loop(run, f)
+            fam = run.family
         blocks = channel_blocks(channels)
         count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += pixels * len(blocks)
@@ -204,6 +219,43 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         f[f"{fam}:partial_sixteen"] += pixels * partial
         f[f"{fam}:partial_tap_sixteen"] += taps * partial
         f[f"{fam}:output_eight"] += pixels * eights
+
+    @staticmethod
+    def _to_window_loop(run: KernelRun, f: Counts) -> KernelRun:
+        """A call the blocked DSP loop leaves to window.c's (see DSP_MAX_CHANNELS): the counts
+        every region kernel gets (latency/features.py) moved from depthwise_dsp to depthwise,
+        whose own counts follow."""
+        generic = {"call": 1, "row": run.rows, "pixel": run.pixels, "clipped": run.clipped,
+                   "output": run.pixels * run.channels}
+        if run.stage:
+            generic[f"output_{run.stage}"] = run.pixels * run.channels
+        for name, count in generic.items():
+            f[f"depthwise_dsp:{name}"] -= count
+            f[f"depthwise:{name}"] += count
+        return replace(run, family="depthwise")
+
+    def _count_dsp(self, run: KernelRun, f: Counts) -> None:
+        """depthwise_dsp (kernels/depthwise_conv2d.c, 3 x 3 windows): per block of
+        DSP_DEPTHWISE_BLOCK channels, its groups of four channels' constants (a loop over the taps
+        each); per output row and block, the tap offsets (from its kernel rows' stored rows, when
+        they lie inside the input); per pixel and block, a window inside the input (its columns not
+        wrapping a ring) at those offsets, any other located tap by tap (the padding's included);
+        per pixel and group, the sums over the nine taps, then the fast output stage (run.stage;
+        the general one is called once a pixel and block)."""
+        fam, pixels = run.family, run.pixels
+        blocks = channel_blocks(run.channels, DSP_DEPTHWISE_BLOCK)
+        groups = sum(-(-n // 4) for n in blocks)
+        border = run.clipped + ring_wraps(self.win, run)[0]
+        f[f"{fam}:block"] += len(blocks)
+        f[f"{fam}:group"] += groups
+        f[f"{fam}:pixel_block"] += pixels * len(blocks)
+        f[f"{fam}:row_block"] += run.rows * len(blocks)
+        f[f"{fam}:whole_row_block"] += run.whole_rows * len(blocks)
+        f[f"{fam}:border_block"] += border * len(blocks)
+        f[f"{fam}:pixel_group"] += pixels * groups
+        f[f"{fam}:border_group"] += border * groups
+        if run.stage == "general":
+            f[f"{fam}:general_block"] += pixels * len(blocks)
 
     in_place_family = "depthwise_inplace"  # the in-place kernel's counts' names
 

@@ -21,6 +21,10 @@ MVE_BLOCK = 64
 MVE_PATCH = 512
 MVE_DEPTHWISE_BLOCK = 96
 MVE_TAPS = 49
+# The blocked DSP depthwise loop's (Cortex-M4, M7, M33; 3 x 3 windows): its block of channels
+# (MSF_DSP_DEPTHWISE_BLOCK, depthwise_conv2d.c)
+DSP_DEPTHWISE_BLOCK = 16
+DSP_MAX_CHANNELS, DSP_MIN_PIXELS = 64, 8  # with multiplier 1, the calls it takes (MSF_DSP_*)
 
 Counts = Counter  # feature name (`family:loop`) -> how often the loop's body runs
 

@@ -247,6 +247,381 @@ static void depthwise_mve(const msf_depthwise_conv2d_params *p, const msf_view *
 }
 #endif
 
+#if defined(MSF_ARM_DSP) && !defined(MSF_ARM_MVE)
+/* Taps up to which the DSP loop could take a window (5 x 5). Only 3 x 3 windows take it: the others
+   locate their taps one by one there, which costs more than msf_window's runs. */
+#define MSF_DSP_TAPS 25
+
+/* Output channels the DSP loop takes at a time (a multiple of 4): its weights, widened to 16 bits,
+   take 8 B a tap and four channels on the stack (288 B for a 3 x 3 window). */
+#define MSF_DSP_DEPTHWISE_BLOCK 16
+
+/* With multiplier 1, the blocked loop takes a call of at most MSF_DSP_MAX_CHANNELS channels and at
+   least MSF_DSP_MIN_PIXELS output pixels: its block constants, set once a call, and its per-pixel
+   work pay off on thin maps of some size; msf_window's runs cost less on wide channels, small maps
+   (mostly border pixels) and the few pixels of a fused plan's calls. */
+#define MSF_DSP_MAX_CHANNELS 64
+#define MSF_DSP_MIN_PIXELS 8
+
+/* floor((c * 2^32 + a * b + 2^31) / 2^32): SMMLAR, which ACLE lacks. */
+static inline int32_t dsp_smmlar(int32_t a, int32_t b, int32_t c)
+{
+#if defined(__GNUC__) && !defined(MSF_ACLE_ONLY)
+    int32_t r;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+#else
+    return (int32_t)asr64((int64_t)c * 4294967296LL + (int64_t)a * b + 2147483648LL, 32);
+#endif
+}
+
+/* The output stage of the fast modes (ruy's or gemmlowp's rounding, a right shift r >= 1 on every
+   channel) in 32 bits, for accumulators |acc| < 2^30 (dsp_block_constants checks the bound on each
+   channel): the high part of msf_requantize_fast_loop, floor((acc * mult + 2^30) / 2^31), is
+   floor((2 acc * mult + 2^31) / 2^32), one SMMLAR, which also adds the rounding constant into the
+   high word: 2^(r - 1), less 1 for gemmlowp's ties away from zero when acc < 0 (the comment of
+   msf_requantize_fast_loop shows that acc's sign may stand for the high part's); then the shift
+   by r. Per channel: add = 2^(r - 1) and shift = r. */
+static MSF_ALWAYS_INLINE int32_t dsp_requantize(int32_t acc, int32_t mult, int32_t add, int32_t shift,
+                                                const int away)
+{
+    if (away) {
+        add += msf_asr32(acc, 31);  /* -1 when acc < 0 */
+    }
+    return msf_asr32(dsp_smmlar((int32_t)((uint32_t)acc << 1), mult, add), shift);
+}
+
+/* What the DSP loop keeps for a block of channels, set once a block and call. Group g of four
+   output channels starts at channel first[g] of the block (the last group of a block whose count
+   is not a multiple of 4 ends with the block, its first lanes dropped); reads input channel
+   input[g] of each tap, counted from the block's first (the group's channel with multiplier 1,
+   else the one input channel its four share); starts from start[g] = bias + offset * (the
+   weights' sum over all taps); multiplies the tap's inputs by weights[g][2 t] (its channels 0 and
+   2 as 16-bit halves) and weights[g][2 t + 1] (channels 1 and 3); and its channel lane has
+   dsp_requantize's constants mult[g][lane], add[g][lane], shift[g][lane]. small: every channel's
+   accumulators stay below 2^30 in magnitude, as dsp_requantize needs. */
+typedef struct {
+    int32_t groups, small, first[MSF_DSP_DEPTHWISE_BLOCK / 4], input[MSF_DSP_DEPTHWISE_BLOCK / 4];
+    msf_sums4 start[MSF_DSP_DEPTHWISE_BLOCK / 4];
+    int32_t mult[MSF_DSP_DEPTHWISE_BLOCK / 4][4], add[MSF_DSP_DEPTHWISE_BLOCK / 4][4];
+    int32_t shift[MSF_DSP_DEPTHWISE_BLOCK / 4][4];
+    uint32_t weights[MSF_DSP_DEPTHWISE_BLOCK / 4][2 * MSF_DSP_TAPS];
+} dsp_block;
+
+/* Two int8 weights as the halves of a word (a at the bottom). */
+static inline uint32_t weight_pair(int8_t a, int8_t b)
+{
+    return ((uint32_t)(uint16_t)(int16_t)a) | ((uint32_t)(uint16_t)(int16_t)b << 16);
+}
+
+/* The constants of a group's channel oc (see dsp_block); returns 1 if its accumulators stay below
+   2^30 in magnitude: |bias| + 255 * (the sum of |weight|), (x + offset) lying in [-255, 255]. */
+static int dsp_channel_constants(const msf_depthwise_conv2d_params *p, int32_t oc, dsp_block *b, int32_t g,
+                                 int32_t lane)
+{
+    const int32_t out_c = p->out_c, taps = p->kh * p->kw;
+    const int64_t bias = p->bias != NULL ? p->bias[oc] : 0;
+    int32_t sum = 0, size = 0, t;
+    for (t = 0; t < taps; ++t) {
+        const int32_t w = p->weights[(ptrdiff_t)t * out_c + oc];
+        sum += w;
+        size += w < 0 ? -w : w;
+    }
+    b->mult[g][lane] = (int32_t)p->multiplier[oc];
+    b->shift[g][lane] = p->right[oc];
+    b->add[g][lane] = p->right[oc] >= 1 && p->right[oc] <= 31 ? (int32_t)1 << (p->right[oc] - 1) : 0;
+    sum = (int32_t)bias + p->input_offset * sum;
+    if (lane == 0) {
+        b->start[g].s0 = sum;
+    } else if (lane == 1) {
+        b->start[g].s1 = sum;
+    } else if (lane == 2) {
+        b->start[g].s2 = sum;
+    } else {
+        b->start[g].s3 = sum;
+    }
+    return (bias < 0 ? -bias : bias) + 255 * (int64_t)size < ((int64_t)1 << 30);
+}
+
+/* The block of n channels from oc0 (see dsp_block). */
+static void dsp_block_constants(const msf_depthwise_conv2d_params *p, int32_t oc0, int32_t n, dsp_block *b)
+{
+    const int32_t m = p->depth_multiplier, out_c = p->out_c, taps = p->kh * p->kw;
+    const int32_t first_input = m == 1 ? oc0 : oc0 / m;
+    int32_t g, t, lane;
+    b->groups = (n + 3) / 4;
+    b->small = 1;
+    for (g = 0; g < b->groups; ++g) {
+        const int32_t k = 4 * g + 4 <= n ? 4 * g : n - 4;  /* the last group ends with the block */
+        const int32_t oc = oc0 + k;
+        b->first[g] = k;
+        b->input[g] = (m == 1 ? oc : oc / m) - first_input;
+        for (lane = 0; lane < 4; ++lane) {
+            b->small &= dsp_channel_constants(p, oc + lane, b, g, lane);
+        }
+        for (t = 0; t < taps; ++t) {
+            const int8_t *w = p->weights + (ptrdiff_t)t * out_c + oc;
+            b->weights[g][2 * t] = weight_pair(w[0], w[2]);
+            b->weights[g][2 * t + 1] = weight_pair(w[1], w[3]);
+        }
+    }
+}
+
+/* One tap of a group (see dsp_group): its four inputs at x, split into 16-bit lanes, or the one
+   at x spread over both halves, multiplied by its two words of weights into the four sums. */
+static MSF_ALWAYS_INLINE msf_sums4 dsp_tap(msf_sums4 s, const int8_t *x, const uint32_t *w, const int spread)
+{
+    int16x2_t xa, xb;
+    if (spread) {
+        xa = xb = msf_dup16(*x);
+    } else {
+        const uint32_t v = msf_read_s8x4(x);
+        xa = __sxtb16((int8x4_t)v);
+        xb = msf_sxtb16_odd(v);
+    }
+    s.s0 = __smlabb(xa, (int16x2_t)w[0], s.s0);
+    s.s1 = __smlabb(xb, (int16x2_t)w[1], s.s1);
+    s.s2 = __smlatt(xa, (int16x2_t)w[0], s.s2);
+    s.s3 = __smlatt(xb, (int16x2_t)w[1], s.s3);
+    return s;
+}
+
+/* Where a pixel's taps are: tap t's input channel 0 of the block at src[t] (a window in the padding
+   or across a column ring's wrap: its padding taps at a copy of the zero point), or at base +
+   offset[t] (a window inside the input). The offsets hold the stored rows of the output row's
+   kernel rows (a row ring may wrap among them) and are set once an output row whose window rows
+   lie inside the input (row_inside), with row_base, its first kernel row at stored column 0. */
+typedef struct {
+    const int8_t *src[MSF_DSP_TAPS];
+    const int8_t *base, *row_base;
+    int32_t row_inside;
+    ptrdiff_t offset[MSF_DSP_TAPS];
+} dsp_taps;
+
+/* s + the products of a group's four channels over the taps: per tap one word of four inputs
+   (multiplier 1; split into 16-bit lanes by SXTB16) or one input for all four (spread: a multiplier
+   that is a multiple of 4), two words of weights, four SMLAxy. The input offset is in s already:
+   a tap in the padding reads the zero point, whose product with the offset added is 0. A 3 x 3
+   window's nine taps are written out, their pointers and weights at constant offsets. */
+static MSF_ALWAYS_INLINE msf_sums4 dsp_group(msf_sums4 s, const dsp_taps *at, int32_t channel, const uint32_t *w,
+                                             int32_t taps, const int spread, const int inside)
+{
+    const int8_t *const base = inside ? at->base + channel : NULL;
+    int32_t t;
+#define MSF_DSP_TAP(t) dsp_tap(s, inside ? base + at->offset[t] : at->src[t] + channel, w + 2 * (t), spread)
+    if (taps == 9) {
+        s = MSF_DSP_TAP(0);
+        s = MSF_DSP_TAP(1);
+        s = MSF_DSP_TAP(2);
+        s = MSF_DSP_TAP(3);
+        s = MSF_DSP_TAP(4);
+        s = MSF_DSP_TAP(5);
+        s = MSF_DSP_TAP(6);
+        s = MSF_DSP_TAP(7);
+        return MSF_DSP_TAP(8);
+    }
+    for (t = 0; t < taps; ++t) {
+        s = MSF_DSP_TAP(t);
+    }
+#undef MSF_DSP_TAP
+    return s;
+}
+
+/* at->src of pixel px's window, at the block's first input channel (first_input), the padding's
+   taps at pad. */
+static void dsp_pixel_taps(const msf_depthwise_conv2d_params *p, const msf_view *in, const msf_pixel *px,
+                           int32_t first_input, const int8_t *pad, dsp_taps *at)
+{
+    const int32_t kh = p->kh, kw = p->kw, col_stride = in->col_stride;
+    const int32_t first = msf_stored_col(in, px->x0 + px->j_lo), width = px->j_hi - px->j_lo;
+    const int in_order = in->col_ring == 0 || first + width <= in->col_ring;
+    const int8_t **src = at->src;
+    int32_t i, j;
+    for (i = 0; i < kh; ++i, src += kw) {
+        if (i < px->i_lo || i >= px->i_hi) {
+            for (j = 0; j < kw; ++j) {
+                src[j] = pad;
+            }
+        } else {
+            const int8_t *const row = (const int8_t *)in->base
+                                      + (ptrdiff_t)msf_stored_row(in, px->y0 + i) * in->row_stride + first_input;
+            for (j = 0; j < kw; ++j) {
+                if (j < px->j_lo || j >= px->j_hi) {
+                    src[j] = pad;
+                } else {
+                    const int32_t col = in_order ? first + (j - px->j_lo) : msf_stored_col(in, px->x0 + j);
+                    src[j] = row + (ptrdiff_t)col * col_stride;
+                }
+            }
+        }
+    }
+}
+
+/* The offsets of output row px->r's taps (see dsp_taps), for a 3 x 3 window. */
+static void dsp_row_offsets(const msf_view *in, const msf_pixel *px, int32_t first_input, dsp_taps *at)
+{
+    int32_t i;
+    at->row_inside = px->i_lo == 0 && px->i_hi == 3;
+    if (at->row_inside) {
+        const int32_t top = msf_stored_row(in, px->y0);
+        at->row_base = (const int8_t *)in->base + (ptrdiff_t)top * in->row_stride + first_input;
+        for (i = 0; i < 3; ++i) {
+            const ptrdiff_t row = (ptrdiff_t)(msf_stored_row(in, px->y0 + i) - top) * in->row_stride;
+            at->offset[3 * i] = row;
+            at->offset[3 * i + 1] = row + in->col_stride;
+            at->offset[3 * i + 2] = row + 2 * (ptrdiff_t)in->col_stride;
+        }
+    }
+}
+
+/* 1 if pixel px's 3 x 3 window lies inside the input and its columns do not wrap a ring; then
+   at->base is its first tap (see dsp_taps). */
+static MSF_ALWAYS_INLINE int dsp_window_inside(const msf_view *in, const msf_pixel *px, dsp_taps *at)
+{
+    int32_t col;
+    if (!at->row_inside || px->j_lo != 0 || px->j_hi != 3) {
+        return 0;
+    }
+    col = msf_stored_col(in, px->x0);
+    if (in->col_ring > 0 && col + 3 > in->col_ring) {
+        return 0;
+    }
+    at->base = at->row_base + (ptrdiff_t)col * in->col_stride;
+    return 1;
+}
+
+/* The output values of a group's lanes [from, 4) (see dsp_requantize), at dst[lane]. */
+static MSF_ALWAYS_INLINE void dsp_group_output(msf_sums4 s, const dsp_block *b, int32_t g, int32_t from,
+                                               const msf_output_stage *stage, int8_t *dst, const int away,
+                                               const int full)
+{
+    const int32_t zero_point = stage->output_offset, lo = stage->act_min, hi = stage->act_max;
+    const int32_t *mult = b->mult[g], *add = b->add[g], *shift = b->shift[g];
+    if (from == 0) {
+        dst[0] = msf_clamp_output(dsp_requantize(s.s0, mult[0], add[0], shift[0], away) + zero_point, lo, hi, full);
+    }
+    if (from <= 1) {
+        dst[1] = msf_clamp_output(dsp_requantize(s.s1, mult[1], add[1], shift[1], away) + zero_point, lo, hi, full);
+    }
+    if (from <= 2) {
+        dst[2] = msf_clamp_output(dsp_requantize(s.s2, mult[2], add[2], shift[2], away) + zero_point, lo, hi, full);
+    }
+    dst[3] = msf_clamp_output(dsp_requantize(s.s3, mult[3], add[3], shift[3], away) + zero_point, lo, hi, full);
+}
+
+/* One pixel of a block. stage_form 0: every group's sums (the last group's dropped lanes not
+   stored), then msf_output_stage_s8; else each group's output values right after its sums
+   (dsp_group_output: 1 ruy's rounding, 2 gemmlowp's; + 2: clamped to the whole of int8). taps is
+   a constant in the 3 x 3 form, so that its loop unrolls. */
+static MSF_ALWAYS_INLINE void dsp_pixel(const dsp_block *b, const dsp_taps *at, int32_t taps, int32_t n,
+                                        const msf_output_stage *stage, int mode, int32_t oc0, int8_t *dst,
+                                        const int spread, const int inside, const int stage_form)
+{
+    int32_t sums[MSF_DSP_DEPTHWISE_BLOCK];
+    int32_t g;
+    for (g = 0; g < b->groups; ++g) {
+        const msf_sums4 s = dsp_group(b->start[g], at, b->input[g], b->weights[g], taps, spread, inside);
+        const int32_t k = b->first[g];
+        if (stage_form != 0) {
+            dsp_group_output(s, b, g, 4 * g - k, stage, dst + k, (stage_form & 1) == 0, stage_form > 2);
+        } else if (k == 4 * g) {
+            sums[k] = s.s0;
+            sums[k + 1] = s.s1;
+            sums[k + 2] = s.s2;
+            sums[k + 3] = s.s3;
+        } else {  /* the block's last 1 to 3 channels */
+            const int32_t lanes[4] = { s.s0, s.s1, s.s2, s.s3 };
+            int32_t lane;
+            for (lane = 4 * g - k; lane < 4; ++lane) {
+                sums[k + lane] = lanes[lane];
+            }
+        }
+    }
+    if (stage_form == 0) {
+        msf_output_stage_s8(stage, mode, sums, oc0, n, dst);
+    }
+}
+
+/* The pixels of a block, in the form stage_form (see dsp_pixel): a 3 x 3 window's offsets set
+   once an output row. */
+static MSF_ALWAYS_INLINE void dsp_block_pixels(const msf_depthwise_conv2d_params *p, const msf_view *in,
+                                               msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1,
+                                               const dsp_block *b, dsp_taps *at, int32_t oc0, int32_t n,
+                                               int32_t first_input, const int8_t *pad, int mode, const int spread,
+                                               const int stage_form)
+{
+    const msf_window_shape shape = MSF_WINDOW_SHAPE(p);
+    const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+    const int32_t taps = p->kh * p->kw;
+    msf_pixels it;
+    msf_pixel px;
+    int32_t row = r0 - 1;
+    msf_pixels_start(&it, &shape, r0, r1, c0, c1);
+    while (msf_pixels_next(&it, &px)) {
+        int8_t *const dst = msf_at_s8(out, px.r, px.c, oc0);
+        if (taps == 9 && px.r != row) {
+            row = px.r;
+            dsp_row_offsets(in, &px, first_input, at);
+        }
+        if (taps == 9 && dsp_window_inside(in, &px, at)) {
+            dsp_pixel(b, at, 9, n, &stage, mode, oc0, dst, spread, 1, stage_form);
+        } else {
+            dsp_pixel_taps(p, in, &px, first_input, pad, at);
+            dsp_pixel(b, at, taps, n, &stage, mode, oc0, dst, spread, 0, stage_form);
+        }
+    }
+}
+
+/* DEPTHWISE_CONV_2D on the DSP extension, for a multiplier of 1 or a multiple of 4: block of
+   MSF_DSP_DEPTHWISE_BLOCK output channels; output pixel; its taps located once (the padding's at
+   a copy of the zero point); four output channels at a time; tap. Each block reads only its own
+   channels (but the dropped lanes of its last group), and a group's output follows its sums, so
+   the `inplace` scheme's order holds within each, as in depthwise_mve. */
+static MSF_ALWAYS_INLINE void depthwise_dsp(const msf_depthwise_conv2d_params *p, const msf_view *in,
+                                            msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1,
+                                            const int spread)
+{
+    dsp_block block;
+    dsp_taps at;
+    int8_t zero_points[MSF_DSP_DEPTHWISE_BLOCK + 8];
+    const int8_t *const pad = zero_points + 4;  /* a group may read up to 3 channels before */
+    const msf_output_stage stage = MSF_OUTPUT_STAGE(p);
+    const int mode = msf_output_stage_mode(&stage, p->out_c);
+    const int32_t out_c = p->out_c;
+    int32_t oc0;
+    msf_fill_s8(zero_points, (int8_t)-p->input_offset, (int32_t)sizeof zero_points);
+    for (oc0 = 0; oc0 < out_c; oc0 += MSF_DSP_DEPTHWISE_BLOCK) {
+        const int32_t n = out_c - oc0 < MSF_DSP_DEPTHWISE_BLOCK ? out_c - oc0 : MSF_DSP_DEPTHWISE_BLOCK;
+        const int32_t first_input = spread ? oc0 / p->depth_multiplier : oc0;
+        dsp_block_constants(p, oc0, n, &block);
+        if (!block.small || mode == MSF_STAGE_GENERAL) {
+            dsp_block_pixels(p, in, out, r0, r1, c0, c1, &block, &at, oc0, n, first_input, pad, mode, spread, 0);
+        } else if (mode == MSF_STAGE_RUY) {
+            dsp_block_pixels(p, in, out, r0, r1, c0, c1, &block, &at, oc0, n, first_input, pad, mode, spread, 1);
+        } else if (mode == MSF_STAGE_DOUBLE) {
+            dsp_block_pixels(p, in, out, r0, r1, c0, c1, &block, &at, oc0, n, first_input, pad, mode, spread, 2);
+        } else if (mode == MSF_STAGE_RUY_FULL) {
+            dsp_block_pixels(p, in, out, r0, r1, c0, c1, &block, &at, oc0, n, first_input, pad, mode, spread, 3);
+        } else {
+            dsp_block_pixels(p, in, out, r0, r1, c0, c1, &block, &at, oc0, n, first_input, pad, mode, spread, 4);
+        }
+    }
+}
+
+/* depthwise_dsp compiled for each form, so that its loops get the registers. */
+static MSF_NOINLINE void depthwise_dsp_one(const msf_depthwise_conv2d_params *p, const msf_view *in, msf_view *out,
+                                           int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    depthwise_dsp(p, in, out, r0, r1, c0, c1, 0);
+}
+
+static MSF_NOINLINE void depthwise_dsp_spread(const msf_depthwise_conv2d_params *p, const msf_view *in,
+                                              msf_view *out, int32_t r0, int32_t r1, int32_t c0, int32_t c1)
+{
+    depthwise_dsp(p, in, out, r0, r1, c0, c1, 1);
+}
+#endif
+
 #if defined(MSF_ARMV6M) && MSF_MAX_RUNS <= 31
 /* s += the products of four channels ch + [0, 4) (multiplier 1) over the taps (count > 0):
    tap t's inputs at taps->src[t] + ch, its weights at weights + taps->weight[t] + ch, both read
@@ -449,6 +824,18 @@ void msf_depthwise_conv2d_s8 MSF_REGION_ARGS(msf_depthwise_conv2d_params)
         }
         if (mode == MSF_STAGE_DOUBLE || mode == MSF_STAGE_DOUBLE_FULL) {
             depthwise_mve(p, in, out, r0, r1, c0, c1, 1);
+            return;
+        }
+    }
+#elif defined(MSF_ARM_DSP)
+    if (p->kh == 3 && p->kw == 3) {
+        if (p->depth_multiplier % 4 == 0) {
+            depthwise_dsp_spread(p, in, out, r0, r1, c0, c1);
+            return;
+        }
+        if (p->depth_multiplier == 1 && p->out_c >= 4 && p->out_c <= MSF_DSP_MAX_CHANNELS
+            && (r1 - r0) * (c1 - c0) >= MSF_DSP_MIN_PIXELS) {
+            depthwise_dsp_one(p, in, out, r0, r1, c0, c1);
             return;
         }
     }
