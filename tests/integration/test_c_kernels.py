@@ -34,6 +34,7 @@ from msfcnn.ops.add_const import AddConst  # noqa: E402
 from msfcnn.ops.activation import Activation  # noqa: E402
 from msfcnn.ops.base import C_ROUNDING, c_float  # noqa: E402
 from msfcnn.ops.conv2d import output_stage_consts  # noqa: E402
+from msfcnn.ops.depthwise_conv2d_litert import DepthwiseConv2DLitert, tail_start  # noqa: E402
 from msfcnn.targets import get_target  # noqa: E402
 
 ACTIVATIONS = (None, "relu", "relu6")
@@ -489,23 +490,33 @@ def test_dsp_loops_bit_exact_on_cortex_m4(kind, defines, c_dir, m4):
     assert_bit_exact(cases.results(c_dir, lib, tag=f"dsp_{kind}_{len(defines)}", target=m4))
 
 
-def dsp_depthwise_config(rng, ruy: bool):
+def dsp_depthwise_config(rng, ruy: bool, below_zero: bool = False):
     """A 3x3 int8 depthwise convolution, the blocked DSP loop's case: a multiplier of 1 (4 to 40
     channels, whole and partial groups and blocks) or of 4 or 8, gemmlowp's rounding or LiteRT's
     split (ruy's on the first multiple of 8 channels: a run of the loop each), sometimes a bias
-    large enough to take the general output stage."""
-    from msfcnn.ops.depthwise_conv2d_litert import DepthwiseConv2DLitert
+    large enough to take the general output stage.
+
+    below_zero: a case of gemmlowp's ties below zero (see negative_ties): rounding ties throughout,
+    with right shifts of 1 to 5; no activation, which would clamp the outputs below the zero point;
+    stride 1 on a map of 8 x 8 or more (many outputs); and under LiteRT's split, a scalar tail (its
+    gemmlowp channels) that the loop takes: 4 to 7 channels of multiplier 1, or 4 of multiplier 4."""
     win, (h, w) = rand_window(rng, max_k=3, square=True)
-    win = Window((3, 3), win.strides, tuple(min(p, 2) for p in win.pads))
-    h, w = max(h, 3), max(w, 3)
+    win = Window((3, 3), (1, 1) if below_zero else win.strides, tuple(min(p, 2) for p in win.pads))
+    least = 8 if below_zero else 3
+    h, w = max(h, least), max(w, least)
     mult = (1, 1, 1, 4, 8)[int(rng.integers(0, 5))]
     cin = int(rng.integers(4, 41)) if mult == 1 else int(rng.integers(1, 4))
-    op = (DepthwiseConv2DLitert if ruy else DepthwiseConv2D)(win, mult, rand_activation(rng))
-    ties = rng.random() < 0.6
+    if below_zero and ruy:  # out_c % 8 of 4 to 7 (multiplier 1) or 4 (multiplier 4): the tail
+        mult = (1, 1, 4)[int(rng.integers(0, 3))]
+        cin = 8 * int(rng.integers(0, 5)) + int(rng.integers(4, 8)) if mult == 1 else 2 * int(rng.integers(0, 2)) + 1
+    op = (DepthwiseConv2DLitert if ruy else DepthwiseConv2D)(win, mult, None if below_zero else rand_activation(rng))
+    ties = below_zero or rng.random() < 0.6
     in_q = rand_quant(rng, ties=ties)
     consts, out_q = weighted_consts(rng, (1, 3, 3, cin * mult), cin * mult, 9, in_q, False,
                                     per_tensor=rng.random() < 0.25, ties=ties)
-    if ties:  # multipliers 2^-3 to 2^-5: a right shift (the fast stage), at ties of either sign
+    if below_zero:  # multipliers 2^-2 to 2^-6 (weight scales 2^-6 to 2^-8): right shifts of 1 to 5
+        out_q = Quant(in_q.scale * 2.0 ** -int(rng.integers(2, 5)), out_q.zero_point)
+    elif ties:  # multipliers 2^-3 to 2^-5: a right shift (the fast stage), at ties of either sign
         out_q = Quant(in_q.scale * 2.0 ** -3, out_q.zero_point)
     elif rng.random() < 0.2:  # an accumulator beyond 2^30: the general output stage
         consts["bias"] = np.full(cin * mult, 1 << 30, dtype=np.int32)
@@ -513,17 +524,45 @@ def dsp_depthwise_config(rng, ruy: bool):
     return op, KernelContext(consts, (in_q,), out_q), [x]
 
 
+def negative_ties(op: DepthwiseConv2D, ctx: KernelContext, x: np.ndarray) -> int:
+    """How many outputs of the whole map the DSP loop's fast output stage takes from a tie below
+    zero under gemmlowp's rounding, unclamped: those whose byte its ties-away-from-zero adjustment
+    decides (ruy's rounding takes such a tie up). They lie on the channels of that rounding (all, or
+    the scalar tail of LiteRT's split) when the loop takes them and every shift is to the right."""
+    out_c = ctx.consts["weights"].shape[-1]
+    first = tail_start(out_c, op.depth_multiplier) if isinstance(op, DepthwiseConv2DLitert) else 0
+    out_hw = op.win.output_hw(*x.shape[:2])
+    # as msf_depthwise_conv2d_s8 chooses the loop for the whole map (every window here is 3x3)
+    takes_loop = op.depth_multiplier % 4 == 0 or (4 <= out_c - first <= 64 and out_hw[0] * out_hw[1] >= 8)
+    mult, shift = (v[first:] for v in op.multipliers(ctx))
+    if first == out_c or not takes_loop or (shift >= 0).any():
+        return 0
+    acc = op._accumulate(x.astype(np.int32) - np.int32(ctx.input_quant[0].zero_point),
+                         ctx.consts["weights"][0].astype(np.int32), out_hw)[..., first:]
+    acc = acc + ctx.consts.get("bias", np.zeros(out_c, np.int32))[first:]
+    high = nx.saturating_rounding_doubling_high_mul(acc, mult)
+    half = np.int64(1) << (-shift - 1)
+    out = nx.rounding_divide_by_pot(high, -shift) + ctx.output_quant.zero_point
+    low, top = ctx.activation_range(op.activation)
+    tie_below_zero = (high < 0) & ((high & (2 * half - 1)) == half)
+    return int(np.sum(tie_below_zero & (out >= low) & (out < top)))  # the other way: out + 1
+
+
 @pytest.mark.qemu  # its drivers run under QEMU (the library built as for the test above)
 def test_dsp_depthwise_3x3_forms_bit_exact_on_cortex_m4(c_dir, m4):
     """The blocked DSP depthwise loop (3x3 windows, multiplier 1 or a multiple of 4) in each of its
     output-stage forms, through every layout (ring buffers included), gives the numpy kernels'
-    bytes."""
+    bytes. Each of gemmlowp's and LiteRT's forms holds outputs on ties below zero (see
+    negative_ties), which a tie rounded the other way would change."""
     lib = build_library(c_dir, target=m4)
     cases = Cases(seed=13)
     rng = np.random.default_rng(913)
-    for i in range(24):
-        op, ctx, inputs = dsp_depthwise_config(rng, ruy=i % 2 == 1)
+    ties = {DepthwiseConv2D: 0, DepthwiseConv2DLitert: 0}
+    for i in range(32):
+        op, ctx, inputs = dsp_depthwise_config(rng, ruy=i % 2 == 1, below_zero=i >= 24)
+        ties[type(op)] += negative_ties(op, ctx, inputs[0])
         cases.spatial(op, ctx, inputs, f"dsp depthwise #{i} {op}", n_layout_runs=2)
+    assert min(ties.values()) >= 50, ties
     assert_bit_exact(cases.results(c_dir, lib, tag="dsp_depthwise_3x3", target=m4))
 
 
