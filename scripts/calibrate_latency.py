@@ -11,6 +11,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
+    python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
 
@@ -37,7 +38,7 @@ from msfcnn.codegen import build as c_build
 from msfcnn.codegen.build import DoesNotFit
 from msfcnn.errors import UserError
 from msfcnn.frontends.layer_list import CONVERTERS, graph_from_layer_list
-from msfcnn.ir import Graph
+from msfcnn.ir import Graph, with_numerics
 from msfcnn.ops.float_unary import FloatUnary
 from msfcnn.ops.hard_sigmoid import HardSigmoid
 from msfcnn.ops.requantize import Requantize
@@ -46,7 +47,7 @@ from msfcnn.ops.resize_nearest import ResizeNearest
 from msfcnn.ops.transpose_conv import TransposeConv
 from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
-from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, LatencyModel, coefficients_path
+from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, LatencyModel, coefficients_path, kernel_digests
 from msfcnn.plan import Plan
 from msfcnn.targets import get_target
 from msfcnn.tensors import random_input
@@ -237,6 +238,38 @@ def _with_clamped_outputs(graph, seed: int):
         if getattr(node.op, "activation", None) in ("relu", "relu6") and node.quant is not None:
             graph.nodes[t] = replace(node, quant=replace(node.quant, zero_point=rng.randint(-110, 20)))
     return graph
+
+
+# The seed of the chains networks' one stream of draws: chain_network(k) is its k-th network, so
+# the networks first measured (by a loop over that stream) are seeds 0 to 9.
+CHAIN_DRAWS = 7
+
+
+def _chain_layers(rng: random.Random) -> tuple[list, list]:
+    """One draw of chain_network: its input shape and its one or two chains."""
+    shape = [rng.randint(8, 20), rng.randint(8, 20), rng.randint(1, 4)]
+    layers = []
+    for _ in range(rng.randint(1, 2)):
+        k, width = rng.choice([1, 3]), rng.choice([4, 8, 12, 16, 24])
+        layers += [{"op": "conv2d", "filters": width, "kernel": k, "stride": rng.randint(1, 2) if k > 1 else 1,
+                    "padding": "same" if k > 1 else 0, "act": "relu6"},
+                   {"op": "depthwise_conv2d", "kernel": rng.choice([3, 5, 7]), "stride": rng.randint(1, 2),
+                    "padding": "same", "act": "relu"},
+                   {"op": "conv2d", "filters": rng.choice([4, 8, 16]), "kernel": 1, "stride": 1, "padding": 0}]
+    return shape, layers
+
+
+def chain_network(seed: int) -> dict:
+    """A random network of one or two chains (`--chains`): a convolution (1x1, or 3x3 of stride 1
+    or 2; ReLU6), a depthwise convolution (3x3 to 7x7, stride 1 or 2; ReLU) and a 1x1 convolution,
+    on an 8 to 20 by 8 to 20 input of 1 to 4 channels. Under LiteRT's numerics (its depthwise
+    convolution, whose channels the chain sums in two parts), as pipeline.load gives a model.
+    Measured under the chains scheme's least-RAM plan with the input streamed (plans_of's
+    "chains"), whose first block is a chains block."""
+    rng = random.Random(CHAIN_DRAWS)
+    for _ in range(seed + 1):  # (the seed-th draw of the stream)
+        shape, layers = _chain_layers(rng)
+    return {"name": f"calibration_chains{seed}", "input": shape, "layers": layers, "numerics": "litert"}
 
 
 def island_network(seed: int) -> dict:
@@ -762,6 +795,8 @@ def graph_of(doc: dict, dtype: str):
         graph = calibration.graph_of(doc, dtype, _graph_with_extras)
         if graph is not None and doc.get("clamped"):
             return _with_clamped_outputs(graph, doc["seed"])
+        if graph is not None and doc.get("numerics"):  # the ops of those numerics, as pipeline.load gives them
+            return with_numerics(graph, doc["numerics"])
         return _with_litert_adds(graph) if graph is not None and doc.get("litert_adds") else graph
     with tempfile.TemporaryDirectory(prefix="msfcnn-calibrate-") as tmp:
         path = Path(tmp) / f"{doc['name']}.tflite"
@@ -791,7 +826,12 @@ def plans_of(graph, seed: int, kind: str = "all"):
     """(name, count_io, plan) for the plans measured on one network; kind="inplace": only the
     unfused plan with every op that can be written over its input whole (the `inplace` scheme's
     channel-by-channel kernel) written so; kind="cover": only the plans without the network's
-    input and output in the arena."""
+    input and output in the arena; kind="chains": only the chains scheme's least-RAM plan with
+    the input streamed."""
+    if kind == "chains":  # the chains scheme's least RAM, the input pulled row by row (as plan --input-stream)
+        plan = pipeline.planner(graph, schemes=("chains",), input_stream=True).min_ram()
+        yield "chains", plan.io_counted, plan
+        return
     if kind == "vanilla":  # one op a block: a sliding window's rings and sums are never fused
         yield "vanilla", False, pipeline.planner(graph).vanilla()
         return
@@ -868,7 +908,8 @@ def stored_rows(samples_path: Path):
             graphs[key] = graph_of(row["doc"], row.get("dtype", "int8"))
         graph = graphs[key]
         plan = Plan.from_dict(row["plan"])
-        plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"])
+        plan = Plan(plan.model, plan.cost_model, plan.vanilla_macs, plan.blocks, io_counted=row["count_io"],
+                    input_streamed=plan.input_streamed)
         if graph is None or plan.blocks[-1].last != len(graph) - 1:
             yield number, row, None, plan, None
             continue
@@ -1069,6 +1110,10 @@ def main() -> None:
                         "convolutions on a 1 x T x C map, int8 and float32, whole under the cover plans and as one "
                         "streaming call; to build/latency/TARGET-lines[-streaming].jsonl) and fit only the one-row "
                         "windows' counts (line_*) on every stored block that has them, keeping every other coefficient")
+    parser.add_argument("--chains", action="store_true", help="measure networks of conv -> depthwise -> 1x1 "
+                        "chains (chain_network, under the chains scheme's least-RAM plan with the input streamed; to "
+                        "--samples, default build/latency/TARGET-chains.jsonl) and fit only the chains block's own "
+                        "coefficients (chain:*) on their chains blocks, keeping every other stored one")
     parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
                         "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
                         "only their coefficients again on every stored row, keeping every other one")
@@ -1090,6 +1135,9 @@ def main() -> None:
                     "int8")
         if not args.check:
             refit_families(args.target, families, args.also)
+        return
+    if args.chains:  # (10 networks by default)
+        _calibrate_chains(args, args.samples or Path("build/latency") / f"{args.target}-chains.jsonl")
         return
     args.networks = args.networks or 120
     folder = Path("build/latency")
@@ -1268,18 +1316,55 @@ def _streaming_key(key: str) -> bool:
 
 
 def _write_streaming(model: LatencyModel, stats: dict, target: str) -> None:
-    """Store only the streaming families' coefficients, kernel digests and fit statistics in the
-    target's file, every other entry as it was (in its order: a small diff beside other fits)."""
+    """Store only the streaming families' coefficients, kernel digests and fit statistics."""
+    sources = [f"{family}.{ext}" for family in STREAMING_FAMILIES for ext in ("c", "h")]
+    _write_only(model, stats, target, "streaming", _streaming_key, sources)
+
+
+def _write_only(model: LatencyModel, stats: dict, target: str, key: str, owned, sources) -> None:
+    """Store only the coefficients that `owned` names, the digests of the kernel `sources` and the
+    fit's statistics (calibration[key]) in the target's file, every other entry as it was (in its
+    order: a small diff beside other fits)."""
     path = Path(str(coefficients_path(target)))
     doc = json.loads(path.read_text())
     fitted = model.to_dict()
-    doc["coefficients"] = {k: v for k, v in doc["coefficients"].items() if not _streaming_key(k)}
-    doc["coefficients"].update({k: v for k, v in sorted(fitted["coefficients"].items()) if _streaming_key(k)})
-    for name in (f"{family}.{ext}" for family in STREAMING_FAMILIES for ext in ("c", "h")):
+    doc["coefficients"] = {k: v for k, v in doc["coefficients"].items() if not owned(k)}
+    doc["coefficients"].update({k: v for k, v in sorted(fitted["coefficients"].items()) if owned(k)})
+    for name in sources:
         doc["kernel_digests"][name] = fitted["kernel_digests"][name]
-    doc["calibration"]["streaming"] = stats
+    doc["calibration"][key] = stats
     path.write_text(json.dumps(doc, indent=1) + "\n")
-    print(json.dumps(doc["calibration"]["streaming"]), file=sys.stderr)
+    print(json.dumps(doc["calibration"][key]), file=sys.stderr)
+
+
+CHAIN_SOURCES = ("chain.c", "chain.h", "chains.c.j2")  # the depthwise sums and the block's loops
+
+
+def _chain_key(key: str) -> bool:
+    """A coefficient of the chains block's own loops (chain:tap_channel, ...)."""
+    return key.split(":")[0] == "chain"
+
+
+def _calibrate_chains(args, samples_path: Path) -> None:
+    """--chains: measure chain_network's networks (default 10), then fit only the chain:* counts
+    on their chains blocks, on top of every other stored coefficient (the chains block's first and
+    last ops are counted as their own kernels), and store them alone (_write_only)."""
+    if not args.refit:
+        samples_path.parent.mkdir(parents=True, exist_ok=True)
+        measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 10)), samples_path, "int8",
+                "chains", chain_network)
+    model = fit_chains(load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS), args.target)
+    for name in [args.target, *args.also]:
+        _write_only(model, model.calibration["chains"], name, "chains", _chain_key, CHAIN_SOURCES)
+
+
+def fit_chains(samples, target: str) -> LatencyModel:
+    """The target's stored coefficients with the chain:* ones fitted again on the samples' blocks
+    that count them (the chains blocks), on top of every other one (calibration.chains)."""
+    model = calibration.refit(samples, _stored(target, ("chains",)), ("chain",), "chains")
+    # (the measurements ran the block template and the sums as they are now)
+    return replace(model, kernel_digests={**model.kernel_digests, **{k: v for k, v in kernel_digests().items()
+                                                                        if k in CHAIN_SOURCES}})
 
 
 def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:

@@ -498,3 +498,44 @@ def test_clamped_networks_run_the_clamped_output_stage():
         counted += sum(f["conv_gather:output_ruy"] for f in schedule_features(pipeline.lower(graph, plan),
                                                                                BlockCounter(graph, True)))
     assert stages == {"ruy"} and counted > 0
+
+
+def test_chain_networks_run_a_chains_block_and_their_fit_moves_only_chain_counts(tmp_path):
+    """scripts/calibrate_latency.py --chains: its networks (LiteRT's depthwise convolution, as
+    pipeline.load gives a model) are measured under one plan whose first block is a chains block
+    with the input streamed; the fit on its rows changes only chain:* coefficients, fitted on the
+    chains blocks alone."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from msfcnn.latency.model import schedule_features
+    from msfcnn.ops.depthwise_conv2d_litert import DepthwiseConv2DLitert
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    stored = latency.load("cortex-m4")
+    rows = []
+    for seed in range(3):
+        doc = tool.chain_network(seed)
+        graph = tool.graph_of(doc, "int8")
+        assert any(isinstance(node.op, DepthwiseConv2DLitert) for node in graph.nodes)
+        [(name, count_io, plan)] = tool.plans_of(graph, seed, "chains")
+        assert plan.blocks[0].scheme == "chains" and plan.input_streamed
+        features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))
+        # (made-up counts: the stored prediction plus 10 %, so that the chain counts have work to take up)
+        rows.append({"seed": seed, "dtype": "int8", "doc": doc, "plan_name": name, "plan": plan.to_dict(),
+                     "count_io": count_io, "blocks": [round(stored.predict(f) * 1.1) for f in features]})
+    path = tmp_path / "cortex-m4-chains.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    samples = tool.load_samples(path, dsp=True)
+    model = tool.fit_chains(samples, "cortex-m4")
+    changed = {k for k in {*model.coefficients, *stored.coefficients}
+               if model.coefficients.get(k) != stored.coefficients.get(k)}
+    counted = {k for s in samples for k, v in s.features.items() if v and k.startswith("chain:")}
+    assert changed and {k.split(":")[0] for k in changed} == {"chain"}
+    assert set(model.calibration["chains"]["fitted"]) == counted
+    assert model.calibration["chains"]["samples"] == sum(b.scheme == "chains" for row in rows
+                                                         for b in tool.Plan.from_dict(row["plan"]).blocks)
