@@ -560,12 +560,12 @@ def compile_request(args) -> CompileRequest:
     plans = [args.plan] if not args.more_models or args.plan is None else split_list(args.plan)
     call = _invocation(args, False, [args.model, *args.more_models, *plans], [args.output])
     if args.more_models:
-        return _shared_compile_request(args, call)
+        return _shared_compile_request(args, call, args.output)
     link = _link(args)
     return CompileRequest(call, _model_plan(args, args.target or _board_target(link)), link, args.output)
 
 
-def _shared_compile_request(args, call: Invocation) -> CompileRequest:
+def _shared_compile_request(args, call: Invocation, output: str | None) -> CompileRequest:
     """`compile A B ...`: one library, every network planned with the same options, or from its
     saved plan (--plan A.json,B.json, one per model, as `fit A B -o` writes them)."""
     from dataclasses import replace
@@ -586,7 +586,7 @@ def _shared_compile_request(args, call: Invocation) -> CompileRequest:
     link = Link(get_target(board.target if board else args.target or "host"), board, False, "")
     base = _model_plan(args, link.target.name)
     each = [replace(base, options=replace(base.options, model=m), saved_plan=p) for m, p in zip(models, plans)]
-    return CompileRequest(call, each[0], link, getattr(args, "output", None), tuple(each[1:]), prefixes)
+    return CompileRequest(call, each[0], link, output, tuple(each[1:]), prefixes)
 
 
 def verify_request(args) -> VerifyRequest:
@@ -597,7 +597,7 @@ def verify_request(args) -> VerifyRequest:
                               (args.link_board, "--board")):
             if given:
                 raise UserError(f"{option} takes one model: verify several models without it")
-        shared = _shared_compile_request(args, call)
+        shared = _shared_compile_request(args, call, None)  # verify builds in a folder of its own
         return VerifyRequest(call, shared.model, shared.link, None, args.seed, args.keep, False, shared.others,
                              shared.prefixes)
     link = _link(args)
