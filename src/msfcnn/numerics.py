@@ -80,6 +80,11 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 MAX_MULTIPLIER_SHIFT = 30
 
 
+# np.errstate for scale ratios formed in float32: one that overflows (or inf / inf) makes no numpy
+# warning on stderr; quantize_multiplier then refuses the non-finite factor in one line.
+QUIET_FLOAT32 = {"over": "ignore", "invalid": "ignore"}
+
+
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """TFLite's QuantizeMultiplier: real = significand * 2^(shift - 31), significand in [2^30, 2^31).
 

@@ -116,6 +116,20 @@ def test_a_resize_to_2_to_the_31_rows_is_refused_before_its_tables(tmp_path, cap
     refused(capsys, str(model), "RESIZE_BILINEAR to 2147483647x8x6 is too large")
 
 
+@pytest.mark.parametrize("fixture, edits, layer", [
+    ("act_sweep_leaky_relu_2.tflite", {"tensor 1 scale[0]": 1e-45}, "LEAKY_RELU"),  # fuzz seed 1412 case 3601
+    ("act_relu_n1_to_1.tflite", {"tensor 3 scale[0]": 3.4e38}, "relu_n1_to_1"),
+])
+def test_a_scale_ratio_overflowing_float32_warns_nothing(tmp_path, capsys, fixture, edits, layer):
+    """The ratio of scales overflows float32: one line, and no numpy warning before it (pytest would
+    otherwise swallow the warning that a user sees on stderr)."""
+    import warnings
+    model = edited(tmp_path, fixture, edits)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        refused(capsys, model, layer, "is inf")
+
+
 def test_a_mean_whose_bias_leaves_int32_is_refused(tmp_path, capsys):
     """A subnormal output scale makes the keepdims MEAN's float bias infinite (fuzz seed 1127 case
     8521): C's cast of it to int32 would be undefined."""

@@ -75,4 +75,6 @@ class Activation(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
 
 def activation_multiplier(in_q, out_q) -> tuple[int, int]:
     """TFLite's RELU Prepare divides the scales in float32 before widening to double."""
-    return nx.quantize_multiplier(float(np.float32(in_q.scale) / np.float32(out_q.scale)))
+    with np.errstate(**nx.QUIET_FLOAT32):
+        ratio = np.float32(in_q.scale) / np.float32(out_q.scale)
+    return nx.quantize_multiplier(float(ratio))

@@ -164,7 +164,8 @@ def _mean_keepdims(total: np.ndarray, count: int, in_q, out_q, dtype: type = np.
 def _keepdims_params(count: int, in_q, out_q) -> tuple[int, int, int]:
     """(multiplier, shift, bias) of optimized_integer_ops::Mean, set up in float32."""
     f32 = np.float32
-    temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
+    with np.errstate(**nx.QUIET_FLOAT32):
+        temp = f32(in_q.zero_point) * f32(in_q.scale) / f32(out_q.scale)
     temp = temp + f32(0.5) if temp > 0 else temp - f32(0.5)
     if not abs(temp) < 2**31:  # static_cast<int32_t> of it would be undefined (inf or NaN too)
         raise UserError(f"MEAN: the input zero point {in_q.zero_point} x scale {in_q.scale:g} / output scale "

@@ -20,8 +20,9 @@ def leaky_relu_multipliers(in_q, out_q, alpha: float) -> tuple[tuple[int, int], 
     """((identity multiplier, shift), (alpha multiplier, shift)): the real factors are float32
     expressions (`input->params.scale * params->alpha / output->params.scale`) widened to double."""
     f32 = np.float32
-    identity = f32(in_q.scale) / f32(out_q.scale)
-    scaled_alpha = f32(f32(in_q.scale) * f32(alpha)) / f32(out_q.scale)
+    with np.errstate(**nx.QUIET_FLOAT32):
+        identity = f32(in_q.scale) / f32(out_q.scale)
+        scaled_alpha = f32(f32(in_q.scale) * f32(alpha)) / f32(out_q.scale)
     return nx.quantize_multiplier(float(identity)), nx.quantize_multiplier(float(scaled_alpha))
 
 

@@ -140,4 +140,6 @@ def mul_multiplier(scale_a: float, scale_b: float, scale_out: float, numerics: s
     f32 = np.float32
     if numerics == nx.TFLM:
         return nx.quantize_multiplier(float(f32(scale_a)) * float(f32(scale_b)) / float(f32(scale_out)))
-    return nx.quantize_multiplier(float(f32(f32(scale_a) * f32(scale_b)) / f32(scale_out)))
+    with np.errstate(**nx.QUIET_FLOAT32):
+        ratio = f32(f32(scale_a) * f32(scale_b)) / f32(scale_out)
+    return nx.quantize_multiplier(float(ratio))

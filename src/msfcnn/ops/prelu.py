@@ -28,8 +28,9 @@ def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float,
         positive = float(f32(in_scale)) / float(f32(out_scale))
         negative = float(f32(in_scale)) * float(f32(alpha_scale)) / float(f32(out_scale))
     else:
-        positive = float(f32(in_scale) / f32(out_scale))
-        negative = float(f32(f32(in_scale) * f32(alpha_scale)) / f32(out_scale))
+        with np.errstate(**nx.QUIET_FLOAT32):
+            positive = float(f32(in_scale) / f32(out_scale))
+            negative = float(f32(f32(in_scale) * f32(alpha_scale)) / f32(out_scale))
     return nx.quantize_multiplier(positive), nx.quantize_multiplier(negative)
 
 

@@ -82,8 +82,9 @@ class Svdf(Op, pattern=Pattern.OPAQUE, c_call=CCall.VECTOR, elements=frozenset({
     def multipliers(self, ctx: KernelContext) -> tuple[tuple[int, int], tuple[int, int]]:
         """(mult, shift) of rescale1 and rescale2, from the scales multiplied in float32."""
         f32 = np.float32
-        first = f32(ctx.input_quant[0].scale) * f32(self.feature_scale) / f32(self.state_scale)
-        second = f32(self.state_scale) * f32(self.time_scale) / f32(ctx.output_quant.scale)
+        with np.errstate(**nx.QUIET_FLOAT32):
+            first = f32(ctx.input_quant[0].scale) * f32(self.feature_scale) / f32(self.state_scale)
+            second = f32(self.state_scale) * f32(self.time_scale) / f32(ctx.output_quant.scale)
         return nx.quantize_multiplier(float(first)), nx.quantize_multiplier(float(second))
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
