@@ -46,6 +46,19 @@ def chain_at(graph: Graph, start: int, readers: dict) -> bool:
         and nodes[2].shape[:2] == nodes[1].shape[:2]
 
 
+def reads_every_row(graph: Graph, start: int) -> bool:
+    """Whether the chain's first op reads its input to the last row and column (a VALID window
+    whose stride leaves the last ones out reads less): the walker and the C make a chain's rows as
+    the next chain reads them, and the block's MACs count every row of every chain."""
+    node = graph.nodes[start]
+    source, out = graph.shape_of(node.inputs[0]), graph.shape_of(start)
+    for axis in (0, 1):
+        w = node.op.axis_window(axis)
+        if (out[axis] - 1) * w.stride - w.pad + w.kernel < source[axis]:
+            return False
+    return True
+
+
 class ChainsScheme(Scheme, name="chains", template="chains", order=50, time_rank=1):
     """rows stream through conv -> depthwise -> 1x1 chains made pixel by pixel; each chain's first op recomputed for every depthwise tap, only chain inputs kept"""
 
@@ -80,6 +93,8 @@ class ChainsScheme(Scheme, name="chains", template="chains", order=50, time_rank
                 chains[start] = chain_at(graph, start, readers)
             if not chains[start]:
                 return None
+            if start > first and not reads_every_row(graph, start):
+                return None  # the chain before would make rows that no one reads
             # a chain's output is read by the next chain alone, or (the last) is the block output
             if start + 2 < last and readers.get(start + 2, ()) != (start + 3,):
                 return None
