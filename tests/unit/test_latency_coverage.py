@@ -111,6 +111,7 @@ def _op_classes(base=ops.Op) -> set:
     return classes
 
 
+@pytest.mark.slow  # about 12 s of CPU: every fixture and layer-list form loaded twice
 def test_every_kernel_class_is_enumerated():
     """The enumeration below reaches every op class that has a C kernel (a new operator needs a
     fixture or a layer-list form, or this fails)."""
