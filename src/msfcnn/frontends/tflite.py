@@ -141,6 +141,7 @@ class _Importer:
         # Further subgraphs only serve control-flow operators, which are rejected as unsupported.
         self.subgraph = model.Subgraphs(0)
         self.n_tensors = self._count(self.subgraph.TensorsLength(), "tensors")
+        self._tensor_tables: dict[int, schema.Tensor] = {}
         self.n_buffers = self._count(model.BuffersLength(), "buffers")
         self.graph = Graph(name, ())
         self.ir_tensor: dict[int, int] = {}  # TFLite tensor -> IR tensor (node index or NETWORK_INPUT)
@@ -340,7 +341,9 @@ class _Importer:
     def tensor(self, index: int) -> schema.Tensor:
         if not 0 <= index < self.n_tensors:
             raise UserError(f"missing tensor (index {index})")
-        return self.subgraph.Tensors(index)
+        if index not in self._tensor_tables:  # each lookup walks the flatbuffer: read it once
+            self._tensor_tables[index] = self.subgraph.Tensors(index)
+        return self._tensor_tables[index]
 
     def type_of(self, index: int) -> int:
         return self.tensor(index).Type()

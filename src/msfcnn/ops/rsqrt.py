@@ -31,8 +31,12 @@ def _wrap(x: int) -> int:
 
 
 def _mul(a: int, b: int) -> int:
-    """gemmlowp's SaturatingRoundingDoublingHighMul: the product of two fixed-point numbers."""
-    return int(nx.saturating_rounding_doubling_high_mul(a, b))
+    """gemmlowp's SaturatingRoundingDoublingHighMul: the product of two fixed-point numbers (on
+    Python ints: numpy's per-call cost on scalars made model loading slow)."""
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    nudged = a * b + (1 << 30 if a * b >= 0 else 1 - (1 << 30))
+    return nudged >> 31 if nudged >= 0 else -(-nudged >> 31)  # C's division rounds toward zero
 
 
 def _shift_left(x: int, exponent: int) -> int:

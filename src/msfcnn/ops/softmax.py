@@ -130,15 +130,11 @@ def _softmax_int8(x: np.ndarray, input_scale: float, beta: float, out_q, out_typ
 @lru_cache(maxsize=64)
 def _tflm_exp_table(input_scale: float, beta: float) -> tuple[int, ...]:
     multiplier, left_shift = _preprocess_softmax_scaling(beta, input_scale)
-    diff_min = -_input_radius(left_shift)
-    table = []
-    for d in range(256):
-        if -d < diff_min:
-            table.append(0)  # below the input radius: out of the sum, output -32768
-            continue
-        rescaled = _mul(-d * (1 << left_shift), multiplier)  # MultiplyByQuantizedMultiplierGreaterThanOne
-        table.append(_exp_on_negative(rescaled, SCALED_DIFF_INTEGER_BITS))
-    return tuple(table)
+    d = np.arange(256, dtype=np.int64)
+    rescaled = _mul(-d * (1 << left_shift), multiplier)  # MultiplyByQuantizedMultiplierGreaterThanOne
+    # Below the input radius an input is out of the sum (its output is -32768): exp 0.
+    exps = np.where(-d < -_input_radius(left_shift), 0, _exp_on_negative(rescaled, SCALED_DIFF_INTEGER_BITS))
+    return tuple(int(e) for e in exps)
 
 
 def tflm_exp_table(input_scale: float, beta: float) -> np.ndarray:

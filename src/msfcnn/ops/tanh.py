@@ -9,7 +9,7 @@
   result is shifted right by 24 (rounding half away from zero) to the int8 output.
 
 Both are functions of the int8 input alone: tables (`gemmlowp_tanh` emulates the fixed point,
-value by value, with int32 wrap-around as the C++ code has)."""
+element-wise, with int32 wrap-around as the C++ code has)."""
 
 from __future__ import annotations
 
@@ -28,26 +28,28 @@ OUTPUT_QUANT = (1 / 128, 0)  # (scale, zero point) of an int8 TANH's output (TFL
 INPUT_INTEGER_BITS = 4  # the reference kernel's fixed-point input format: Q4.27
 
 
-def _wrap(x: int) -> int:
-    return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+def _wrap(x: np.ndarray) -> np.ndarray:
+    """int32 wrap-around of int32 values held in int64 (a sum of a few int32 never overflows)."""
+    return (np.asarray(x, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def _mul(a: int, b: int) -> int:
+def _mul(a, b) -> np.ndarray:
     """gemmlowp's SaturatingRoundingDoublingHighMul: the product of two fixed-point numbers."""
-    return int(nx.saturating_rounding_doubling_high_mul(a, b))
+    return nx.saturating_rounding_doubling_high_mul(a, b)
 
 
-def _shift_right(x: int, exponent: int) -> int:
-    return int(nx.rounding_divide_by_pot(x, exponent))
+def _shift_right(x, exponent: int) -> np.ndarray:
+    return nx.rounding_divide_by_pot(x, exponent)
 
 
-def _shift_left(x: int, exponent: int) -> int:
+def _shift_left(x, exponent: int) -> np.ndarray:
     """SaturatingRoundingMultiplyByPOT with a positive exponent: a saturating left shift."""
+    x = np.asarray(x, np.int64)
     threshold = (1 << (31 - exponent)) - 1
-    return INT32_MAX if x > threshold else INT32_MIN if x < -threshold else x << exponent
+    return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, x << exponent))
 
 
-def _exp_on_quarter(a: int) -> int:
+def _exp_on_quarter(a: np.ndarray) -> np.ndarray:
     """exp(a) for a in [-1/4, 0), Q0.31: a Taylor expansion around -1/8."""
     constant_term, one_third = 1895147668, 715827883
     x = _wrap(a + (1 << 28))
@@ -63,25 +65,29 @@ _EXP_OF_MINUS_POWERS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 
                         (3, 720401), (4, 242))
 
 
-def _exp_on_negative(a: int, integer_bits: int) -> int:
-    """exp(a) for a <= 0 given with `integer_bits` integer bits, Q0.31."""
+def _exp_on_negative(a, integer_bits: int) -> np.ndarray:
+    """exp(a) for a <= 0 given with `integer_bits` integer bits, Q0.31 (element-wise)."""
+    a = np.asarray(a, np.int64)
     fractional_bits = 31 - integer_bits
     quarter = 1 << (fractional_bits - 2)
     a_mod_quarter_minus_quarter = _wrap((a & (quarter - 1)) - quarter)
     result = _exp_on_quarter(_shift_left(a_mod_quarter_minus_quarter, integer_bits))
     remainder = _wrap(a_mod_quarter_minus_quarter - a)
     for exponent, multiplier in _EXP_OF_MINUS_POWERS:
-        if integer_bits > exponent and remainder & (1 << (fractional_bits + exponent)):
-            result = _mul(result, multiplier)
-    return INT32_MAX if a == 0 else result
+        if integer_bits > exponent:
+            bit_set = (remainder & (1 << (fractional_bits + exponent))) != 0
+            result = np.where(bit_set, _mul(result, multiplier), result)
+    return np.where(a == 0, INT32_MAX, result)
 
 
-def _rounding_half_sum(a: int, b: int) -> int:
-    total = a + b
-    return int((total + (1 if total >= 0 else -1)) / 2)  # C++ division truncates
+def _rounding_half_sum(a, b) -> np.ndarray:
+    """(a + b) / 2 rounded half away from zero, with C++'s truncating division."""
+    total = np.asarray(a, np.int64) + b
+    nudged = total + np.where(total >= 0, 1, -1)
+    return np.where(nudged < 0, -((-nudged) >> 1), nudged >> 1)
 
 
-def _one_minus_x_over_one_plus_x(a: int) -> int:
+def _one_minus_x_over_one_plus_x(a: np.ndarray) -> np.ndarray:
     """(1 - a) / (1 + a) for a in (0, 1), Q0.31, by three Newton-Raphson steps in Q2.29."""
     half_denominator = _rounding_half_sum(a, INT32_MAX)
     one = 1 << 29
@@ -92,13 +98,13 @@ def _one_minus_x_over_one_plus_x(a: int) -> int:
     return _shift_left(_wrap(x - one), 2)
 
 
-def gemmlowp_tanh(a: int, integer_bits: int = INPUT_INTEGER_BITS) -> int:
-    """gemmlowp's tanh of a fixed-point int32 with `integer_bits` integer bits, Q0.31."""
-    if a == 0:
-        return 0
-    n = a if a < 0 else _wrap(-a)
+def gemmlowp_tanh(a, integer_bits: int = INPUT_INTEGER_BITS) -> np.ndarray:
+    """gemmlowp's tanh of fixed-point int32 values with `integer_bits` integer bits, Q0.31,
+    element-wise."""
+    a = np.asarray(a, np.int64)
+    n = np.where(a < 0, a, _wrap(-a))
     t = _one_minus_x_over_one_plus_x(_exp_on_negative(n, integer_bits + 1))  # exp(2n): one more integer bit
-    return _wrap(-t) if a < 0 else t
+    return np.where(a == 0, 0, np.where(a < 0, _wrap(-t), t))
 
 
 def tflm_tanh_params(in_q) -> tuple[int, int, int]:
@@ -114,18 +120,12 @@ def tflm_tanh_params(in_q) -> tuple[int, int, int]:
 
 def tflm_tanh_table(in_q) -> np.ndarray:
     multiplier, shift, radius = tflm_tanh_params(in_q)
-    table = np.empty(256, np.int8)
-    for v in range(-128, 128):
-        x = v - in_q.zero_point
-        if x <= -radius:
-            out = nx.INT8_MIN
-        elif x >= radius:
-            out = nx.INT8_MAX
-        else:
-            fixed = int(nx.multiply_by_quantized_multiplier(x, multiplier, shift))
-            out = _shift_right(gemmlowp_tanh(fixed), 31 - 7)
-        table[v + 128] = min(max(out, nx.INT8_MIN), nx.INT8_MAX)
-    return table
+    x = np.arange(-128, 128, dtype=np.int64) - in_q.zero_point
+    inside = np.clip(x, 1 - radius, radius - 1)  # values beyond the radius saturate below
+    fixed = nx.multiply_by_quantized_multiplier(inside, multiplier, shift)
+    out = _shift_right(gemmlowp_tanh(fixed), 31 - 7)
+    out = np.where(x <= -radius, nx.INT8_MIN, np.where(x >= radius, nx.INT8_MAX, out))
+    return np.clip(out, nx.INT8_MIN, nx.INT8_MAX).astype(np.int8)
 
 
 def _tanhf(x: np.float32) -> np.float32:
