@@ -27,6 +27,7 @@ reference kernels' scalar code.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -120,13 +121,24 @@ def per_channel_multipliers(input_scale: float, weight_scales, output_scale: flo
     """Conv / depthwise / per-channel FC rescale factors, as PopulateConvolutionQuantizationParams.
 
     TFLite stores scales as float32 and forms input_scale * weight_scale / output_scale in double;
-    a single weight scale (per-tensor weights) is broadcast over the channels.
+    a single weight scale (per-tensor weights) is broadcast over the channels. The arrays are
+    read-only: the executors ask for them at every patch, so they are computed once per layer.
     """
-    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1).astype(np.float64)
+    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    return _per_channel_multipliers(float(np.float32(input_scale)), scales.tobytes(),
+                                    float(np.float32(output_scale)), channels)
+
+
+@lru_cache(maxsize=4096)
+def _per_channel_multipliers(input_scale: float, weight_scales: bytes, output_scale: float,
+                             channels: int) -> tuple[np.ndarray, np.ndarray]:
+    scales = np.frombuffer(weight_scales, dtype=np.float32).astype(np.float64)
     if scales.size == 1:
         scales = np.full(channels, scales[0])
-    real = float(np.float32(input_scale)) * scales / float(np.float32(output_scale))
-    return quantize_multipliers(real)
+    multipliers, shifts = quantize_multipliers(input_scale * scales / output_scale)
+    multipliers.flags.writeable = False
+    shifts.flags.writeable = False
+    return multipliers, shifts
 
 
 def _trunc_div_pow2(x: np.ndarray, bits: int) -> np.ndarray:
