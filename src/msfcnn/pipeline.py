@@ -221,13 +221,16 @@ def placed_on(graph: Graph, plan: Plan, regions, program_bytes: int, input_in_ra
     (stack bound, static data, reserve) placed over `regions` (schedule/placement.py): (placement,
     buffers, what each holds), or None when no placement is found. `input_in`: the region that
     holds the input (--input-in; None: any)."""
+    from .latency.accesses import loop_runs
     from .schedule.lowered import Liveness
     from .schedule.placement import place_schedule, wholes
     schedule = schedule or lower(graph, plan)
     live = Liveness(graph, plan.io_counted, plan.input_streamed)
-    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram)
+    runs = loop_runs(graph, schedule.blocks)  # the buffers' accesses, from the latency model's loop counts
+    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram, runs)
     names = [r.name for r in regions]
-    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in))
+    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in),
+                          runs)
 
 
 def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool,
@@ -251,13 +254,15 @@ def shared_over_regions(planned: list, regions, program_bytes: int):
     with their state and io kept apart and the program's bytes (the deepest stack bound, static
     data, reserve) beside: schedule/placement.place_shared's (schedules, shared arena of each
     region, RegionUses), or None when no placement is found."""
+    from .latency.accesses import loop_runs
     from .schedule.lowered import Liveness
     from .schedule.placement import SharedNetwork, place_shared, wholes
     networks = []
     for graph, plan, schedule in planned:
         live = Liveness(graph, plan.io_counted, plan.input_streamed)
+        runs = tuple(loop_runs(graph, schedule.blocks))
         networks.append(SharedNetwork(graph.name, graph, live, schedule.blocks,
-                                      tuple(wholes(graph, live, schedule.blocks, 0))))
+                                      tuple(wholes(graph, live, schedule.blocks, 0, runs=runs)), runs))
     return place_shared(networks, program_bytes, regions)
 
 
