@@ -4,7 +4,7 @@ what the placement over RAM regions weighs a buffer by (schedule/placement.py, `
 The counts are the portable build's (`features.BlockCounter`, no DSP or Helium loops), summed per
 op: a loop's body runs once per value or pixel it handles. The loops named `output` (and its
 stages, `output_*`) write the op's output; the others read its inputs. What the block does
-besides its kernels (a stream's pulls, a tail's accumulate, an in-place plane's copy) is its own.
+besides its kernels (a stream's walk and pulls, a tail's accumulate) is its own.
 """
 
 from __future__ import annotations
@@ -21,15 +21,22 @@ READ, WRITE = "read", "write"
 
 
 class _PerOp(BlockCounter):
-    """A block's counts with each kernel call's summed under (op, READ) and (op, WRITE)."""
+    """A block's counts with each kernel call's (a region's, a whole op's, a tail's vector op's, an
+    in-place depthwise map's) summed under (op, READ) and (op, WRITE)."""
 
     def __init__(self, graph: Graph):
         super().__init__(graph, dsp=False)
 
-    def call(self, t: int, r0: int, r1: int, c0: int, c1: int, ring: int = 0):
-        counts = super().call(t, r0, r1, c0, c1, ring)
-        writes = sum(n for name, n in counts.items() if _writes(name))
-        return Counter({(t, WRITE): writes, (t, READ): sum(counts.values()) - writes})
+    def _count_call(self, t: int, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Counter:
+        return _by_op(t, super()._count_call(t, r0, r1, c0, c1, ring))
+
+    def _channels(self, t: int) -> Counter:
+        return _by_op(t, super()._channels(t))
+
+
+def _by_op(t: int, counts: Counter) -> Counter:
+    writes = sum(n for name, n in counts.items() if _writes(name))
+    return Counter({(t, WRITE): writes, (t, READ): sum(counts.values()) - writes})
 
 
 def _writes(name: str) -> bool:
