@@ -164,13 +164,17 @@ BOARDS = {b.name: b for b in (
           "SRAM1+2 (128 KB, contiguous; ram_bytes) and the 64 KB CCM apart, which DMA does not reach",
           (Region("sram", 128 * KiB, SRAM, True, 1.0, 0x20000000),
            Region("ccm", 64 * KiB, TCM, False, 1.0, 0x10000000))),
-    # ESP32-S3-DevKitC-1 N8R8: the ESP32-S3's 512 KB internal SRAM, 8 MB octal PSRAM mapped through
-    # the data cache from 0x3C000000 (external: a cache miss costs a bus transfer), 8 MB flash.
-    Board("esp32-s3-devkitc-n8r8", "ESP32-S3 (N8R8 module)", "Xtensa LX7 (dual core)", 512 * KiB, 8 * MiB,
+    # ESP32-S3-DevKitC-1 N8R8: of the ESP32-S3's 512 KB internal SRAM, SRAM0 (32 KB) is on the
+    # instruction bus only; on the data bus SRAM1 (416 KB, 0x3FC88000-0x3FCEFFFF) and SRAM2 (64 KB)
+    # follow one another, and the data cache that the PSRAM needs takes 32 KB of SRAM2 (ESP-IDF's
+    # default): 448 KB contiguous. 8 MB octal PSRAM mapped through that cache in the data bus's
+    # external window from 0x3C000000 (external: a cache miss costs a bus transfer), 8 MB flash.
+    Board("esp32-s3-devkitc-n8r8", "ESP32-S3 (N8R8 module)", "Xtensa LX7 (dual core)", 448 * KiB, 8 * MiB,
           240_000_000, "esp32c3", False,
-          "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7; 512 KB internal SRAM (ram_bytes; "
-          "ESP-IDF uses some: add it to --reserve) and 8 MB PSRAM, external and slow, reached through the cache",
-          (Region("sram", 512 * KiB, SRAM, True, 1.0, 0x3FC88000),
+          "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7; 448 KB internal data SRAM (ram_bytes: "
+          "SRAM1 and the half of SRAM2 the 32 KB data cache leaves; ESP-IDF's code in IRAM and its data use some: "
+          "add them to --reserve) and 8 MB PSRAM, external and slow, reached through the cache",
+          (Region("sram", 448 * KiB, SRAM, True, 1.0, 0x3FC88000),
            Region("psram", 8 * MiB, EXTERNAL, True, 8.0, 0x3C000000))),
     # i.MX RT1060 EVK (MIMXRT1062): Cortex-M7 at 600 MHz; FlexRAM in its default fuse setting (128 KB
     # ITCM for code, 128 KB DTCM at 0x20000000, 256 KB OCRAM at 0x20280000 right after the 512 KB

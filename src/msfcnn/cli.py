@@ -593,11 +593,14 @@ def verify_request(args) -> VerifyRequest:
     _folder_output(args.keep, "--keep")
     call = _invocation(args, args.json, [args.model, args.input, args.plan], [args.keep])
     if args.more_models:
-        for given, option in ((args.input, "--input"), (args.instructions, "--instructions"),
-                              (args.link_board, "--board")):
+        for given, option in ((args.input, "--input"), (args.instructions, "--instructions")):
             if given:
                 raise UserError(f"{option} takes one model: verify several models without it")
         shared = _shared_compile_request(args, call, None)  # verify builds in a folder of its own
+        board = shared.link.board
+        if board is not None and not board.several_regions:
+            raise UserError(f"--board with several models links their shared arenas over a board's several RAM "
+                            f"regions; {board.name} has one: verify several models without it, or give --region")
         return VerifyRequest(call, shared.model, shared.link, None, args.seed, args.keep, False, shared.others,
                              shared.prefixes)
     link = _link(args)
@@ -890,13 +893,7 @@ def _compile_shared(request: CompileRequest) -> None:
     """`compile A B ...`: each model planned, then one library of them all sharing one arena."""
     from . import report
     from .codegen.shared import Network, network_prefixes, write_shared
-    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
-    if request.link.board is not None and request.link.board.several_regions:
-        from . import pipeline
-        from .fit import DEFAULT_RESERVE
-        with progress.step(f"placing {len(planned)} networks over the RAM regions of {request.link.board.name}"):
-            planned = pipeline.lower_shared_on_regions(planned, request.link.board, request.link.target,
-                                                       DEFAULT_RESERVE)
+    planned = _shared_over_regions(request.link, [_planned_schedule(model) for model in (request.model, *request.others)])
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     with progress.step(f"writing the C for {len(networks)} networks sharing one arena"):
@@ -934,27 +931,46 @@ def cmd_verify(request: VerifyRequest) -> int:
     return VERIFY_FAILED
 
 
+def _shared_over_regions(link: Link, planned: list) -> list:
+    """On a board of several RAM regions, the networks' schedules sharing one arena per region (as
+    `fit A B` places them); otherwise `planned` itself."""
+    if link.board is None or not link.board.several_regions:
+        return planned
+    from . import pipeline
+    from .fit import DEFAULT_RESERVE
+    with progress.step(f"placing {len(planned)} networks over the RAM regions of {link.board.name}"):
+        return pipeline.lower_shared_on_regions(planned, link.board, link.target, DEFAULT_RESERVE)
+
+
 def _verify_shared(request: VerifyRequest) -> int:
     """`verify A B ...`: the networks' library, as compile A B ... writes it, run in one program,
     each network on its seeded random input against the numpy executor."""
     from . import pipeline, report
     from .codegen.shared import Network, network_prefixes, shared_arena_bytes
-    planned = [_planned_schedule(model) for model in (request.model, *request.others)]
+    link = request.link
+    planned = _shared_over_regions(link, [_planned_schedule(model) for model in (request.model, *request.others)])
     prefixes = network_prefixes([graph.name for graph, _, _ in planned], request.prefixes)
     networks = [Network(prefix, *each) for prefix, each in zip(prefixes, planned)]
     inputs = [_input(None, request.seed, graph) for graph, _, _ in planned]
-    checks = pipeline.verify_shared(networks, inputs, request.link.target, request.keep)
-    target = request.link.target.name
+    linked = link.target
+    if link.board is not None and link.board.several_regions:  # each region's arena at an address of its own
+        linked = linked.with_regions(link.board.name, tuple((r.name, r.size) for r in link.board.ram_regions))
+    checks = pipeline.verify_shared(networks, inputs, linked, request.keep)
+    target, placed = link.target.name, checks[0].region_arenas
     if request.call.json:
         _print_json({"target": target, "shared_arena_bytes": shared_arena_bytes(networks),
                      "pass": all(c.passed for c in checks),
                      "networks": [{"prefix": n.prefix, "model": n.graph.name, "pass": c.passed,
                                    "bit_exact": c.bit_exact, "max_abs_diff": c.max_abs_diff,
-                                   "arena_bytes": n.arena_bytes} for n, c in zip(networks, checks)]})
+                                   "arena_bytes": n.arena_bytes} for n, c in zip(networks, checks)],
+                     **({"region_arenas": list(placed)} if placed else {})})
     else:
         for n, c in zip(networks, checks):
             print(f"{n.prefix}/ ({n.graph.name}) on {target}, arena {n.arena_bytes} B of the shared "
                   f"{shared_arena_bytes(networks)} B, run twice in turn with the others: {report.verdict(c)}")
+        for r in placed:
+            print(f"shared arena of {r['region']}: {r['bytes']} B at {r['address']:#x}, inside its region "
+                  f"[{r['origin']:#x}, {r['origin'] + r['length']:#x}) as linked for {link.board.name}")
     failed = [n.graph.name for n, c in zip(networks, checks) if not c.passed]
     if not failed:
         return 0

@@ -221,13 +221,16 @@ def placed_on(graph: Graph, plan: Plan, regions, program_bytes: int, input_in_ra
     (stack bound, static data, reserve) placed over `regions` (schedule/placement.py): (placement,
     buffers, what each holds), or None when no placement is found. `input_in`: the region that
     holds the input (--input-in; None: any)."""
+    from .latency.accesses import loop_runs
     from .schedule.lowered import Liveness
     from .schedule.placement import place_schedule, wholes
     schedule = schedule or lower(graph, plan)
     live = Liveness(graph, plan.io_counted, plan.input_streamed)
-    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram)
+    runs = loop_runs(graph, schedule.blocks)  # the buffers' accesses, from the latency model's loop counts
+    extra = wholes(graph, live, schedule.blocks, program_bytes, input_in_ram, runs)
     names = [r.name for r in regions]
-    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in))
+    return place_schedule(graph, live, schedule.blocks, extra, regions, None if input_in is None else names.index(input_in),
+                          runs)
 
 
 def lower_on_regions(graph: Graph, plan: Plan, board, program_bytes: int, input_in_ram: bool,
@@ -251,13 +254,15 @@ def shared_over_regions(planned: list, regions, program_bytes: int):
     with their state and io kept apart and the program's bytes (the deepest stack bound, static
     data, reserve) beside: schedule/placement.place_shared's (schedules, shared arena of each
     region, RegionUses), or None when no placement is found."""
+    from .latency.accesses import loop_runs
     from .schedule.lowered import Liveness
     from .schedule.placement import SharedNetwork, place_shared, wholes
     networks = []
     for graph, plan, schedule in planned:
         live = Liveness(graph, plan.io_counted, plan.input_streamed)
+        runs = tuple(loop_runs(graph, schedule.blocks))
         networks.append(SharedNetwork(graph.name, graph, live, schedule.blocks,
-                                      tuple(wholes(graph, live, schedule.blocks, 0))))
+                                      tuple(wholes(graph, live, schedule.blocks, 0, runs=runs)), runs))
     return place_shared(networks, program_bytes, regions)
 
 
@@ -360,11 +365,13 @@ def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"]
     """`verify A B ...`: the networks' library (codegen/shared.py: networks, each a shared.Network)
     built for `target` with a program that runs them in turn twice on the shared arena(s), each on
     its input of `inputs` (the model's own layout); each network's Verification against the fused
-    numpy executor. Networks of one input, one output and no state, on a target with a file harness."""
+    numpy executor. Networks of one input, one output and no state, on a target with a file harness.
+    A target with a board's regions (Target.with_regions) links each region's shared arena in its
+    region, and each Verification gives where they lie (`region_arenas`; one outside fails)."""
     import shlex
     import subprocess
     from .codegen import build as c_build
-    from .codegen.shared import harness_source, write_shared
+    from .codegen.shared import SHARED_ARENA, harness_source, write_shared
     if target.embedded_harness:
         raise UserError(f"verify of several models runs their library with a file harness: on host, cortex-m4, "
                         f"cortex-m7, cortex-m33 or cortex-m0plus, not {target.name}")
@@ -375,7 +382,7 @@ def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"]
                             f"{graph.name} is not one: verify it alone")
     internal = [c_build.harness_values(n.graph, internal_inputs(n.graph, x)[0]) for n, x in zip(networks, inputs)]
     with tempfile.TemporaryDirectory(prefix="msfcnn-verify-") as scratch:
-        folder = Path(keep or scratch)
+        folder = Path(keep or scratch).resolve()
         write_shared(folder, networks, target)
         (folder / "main.c").write_text(harness_source(networks))
         program = folder / "networks.elf"
@@ -383,7 +390,7 @@ def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"]
         command = [target.cc, *shlex.split(target.cflags), f"-I{folder}", *shlex.split(target.ldflags), "-o",
                    str(program), *sources, "-lm"]
         with progress.step(f"verify {len(networks)} networks: building and running the C on {target.name}"):
-            built = subprocess.run(command, capture_output=True, text=True)
+            built = subprocess.run(command, capture_output=True, text=True, cwd=folder)  # (msfcnn_memory.ld is there)
             if built.returncode != 0:
                 where = f" (see {folder})" if keep else " (rerun with -o DIR to keep the build)"
                 raise UserError(f"the library of {len(networks)} networks does not build for {target.name}: "
@@ -395,13 +402,17 @@ def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"]
                 raise UserError(f"the program of {len(networks)} networks failed ({ran.returncode}) on {target.name}: "
                                 "a second run of a network differed from its first, or it could not read its input")
             raw = (folder / "output.bin").read_bytes()
+            placed = c_build.region_arenas(program, target, SHARED_ARENA) if target.region_map else ()
+            outside = [r["region"] for r in placed if not r["inside"]]
+            if outside:
+                raise UserError(f"the shared arena of region {outside[0]} was linked outside that region")
     found, start = [], 0
     for n, x in zip(networks, inputs):
         expected = np.concatenate([y.reshape(-1) for y in run(n.schedule, x, raw=True).outputs])
         size = expected.size * expected.dtype.itemsize
         output = np.frombuffer(raw[start:start + size], dtype=expected.dtype)
         start += size
-        found.append(Verification(output, expected, n.arena_bytes, n.schedule.arena_bytes, None))
+        found.append(Verification(output, expected, n.arena_bytes, n.schedule.arena_bytes, None, region_arenas=placed))
     return found
 
 

@@ -121,12 +121,9 @@ class Target:
         reserves for the stack: a program whose static data (arena, io, the C library's) and that
         stack do not fit fails to link. It runs the embedded harness (input in flash, or copied
         into a RAM buffer with `input_in_ram`, output printed, stack measured)."""
-        region_map = ()
-        if regions:
-            region_map, ram_bytes = self._region_map(name, regions)
-        ldflags = re.sub(r"__ram_size=\w+", f"__ram_size={ram_bytes:#x}", self.ldflags)
-        if region_map:
-            ldflags += " -Wl,-T,msfcnn_memory.ld"
+        linked = self.with_regions(name, regions) if regions else self
+        ram_bytes = linked.ram_bytes if regions else ram_bytes
+        ldflags = re.sub(r"__ram_size=\w+", f"__ram_size={ram_bytes:#x}", linked.ldflags)
         # main takes no command line: semihosting's start-up code would keep 1.25 KiB of RAM for one
         ldflags = ldflags.replace("--crt0=semihost", "--crt0=hosted")
         command = self.command
@@ -136,7 +133,15 @@ class Target:
         return replace(self, ldflags=f"{ldflags} -Wl,--defsym=__stack_size={stack_bytes:#x}", command=command,
                        description=f"{name} ({ram_bytes} B of RAM) on {self.name}: {self.description}",
                        ram_bytes=ram_bytes, embedded_harness=True, input_in_ram=input_in_ram, board=name,
-                       region_map=region_map)
+                       region_map=linked.region_map)
+
+    def with_regions(self, board: str, regions: tuple[tuple[str, int], ...]) -> Target:
+        """This target with a board's RAM regions (name, bytes) linked at addresses of their own
+        (`_region_map`, msfcnn_memory.ld), the program's data in the RAM below them; its harness
+        unchanged (the file harness of `verify A B --board`)."""
+        region_map, below = self._region_map(board, regions)
+        ldflags = re.sub(r"__ram_size=\w+", f"__ram_size={below:#x}", self.ldflags) + " -Wl,-T,msfcnn_memory.ld"
+        return replace(self, ldflags=ldflags, ram_bytes=below, region_map=region_map)
 
     def _region_map(self, board: str, regions: tuple[tuple[str, int], ...]):
         """The board's regions (name, bytes) at the top of the emulated RAM, one after the other

@@ -445,7 +445,8 @@ def test_verify_of_two_models_runs_their_library_bit_exact_in_one_program(capsys
     assert doc["pass"] and [n["model"] for n in nets] == ["dscnn", "i16_chain"]
     assert all(n["pass"] and n["bit_exact"] and n["max_abs_diff"] == 0 for n in nets)
     assert doc["shared_arena_bytes"] == max(n["arena_bytes"] for n in nets)
-    for argv, message in (([str(KEYWORDS)], "no state"), ([chain, "--instructions"], "--instructions takes one model")):
+    for argv, message in (([str(KEYWORDS)], "no state"), ([chain, "--instructions"], "--instructions takes one model"),
+                          ([chain, "--board", "nucleo-f412zg"], "nucleo-f412zg has one")):
         code = main(["verify", str(DSCNN), *argv])
         err = capsys.readouterr().err
         assert code == 2 and len(err.strip().splitlines()) == 1 and message in err

@@ -246,6 +246,37 @@ def test_a_plan_too_big_for_each_region_fits_across_two():
     assert sum(placed.arena_bytes) >= schedule.arena_bytes
 
 
+def test_loop_counts_put_the_most_read_per_byte_in_the_cheap_region_as_brute_force_does():
+    # The least-RAM plan of a chain: one column-streamed block of five rings and an accumulator.
+    # From bytes touched, every ring of the block counts alike, so the smallest ones (ring4, 16 B)
+    # look densest; the loop counts say ring1 (32 B, the depthwise output that a convolution reads
+    # once per MAC) is read over 20 times as often per byte as ring4 (the pool's output, summed once), so a
+    # 32-byte fast region takes ring1.
+    from collections import Counter
+    from msfcnn.latency.accesses import loop_runs
+    from msfcnn.latency.features import BlockCounter
+    from msfcnn.schedule.placement import loop_accesses
+    graph = pipeline.load(str(FIXTURES / "i16_chain.tflite"), weights=True)
+    plan = min(pipeline.planner(graph, pipeline.SCHEDULABLE_COST_MODEL, count_io=True).pareto(),
+               key=lambda p: p.peak_ram_bytes)
+    schedule, live = pipeline.lower(graph, plan), Liveness(graph, True)
+    runs = loop_runs(graph, schedule.blocks)
+    for block, run in zip(schedule.blocks, runs):  # every loop-body run of the block, split by op
+        counts = Counter(BlockCounter(graph, dsp=False).block(block))
+        assert sum(run.reads.values()) + sum(run.writes.values()) + run.own == sum(counts.values())
+    buffers, keys = arena_buffers(graph, list(schedule.blocks), live)
+    accesses = loop_accesses(graph, buffers, keys, schedule.blocks, runs)
+    density = {k: a / b.size for k, a, b in zip(keys, accesses, buffers)}
+    assert density["ring1"] > 20 * density["ring4"]
+    regions = [R("fast", 32, 1.0), R("slow", 1 << 20, 8.0)]
+    placed, _, _ = place_schedule(graph, live, schedule.blocks, [], regions, runs=runs)
+    assert placed.cost == brute_force(buffers, len(schedule.blocks), regions, accesses, [False] * len(buffers))
+    fast = {k for k, r in zip(keys, placed.region_of) if r == 0}
+    assert "ring1" in fast and "ring4" not in fast
+    by_bytes, _, _ = place_schedule(graph, live, schedule.blocks, [], regions)
+    assert "ring4" in {k for k, r in zip(keys, by_bytes.region_of) if r == 0}
+
+
 @pytest.mark.parametrize("region,message", [
     ("a:x", "bad --region 'a:x': bad size"), ("9a:1KiB", "NAME a C identifier"), ("a:1KiB:0", "COST is a positive"),
     ("a:1KiB:fast", "COST is a positive"), ("a", "expected NAME:SIZE[:COST]"),

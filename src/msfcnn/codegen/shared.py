@@ -28,8 +28,10 @@ from .emit import _templates, arena_word, check_prefix, generate, project_kernel
 NETWORK_FILES = ("model.h", "model.c", "weights.h", "weights.c")
 # The folder's own files, rendered from templates/shared/<name>.j2.
 SHARED_FILES = ("msfcnn_arena.h", "msfcnn_arena.c", "CMakeLists.txt")
+# The shared arena's symbols' prefix (msfcnn_shared_arena, msfcnn_shared_arena_in_<region>).
+SHARED_ARENA = "msfcnn_shared"
 # Names a network's prefix cannot take: the kernels' folder, and the shared arena's symbols.
-_RESERVED = ("kernels", "msfcnn_shared")
+_RESERVED = ("kernels", SHARED_ARENA)
 _WORDS = {4: "float", 2: "int16_t"}  # the C type aligning the arena for a network's widest element
 
 

@@ -46,11 +46,14 @@ class Scratch:
     shape: tuple[int, ...]
     dtype: str
     alignment: int = 1
+    # the tensor whose values it holds (a ring's, a tile's), None for an op's own (a workspace, an
+    # accumulator, a cell's state): the placement over RAM regions counts its accesses by it
+    tensor: int | None = field(default=None, compare=False)
 
     @staticmethod
     def of(graph: Graph, name: str, shape: tuple[int, ...], tensor: int) -> "Scratch":
         """A buffer holding values of `tensor` (its element type), in `graph`'s arena."""
-        return Scratch(name, shape, graph.dtype_of(tensor), graph.alignment)
+        return Scratch(name, shape, graph.dtype_of(tensor), graph.alignment, tensor)
 
     @cached_property
     def nbytes(self) -> int:

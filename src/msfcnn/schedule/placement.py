@@ -3,11 +3,15 @@ gave back, region by region.
 
 The buffers are the arena's (`layout`: tensors, rings and scratch, the network input and output
 under --count-io) and those live through every step: the persistent state, the caller's input
-and output, and the program's stack, static data and reserve. Accesses are bytes touched, an
-estimate: a tensor is written once and read whole by each block that reads it; a scratch buffer
-(a ring, a cache of rows) is read once per MAC of its block, shared among the block's scratch
-buffers. The stack is touched by every call, so it counts as more than everything else together.
-The network input goes only where DMA reaches (a camera or a microphone fills it).
+and output, and the program's stack, static data and reserve. A buffer's accesses come from the
+latency model's loop counts (`LoopRuns`, latency/accesses.py): in each block, the loop-body runs
+of the kernel that writes the tensor it holds, and of each kernel that reads it (an op's reads
+shared among its inputs); a scratch buffer of no tensor (a workspace, an accumulator) shares the
+block's own loops. Every buffer counts at least its bytes, written once. Without loop counts,
+accesses are bytes touched: a tensor written once and read whole by each reader, a scratch buffer
+once per MAC of its block, shared among the block's scratch buffers. The stack is touched by every
+call, so it counts as more than everything else together. The network input goes only where DMA
+reaches (a camera or a microphone fills it).
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ from .regions import Placement, RegionLike, pack, place, region_members, relinke
 REGION_ALIGNMENT = 16  # each region's arena starts at a multiple of it in the schedule's offsets
 
 STATE, INPUT, OUTPUT, PROGRAM = "state", "input", "output", "stack, static data and reserve"
+
+
+@dataclass(frozen=True)
+class LoopRuns:
+    """One block's loop-body runs, from the latency model's counts (latency/accesses.py): per op,
+    those of its kernel that read its inputs and those that write its output; and the block's own
+    (its walk's loops, a tail's accumulate)."""
+
+    reads: dict[int, int]
+    writes: dict[int, int]
+    own: int
 
 
 @dataclass(frozen=True)
@@ -54,32 +69,41 @@ class RegionUse:
 
 
 def wholes(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], program_bytes: int,
-           input_in_ram: bool = True) -> list[Whole]:
+           input_in_ram: bool = True, runs: Sequence[LoopRuns] | None = None) -> list[Whole]:
     """The buffers live through every step: state, the caller's io (unless counted in the arena;
-    the input unless it is in flash) and the program's bytes (stack bound, static data, reserve)."""
+    the input unless it is in flash) and the program's bytes (stack bound, static data, reserve).
+    `runs`: the blocks' loop counts, which the io's accesses are taken from (else bytes touched)."""
     readers = _readers(blocks)
     found = []
     if graph.state_bytes:
         found.append(Whole(STATE, graph.state_bytes, 2.0 * graph.state_bytes))
     if not live.count_io:
+        output = graph.nbytes(graph.output)
         if input_in_ram:
             size = sum(graph.nbytes(t) for t in graph.input_tensors)
-            found.append(Whole(INPUT, size, size * (1.0 + sum(readers.get(t, 0) for t in graph.input_tensors)), True))
-        found.append(Whole(OUTPUT, graph.nbytes(graph.output), 2.0 * graph.nbytes(graph.output)))
+            touched = (sum(_touches(graph, block, run, t) for block, run in zip(blocks, runs) for t in graph.input_tensors)
+                       if runs else size * sum(readers.get(t, 0) for t in graph.input_tensors))
+            found.append(Whole(INPUT, size, size + touched, True))
+        touched = (sum(_touches(graph, block, run, graph.output) for block, run in zip(blocks, runs))
+                   if runs else output)
+        found.append(Whole(OUTPUT, output, output + touched))
     if program_bytes:
         found.append(Whole(PROGRAM, program_bytes, 0.0))
     return found
 
 
 def place_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], extra: Sequence[Whole],
-                   regions: Sequence[RegionLike], input_region: int | None = None) -> tuple[Placement, list[Buffer], list] | None:
+                   regions: Sequence[RegionLike], input_region: int | None = None,
+                   runs: Sequence[LoopRuns] | None = None) -> tuple[Placement, list[Buffer], list] | None:
     """The schedule's buffers and `extra` placed over `regions` (regions.place); None when none
     fits. Returns the placement, the buffers and what each holds (a tensor, a scratch name, or a
-    Whole's name). `input_region`: the network inputs go to that region only (--input-in)."""
+    Whole's name). `input_region`: the network inputs go to that region only (--input-in).
+    `runs`: each block's loop counts, the buffers' accesses (else bytes touched)."""
     if not blocks:
         return None
     tensors, tensor_keys = arena_buffers(graph, list(blocks), live)
-    tensor_accesses = _accesses(tensors, tensor_keys, blocks)
+    tensor_accesses = (loop_accesses(graph, tensors, tensor_keys, blocks, runs) if runs is not None
+                       else _accesses(tensors, tensor_keys, blocks))
     hottest = sum(tensor_accesses) + sum(w.accesses for w in extra) + 1.0
     # The buffers live throughout come first, so that each lies at the bottom of its region's
     # arena and the others pack above them as they would alone.
@@ -119,6 +143,37 @@ def _accesses(buffers: list[Buffer], keys: list, blocks: Sequence[LoweredBlock])
         else:
             found.append(b.size * (1.0 + readers.get(key, 0)))
     return found
+
+
+def loop_accesses(graph: Graph, buffers: list[Buffer], keys: list, blocks: Sequence[LoweredBlock],
+                  runs: Sequence[LoopRuns]) -> list[float]:
+    """Each arena buffer's accesses from the blocks' loop counts (the module's docstring)."""
+    found = []
+    for b, key in zip(buffers, keys):
+        if not b.scratch:  # a whole tensor: touched by the blocks of its lifetime that make or read it
+            touched = sum(_touches(graph, blocks[step], runs[step], key) for step in range(b.first, b.last + 1))
+        else:
+            block, run = blocks[b.first], runs[b.first]
+            scratch = block.scratch_named(key)
+            if scratch.tensor is None:
+                own = [s for s in block.scratch if s.tensor is None]
+                touched = run.own / len(own)
+            else:
+                hosted = [scratch.tensor] + [v for v, (host, _) in block.homes.items() if host == scratch.tensor]
+                touched = sum(_touches(graph, block, run, t) for t in hosted)
+        found.append(max(float(b.size), touched))
+    return found
+
+
+def _touches(graph: Graph, block: LoweredBlock, run: LoopRuns, tensor: int) -> float:
+    """The loop-body runs of `block` that write `tensor` or read it (an op's reads shared among
+    its inputs)."""
+    total = float(run.writes.get(tensor, 0))
+    for t in range(block.first, block.last + 1):
+        inputs = graph.nodes[t].inputs
+        if tensor in inputs:
+            total += run.reads.get(t, 0) * inputs.count(tensor) / len(inputs)
+    return total
 
 
 def placed_schedule(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], placement: Placement,
@@ -172,6 +227,7 @@ class SharedNetwork:
     live: Liveness
     blocks: tuple[LoweredBlock, ...]
     own: tuple[Whole, ...]
+    runs: tuple[LoopRuns, ...] | None = None  # its blocks' loop counts (place_schedule)
 
 
 def place_shared(networks: Sequence[SharedNetwork], program_bytes: int, regions: Sequence[RegionLike]):
@@ -189,7 +245,7 @@ def place_shared(networks: Sequence[SharedNetwork], program_bytes: int, regions:
     kept.append(Whole(PROGRAM, program_bytes, 0.0))
     kept = [w for w in kept if w.size]
     largest = max(networks, key=lambda n: peak_live_bytes(arena_buffers(n.graph, list(n.blocks), n.live)[0], len(n.blocks)))
-    found = place_schedule(largest.graph, largest.live, largest.blocks, kept, regions)
+    found = place_schedule(largest.graph, largest.live, largest.blocks, kept, regions, runs=largest.runs)
     if found is None:
         return None
     placement, _, _ = found
@@ -198,7 +254,7 @@ def place_shared(networks: Sequence[SharedNetwork], program_bytes: int, regions:
     room = [replace(region, size=region.size - used) for region, used in zip(regions, held_bytes)]
     schedules = []
     for n in networks:
-        mine = place_schedule(n.graph, n.live, n.blocks, [], room)
+        mine = place_schedule(n.graph, n.live, n.blocks, [], room, runs=n.runs)
         if mine is None:
             return None
         schedules.append(placed_schedule(n.graph, n.live, n.blocks, mine[0], mine[2], room, state_apart=True))

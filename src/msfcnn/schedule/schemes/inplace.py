@@ -72,7 +72,7 @@ def row_gap(window) -> int:
 def _with_gap(ring: Scratch, gap: int) -> Scratch:
     """A ring of (rows, width, channels) whose slots start with `gap` more pixels."""
     rows, width, channels = ring.shape
-    return Scratch(ring.name, (rows, width + gap, channels), ring.dtype, ring.alignment)
+    return Scratch(ring.name, (rows, width + gap, channels), ring.dtype, ring.alignment, ring.tensor)
 
 
 def _whole_map(graph, live, t: int) -> LoweredBlock | None:
