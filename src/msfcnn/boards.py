@@ -152,12 +152,14 @@ BOARDS = {b.name: b for b in (
           "80 KB of user data RAM; with Wi-Fi running the SDK leaves less: add it to --reserve; on the chip "
           "constants in flash read only by aligned 32-bit loads, which the emulation does not enforce",
           _one(80 * KiB, 0x3FFE8000, "dram0")),
-    # ESP32-S3: 512 KB SRAM (part can be configured as cache); flash 8 MB on the N8 module.
-    Board("esp32-s3-devkit", "ESP32-S3", "Xtensa LX7 (dual core)", 512 * KiB, 8 * MiB, 240_000_000,
+    # ESP32-S3 (N8 module, 8 MB flash): of its 512 KB internal SRAM, SRAM0 (32 KB) is on the
+    # instruction bus only and the data cache (ESP-IDF's default 32 KB) takes half of SRAM2: 448 KB
+    # of data SRAM from 0x3FC88000, as the N8R8 profile below.
+    Board("esp32-s3-devkit", "ESP32-S3", "Xtensa LX7 (dual core)", 448 * KiB, 8 * MiB, 240_000_000,
           "esp32c3", False, "nearest emulated target only: esp32c3 is RV32IMC, not Xtensa LX7 (no windowed "
                             "registers, MAC16 or SIMD): its stack and instruction figures are those of RISC-V code; "
-                            "ESP-IDF and any cache use of the 512 KB: add them to --reserve",
-          _one(512 * KiB, 0x3FC88000)),
+                            "448 KB internal data SRAM; ESP-IDF's code in IRAM and its data use some: add them to --reserve",
+          _one(448 * KiB, 0x3FC88000)),
     # STM32F407VG/ZG: 192 KB SRAM = SRAM1 112 KB + SRAM2 16 KB contiguous from 0x20000000, and 64 KB
     # core coupled memory (CCM) at 0x10000000 on the D-bus only: no DMA, zero wait states.
     Board("stm32f407", "STM32F407", "Arm Cortex-M4F", 128 * KiB, 1 * MiB, 168_000_000, "cortex-m4", True,
