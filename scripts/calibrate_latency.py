@@ -62,6 +62,11 @@ MVE_TARGETS = {"cortex-m55"}  # the int8 kernels' Helium loops too (their own fa
 # ring) on every block that runs it, its other coefficients (the built-in models') kept.
 SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu", "depthwise_wofs")
 SWEEP_NEW = ("conv_gather",)
+# Counts of a family fitted again on every block that runs it (on DSP cores), its other coefficients
+# kept: the depthwise window loop's scalar path (a layer of fewer than four channels, which the fits
+# had priced as a four-channel pass) and its batches of taps, which the main fit priced on wide maps
+# only (calibration.depthwise_window_network draws few channels).
+SWEEP_COUNTS = {"sweep_depthwise": ("depthwise", ("batched_", "scalar_"))}
 # A dense layer a stream runs as its tail (accumulate per region, finish once): only the sweep's
 # dense-head networks run it, so it is fitted on every block that does, on every target.
 SWEEP_TAIL = ("dense_accumulate", "dense_finish", "dense_f32_accumulate", "dense_f32_finish")
@@ -1413,6 +1418,9 @@ def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
     again on their unfused blocks (calibration.refit)."""
     if dsp:
         model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
+        for key, (family, counts) in SWEEP_COUNTS.items():
+            kept = {k: v for k, v in model.coefficients.items() if not k.startswith(tuple(f"{family}:{c}" for c in counts))}
+            model = calibration.refit(samples, replace(model, coefficients=kept), (family,), key, only_new=True)
     if any(v and name.split(":")[0] in SWEEP_NEW_ALL for s in samples for name, v in s.features.items()):
         model = calibration.refit(samples, _without(model, "sweep_new"), SWEEP_NEW_ALL, "sweep_new", only_new=True)
     if any(v and name.split(":")[0] in SWEEP_TAIL for s in samples for name, v in s.features.items()):
