@@ -62,13 +62,21 @@ MVE_TARGETS = {"cortex-m55"}  # the int8 kernels' Helium loops too (their own fa
 # ring) on every block that runs it, its other coefficients (the built-in models') kept.
 SWEEP_ALONE = ("logistic", "depthwise_multiplier", "abs", "prelu", "depthwise_wofs")
 SWEEP_NEW = ("conv_gather",)
+# Counts of a family fitted again on every block that runs it (on DSP cores), its other coefficients
+# kept: the depthwise window loop's scalar path (a layer of fewer than four channels, which the fits
+# had priced as a four-channel pass) and its batches of taps, which the main fit priced on wide maps
+# only (calibration.depthwise_window_network draws few channels).
+SWEEP_COUNTS = {"sweep_depthwise": ("depthwise", ("batched_", "scalar_"))}
 # A dense layer a stream runs as its tail (accumulate per region, finish once): only the sweep's
 # dense-head networks run it, so it is fitted on every block that does, on every target.
 SWEEP_TAIL = ("dense_accumulate", "dense_finish", "dense_f32_accumulate", "dense_f32_finish")
 # Families whose new counts alone are fitted on every block that runs them, on every target: the
 # float Tanh's and Elu's libm calls (float_unary_f32:output_tanh, output_elu), which the cover fit
-# priced as LeakyRelu's few instructions a value.
-SWEEP_NEW_ALL = ("float_unary_f32",)
+# priced as LeakyRelu's few instructions a value; QUANTIZE's and DEQUANTIZE's values past the vector
+# code's end (quantize_f32:output_scalar, dequantize:output_scalar: a double division and rounding in
+# software on cores without a double FPU), which the cover fit kept at 0 (the islands' wide maps
+# convert a few such values in thousands; the narrow ones from seed 9100 on, a large share).
+SWEEP_NEW_ALL = ("float_unary_f32", "quantize_f32", "dequantize")
 MIN_ALONE_BLOCKS = 10  # unfused blocks a SWEEP_ALONE family needs to be fitted on them
 MAX_MACS = 20_000_000
 
@@ -275,19 +283,54 @@ def chain_network(seed: int) -> dict:
 def island_network(seed: int) -> dict:
     """A seeded random int8 network with float32 islands (DEQUANTIZE ... QUANTIZE): built as
     int16_network's are."""
-    return {"name": f"calibration_fi_{seed}", "generated": "islands", "seed": seed}
+    return {"name": f"calibration_fi_{seed}", "generated": "islands", "seed": seed, "narrow": seed >= 9100}
+
+
+# Maps of the "narrow" island networks: lines, strips and small maps, whose QUANTIZE and DEQUANTIZE
+# convert few values, a share of them (n % 8) by the interpreter's scalar code.
+_NARROW_ISLAND_SHAPES = [(1, 5), (1, 7), (1, 13), (2, 5), (2, 7), (3, 3), (1, 23), (3, 5)]
+
+
+def _narrow_islands(m, rng: random.Random):
+    """A float32 input (a line, strip or small map of 1 to 3 channels) through 1 or 2 float ops (an
+    ADD of a constant, RELU, LOGISTIC, HARD_SWISH) into a QUANTIZE, then half of the time a
+    DEQUANTIZE, one more float op and a QUANTIZE again: the scalar code's values are a large share
+    of the conversions' (on the wide networks they are a few in thousands, which no fit sees)."""
+    import numpy as np
+    from make_float_island_models import _schema, dequantize, float_act, float_unary, quantize
+
+    def float_op(f: int) -> int:
+        kind = rng.choice(["add", "RELU", "LOGISTIC", "HARD_SWISH"])
+        if kind != "add":
+            return float_unary(m, kind, f)
+        out = float_act(m, m.tensors[f][0])
+        m.op("ADD", [f, m.const(np.array([rng.uniform(-0.5, 0.5)], np.float32), "FLOAT32")], [out],
+             ("AddOptions", _schema().AddOptionsT()))
+        return out
+
+    x = float_act(m, (1, *rng.choice(_NARROW_ISLAND_SHAPES), rng.randint(1, 3)))
+    f = x
+    for _ in range(rng.randint(1, 2)):
+        f = float_op(f)
+    y = quantize(m, f, rng.choice([1 / 256, 0.05, 0.1]), rng.choice([-128, 0, 4]))
+    if rng.random() < 0.5:
+        y = quantize(m, float_op(dequantize(m, y)), rng.choice([0.05, 0.1]), rng.choice([0, 4]))
+    return m.build([x], [y])
 
 
 def _islands_tflite(doc: dict) -> bytes:
     """The .tflite of island_network(seed): int8 convolutions with 1 or 2 float32 islands between
     them (float convolutions, residual ADDs, LOGISTIC, HARD_SWISH, RELU), and a float32 head (a
-    DEQUANTIZE into MEAN, dense, SOFTMAX) half of the time."""
+    DEQUANTIZE into MEAN, dense, SOFTMAX) half of the time; with "narrow" (seeds from 9100 on),
+    _narrow_islands' float32 line or small map instead."""
     sys.path.insert(0, str(FIXTURE_MAKERS))
     from make_float_island_models import dequantize, float_add, float_conv, float_dense, float_mean, float_softmax, float_unary, quantize
     from make_op_models import Model
 
     rng = random.Random(doc["seed"])
     m = Model(doc["name"])
+    if doc.get("narrow"):
+        return _narrow_islands(m, rng)
     h = rng.choice([6, 8, 10, 12, 16])
     x = m.act((1, h, h + rng.choice([0, 0, 2]), 3), 0.02, -3)
     y = m.conv(x, m.tensors[x][0], rng.randint(4, 24), 0.05, 4)
@@ -999,10 +1042,11 @@ def refit_families(target: str, families, also: list[str]) -> None:
     up the other kernels' errors."""
     dsp = target in DSP_TARGETS
     samples = [s for path in samples_files(target) for s in load_samples(path, dsp)]
-    model = calibration.refit(samples, _stored(target, ()), families, "remeasure")
+    key = "remeasure_" + "_".join(families)  # (each refit's statistics kept apart from the earlier ones')
+    model = calibration.refit(samples, _stored(target, ()), families, key)
     alone = tuple(f for f in families if len(calibration.alone(samples, f)) >= MIN_ALONE_BLOCKS)
     if alone:
-        model = calibration.refit(samples, model, alone, "remeasure_alone", only_alone=True)
+        model = calibration.refit(samples, model, alone, f"{key}_alone", only_alone=True)
     _write(model, target, also)
 
 
@@ -1374,6 +1418,9 @@ def _sweep_refit(model: LatencyModel, samples, dsp: bool) -> LatencyModel:
     again on their unfused blocks (calibration.refit)."""
     if dsp:
         model = calibration.refit(samples, model, SWEEP_NEW, "sweep", only_new=True)
+        for key, (family, counts) in SWEEP_COUNTS.items():
+            kept = {k: v for k, v in model.coefficients.items() if not k.startswith(tuple(f"{family}:{c}" for c in counts))}
+            model = calibration.refit(samples, replace(model, coefficients=kept), (family,), key, only_new=True)
     if any(v and name.split(":")[0] in SWEEP_NEW_ALL for s in samples for name, v in s.features.items()):
         model = calibration.refit(samples, _without(model, "sweep_new"), SWEEP_NEW_ALL, "sweep_new", only_new=True)
     if any(v and name.split(":")[0] in SWEEP_TAIL for s in samples for name, v in s.features.items()):

@@ -289,6 +289,10 @@ DENSE_HEAD_SEED = 100
 # From this seed on, float32 networks of the float Tanh or Elu between convolutions: the cover
 # networks of some targets drew no float Tanh.
 FLOAT_UNARY_SEED = 200
+# From this seed on, a depthwise convolution (multiplier 1) over a 5x5 to 7x7 window on 1 to 8
+# channels: the other networks draw such windows on wider maps only, so the window loop's scalar
+# path (fewer than four channels) and its batches of taps on few channels were ill-determined.
+DEPTHWISE_WINDOW_SEED = 300
 
 
 def sweep_network(seed: int) -> dict:
@@ -297,7 +301,10 @@ def sweep_network(seed: int) -> dict:
     to 4 channels, as TFLite Micro's micro_speech runs (10 x 8, multiplier 8), which no other
     network draws; or a 1 x k convolution on a line of 1 to 16 channels, whose streamed plans call
     the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
-    DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's."""
+    DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
+    DEPTHWISE_WINDOW_SEED, depthwise_window_network's."""
+    if seed >= DEPTHWISE_WINDOW_SEED:
+        return depthwise_window_network(seed)
     if seed >= FLOAT_UNARY_SEED:
         return float_unary_network(seed)
     if seed >= DENSE_HEAD_SEED:
@@ -315,6 +322,19 @@ def sweep_network(seed: int) -> dict:
         layer = {"op": "conv2d", "filters": rng.randint(1, 24), "kernel": [1, rng.choice([3, 5, 7])],
                  "stride": rng.choice([1, 1, 2]), "padding": rng.choice(["same", "valid"]), "act": "relu"}
     layers = [layer, {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def depthwise_window_network(seed: int) -> dict:
+    """A random layer list (seeded) of a depthwise convolution (multiplier 1) over a 5x5, 6x6 or 7x7
+    window (its taps batched past MSF_MAX_RUNS) or a 3x3 one, on a small map of 1 to 8 channels,
+    then a 1x1 convolution."""
+    rng = random.Random(seed * 17 + 3)
+    c, k = rng.randint(1, 8), rng.choice([3, 5, 5, 6, 7, 7])
+    h, w = rng.randint(k, 16), rng.randint(k, 16)
+    layers = [{"op": "depthwise_conv2d", "kernel": k, "stride": rng.choice([1, 1, 2]),
+               "padding": rng.choice(["same", "valid"]), "act": rng.choice(["relu", "relu6"])},
+              {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
 

@@ -181,9 +181,16 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
             f[f"{fam}:tap_channel"] += taps * channels
             f[f"{fam}:block_channel"] += pixels * channels
         elif run.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
-            f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in blocks)
-            f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in blocks)
-            f[f"{fam}:four"] += pixels * sum(n // 4 + (n % 4 > 0) for n in blocks)
+            # (a block ending before channel 4, in a layer of fewer than four channels, has no such
+            # four: its channels take the scalar loop, one by one over the taps)
+            starts = np.cumsum([0, *blocks[:-1]])
+            fours = [n for n, start in zip(blocks, starts) if start + n >= 4]
+            scalar = sum(n for n, start in zip(blocks, starts) if start + n < 4)
+            f[f"{fam}:tap_four"] += taps * sum(n // 4 + (n % 4 > 0) for n in fours)
+            f[f"{fam}:tail_channel"] += pixels * sum(n % 4 for n in fours)
+            f[f"{fam}:four"] += pixels * sum(n // 4 + (n % 4 > 0) for n in fours)
+            f[f"{fam}:scalar_tap_channel"] += taps * scalar
+            f[f"{fam}:scalar_channel"] += pixels * scalar
         else:  # eight channels a tap at a time, then one by one
             f[f"{fam}:tap_eight"] += taps * sum(n // 8 for n in blocks)
             f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
