@@ -480,7 +480,10 @@ VECTOR_LAYERS = ({"op": "logistic"}, {"op": "float_unary", "function": "tanh"}, 
                  {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar"},
                  {"op": "mul", "const": "scalar"}, {"op": "mul", "const": "channel"}, {"op": "channel_slice"})
 VECTOR_FAMILIES = ("logistic_f32", "float_unary_f32", "add_f32", "mul_f32", "sub_const_f32", "add_const_f32",
-                   "mul_const_f32", "channel_slice_f32")
+                   "mul_const_f32", "channel_slice_f32", "pad_f32")
+# From this seed on, a vector network may draw a PAD of its steps too (a causal Conv1D's, which a
+# fused TCN block calls pixel by pixel): a draw of its own, so the networks before stay as they were.
+VECTOR_PAD_SEED = 100
 # Cores without a floating-point unit: their expf and tanhf (soft float) take a time that depends on
 # the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
 # table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
@@ -492,7 +495,8 @@ def vector_network(seed: int) -> dict:
     """A seeded random float32 layer list of element-wise kernels on a gate-sized map (1 x 1 x C
     half the time, else 1 x W x C with W up to 8; C from 1 to 96), after a 1x1 convolution: the
     per-call work of these kernels, which the cover networks' larger maps leave ill-determined
-    (an unrolled GRU calls each on 8 to 64 values). Measured layer by layer (`--vectors`)."""
+    (an unrolled GRU calls each on 8 to 64 values); from VECTOR_PAD_SEED on, then a PAD of its
+    steps. Measured layer by layer (`--vectors`)."""
     rng = random.Random(seed * 13 + 5)
     w = 1 if rng.random() < 0.5 else rng.choice([2, 3, 4, 8])
     c = rng.choice([1, 2, 4, 8, 8, 12, 16, 24, 32, 48, 64, 96])
@@ -512,6 +516,8 @@ def vector_network(seed: int) -> dict:
             layer["from"] = rng.choice(same[:-1])
         layers.append(layer)
         same.append(len(layers) - 1)
+    if seed >= VECTOR_PAD_SEED:  # the steps padded on the left
+        layers.append({"op": "pad", "pads": [0, random.Random(-seed).randint(1, 8), 0, 0]})
     return {"name": f"calibration_vector_{seed}", "seed": seed, "dtype": "float32", "input": [1, w, 4],
             "layers": layers}
 
