@@ -105,10 +105,12 @@ def runs_families(graph, schedule, dsp: bool, changed) -> bool:
                for f in schedule_features(schedule, BlockCounter(graph, dsp)) for name, v in f.items())
 
 
-def errors(graphs: dict, runner: Runner, earlier: dict, families: dict, changed=()) -> list[dict]:
+def errors(graphs: dict, runner: Runner, earlier: dict, families: dict, changed=(), onnx=False) -> list[dict]:
+    """Measured against predicted instructions of each model's least-RAM plan (.tflite models,
+    and with `onnx` the .onnx ones too)."""
     rows = []
     for name, graph in graphs.items():
-        if not name.endswith(".tflite"):
+        if not (name.endswith(".tflite") or onnx and name.endswith(".onnx")):
             continue
         plan, schedule = runner.plan(graph)
         key = json.dumps(plan.to_dict(), sort_keys=True)
