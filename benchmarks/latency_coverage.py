@@ -16,6 +16,7 @@ benchmarks/results/latency_coverage.json (--out).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -97,6 +98,12 @@ def _without_predictions(plan_key: str) -> dict:
     return plan
 
 
+def plan_digest(plan_key: str) -> str:
+    """A short digest of a plan as --reuse compares it (_without_predictions), for result files
+    too large with whole plans (sequence_latency.py)."""
+    return hashlib.sha256(json.dumps(_without_predictions(plan_key), sort_keys=True).encode()).hexdigest()[:16]
+
+
 def runs_families(graph, schedule, dsp: bool, changed) -> bool:
     """Whether a plan runs a kernel of the `changed` families (its measurement is then stale)."""
     from msfcnn.latency.features import BlockCounter
@@ -105,16 +112,18 @@ def runs_families(graph, schedule, dsp: bool, changed) -> bool:
                for f in schedule_features(schedule, BlockCounter(graph, dsp)) for name, v in f.items())
 
 
-def errors(graphs: dict, runner: Runner, earlier: dict, families: dict, changed=()) -> list[dict]:
+def errors(graphs: dict, runner: Runner, earlier: dict, families: dict, changed=(), onnx=False) -> list[dict]:
+    """Measured against predicted instructions of each model's least-RAM plan (.tflite models,
+    and with `onnx` the .onnx ones too)."""
     rows = []
     for name, graph in graphs.items():
-        if not name.endswith(".tflite"):
+        if not (name.endswith(".tflite") or onnx and name.endswith(".onnx")):
             continue
         plan, schedule = runner.plan(graph)
         key = json.dumps(plan.to_dict(), sort_keys=True)
         before = earlier.get(name)
-        same = before and _without_predictions(before["plan_key"]) == _without_predictions(key) and \
-            not runs_families(graph, schedule, runner.model.dsp, changed)
+        stored = before and (before.get("plan_digest") or plan_digest(before["plan_key"]))
+        same = before and stored == plan_digest(key) and not runs_families(graph, schedule, runner.model.dsp, changed)
         blocks = before["blocks"] if same else runner.measure(graph, plan, schedule)
         if blocks is None:
             continue

@@ -12,6 +12,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
+    python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
 
@@ -513,6 +514,72 @@ def recurrent_network(seed: int) -> dict:
             "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
             "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
             "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+
+
+# The element-wise float32 kernels an unrolled Keras GRU runs on its gate vectors (`--vectors`),
+# with the layer-list fields each is drawn with (`from`: a map of the same shape before it).
+VECTOR_LAYERS = ({"op": "logistic"}, {"op": "float_unary", "function": "tanh"}, {"op": "add", "from": True}, {"op": "mul", "from": True},
+                 {"op": "sub", "const": "scalar", "reversed": True}, {"op": "sub", "const": "scalar"},
+                 {"op": "add", "const": "channel"}, {"op": "add", "const": "scalar"},
+                 {"op": "mul", "const": "scalar"}, {"op": "mul", "const": "channel"}, {"op": "channel_slice"})
+VECTOR_FAMILIES = ("logistic_f32", "float_unary_f32", "add_f32", "mul_f32", "sub_const_f32", "add_const_f32",
+                   "mul_const_f32", "channel_slice_f32", "pad_f32")
+# From this seed on, a vector network may draw a PAD of its steps too (a causal Conv1D's, which a
+# fused TCN block calls pixel by pixel): a draw of its own, so the networks before stay as they were.
+VECTOR_PAD_SEED = 100
+# Cores without a floating-point unit: their expf and tanhf (soft float) take a time that depends on
+# the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
+# table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
+SOFT_FLOAT_TARGETS = {"esp32c3", "fe310", "xtensa-lx106", "cortex-m0plus"}
+VALUE_TIMED_FAMILIES = ("logistic_f32", "float_unary_f32")
+
+
+def vector_network(seed: int) -> dict:
+    """A seeded random float32 layer list of element-wise kernels on a gate-sized map (1 x 1 x C
+    half the time, else 1 x W x C with W up to 8; C from 1 to 96), after a 1x1 convolution: the
+    per-call work of these kernels, which the cover networks' larger maps leave ill-determined
+    (an unrolled GRU calls each on 8 to 64 values); from VECTOR_PAD_SEED on, then a PAD of its
+    steps. Measured layer by layer (`--vectors`)."""
+    rng = random.Random(seed * 13 + 5)
+    w = 1 if rng.random() < 0.5 else rng.choice([2, 3, 4, 8])
+    c = rng.choice([1, 2, 4, 8, 8, 12, 16, 24, 32, 48, 64, 96])
+    layers = [{"op": "conv2d", "filters": c, "kernel": 1}]
+    same = [0]  # the layers whose output has the current shape
+    for _ in range(rng.randint(4, 10)):
+        layer = dict(rng.choice(VECTOR_LAYERS))
+        if layer["op"] == "channel_slice":
+            if c < 2:
+                continue
+            part = rng.randint(1, c - 1)
+            layer.update(begin=rng.randint(0, c - part), channels=part)
+            c, same = part, []
+        elif layer.pop("from", False):
+            if len(same) < 2:
+                continue
+            layer["from"] = rng.choice(same[:-1])
+        layers.append(layer)
+        same.append(len(layers) - 1)
+    if seed >= VECTOR_PAD_SEED:  # the steps padded on the left
+        layers.append({"op": "pad", "pads": [0, random.Random(-seed).randint(1, 8), 0, 0]})
+    return {"name": f"calibration_vector_{seed}", "seed": seed, "dtype": "float32", "input": [1, w, 4],
+            "layers": layers}
+
+
+def _calibrate_vectors(args, samples_path: Path) -> None:
+    """--vectors: measure vector_network's networks layer by layer, then fit VECTOR_FAMILIES again
+    on every stored unfused block of theirs (the cover networks' and these), on top of every
+    other coefficient, and store only theirs (_write_only)."""
+    if not args.refit:
+        samples_path.parent.mkdir(parents=True, exist_ok=True)
+        measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 40)), samples_path,
+                "float32", "vanilla", vector_network)
+    dsp = args.target in DSP_TARGETS
+    samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, args.target in MVE_TARGETS)]
+    families = tuple(f for f in VECTOR_FAMILIES
+                     if args.target not in SOFT_FLOAT_TARGETS or f not in VALUE_TIMED_FAMILIES)
+    model = calibration.refit(samples, _stored(args.target, ("vectors",)), families, "vectors", only_alone=True)
+    for name in [args.target, *args.also]:
+        _write_only(model, model.calibration["vectors"], name, "vectors", lambda k: k.split(":")[0] in families, ())
 
 
 def _recurrent_graph(doc: dict) -> Graph:
@@ -1158,6 +1225,10 @@ def main() -> None:
                         "chains (chain_network, under the chains scheme's least-RAM plan with the input streamed; to "
                         "--samples, default build/latency/TARGET-chains.jsonl) and fit only the chains block's own "
                         "coefficients (chain:*) on their chains blocks, keeping every other stored one")
+    parser.add_argument("--vectors", action="store_true", help="measure networks of element-wise float32 kernels "
+                        "on gate-sized maps (vector_network, layer by layer; to --samples, default "
+                        "build/latency/TARGET-vectors.jsonl) and fit only those kernels' coefficients again on "
+                        "their unfused blocks (every stored file's), keeping every other coefficient")
     parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
                         "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
                         "only their coefficients again on every stored row, keeping every other one")
@@ -1179,6 +1250,9 @@ def main() -> None:
                     "int8")
         if not args.check:
             refit_families(args.target, families, args.also)
+        return
+    if args.vectors:  # (40 networks by default)
+        _calibrate_vectors(args, args.samples or Path("build/latency") / f"{args.target}-vectors.jsonl")
         return
     if args.chains:  # (10 networks by default)
         _calibrate_chains(args, args.samples or Path("build/latency") / f"{args.target}-chains.jsonl")

@@ -76,6 +76,22 @@ def test_a_one_row_window_counts_its_line_pixels():
         assert not any(":line_" in k for t in (2, 3) for k in counter.call(t, 0, 1, 0, 5))
 
 
+def test_a_float_constant_operand_counts_its_activated_values_apart():
+    """ADD, SUB and MUL of a constant in float32 count the values a fused activation is applied to
+    as output_activated too (msf_apply_activation_f32's compare, fitted by calibrate_latency.py
+    --vectors); without an activation, or in int8 (whose clamp every value takes), none."""
+    from msfcnn.latency import calibration
+
+    layers = [{"op": "add", "const": "scalar", "act": "relu"}, {"op": "add", "const": "channel"},
+              {"op": "sub", "const": "scalar", "reversed": True, "act": "relu6"}, {"op": "mul", "const": "scalar"}]
+    doc = {"name": "activated", "input": [1, 3, 4], "layers": layers}
+    for dtype, activated in (("float32", [12, 0, 12, 0]), ("int8", [0, 0, 0, 0])):
+        counter = BlockCounter(calibration.graph_of(doc, dtype), dsp=True)
+        counts = [counter.call(t, 0, 1, 0, 3) for t in range(len(layers))]
+        assert [sum(v for k, v in f.items() if k.endswith(":output_activated")) for f in counts] == activated
+        assert [sum(v for k, v in f.items() if k.endswith(":output")) for f in counts] == [12] * 4
+
+
 def test_tflite_micro_rounding_of_a_general_output_stage_is_counted_apart():
     """A dense layer's general output stage under TFLite Micro's numerics counts its values as
     output_general_double too (its two roundings); under LiteRT's it counts none, so no LiteRT

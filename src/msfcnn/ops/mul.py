@@ -13,6 +13,7 @@ from .. import numerics as nx
 from ..errors import UserError
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, Shape, ValueMap, as_feature_map,
                    c_struct)
+from .loop_counts import Counts, KernelRun
 
 # TFLite's int8 MUL: (a - a_zero) * (b - b_zero) in int32, rescaled by a_scale * b_scale / out_scale
 # (see mul_multiplier) with its MultiplyByQuantizedMultiplier, plus the output zero point, clamped
@@ -52,6 +53,16 @@ class ConstOperand(ValueMap, pattern=Pattern.ELEMENTWISE):
 
     def int8_fields(self, ctx: KernelContext, out_shape: Shape) -> dict[str, int]:
         raise NotImplementedError
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """A float kernel's fused activation takes a few instructions a value more in
+        msf_apply_activation_f32 (ADD of a constant: 24.5 a value with a RELU on cortex-m4, 19
+        without): a count of its own. (The int8 kernels clamp every value alike.)"""
+        return "activated" if ctx.is_float and self.activation else ""
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        if run.path:
+            f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
 
 
 def _mul_int8(a: np.ndarray, b: np.ndarray, qa, qb, out_q, activation: str | None, numerics: str) -> np.ndarray:
