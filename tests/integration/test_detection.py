@@ -102,7 +102,7 @@ def test_detector_imports_its_three_outputs_in_the_model_order():
     assert all(last_use[t] == len(graph) for t in graph.output_tensors)
 
 
-@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+@pytest.mark.parametrize("numerics", ["litert", pytest.param("tflm", marks=pytest.mark.slow)])  # 3 s of CPU each
 def test_detector_outputs_match_the_oracle(numerics):
     """Every output of the unfused and of fused plans (least RAM, and random ones), bit-exact with
     LiteRT (`litert`) or TFLite Micro (`tflm`); the arena the fused runs touch is the predicted one."""
