@@ -54,8 +54,13 @@ def check_c_both_plans(graph, dag, least_ram):
     check_c(graph, random_plan(dag, 1), seed=SEEDS[1])
 
 
-@pytest.mark.parametrize("numerics", NUMERICS)
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+# Three LiteRT runs of 1.3 to 2 s of CPU are slow: the fast tier runs these fixtures under tflm.
+SLOW_LITERT = {"bin_conv1d_residual", "bin_conv1d", "bin_sub_maps"}
+
+
+@pytest.mark.parametrize("path, numerics", [
+    pytest.param(p, n, marks=pytest.mark.slow) if (p.stem in SLOW_LITERT and n == "litert") else (p, n)
+    for p in MODELS for n in NUMERICS], ids=lambda v: getattr(v, "stem", v))
 def test_numpy_and_c_match_the_interpreter(path, numerics, expected):
     graph = pipeline.load(str(path), numerics=numerics)
     dag = cache.dag(graph)

@@ -86,7 +86,9 @@ def write_network(folder: Path, graph, count_io: bool = False, prefix: str = "ms
 NETWORK_SOURCES = ("model.c", "weights.c", "main.c")
 
 
-@pytest.mark.parametrize("name", COMPILERS)
+# cortex-m7 builds what cortex-m4 does; fe310 and xtensa-lx106 cost about 1 s each: slow tier.
+@pytest.mark.parametrize("name", [pytest.param(c, marks=pytest.mark.slow) if c in ("cortex-m7", "fe310", "xtensa-lx106") else c
+                                  for c in COMPILERS])
 def test_kernels_and_a_network_have_no_warnings_in_the_front_end(name, tmp_path):
     command = compiler(name)
     network = write_network(tmp_path, with_random_weights(graph_from_layer_list(TINY)))

@@ -411,6 +411,7 @@ def _c_equals_numpy(graph, blocks) -> None:
         np.testing.assert_array_equal(check.output, check.expected)
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 to 3 s of CPU
 def test_row_streamed_float_pool_equals_unfused():
     """A plan that streams rows into a float32 global pool accumulator adds the terms in the
     unfused kernel's order, so its values equal the unfused ones bit for bit, in numpy and in C.

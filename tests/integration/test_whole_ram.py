@@ -115,6 +115,7 @@ def test_a_depthwise_row_read_by_a_window_keeps_its_own_ring():
     assert lower_block(graph, Liveness(graph), 0, 2, "inplace") is None
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 to 3 s of CPU
 def test_the_first_block_writes_its_output_into_the_image_buffer():
     graph = pipeline.load("mcunet-vww5", weights=True)
     plan = pipeline.planner(graph, count_io=True).p1(1.0)

@@ -168,6 +168,7 @@ def lifetimes(draw):
     return buffers, steps
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 to 3 s of CPU
 @settings(max_examples=400, deadline=None)
 @given(lifetimes())
 def test_random_lifetimes_pack_into_the_most_bytes_live_at_one_step(case):

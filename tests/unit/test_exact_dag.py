@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 MODELS = ["mobilenetv2-0.35", "mcunet-vww-res", str(FIXTURES / "onnx_gap_linear.onnx"),
           str(FIXTURES / "op_flatten_dense_b1.tflite")]
+# Built-ins whose DAGs take about 2 s of CPU a case (slow tier, with few exceptions).
+LARGE_DAGS = {"mobilenetv2-0.35", "mcunet-vww-res"}
 
 
 def edges(dag):
@@ -43,7 +45,7 @@ def test_no_block_reaching_the_stream_break_lowers(model):
                     assert scheme.lower(graph, live, first, last, rows, cache) is None, (first, last, name, rows)
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", [pytest.param(m, marks=pytest.mark.slow) if m in LARGE_DAGS else m for m in MODELS])
 def test_the_bound_drops_no_edge(model, monkeypatch):
     graph = load_model(model)
     bounded = edges(exact.build_dag(graph, count_io=True, complete=True))
@@ -64,7 +66,6 @@ def solver_answers(dag, vanilla_macs):
 
 
 # The two built-ins' DAGs take about 2 s of CPU a case: slow, but for mcunet-vww-res with the io counted.
-LARGE_DAGS = {"mobilenetv2-0.35", "mcunet-vww-res"}
 BEATEN_BLOCK_CASES = [pytest.param(m, io, marks=pytest.mark.slow) if m in LARGE_DAGS and (m, io) != ("mcunet-vww-res", True)
                       else (m, io) for m in MODELS for io in (False, True)]
 

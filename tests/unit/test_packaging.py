@@ -16,6 +16,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = [ROOT / "src", ROOT / "tests"]
 # Folders of scripts that a test may import (tests/conftest.py puts them on sys.path)
@@ -81,6 +83,7 @@ def undeclared(imports: dict[str, Path], declared: set[str]) -> list[str]:
             if not {normalise(d) for d in providers.get(name, [])} & declared]
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 to 3 s of CPU
 def test_the_test_extra_installs_everything_the_tests_import():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert undeclared(third_party_imports(), declared_distributions(pyproject)) == []

@@ -25,6 +25,7 @@ def test_the_least_ram_plan_says_its_mac_factor_and_the_cap_that_trades_it(capsy
     assert code == 0 and "x the MACs" in out and "--max-overhead F caps" not in out
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 to 3 s of CPU
 def test_with_a_target_it_compares_predicted_instructions_too(capsys):
     graph = pipeline.load(RESNET8, weights=True)
     planner = pipeline.planner(graph, "exact", latency=latency.load("cortex-m4"))
