@@ -112,6 +112,7 @@ def test_an_output_over_an_input_is_refused_before_any_other_check(tmp_path, cap
         assert "bad size '1KB'" in err, err
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 s of CPU
 def test_ops_prints_the_support_matrix(capsys):
     """`msfcnn ops [--json]`: the matrix support.py makes (docs/operators.md's rows)."""
     import json

@@ -269,6 +269,7 @@ def _check_stateful(program, tmp_path, graphs, schedules) -> None:
     assert np.array_equal(np.frombuffer((tmp_path / "b.out").read_bytes(), once.dtype), np.tile(once, STEPS))
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 s of CPU
 def test_a_stateful_network_keeps_its_own_state_beside_the_shared_arena(tmp_path, capsys):
     """An SVDF keyword model (int16, 416 B of state) and a small int8 net compiled together: the
     state is a buffer of the keyword model's own, outside the shared arena, so that the other

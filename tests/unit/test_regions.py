@@ -135,6 +135,7 @@ def small_cases(draw):
     return buffers, steps, regions, accesses, needs_dma
 
 
+@pytest.mark.slow  # fast-tier budget: about 2 s of CPU
 @settings(max_examples=150, deadline=None)
 @given(small_cases())
 def test_small_cases_find_the_least_cost_placement_brute_force_finds(case):
