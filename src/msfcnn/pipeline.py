@@ -402,10 +402,10 @@ def verify_shared(networks: list, inputs: list, target: Target = TARGETS["host"]
                 raise UserError(f"the program of {len(networks)} networks failed ({ran.returncode}) on {target.name}: "
                                 "a second run of a network differed from its first, or it could not read its input")
             raw = (folder / "output.bin").read_bytes()
-            placed = c_build.region_arenas(program, target, SHARED_ARENA) if target.region_map else ()
-            outside = [r["region"] for r in placed if not r["inside"]]
-            if outside:
-                raise UserError(f"the shared arena of region {outside[0]} was linked outside that region")
+            try:
+                placed = c_build.arenas_inside_regions(program, target, SHARED_ARENA, "shared arena")
+            except RuntimeError as err:
+                raise UserError(str(err)) from None
     found, start = [], 0
     for n, x in zip(networks, inputs):
         expected = np.concatenate([y.reshape(-1) for y in run(n.schedule, x, raw=True).outputs])
@@ -469,10 +469,7 @@ def verify(graph: Graph, plan: Plan, schedule: Schedule, x: np.ndarray, target: 
                 harness = c_build.run(program, target, graph, harness_input, kernel_lib, prefix, len(sequence))
             arena = c_build.arena_bytes(folder, target, prefix)
             static_ram = c_build.static_ram_bytes(program, target) if target.embedded_harness else None
-            placed = c_build.region_arenas(program, target, prefix or "msfcnn") if target.region_map else ()
-            outside = [r["region"] for r in placed if not r["inside"]]
-            if outside:
-                raise RuntimeError(f"the arena of region {outside[0]} was linked outside that region")
+            placed = c_build.arenas_inside_regions(program, target, prefix or "msfcnn")
             with progress.step(f"verify {graph.name}: counting instructions on {target.name}"):
                 function, caller = entry_point(graph, target, prefix, schedule.input_stream)
                 counted = (icount.measure(program, target, n_blocks=len(plan.blocks), function=function,

@@ -201,6 +201,16 @@ def region_arenas(program: Path, target: Target, prefix: str = DEFAULT_PREFIX) -
     return tuple(found)
 
 
+def arenas_inside_regions(program: Path, target: Target, prefix: str, arena: str = "arena") -> tuple[dict, ...]:
+    """`region_arenas` (none on a target of one RAM region), after checking that each arena lies
+    inside its region: a RuntimeError names the first that does not."""
+    placed = region_arenas(program, target, prefix) if target.region_map else ()
+    outside = [r["region"] for r in placed if not r["inside"]]
+    if outside:
+        raise RuntimeError(f"the {arena} of region {outside[0]} was linked outside that region")
+    return placed
+
+
 def arena_bytes(folder: Path, target: Target, prefix: str = DEFAULT_PREFIX) -> int:
     """Size of the <prefix>_arena symbol (or its aligned float twin; or the sum of the arenas of a
     plan over several regions) in the built model.o (in the project's BUILD_DIR); 0 when

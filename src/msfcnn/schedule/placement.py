@@ -73,7 +73,7 @@ def wholes(graph: Graph, live: Liveness, blocks: Sequence[LoweredBlock], program
     """The buffers live through every step: state, the caller's io (unless counted in the arena;
     the input unless it is in flash) and the program's bytes (stack bound, static data, reserve).
     `runs`: the blocks' loop counts, which the io's accesses are taken from (else bytes touched)."""
-    readers = _readers(blocks)
+    readers = {} if runs else _readers(blocks)
     found = []
     if graph.state_bytes:
         found.append(Whole(STATE, graph.state_bytes, 2.0 * graph.state_bytes))
