@@ -1108,7 +1108,7 @@ def refit_families(target: str, families, also: list[str]) -> None:
     kernel's cost does not depend on what it is fused with, and over fused blocks the fit takes
     up the other kernels' errors."""
     dsp = target in DSP_TARGETS
-    samples = [s for path in samples_files(target) for s in load_samples(path, dsp)]
+    samples = [s for path in samples_files(target) for s in load_samples(path, dsp, target in MVE_TARGETS)]
     key = "remeasure_" + "_".join(families)  # (each refit's statistics kept apart from the earlier ones')
     model = calibration.refit(samples, _stored(target, ()), families, key)
     alone = tuple(f for f in families if len(calibration.alone(samples, f)) >= MIN_ALONE_BLOCKS)
@@ -1415,8 +1415,8 @@ def _calibrate_streaming(args, folder: Path) -> None:
     dsp = args.target in DSP_TARGETS
     stored = _stored(args.target, ("streaming",))
     kept = {k: v for k, v in stored.coefficients.items() if k.split(":")[0].removesuffix("_f32") not in STREAMING_FAMILIES}
-    fixed = LatencyModel(stored.target, stored.dsp, kept, stored.kernel_digests, stored.calibration)
-    samples = [s for path in {samples_path, *files} if path.exists() for s in load_samples(path, dsp)]
+    fixed = LatencyModel(stored.target, stored.dsp, kept, stored.kernel_digests, stored.calibration, stored.mve)
+    samples = [s for path in {samples_path, *files} if path.exists() for s in load_samples(path, dsp, stored.mve)]
     model = calibration.fit(samples, args.target, dsp, fixed=fixed, key="streaming")
     fitted = {k: v for k, v in model.coefficients.items() if _streaming_key(k)}
     # The statistics of the blocks that run a streaming kernel (the others' kernels are not refitted).
