@@ -989,7 +989,7 @@ def measure(target_name: str, seeds, samples_path: Path, dtype: str, kind: str =
                     result = pipeline.verify(graph, plan, schedule, x, target, kernel_lib=lib, count_instructions=True)
                 except DoesNotFit:
                     continue  # a plan larger than the board's RAM
-                except UserError as err:  # C the target cannot build (xtensa-lx106 has no __divdi3)
+                except UserError as err:  # C the target cannot build
                     print(f"seed {seed} plan {name}: {err}: left out", file=sys.stderr)
                     break
                 if not result.passed:
