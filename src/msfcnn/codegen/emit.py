@@ -456,12 +456,30 @@ def _hwc(shape) -> tuple[int, int, int]:
 
 
 def _c_body(values: np.ndarray, per_line: int = 16) -> str:
-    if values.dtype == np.float32:
-        items = [float(v).hex() + "f" if np.isfinite(v) else "0.0f" for v in values]
-    else:
-        items = [str(int(v)) for v in values]
+    items = _c_items(values)
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
     return ",\n".join("    " + line for line in lines)
+
+
+def _c_items(values: np.ndarray) -> list[str]:
+    """Each value as a C literal: float32 in exact hex (a non-finite value as 0), integers in decimal.
+    Models carry megabytes of weights, so narrow integers are looked up in a table of every value."""
+    if values.dtype == np.float32:
+        items = [v.hex() + "f" for v in values.tolist()]
+        for i in np.flatnonzero(~np.isfinite(values)).tolist():
+            items[i] = "0.0f"
+        return items
+    if values.dtype.itemsize <= 2:
+        low, literals = _integer_literals(values.dtype.str)
+        return literals[values.astype(np.int32) - low].tolist()
+    return list(map(str, values.tolist()))
+
+
+@functools.cache
+def _integer_literals(dtype: str) -> tuple[int, np.ndarray]:
+    """Every value of a narrow integer type and its decimal text: (the lowest value, the texts)."""
+    info = np.iinfo(np.dtype(dtype))
+    return info.min, np.array([str(v) for v in range(info.min, info.max + 1)], dtype=object)
 
 
 @functools.cache

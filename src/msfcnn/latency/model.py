@@ -33,6 +33,9 @@ class LatencyModel:
     kernel_digests: dict[str, str] = field(default_factory=dict)
     calibration: dict = field(default_factory=dict, compare=False)  # how the fit went (stats)
     mve: bool = False  # the target also compiles the int8 kernels' Helium loops (cortex-m55)
+    # The last graphs' counters (graph, PlanCounter): `fit` plans a model with its io counted and
+    # not, and both planners weigh mostly the same blocks, whose calls the counter caches.
+    _counters: list = field(default_factory=list, repr=False, compare=False)
 
     def predict(self, features: Features) -> float:
         c = self.coefficients
@@ -66,7 +69,14 @@ class LatencyModel:
         return bool(self.stale_sources)
 
     def counter(self, graph: Graph) -> "PlanCounter":
-        return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
+        """The graph's counter, shared by every caller on the same graph object (a graph is not
+        changed once loaded)."""
+        for kept_graph, kept in self._counters:
+            if kept_graph is graph:
+                return kept
+        made = PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
+        self._counters[:] = [(graph, made), *self._counters[:1]]
+        return made
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "target": self.target, "dsp": self.dsp, **({"mve": True} if self.mve else {}),
