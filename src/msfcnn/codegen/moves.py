@@ -5,8 +5,8 @@ model.c moves bytes with `memmove(target, source, size)`, `size` a constant: a v
 caller's read_rows copies. arm-none-eabi-gcc 12 at -O2 expands such a move inline (word loads and
 stores, or LDM/STM) when it is at most one word, or at most 16 words between two arena places it
 can tell apart (constant offsets whose bytes do not overlap: it is then a memcpy). Any other
-move calls the C library, whose memmove (picolibc's) copies a byte at a time, about 5
-instructions a byte. A move counts as `memmove:call` and `memmove:byte`, and a library call also
+move calls the C library (memcpy between such places), whose memmove and memcpy (picolibc's)
+copy a byte at a time, 4 or 5 instructions a byte. A move counts as `memmove:call` and `memmove:byte`, and a library call also
 as `memmove:library_call` and `memmove:library_byte`. Only the Arm targets' fits price the
 library counts; elsewhere they cost 0 and every move is priced by its bytes alone.
 """
