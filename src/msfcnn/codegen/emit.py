@@ -156,7 +156,8 @@ class _Emitter:
             return f"{self.kernel(t)}(&p{t}, &{ins[0]}, {out}.base);"
         if form is CCall.VECTOR:
             return f"{self.kernel(t)}(&p{t}, {ins[0]}.base, {out}.base);"
-        return f"memmove({out}.base, {ins[0]}.base, {self.graph.nbytes(t)});"  # a view: the same bytes
+        # a view: the same bytes (moves.py: whether the compiler expands the move inline)
+        return f"memmove({out}.base, {ins[0]}.base, {self.graph.nbytes(t)});"
 
     def vector_call(self, t: int, source: str, target: str) -> str:
         """One op of a tail's vector chain: from the vector at C pointer `source` to `target`."""
