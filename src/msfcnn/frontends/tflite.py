@@ -62,7 +62,7 @@ from ..ops.svdf import STATE_TYPES as SVDF_STATE_TYPES, Svdf
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
-from .unrolled import UnrolledSteps, step_major
+from .unrolled import UnrolledSteps, split_gates, step_major
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
 from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
                       UnitAxes, in_byte_order, unit_layout)
@@ -217,7 +217,12 @@ class _Importer:
         if not self.unrolled.step_of or self.unrolled.bidirectional:
             return graph
         steps = {self.ir_tensor[t]: step for t, step in self.unrolled.step_of.items() if t in self.ir_tensor}
-        return step_major(graph, steps)
+        if self.unrolled.maps:  # a step's map is a view of its slice, which is the step too
+            steps.update({graph.nodes[t].inputs[0]: step for t, step in list(steps.items())
+                          if t >= 0 and graph.nodes[t].op.is_view})
+            moved = split_gates(graph)
+            steps = {moved[t]: step for t, step in steps.items() if t in moved}
+        return step_major(graph, steps, late=self.unrolled.maps)
 
     def _loop_refusal(self, op: Operator) -> str:
         """Why a loop operator is refused: a loop whose body convolves is Keras' ConvLSTM2D."""
@@ -378,8 +383,8 @@ class _Importer:
         shape = self.shape(index)
         if index in self.time_major:  # (T, 1, F) of a time-major LSTM: the bytes of (1, T, F)
             shape = (1, shape[0], *shape[2:])
-        if len(shape) == 5 and shape[0] == 1:  # a sequence of maps (1, T, H, W, C): its steps stacked along the rows
-            shape = (1, shape[1] * shape[2], *shape[3:])
+        if len(shape) == 5 and shape[0] == 1:  # a sequence of maps (1, T, H, W, C): one row of its bytes
+            shape = (1, 1, 1, prod(shape))
         if not shape:
             raise UserError(f"tensor {index} is a scalar where a batch of data is expected")
         if shape[0] != 1:
@@ -454,7 +459,7 @@ class _Importer:
         if index in self.pending_slices:
             op, src, begin, channels = self.pending_slices.pop(index)
             declared = self.fmap_shape(index)
-            if len(self.graph.shape_of(src)) == 1 and len(declared) > 1:  # a step of a sequence of maps
+            if self.graph.shape_of(src)[:-1] + (channels,) != declared:  # a step of a sequence of maps
                 step = self.graph.append(ChannelSlice(begin, channels), (src,), quant=self.graph.quant_of(src))
                 self.emit(op, Reshape(declared), (step,), out=index)
             else:
@@ -1793,7 +1798,7 @@ def _unpack(imp: _Importer, op: Operator) -> None:
     if prod(shape[:axis]) != 1 or len(op.outputs) != shape[axis] or any(t < 0 for t in op.outputs):
         raise UserError(f"UNPACK of {_dims(shape)} along axis {axis} into {len(op.outputs)} outputs: only the "
                         "steps along a leading axis (a sequence's) are supported")
-    flat = _flat(imp, index)
+    flat = _steps_of(imp, index)
     size = prod(shape[axis + 1:])
     packed = imp.unrolled.unpacked(imp.graph, flat, len(op.outputs))  # a stacked layer's hidden states
     for t, out in enumerate(op.outputs):
@@ -1802,6 +1807,15 @@ def _unpack(imp: _Importer, op: Operator) -> None:
             imp.bind(out, _unflattened(imp, packed[t], imp.fmap_shape(out)))
         else:
             _channel_slice(imp, op, flat, out, t * size, size)
+
+
+def _steps_of(imp: _Importer, index: int) -> int:
+    """The IR tensor whose last axis holds a sequence's bytes: a sequence of maps is one row of
+    them already (fmap_shape), which a reshape would copy whole into the arena (the network input)."""
+    if len(imp.shape(index)) == 5:
+        imp.unrolled.maps = True
+        return imp.source(index)
+    return _flat(imp, index)
 
 
 def _unflattened(imp: _Importer, flat: int, shape: tuple[int, ...]) -> int:
@@ -1832,7 +1846,7 @@ def _step_of_maps(imp: _Importer, op: Operator, options) -> bool:
         f"operator {op.index} ({op.name}) slices a rank-5 tensor, which TFLite Micro does not prepare (its STRIDED_SLICE "
         "takes at most 4 dimensions): take the steps apart with tf.unstack (UNPACK) instead")
     imp.unrolled.step_of[out] = step
-    _channel_slice(imp, op, _flat(imp, index), out, step * size, size)
+    _channel_slice(imp, op, _steps_of(imp, index), out, step * size, size)
     return True
 
 
