@@ -20,11 +20,13 @@ from dataclasses import dataclass, field, replace
 
 from math import prod
 
+from .. import numerics as nx
 from ..ir import Graph, Node
 from ..ops.add import Add
 from ..ops.add_litert import VECTOR_BLOCK
 from ..ops.channel_slice import ChannelSlice
 from ..ops.conv2d import Conv2D
+from ..ops.dequantize import Dequantize
 from ..ops.pack_step import PackStep
 from ..ops.reshape import Reshape
 
@@ -148,7 +150,7 @@ def split_gates(graph: Graph) -> dict[int, int]:
     parts = {t: _gate_parts(graph, t, readers) for t, node in enumerate(graph.nodes)
              if isinstance(node.op, ChannelSlice) and node.inputs[0] >= 0}
     whole = {node.inputs[0] for t, node in enumerate(graph.nodes) if t in parts and parts[t] is not None}
-    dropped = {u for t in whole for u in (t, *_summed_convs(graph, t))}
+    dropped = {u for t in whole for u in (t, *_per_value_inputs(graph, t))}
     nodes: list[Node] = []
     moved = {t: t for t in graph.input_tensors}
     for t, node in enumerate(graph.nodes):
@@ -157,8 +159,8 @@ def split_gates(graph: Graph) -> dict[int, int]:
         convs, total = parts.get(t) or ([node], None)
         for conv in convs:
             nodes.append(replace(conv, inputs=tuple(moved[u] for u in conv.inputs)))
-        if total is not None:
-            nodes.append(replace(total, inputs=(len(nodes) - 2, len(nodes) - 1)))
+        if total is not None:  # it reads the convolutions just made
+            nodes.append(replace(total, inputs=tuple(range(len(nodes) - len(convs), len(nodes)))))
         moved[t] = len(nodes) - 1
     if not dropped:
         return {t: t for t in range(len(graph.nodes))}
@@ -167,15 +169,17 @@ def split_gates(graph: Graph) -> dict[int, int]:
     return {t: k for t, k in moved.items() if t >= 0}
 
 
-def _summed_convs(graph: Graph, t: int) -> tuple[int, ...]:
+def _per_value_inputs(graph: Graph, t: int) -> tuple[int, ...]:
+    """The inputs of an op that computes each value from the same value of its inputs (a sum, a
+    float island's DEQUANTIZE), whose slices are then its inputs' slices; () for another op."""
     node = graph.nodes[t]
-    return node.inputs if type(node.op) is Add else ()
+    return node.inputs if type(node.op) in (Add, Dequantize) else ()
 
 
 def _gate_parts(graph: Graph, s: int, readers: dict[int, list[int]]) -> tuple[list[Node], Node | None] | None:
-    """The nodes that compute slice `s` of the gates' convolution (or sum of two) on its own: the
-    convolutions of its channels and their sum (None for one convolution; it reads the two), or
-    None when the slice stays as it is."""
+    """The nodes that compute slice `s` of the gates' convolution (or the sum of two, or its
+    DEQUANTIZE) on its own: the convolutions of its channels, then the sum or DEQUANTIZE of them
+    (None for a convolution alone), or None when the slice stays as it is."""
     gates = graph.nodes[s].inputs[0]
     if gates in graph.output_tensors or not all(isinstance(graph.nodes[r].op, ChannelSlice) for r in readers[gates]):
         return None
@@ -183,15 +187,28 @@ def _gate_parts(graph: Graph, s: int, readers: dict[int, list[int]]) -> tuple[li
     slices = sorted((graph.nodes[r].op.begin, graph.nodes[r].op.channels) for r in readers[gates])
     if any(b0 + c0 > b1 for (b0, c0), (b1, _) in zip(slices, slices[1:])):
         return None  # overlapping slices would compute some channels twice
-    convs = _summed_convs(graph, gates) or (gates,)
+    convs = _per_value_inputs(graph, gates) or (gates,)
     if len(convs) > 2 or not all(c >= 0 and type(graph.nodes[c].op) is Conv2D and c not in graph.output_tensors
                                  and (c == gates or readers[c] == [gates]) for c in convs):
         return None
-    if graph.nodes[gates].quant is not None and not all(
-            prod(shape) % VECTOR_BLOCK == 0 for shape in (graph.nodes[gates].shape, graph.nodes[s].shape)):
-        return None  # LiteRT's int8 ADD rounds its last size % 16 values apart: their places would move
-    total = replace(graph.nodes[gates], shape=graph.nodes[s].shape) if len(convs) == 2 else None
+    if not all(_vector_only(graph.nodes[gates], prod(shape)) for shape in (graph.nodes[gates].shape, graph.nodes[s].shape)):
+        return None  # LiteRT rounds the values after its vector code's last block apart: their places would move
+    total = _total_part(graph.nodes[gates], graph.nodes[s].shape) if convs != (gates,) else None
     return [_conv_part(graph.nodes[c], begin, channels) for c in convs], total
+
+
+def _vector_only(node: Node, size: int) -> bool:
+    """Whether LiteRT's kernel of `node` (an ADD, a DEQUANTIZE) takes its vector code for every
+    value of a tensor of `size` values: int8 ADDs run blocks of 16, conversions blocks of 8."""
+    if type(node.op) is Dequantize:
+        return nx.vector_part(size, nx.LITERT) == size
+    return node.quant is None or size % VECTOR_BLOCK == 0
+
+
+def _total_part(node: Node, shape: tuple[int, ...]) -> Node:
+    """The sum or DEQUANTIZE `node` of a slice of its inputs' channels, of output `shape`."""
+    op = replace(node.op, shape=shape) if type(node.op) is Dequantize else node.op  # it records its tensor's shape
+    return replace(node, op=op, shape=shape)
 
 
 def _conv_part(node: Node, begin: int, channels: int) -> Node:
