@@ -1,0 +1,109 @@
+"""A ConvLSTM written step by step in Keras (fixtures/make_convlstm_models.py: a Python loop over
+4 steps of 8 x 8 x 2 maps applying shared Conv2D layers, 4 filters, sigmoid / tanh gates, Multiply
+and Add), as TensorFlow's converter writes it: an UNPACK (or a STRIDED_SLICE per step) of the
+(1, T, H, W, C) input, per step CONV_2D, ADD, SPLIT, LOGISTIC, TANH and MUL, and a PACK of the
+hidden states (return_sequences). int8 bit-exact with LiteRT and, under `--numerics tflm`, with
+TFLite Micro; float32 within rounding of both; numpy unfused and under two fused plans, and C on
+the host. Its convolutions fuse with its gates; Keras' ConvLSTM2D (a WHILE loop) is refused in one
+line naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import cache
+from support.paths import FIXTURES
+from support.sequence_cases import (check_c_of_the_least_ram_plan, check_runs_against, interpreter_runs, loaded,
+                                    refusal_line)
+from msfcnn.fusion import solvers
+from msfcnn.tensors import random_input
+
+SEQUENCE = FIXTURES / "sequence"
+# A fused int8 run takes about a second of CPU (the hcache blocks run pixel by pixel in numpy): the
+# fast tier checks one int8 and one float32 form, one with each oracle, on one input; the slow tier
+# the rest, on two.
+FAST = {("convlstm_cell_last", "int8", "litert"), ("convlstm_cell_seq", "float32", "tflm")}
+CASES = [pytest.param(form, quant, numerics, marks=[] if (form, quant, numerics) in FAST else [pytest.mark.slow])
+         for form, quants in (("convlstm_cell_last", ("int8", "float32")), ("convlstm_cell_seq", ("int8", "float32")),
+                              ("convlstm_cell_per_gate", ("float32",)))
+         for quant in quants for numerics in ("litert", "tflm")]
+# TFLite Micro does not prepare a STRIDED_SLICE of a rank-5 tensor (test_a_step_sliced_by_strided_slice_...)
+CASES.append(pytest.param("convlstm_cell_slice", "int8", "litert", marks=pytest.mark.slow))
+
+
+def _path(form: str, quant: str):
+    return SEQUENCE / f"{form}_{quant}.tflite"
+
+
+def _inputs(graph, case: tuple[str, str, str]) -> list[np.ndarray]:
+    return [random_input(graph, seed) for seed in range(1 if case in FAST else 2)]
+
+
+@pytest.fixture(scope="module")
+def interpreter_outputs(request) -> dict:
+    """(form, quant, numerics) -> the interpreter's outputs, for every selected case of the test below."""
+    def jobs_of(params):
+        path, case = _path(params["form"], params["quant"]), (params["form"], params["quant"], params["numerics"])
+        return case, params["numerics"], [(path, _inputs(loaded(path, params["numerics"]), case))]
+
+    return {key: outputs[0] for key, outputs in interpreter_runs(
+        request, "test_the_cell_written_step_by_step_matches_the_interpreter", jobs_of).items()}
+
+
+@pytest.mark.parametrize("form, quant, numerics", CASES)
+def test_the_cell_written_step_by_step_matches_the_interpreter(form, quant, numerics, interpreter_outputs):
+    graph = loaded(_path(form, quant), numerics)
+    case = (form, quant, numerics)
+    check_runs_against(graph, _inputs(graph, case), interpreter_outputs[case])
+
+
+@pytest.mark.parametrize("form", ["convlstm_cell_last", "convlstm_cell_per_gate"])
+def test_each_gate_streams_from_its_convolutions_and_the_steps_run_in_order(form):
+    """The gates' convolution sliced into four gates becomes a convolution per gate (as the
+    per-gate form is written), each step's input slice opens its step, and the least-RAM plan fuses
+    a step's gate convolutions with their sums, activations and products (hcache blocks of up to
+    six convolutions), at the same MACs as layer by layer and with two thirds of its peak RAM."""
+    graph = loaded(_path(form, "float32"))
+    convs = [node.op.filters for node in graph.nodes if node.op.kind == "conv2d"]
+    assert set(convs) == {4} and len(convs) == 3 + 3 * 8  # the first step's unused forget gate is not computed
+    steps = [t for t, node in enumerate(graph.nodes) if node.op.kind == "channel_slice" and node.inputs == (-1,)]
+    assert [graph.nodes[t].op.begin for t in steps] == [0, 128, 256, 384]
+    dag = cache.dag(graph)
+    least, layer_by_layer = solvers.min_peak_ram(dag), solvers.Path(dag.blocks[:len(graph)])
+    fused = [b for b in least.blocks if b.first != b.last]
+    assert max(sum(graph.nodes[t].op.kind == "conv2d" for t in range(b.first, b.last + 1)) for b in fused) == 6
+    assert least.macs == layer_by_layer.macs
+    assert (least.peak_ram, layer_by_layer.peak_ram) == (3808, 5632)
+
+
+def test_an_int8_cell_keeps_half_the_layer_by_layer_peak():
+    """int8, its first step's gates a float island (DEQUANTIZE, SPLIT, QUANTIZE), split per gate
+    too: 952 B against 1,792 B (the hidden and cell states and the step's input take 640 B)."""
+    graph = loaded(_path("convlstm_cell_last", "int8"))
+    dag = cache.dag(graph)
+    least, layer_by_layer = solvers.min_peak_ram(dag), solvers.Path(dag.blocks[:len(graph)])
+    assert (least.peak_ram, layer_by_layer.peak_ram) == (952, 1792) and least.macs == layer_by_layer.macs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+@pytest.mark.parametrize("name", ["convlstm_cell_last_int8", "convlstm_cell_seq_int8", "convlstm_cell_seq_float32"])
+def test_c_on_the_host_equals_numpy(name, numerics):
+    check_c_of_the_least_ram_plan(loaded(SEQUENCE / f"{name}.tflite", numerics))
+
+
+def test_keras_conv_lstm_2d_is_refused_in_one_line(capsys):
+    """Its WHILE loop (float32 only: the converter crashes quantising it) names ConvLSTM2D and
+    what to export instead."""
+    line = refusal_line(capsys, SEQUENCE / "convlstm2d_while_float32.tflite")
+    assert "operator 1 (WHILE)" in line and "ConvLSTM2D" in line and "Conv2D layers" in line
+
+
+def test_a_step_sliced_by_strided_slice_is_refused_under_tflm_in_one_line(capsys):
+    """TFLite Micro refuses a STRIDED_SLICE of more than 4 dimensions when it prepares the model."""
+    from support.cli import run_cli
+
+    code, _, err = run_cli(capsys, "run", str(_path("convlstm_cell_slice", "int8")), "--numerics", "tflm")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "rank-5" in lines[0] and "tf.unstack" in lines[0]
