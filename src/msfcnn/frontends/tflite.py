@@ -166,6 +166,7 @@ class _Importer:
         # then run int8 kernels in the int16 graph (the graph mixes the two types, see `wide`).
         self.narrowed = False
         self.time_major: frozenset[int] = frozenset()  # see _time_major_tensors
+        self.map_sequences: frozenset[int] = frozenset()  # see _map_sequences
         self.widened: frozenset[int] = frozenset()  # see _widened_head
 
     def _count(self, n: int, what: str) -> int:
@@ -193,6 +194,7 @@ class _Importer:
         for op in operators:  # before any other operator's refusal: a loop's RESHAPE may come first
             if op.name in _LOOP_OPERATORS:
                 raise UserError(f"operator {op.index} ({op.name}): {self._loop_refusal(op)}")
+        self.map_sequences = _map_sequences(self, operators)
         _check_sequences_of_maps(self, operators)
         self.readers = self._count_readers(operators, outputs)
         self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
@@ -383,7 +385,7 @@ class _Importer:
         shape = self.shape(index)
         if index in self.time_major:  # (T, 1, F) of a time-major LSTM: the bytes of (1, T, F)
             shape = (1, shape[0], *shape[2:])
-        if len(shape) == 5 and shape[0] == 1:  # a sequence of maps (1, T, H, W, C): one row of its bytes
+        if index in self.map_sequences and shape[0] == 1:  # (1, T, H, W, C): one row of its bytes
             shape = (1, 1, 1, prod(shape))
         if not shape:
             raise UserError(f"tensor {index} is a scalar where a batch of data is expected")
@@ -1812,7 +1814,7 @@ def _unpack(imp: _Importer, op: Operator) -> None:
 def _steps_of(imp: _Importer, index: int) -> int:
     """The IR tensor whose last axis holds a sequence's bytes: a sequence of maps is one row of
     them already (fmap_shape), which a reshape would copy whole into the arena (the network input)."""
-    if len(imp.shape(index)) == 5:
+    if index in imp.map_sequences:
         imp.unrolled.maps = True
         return imp.source(index)
     return _flat(imp, index)
@@ -1833,7 +1835,7 @@ def _step_of_maps(imp: _Importer, op: Operator, options) -> bool:
     shape = imp.shape(index)
     begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in
                            ((1, "begin"), (2, "end"), (3, "strides")))
-    if len(shape) != 5 or not len(begin) == len(end) == len(strides) == 5 or set(strides) != {1} \
+    if index not in imp.map_sequences or not len(begin) == len(end) == len(strides) == 5 or set(strides) != {1} \
             or options.EllipsisMask() or options.NewAxisMask() or options.Offset() or options.ShrinkAxisMask() != 2:
         return False
     whole = all((options.BeginMask() >> a & 1 or begin[a] == 0) and (options.EndMask() >> a & 1 or end[a] >= shape[a])
@@ -1850,14 +1852,24 @@ def _step_of_maps(imp: _Importer, op: Operator, options) -> bool:
     return True
 
 
+def _map_sequences(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The sequences of maps: rank-5 activations (1, T, H, W, C) that an UNPACK takes apart or a
+    STRIDED_SLICE slices, or that a PACK stacks (a ConvLSTM written step by step)."""
+    found = set()
+    for op in operators:
+        ends = op.inputs[:1] if op.name in ("UNPACK", "STRIDED_SLICE") else op.outputs[:1] if op.name == "PACK" else ()
+        found.update(t for t in ends if t >= 0 and len(imp.shape(t)) == 5 and not imp.is_const(t))
+    return frozenset(found)
+
+
 def _check_sequences_of_maps(imp: _Importer, operators: list[Operator]) -> None:
-    """A rank-5 tensor (1, T, H, W, C), a sequence of maps, is held as its steps stacked along the
-    rows (fmap_shape): only the operators that take its steps apart or stack them may touch it."""
+    """A sequence of maps is held as one row of its bytes (fmap_shape): only the operators that
+    take its steps apart or stack them may touch it."""
     for op in operators:
         if op.name in _SEQUENCE_OF_MAPS_OPERATORS:
             continue
         for t in op.inputs + op.outputs:
-            if t >= 0 and len(imp.shape(t)) == 5:
+            if t in imp.map_sequences:
                 raise UserError(f"operator {op.index} ({op.name}) reads or writes the sequence of maps tensor {t} "
                                 f"({_dims(imp.shape(t))}): only UNPACK, PACK and STRIDED_SLICE of one step may "
                                 "(a ConvLSTM written step by step)")
