@@ -460,10 +460,9 @@ class _Importer:
             self._materialise_channel_view(index)
         if index in self.pending_slices:
             op, src, begin, channels = self.pending_slices.pop(index)
-            declared = self.fmap_shape(index)
-            if self.graph.shape_of(src)[:-1] + (channels,) != declared:  # a step of a sequence of maps
+            if op.inputs and op.inputs[0] in self.map_sequences:  # a step of a sequence of maps, seen as a map
                 step = self.graph.append(ChannelSlice(begin, channels), (src,), quant=self.graph.quant_of(src))
-                self.emit(op, Reshape(declared), (step,), out=index)
+                self.emit(op, Reshape(self.fmap_shape(index)), (step,), out=index)
             else:
                 self.emit(op, ChannelSlice(begin, channels), (src,), out=index)
         if index in self.ir_tensor:
@@ -1832,21 +1831,22 @@ def _step_of_maps(imp: _Importer, op: Operator, options) -> bool:
     """STRIDED_SLICE of step t of a sequence of maps (x[:, t] of a (1, T, H, W, C) tensor, a ConvLSTM
     written step by step): what UNPACK's output t is, a slice of the flat sequence."""
     index = imp.input(op, 0)
+    if index not in imp.map_sequences:
+        return False
     shape = imp.shape(index)
     begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in
                            ((1, "begin"), (2, "end"), (3, "strides")))
-    if index not in imp.map_sequences or not len(begin) == len(end) == len(strides) == 5 or set(strides) != {1} \
-            or options.EllipsisMask() or options.NewAxisMask() or options.Offset() or options.ShrinkAxisMask() != 2:
-        return False
-    whole = all((options.BeginMask() >> a & 1 or begin[a] == 0) and (options.EndMask() >> a & 1 or end[a] >= shape[a])
-                for a in (0, 2, 3, 4))
+    one_step = len(begin) == len(end) == len(strides) == 5 and set(strides) == {1} and not (
+        options.EllipsisMask() or options.NewAxisMask() or options.Offset()) and options.ShrinkAxisMask() == 2
+    whole = one_step and all((options.BeginMask() >> a & 1 or begin[a] == 0)
+                             and (options.EndMask() >> a & 1 or end[a] >= shape[a]) for a in (0, 2, 3, 4))
     if not whole or not -shape[1] <= begin[1] < shape[1]:
-        return False
+        raise UserError(f"slices {_dims(shape)}, a sequence of maps, otherwise than one whole step (x[:, t])")
     step, size = begin[1] % shape[1], prod(shape[2:])
     out = op.outputs[0]
-    imp.graph.refused_numerics[nx.TFLM] = (
+    imp.graph.refused_numerics.setdefault(nx.TFLM, (
         f"operator {op.index} ({op.name}) slices a rank-5 tensor, which TFLite Micro does not prepare (its STRIDED_SLICE "
-        "takes at most 4 dimensions): take the steps apart with tf.unstack (UNPACK) instead")
+        "takes at most 4 dimensions): take the steps apart with tf.unstack (UNPACK) instead"))
     imp.unrolled.step_of[out] = step
     _channel_slice(imp, op, _steps_of(imp, index), out, step * size, size)
     return True

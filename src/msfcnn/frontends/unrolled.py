@@ -149,7 +149,9 @@ def split_gates(graph: Graph) -> dict[int, int]:
             readers.setdefault(u, []).append(t)
     parts = {t: _gate_parts(graph, t, readers) for t, node in enumerate(graph.nodes)
              if isinstance(node.op, ChannelSlice) and node.inputs[0] >= 0}
-    whole = {node.inputs[0] for t, node in enumerate(graph.nodes) if t in parts and parts[t] is not None}
+    # the gates whose every slice is made on its own (a slice that cannot be keeps them all whole)
+    whole = {graph.nodes[t].inputs[0] for t in parts} - {graph.nodes[t].inputs[0] for t, made in parts.items() if made is None}
+    parts = {t: made for t, made in parts.items() if graph.nodes[t].inputs[0] in whole}
     dropped = {u for t in whole for u in (t, *_per_value_inputs(graph, t))}
     nodes: list[Node] = []
     moved = {t: t for t in graph.input_tensors}
