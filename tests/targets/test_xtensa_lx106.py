@@ -87,6 +87,10 @@ int main(void)
             }
             print_64(((uint64_t)a << 32 | b) / b);
             print_64(((uint64_t)a << 32 | b) %% b);
+            print_64((uint64_t)(wide_a / (int32_t)b));
+            print_64((uint64_t)(wide_a %% (int32_t)b));
+            print_64((uint64_t)(wide_a / wide_b));
+            print_64((uint64_t)(wide_a %% wide_b));
         }
         printf("\\n");
     }
@@ -113,7 +117,17 @@ def expected_integer_line(a: int, b: int) -> list:
             quotient = abs(signed_a) // abs(signed_b) * (1 if (signed_a < 0) == (signed_b < 0) else -1)
             words.append(f"{quotient & MASK32:08x}")
         words += [f"{wide_a // b:016x}", f"{wide_a % b:016x}"]
+        signed_wide_a, signed_wide_b = wide_a - (wide_a >> 63 << 64), wide_b - (wide_b >> 63 << 64)
+        for divisor in (signed_b, signed_wide_b):
+            quotient, rest = truncated_division(signed_wide_a, divisor)
+            words += [f"{quotient & MASK64:016x}", f"{rest & MASK64:016x}"]
     return words
+
+
+def truncated_division(n: int, d: int) -> tuple[int, int]:
+    """C's signed division: the quotient truncated toward zero, the remainder of the dividend's sign."""
+    quotient = abs(n) // abs(d) * (1 if (n < 0) == (d < 0) else -1)
+    return quotient, n - quotient * d
 
 
 def run_on_the_core(tmp_path, source: str) -> subprocess.CompletedProcess:

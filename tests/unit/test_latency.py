@@ -555,3 +555,22 @@ def test_chain_networks_run_a_chains_block_and_their_fit_moves_only_chain_counts
     assert set(model.calibration["chains"]["fitted"]) == counted
     assert model.calibration["chains"]["samples"] == sum(b.scheme == "chains" for row in rows
                                                          for b in tool.Plan.from_dict(row["plan"]).blocks)
+
+
+def test_a_pad_counts_its_copied_pixels_and_int8_tail_bytes():
+    """kernels/pad.c fills a pixel in the padding and copies the others (`inside`); on the DSP
+    cores an int8 pixel's last channels % 4 move a byte at a time (`tail_value`), elsewhere none."""
+    graph = _graph([{"op": "pad", "pads": [1, 2, 0, 1]}], (3, 4, 7))  # output 4 x 7: 12 of 28 copied
+    dsp, portable = BlockCounter(graph, dsp=True).call(0, 0, 4, 0, 7), BlockCounter(graph, dsp=False).call(0, 0, 4, 0, 7)
+    assert dsp["pad:inside"] == portable["pad:inside"] == 12 and dsp["pad:clipped"] == 28 - 12
+    assert dsp["pad:tail_value"] == 28 * 3 and portable["pad:tail_value"] == 0
+
+
+def test_a_view_of_the_callers_input_is_a_library_move():
+    """A RESHAPE of the network input copies its bytes from the caller's pointer into the arena:
+    a call of the C library's memmove (codegen/moves.py), 120 bytes."""
+    graph = pipeline.load(str(FIXTURES / "models" / "i16_fc.tflite"), weights=True)
+    schedule = pipeline.lower(graph, pipeline.planner(graph).vanilla())
+    f = latency.model.schedule_features(schedule, BlockCounter(graph, dsp=True))[0]
+    assert (f["memmove:call"], f["memmove:byte"]) == (1, 120)
+    assert (f["memmove:library_call"], f["memmove:library_byte"]) == (1, 120)

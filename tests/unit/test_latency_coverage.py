@@ -31,11 +31,9 @@ CONSTANT_FORMS = ("add", "mul", "sub", "squared_difference", "maximum", "minimum
 # Layer-list ops whose float32 form no frontend makes: float32 models run LeakyRelu, Tanh and Elu
 # as FloatUnary (onnx.py), and have no SQUARED_DIFFERENCE (tflite.FLOAT32_OPERATORS).
 NOT_FLOAT32 = {"leaky_relu", "tanh", "elu", "squared_difference"}
-# Families a target cannot be calibrated for, and why: xtensa-lx106's support code has no 64-bit
-# division (__divdi3: the 16x8 MEAN does not link; the 16x8 calibration networks reach a dense
-# only after a MEAN). (QUANTIZE and DEQUANTIZE link since QUANTIZE's conversion has a form without
-# double there: calibrated on the narrow island networks, `--cover --islands --first-seed 9100`.)
-UNMEASURABLE = {"xtensa-lx106": {"mean_s16", "dense_s16"}}
+# Families a target cannot be calibrated for, and why (none today: xtensa-lx106's 16x8 MEAN links
+# since its support code has signed 64-bit division, __divdi3).
+UNMEASURABLE: dict[str, set[str]] = {}
 # Targets whose calibration has so far fitted only the main int8 networks (calibration.network:
 # convolutions, depthwise, pools, ADD, MEAN, dense, SOFTMAX), not yet the ops, cover and windows
 # networks (issue 27: cortex-m0plus). Every built-in model must be covered on them.

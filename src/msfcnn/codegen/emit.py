@@ -156,7 +156,8 @@ class _Emitter:
             return f"{self.kernel(t)}(&p{t}, &{ins[0]}, {out}.base);"
         if form is CCall.VECTOR:
             return f"{self.kernel(t)}(&p{t}, {ins[0]}.base, {out}.base);"
-        return f"memmove({out}.base, {ins[0]}.base, {self.graph.nbytes(t)});"  # a view: the same bytes
+        # a view: the same bytes (moves.py: whether the compiler expands the move inline)
+        return f"memmove({out}.base, {ins[0]}.base, {self.graph.nbytes(t)});"
 
     def vector_call(self, t: int, source: str, target: str) -> str:
         """One op of a tail's vector chain: from the vector at C pointer `source` to `target`."""
@@ -456,12 +457,30 @@ def _hwc(shape) -> tuple[int, int, int]:
 
 
 def _c_body(values: np.ndarray, per_line: int = 16) -> str:
-    if values.dtype == np.float32:
-        items = [float(v).hex() + "f" if np.isfinite(v) else "0.0f" for v in values]
-    else:
-        items = [str(int(v)) for v in values]
+    items = _c_items(values)
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
     return ",\n".join("    " + line for line in lines)
+
+
+def _c_items(values: np.ndarray) -> list[str]:
+    """Each value as a C literal: float32 in exact hex (a non-finite value as 0), integers in decimal.
+    Models carry megabytes of weights, so narrow integers are looked up in a table of every value."""
+    if values.dtype == np.float32:
+        items = [v.hex() + "f" for v in values.tolist()]
+        for i in np.flatnonzero(~np.isfinite(values)).tolist():
+            items[i] = "0.0f"
+        return items
+    if values.dtype.itemsize <= 2:
+        low, literals = _integer_literals(values.dtype.str)
+        return literals[values.astype(np.int32) - low].tolist()
+    return list(map(str, values.tolist()))
+
+
+@functools.cache
+def _integer_literals(dtype: str) -> tuple[int, np.ndarray]:
+    """Every value of a narrow integer type and its decimal text: (the lowest value, the texts)."""
+    info = np.iinfo(np.dtype(dtype))
+    return info.min, np.array([str(v) for v in range(info.min, info.max + 1)], dtype=object)
 
 
 @functools.cache

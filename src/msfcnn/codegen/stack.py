@@ -23,6 +23,7 @@ of the caller's frame below that local and the call itself.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import re
 import shutil
 import subprocess
@@ -149,6 +150,23 @@ def _compile(folder: Path, target: Target, source: str) -> None:
         raise RuntimeError(f"the generated C did not compile for {target.name}:\n{result.stderr}")
 
 
+def _compile_weights(folder: Path, kernels: Path, target: Target, source: str, header: str) -> None:
+    """weights.c compiled into `folder` (weights.o, weights.ci). The weights do not depend on the
+    plan, and a model's file of them runs to megabytes, so each text is compiled once per target and
+    process (kept beside the kernels: `kernels` is the target's folder)."""
+    digest = hashlib.sha256(f"{header}\0{source}".encode()).hexdigest()[:32]
+    kept = kernels / "weights" / digest
+    if not kept.exists():
+        scratch = Path(tempfile.mkdtemp(prefix="compiling-", dir=kernels))
+        (scratch / "weights.h").write_text(header)
+        (scratch / "weights.c").write_text(source)
+        _compile(scratch, target, "weights.c")
+        kept.parent.mkdir(exist_ok=True)
+        scratch.rename(kept)
+    for name in ("weights.o", "weights.ci"):
+        shutil.copyfile(kept / name, folder / name)
+
+
 def _static_bytes(folder: Path, target: Target, objects: list[str], arena: tuple[str, ...]) -> int:
     result = subprocess.run([target.nm, "-S", *objects], cwd=folder, capture_output=True, text=True, check=True)
     total = 0
@@ -201,10 +219,10 @@ def footprint(graph: Graph, schedule: Schedule, plan: Plan, target: Target) -> C
             folder = Path(scratch)
             (folder / "kernels").symlink_to(kernels / "kernels")
             generated = generate(graph, schedule, plan, target, DEFAULT_PREFIX)
-            for name in ("model.c", "model.h", "weights.c", "weights.h"):
+            for name in ("model.c", "model.h", "weights.h"):
                 (folder / name).write_text(generated[name])
-            for source in ("model.c", "weights.c"):
-                _compile(folder, target, source)
+            _compile(folder, target, "model.c")
+            _compile_weights(folder, kernels, target, generated["weights.c"], generated["weights.h"])
             calls = CallGraph({}, {}, set())
             calls.add(kernel_graph, kernels=True)
             for ci in ("model.ci", "weights.ci"):

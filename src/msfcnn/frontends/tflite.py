@@ -62,7 +62,7 @@ from ..ops.svdf import STATE_TYPES as SVDF_STATE_TYPES, Svdf
 from ..ops.sub import SquaredDifference, SquaredDifferenceConst, Sub, SubConst
 from ..ops.weight_offset import with_weight_offset
 from . import rewrite as stage
-from .unrolled import UnrolledSteps, step_major
+from .unrolled import UnrolledSteps, split_gates, step_major
 from .operators import TFLITE as OPERATORS, TFLITE_ELEMENTWISE, op_kinds, tflite_converted as converted
 from .rewrite import (Append, ChannelView, Clamp, Dequantisation, InputQuantisation, Mean, MovedAxes, Requantisation,
                       UnitAxes, in_byte_order, unit_layout)
@@ -166,6 +166,7 @@ class _Importer:
         # then run int8 kernels in the int16 graph (the graph mixes the two types, see `wide`).
         self.narrowed = False
         self.time_major: frozenset[int] = frozenset()  # see _time_major_tensors
+        self.map_sequences: frozenset[int] = frozenset()  # see _map_sequences
         self.widened: frozenset[int] = frozenset()  # see _widened_head
 
     def _count(self, n: int, what: str) -> int:
@@ -192,7 +193,9 @@ class _Importer:
         operators = [self._operator(i) for i in range(self._count(sub.OperatorsLength(), "operators"))]
         for op in operators:  # before any other operator's refusal: a loop's RESHAPE may come first
             if op.name in _LOOP_OPERATORS:
-                raise UserError(f"operator {op.index} ({op.name}): {_LOOP_OPERATORS[op.name]}")
+                raise UserError(f"operator {op.index} ({op.name}): {self._loop_refusal(op)}")
+        self.map_sequences = _map_sequences(self, operators)
+        _check_sequences_of_maps(self, operators)
         self.readers = self._count_readers(operators, outputs)
         self.time_major = _time_major_tensors(self, operators) | _unrolled_time_major(self, operators)
         # unrolled recurrent layers: their steps run step-major, but a Bidirectional's (REVERSE_V2)
@@ -216,7 +219,26 @@ class _Importer:
         if not self.unrolled.step_of or self.unrolled.bidirectional:
             return graph
         steps = {self.ir_tensor[t]: step for t, step in self.unrolled.step_of.items() if t in self.ir_tensor}
-        return step_major(graph, steps)
+        if self.unrolled.maps:  # a step's map is a view of its slice, which is the step too
+            steps.update({graph.nodes[t].inputs[0]: step for t, step in list(steps.items())
+                          if t >= 0 and graph.nodes[t].op.is_view})
+            moved = split_gates(graph)
+            steps = {moved[t]: step for t, step in steps.items() if t in moved}
+        return step_major(graph, steps, late=self.unrolled.maps)
+
+    def _loop_refusal(self, op: Operator) -> str:
+        """Why a loop operator is refused: a loop whose body convolves is Keras' ConvLSTM2D."""
+        bodies = [self.model.Subgraphs(k) for k in range(1, self._count(self.model.SubgraphsLength(), "subgraphs"))]
+        conv = schema.BuiltinOperator.CONV_2D
+        if any(self._code_of(body.Operators(i)) == conv for body in bodies for i in range(body.OperatorsLength())):
+            return _CONV_LOOP_REFUSAL
+        return _LOOP_OPERATORS[op.name]
+
+    def _code_of(self, raw) -> int:
+        if not 0 <= raw.OpcodeIndex() < self.model.OperatorCodesLength():
+            return -1
+        code = self.model.OperatorCodes(raw.OpcodeIndex())
+        return max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
 
     def _check_elements(self, op: Operator) -> None:
         """Refuse, in one line, an operator on an element type that none of the ops it becomes has a
@@ -363,6 +385,8 @@ class _Importer:
         shape = self.shape(index)
         if index in self.time_major:  # (T, 1, F) of a time-major LSTM: the bytes of (1, T, F)
             shape = (1, shape[0], *shape[2:])
+        if index in self.map_sequences and shape[0] == 1:  # (1, T, H, W, C): one row of its bytes
+            shape = (1, 1, 1, prod(shape))
         if not shape:
             raise UserError(f"tensor {index} is a scalar where a batch of data is expected")
         if shape[0] != 1:
@@ -436,7 +460,11 @@ class _Importer:
             self._materialise_channel_view(index)
         if index in self.pending_slices:
             op, src, begin, channels = self.pending_slices.pop(index)
-            self.emit(op, ChannelSlice(begin, channels), (src,), out=index)
+            if op.inputs and op.inputs[0] in self.map_sequences:  # a step of a sequence of maps, seen as a map
+                step = self.graph.append(ChannelSlice(begin, channels), (src,), quant=self.graph.quant_of(src))
+                self.emit(op, Reshape(self.fmap_shape(index)), (step,), out=index)
+            else:
+                self.emit(op, ChannelSlice(begin, channels), (src,), out=index)
         if index in self.ir_tensor:
             return self.ir_tensor[index]
         if index in self.float_inputs:
@@ -1565,7 +1593,7 @@ def _shape(imp: _Importer, op: Operator) -> None:
 def _strided_slice(imp: _Importer, op: Operator) -> None:
     options = imp.options(op, schema.StridedSliceOptions)
     if not imp.is_const(imp.input(op, 0)):
-        if not _last_step_of_lstm(imp, op, options):
+        if not _last_step_of_lstm(imp, op, options) and not _step_of_maps(imp, op, options):
             _strided_slice_map(imp, op, options)
         return
     value = imp.const(imp.input(op, 0), "sliced tensor")
@@ -1771,15 +1799,80 @@ def _unpack(imp: _Importer, op: Operator) -> None:
     if prod(shape[:axis]) != 1 or len(op.outputs) != shape[axis] or any(t < 0 for t in op.outputs):
         raise UserError(f"UNPACK of {_dims(shape)} along axis {axis} into {len(op.outputs)} outputs: only the "
                         "steps along a leading axis (a sequence's) are supported")
-    flat = _flat(imp, index)
+    flat = _steps_of(imp, index)
     size = prod(shape[axis + 1:])
     packed = imp.unrolled.unpacked(imp.graph, flat, len(op.outputs))  # a stacked layer's hidden states
     for t, out in enumerate(op.outputs):
         imp.unrolled.step_of[out] = t
         if packed is not None and imp.quant(out) == imp.graph.quant_of(packed[t]):
-            imp.bind(out, packed[t])
+            imp.bind(out, _unflattened(imp, packed[t], imp.fmap_shape(out)))
         else:
             _channel_slice(imp, op, flat, out, t * size, size)
+
+
+def _steps_of(imp: _Importer, index: int) -> int:
+    """The IR tensor whose last axis holds a sequence's bytes: a sequence of maps is one row of
+    them already (fmap_shape), which a reshape would copy whole into the arena (the network input)."""
+    if index in imp.map_sequences:
+        imp.unrolled.maps = True
+        return imp.source(index)
+    return _flat(imp, index)
+
+
+def _unflattened(imp: _Importer, flat: int, shape: tuple[int, ...]) -> int:
+    """The map a flat step (`_flat`'s reshape of it) was made from, when that map has `shape`."""
+    node = imp.graph.nodes[flat] if flat >= 0 else None
+    if node is not None and isinstance(node.op, Reshape) and imp.graph.shape_of(node.inputs[0]) == shape:
+        return node.inputs[0]
+    return flat
+
+
+def _step_of_maps(imp: _Importer, op: Operator, options) -> bool:
+    """STRIDED_SLICE of step t of a sequence of maps (x[:, t] of a (1, T, H, W, C) tensor, a ConvLSTM
+    written step by step): what UNPACK's output t is, a slice of the flat sequence."""
+    index = imp.input(op, 0)
+    if index not in imp.map_sequences:
+        return False
+    shape = imp.shape(index)
+    begin, end, strides = (imp.const(imp.input(op, i), name).reshape(-1).tolist() for i, name in
+                           ((1, "begin"), (2, "end"), (3, "strides")))
+    one_step = len(begin) == len(end) == len(strides) == 5 and set(strides) == {1} and not (
+        options.EllipsisMask() or options.NewAxisMask() or options.Offset()) and options.ShrinkAxisMask() == 2
+    whole = one_step and all((options.BeginMask() >> a & 1 or begin[a] == 0)
+                             and (options.EndMask() >> a & 1 or end[a] >= shape[a]) for a in (0, 2, 3, 4))
+    if not whole or not -shape[1] <= begin[1] < shape[1]:
+        raise UserError(f"slices {_dims(shape)}, a sequence of maps, otherwise than one whole step (x[:, t])")
+    step, size = begin[1] % shape[1], prod(shape[2:])
+    out = op.outputs[0]
+    imp.graph.refused_numerics.setdefault(nx.TFLM, (
+        f"operator {op.index} ({op.name}) slices a rank-5 tensor, which TFLite Micro does not prepare (its STRIDED_SLICE "
+        "takes at most 4 dimensions): take the steps apart with tf.unstack (UNPACK) instead"))
+    imp.unrolled.step_of[out] = step
+    _channel_slice(imp, op, _steps_of(imp, index), out, step * size, size)
+    return True
+
+
+def _map_sequences(imp: _Importer, operators: list[Operator]) -> frozenset[int]:
+    """The sequences of maps: rank-5 activations (1, T, H, W, C) that an UNPACK takes apart or a
+    STRIDED_SLICE slices, or that a PACK stacks (a ConvLSTM written step by step)."""
+    found = set()
+    for op in operators:
+        ends = op.inputs[:1] if op.name in ("UNPACK", "STRIDED_SLICE") else op.outputs[:1] if op.name == "PACK" else ()
+        found.update(t for t in ends if t >= 0 and len(imp.shape(t)) == 5 and not imp.is_const(t))
+    return frozenset(found)
+
+
+def _check_sequences_of_maps(imp: _Importer, operators: list[Operator]) -> None:
+    """A sequence of maps is held as one row of its bytes (fmap_shape): only the operators that
+    take its steps apart or stack them may touch it."""
+    for op in operators:
+        if op.name in _SEQUENCE_OF_MAPS_OPERATORS:
+            continue
+        for t in op.inputs + op.outputs:
+            if t in imp.map_sequences:
+                raise UserError(f"operator {op.index} ({op.name}) reads or writes the sequence of maps tensor {t} "
+                                f"({_dims(imp.shape(t))}): only UNPACK, PACK and STRIDED_SLICE of one step may "
+                                "(a ConvLSTM written step by step)")
 
 
 def _reverse_v2(imp: _Importer, op: Operator) -> None:
@@ -1958,7 +2051,7 @@ def _last_step_of_lstm(imp: _Importer, op: Operator, options) -> bool:
     index = imp.input(op, 0)
     node = imp.ir_tensor.get(index)
     graph = imp.graph
-    if node is None or node != len(graph.nodes) - 1 or not isinstance(graph.nodes[node].op, Lstm) \
+    if node is None or node < 0 or node != len(graph.nodes) - 1 or not isinstance(graph.nodes[node].op, Lstm) \
             or not graph.nodes[node].op.return_sequences or imp.readers_of(node) != 1:
         return False
     shape = imp.shape(index)
@@ -1980,6 +2073,10 @@ def _last_step_of_lstm(imp: _Importer, op: Operator, options) -> bool:
 # Shape arithmetic, folded at import (and STRIDED_SLICE of a constant shape, which else is a slice).
 FOLDED_OPERATORS = frozenset({"SHAPE", "PACK"})
 MULTI_OUTPUT_OPERATORS = frozenset({"SPLIT", "SPLIT_V", "UNPACK"})
+_SEQUENCE_OF_MAPS_OPERATORS = frozenset({"UNPACK", "PACK", "STRIDED_SLICE"})
+_CONV_LOOP_REFUSAL = ("a ConvLSTM2D (a loop whose body convolves) is not supported: write its cell unrolled, a Python loop "
+                      "over the steps applying shared Conv2D layers, sigmoid / tanh gates, Multiply and Add "
+                      "(docs/models.md)")
 # Control flow, refused in one line that says what converts instead.
 _LOOP_OPERATORS = {
     "WHILE": "a recurrent layer converted as a loop is not supported: export a Keras GRU or RNN with "

@@ -28,7 +28,8 @@ from math import prod
 
 import numpy as np
 
-from ..ir import NETWORK_INPUT, Graph
+from ..codegen.moves import count_move
+from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..numerics import DOUBLE, SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
@@ -264,9 +265,11 @@ class BlockCounter:
         if form is CCall.REGION:
             return op.region(r0, r1, c0, c1, ring)
         f = Counter()
-        if form is CCall.NONE:
-            f["memmove:call"] += 1
-            f["memmove:byte"] += op.bytes
+        if form is CCall.NONE:  # a view's bytes, moved from its input's place to its own
+            node = self.graph.nodes[t]
+            # (two tensors live at once lie apart in the arena; the caller's input and output are pointers)
+            apart = t != self.graph.output and not any(is_network_input(u) for u in node.inputs)
+            count_move(f, op.bytes, apart)
             return f
         # a vector op, or a map into a vector, run whole
         f[f"{op.family}:call"] += 1
@@ -325,6 +328,8 @@ class BlockCounter:
     @handles(LATENCY, Whole)
     def _whole(self, block: LoweredBlock, loops: Whole, own: Features):
         t = block.first
+        if self.graph.nodes[t].op.c_call is CCall.NONE and block.alias is not None:
+            return self._zero()  # a reshape over its input's bytes: no call, no move (emit.whole)
         h, w = _hw(self.graph.shape_of(t))
         return self.call(t, 0, h, 0, w)
 
@@ -405,8 +410,7 @@ class BlockCounter:
         if loops.axis == 0:
             own["stream:pull"] += sum(graph.shape_of(t)[0] for t in range(loops.first, loops.end + 1)
                                       for u in graph.nodes[t].inputs if u == NETWORK_INPUT)
-        own["memmove:call"] += h
-        own["memmove:byte"] += h * w * c * graph.element_of(NETWORK_INPUT).nbytes
+        count_move(own, w * c * graph.element_of(NETWORK_INPUT).nbytes, apart=False, times=h)
 
     def _sum(self, parts):
         total = self._zero()
@@ -463,8 +467,7 @@ class BlockCounter:
         own["chain:step"] += len(loops.order)
         if loops.source:
             height, width, depth = graph.shape_of(NETWORK_INPUT)
-            own["memmove:call"] += height
-            own["memmove:byte"] += height * width * depth * graph.element_of(NETWORK_INPUT).nbytes
+            count_move(own, width * depth * graph.element_of(NETWORK_INPUT).nbytes, apart=False, times=height)
         return total
 
     @handles(LATENCY, TimeScan)

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
+from ..codegen.moves import count_move, overlap
 from ..errors import UserError, did_you_mean
 from ..ir import Graph
 from ..schedule import LoweredBlock, Schedule
@@ -33,6 +34,9 @@ class LatencyModel:
     kernel_digests: dict[str, str] = field(default_factory=dict)
     calibration: dict = field(default_factory=dict, compare=False)  # how the fit went (stats)
     mve: bool = False  # the target also compiles the int8 kernels' Helium loops (cortex-m55)
+    # The last graphs' counters (graph, PlanCounter): `fit` plans a model with its io counted and
+    # not, and both planners weigh mostly the same blocks, whose calls the counter caches.
+    _counters: list = field(default_factory=list, repr=False, compare=False)
 
     def predict(self, features: Features) -> float:
         c = self.coefficients
@@ -66,7 +70,14 @@ class LatencyModel:
         return bool(self.stale_sources)
 
     def counter(self, graph: Graph) -> "PlanCounter":
-        return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
+        """The graph's counter, shared by every caller on the same graph object (a graph is not
+        changed once loaded)."""
+        for kept_graph, kept in self._counters:
+            if kept_graph is graph:
+                return kept
+        made = PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
+        self._counters[:] = [(graph, made), *self._counters[:1]]
+        return made
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "target": self.target, "dsp": self.dsp, **({"mve": True} if self.mve else {}),
@@ -96,22 +107,16 @@ class PlanCounter:
 
 def schedule_features(schedule: Schedule, counter: BlockCounter) -> list[Features]:
     """Each block's counts plus what msfcnn_invoke does around it (codegen/icount.py splits the
-    measured count the same way): the entry and the copy of an arena input with block 0, the moves
-    after each block with it, and the copy of an arena output with the last."""
-    graph = schedule.graph
+    measured count the same way): the entry with block 0 and the moves after each block with it
+    (codegen/moves.py: inline or a library call)."""
     around = [Counter() for _ in schedule.blocks]
     for index, moves in enumerate(schedule.moves):
-        for _, _, size in moves:
-            around[index]["memmove:call"] += 1
-            around[index]["memmove:byte"] += size
+        for source, target, size in moves:
+            count_move(around[index], size, not overlap(source, target, size))
     if around:
         around[0]["invoke:call"] += 1
-        if schedule.input_offset is not None:
-            around[0]["memmove:call"] += 1
-            around[0]["memmove:byte"] += graph.nbytes(-1)
-        if schedule.output_offset is not None:
-            around[-1]["memmove:call"] += 1
-            around[-1]["memmove:byte"] += graph.nbytes(graph.output)
+        # An arena input or output (--count-io) is copied only when the caller passes a buffer of
+        # its own: the harnesses, as model.h asks, pass the arena's (invoke_buffer), so no bytes.
     return [counter.block(block) + counter.weigh(extra) for block, extra in zip(schedule.blocks, around)]
 
 

@@ -19,8 +19,13 @@ class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "floa
     value: int | None = None  # the quantised fill (PADV2's constant); None: a real 0.0
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
-        """kernels/pad.c: a pixel in the padding is filled, the others copied from the input."""
+        """kernels/pad.c: a pixel in the padding is filled, the others (`inside`) copied from the input. On
+        cores with unaligned word access (the DSP builds), an int8 pixel's channels move a word at
+        a time and the last channels % 4 a byte at a time (msf_copy_s8, msf_fill_s8)."""
         f[f"{run.family}:clipped_channel"] += run.clipped * run.shape[2]
+        f[f"{run.family}:inside"] += run.pixels - run.clipped  # (a copy: its source located first)
+        if run.dsp and not run.is_float and not run.wide:  # (the 16x8 PAD: kernels/pad_s16.c)
+            f[f"{run.family}:tail_value"] += run.pixels * (run.shape[2] % 4)
 
     def axis_window(self, axis: int) -> AxisWindow:
         """Output position i copies input position i - pad (the pad before the input on that axis)."""

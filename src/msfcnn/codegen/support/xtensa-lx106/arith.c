@@ -70,7 +70,8 @@ int32_t __divsi3(int32_t n, int32_t d)
     return (int32_t)((n < 0) != (d < 0) ? 0u - quotient : quotient);
 }
 
-/* 64-bit division (picolibc's printf of a number): libgcc's own routine does the work. */
+/* 64-bit division (picolibc's printf of a number, the 16x8 MEAN's rounded average): libgcc's own
+   unsigned routine does the work. */
 uint64_t __udivdi3(uint64_t n, uint64_t d)
 {
     return __udivmoddi4(n, d, 0);
@@ -81,4 +82,21 @@ uint64_t __umoddi3(uint64_t n, uint64_t d)
     uint64_t rest;
     __udivmoddi4(n, d, &rest);
     return rest;
+}
+
+/* Signed 64-bit division truncates toward zero, as __divsi3 does: divide the magnitudes. */
+int64_t __divdi3(int64_t n, int64_t d)
+{
+    const uint64_t n_size = n < 0 ? 0u - (uint64_t)n : (uint64_t)n, d_size = d < 0 ? 0u - (uint64_t)d : (uint64_t)d;
+    const uint64_t quotient = __udivmoddi4(n_size, d_size, 0);
+    return (int64_t)((n < 0) != (d < 0) ? 0u - quotient : quotient);
+}
+
+/* The remainder takes the dividend's sign. */
+int64_t __moddi3(int64_t n, int64_t d)
+{
+    const uint64_t n_size = n < 0 ? 0u - (uint64_t)n : (uint64_t)n, d_size = d < 0 ? 0u - (uint64_t)d : (uint64_t)d;
+    uint64_t rest;
+    __udivmoddi4(n_size, d_size, &rest);
+    return (int64_t)(n < 0 ? 0u - rest : rest);
 }

@@ -17,6 +17,8 @@ uint32_t __umodsi3(uint32_t n, uint32_t d);
 int32_t __divsi3(int32_t n, int32_t d);
 uint64_t __udivdi3(uint64_t n, uint64_t d);
 uint64_t __umoddi3(uint64_t n, uint64_t d);
+int64_t __divdi3(int64_t n, int64_t d);
+int64_t __moddi3(int64_t n, int64_t d);
 float __addsf3(float a, float b);
 float __subsf3(float a, float b);
 float __mulsf3(float a, float b);

@@ -1,0 +1,44 @@
+"""The latency model's rule for the constant-size memmoves of the generated C (codegen/moves.py),
+against the compiler itself: which moves arm-none-eabi-gcc leaves as a call of the C library."""
+
+import re
+import subprocess
+
+import pytest
+
+from support.toolchains import require_target, require_tools
+from msfcnn.codegen.moves import library_move, overlap
+
+# (name, source, target, size): arena offsets, None for a pointer the caller gave
+CASES = [(f"apart{n}", 4, 200, n) for n in (2, 4, 6, 8, 30, 64, 65, 96)] + \
+        [(f"over{n}", 4, 8, n) for n in (4, 6, 64)] + \
+        [(f"odd{n}", 3, 51, n) for n in (33, 64)] + \
+        [(f"input{n}", None, 8, n) for n in (4, 6, 32)] + \
+        [(f"output{n}", 8, None, n) for n in (4, 12)]
+
+
+def _place(offset) -> str:
+    return "(void *)pointer" if offset is None else f"ARENA({offset})"
+
+
+def _source() -> str:
+    functions = "\n".join(f"void {name}(void *pointer);\n" for name, *_ in CASES) + "\n".join(f"void {name}(void *pointer) {{ (void)pointer; memmove({_place(target)}, {_place(source)}, {size}); }}"
+                          for name, source, target, size in CASES)
+    # the arena as model.c declares it (int8 activations), moves as msfcnn_invoke and the blocks make them
+    return ("#include <string.h>\n#include <stdint.h>\nstatic int8_t arena[512];\n"
+            "#define ARENA(offset) ((void *)(arena + (offset)))\n" + functions + "\n")
+
+
+@pytest.mark.parametrize("target_name", ["cortex-m4", "cortex-m7"])
+def test_the_moves_the_compiler_leaves_to_the_library_are_those_counted(tmp_path, target_name):
+    target = require_target(target_name)
+    require_tools("arm-none-eabi-objdump", packages=("binutils-arm-none-eabi",))
+    (tmp_path / "moves.c").write_text(_source())
+    subprocess.run([target.cc, *target.cflags.split(), "-c", "moves.c", "-o", "moves.o"], cwd=tmp_path, check=True)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-dr", "moves.o"], cwd=tmp_path, capture_output=True,
+                             text=True, check=True).stdout
+    # (a move between places the compiler tells apart calls memcpy)
+    calls = {name for name, body in re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", listing, re.S) if re.search(r"\bmem(move|cpy)\b", body)}
+    for name, source, target_offset, size in CASES:
+        apart = source is not None and target_offset is not None and not overlap(source, target_offset, size)
+        assert library_move(size, apart) == (name in calls), name
