@@ -510,10 +510,21 @@ def recurrent_network(seed: int) -> dict:
     ops/rnn.py): steps, features, units, the direction and the GRU's linear_before_reset or the
     RNN's activation drawn. Built as a graph with random weights (_recurrent_graph)."""
     rng = random.Random(seed)
-    return {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
-            "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
-            "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
-            "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+    doc = {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
+           "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
+           "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
+           "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+    if seed >= RECURRENT_STACK_SEED:  # a forward stack, which the timescan scheme runs a step at a time
+        stack = random.Random(-seed)
+        doc.update(reverse=False, steps=max(doc["steps"], 4),
+                   stack=[stack.choice([4, 8, 16, 24, 40]) for _ in range(stack.choice([1, 2]))])
+    return doc
+
+
+# From this seed on, recurrent_network draws stacks of 2 or 3 layers (`stack`: the later layers'
+# units). Run whole, a layer copies each step's state to its output sequence; in a time scan it
+# does not (`output_copy`): the stacks' scan blocks tell the two apart.
+RECURRENT_STACK_SEED = 1000
 
 
 # The element-wise float32 kernels an unrolled Keras GRU runs on its gate vectors (`--vectors`),
@@ -612,6 +623,13 @@ def _recurrent_graph(doc: dict) -> Graph:
     op = Gru(units, doc["reverse"], linear_before_reset=doc["variant"]) if gates == 3 else \
         Rnn(units, doc["reverse"], activation="relu" if doc["variant"] else "tanh")
     graph.append(op, (-1,), consts)
+    for more in doc.get("stack", ()):  # (recurrent_network from RECURRENT_STACK_SEED)
+        consts = {"input_weights": rng.normal(0, 1 / np.sqrt(units), (gates, more, units)).astype(np.float32),
+                  "recurrent_weights": rng.normal(0, 1 / np.sqrt(more), (gates, more, more)).astype(np.float32),
+                  "input_bias": rng.normal(0, 0.3, (gates, more)).astype(np.float32),
+                  "recurrent_bias": rng.normal(0, 0.3, (gates, more)).astype(np.float32)}
+        graph.append(replace(op, units=more), (len(graph) - 1,), consts)
+        units = more
     return graph
 
 
