@@ -36,8 +36,8 @@ NOT_FLOAT32 = {"leaky_relu", "tanh", "elu", "squared_difference"}
 UNMEASURABLE: dict[str, set[str]] = {}
 # Targets whose calibration has so far fitted only the main int8 networks (calibration.network:
 # convolutions, depthwise, pools, ADD, MEAN, dense, SOFTMAX), not yet the ops, cover and windows
-# networks (issue 27: cortex-m0plus). Every built-in model must be covered on them.
-MAIN_FIT_ONLY = {"cortex-m0plus", "cortex-m55"}
+# networks (cortex-m55; cortex-m0plus was until issue 23). Every built-in model must be covered on them.
+MAIN_FIT_ONLY = {"cortex-m55"}
 # Op classes with a C kernel that are never a graph's node: bases, and a part of another's kernel.
 NOT_NODES = {"LookupOp", "_Pool2D", "_VectorPart"}
 
