@@ -510,10 +510,21 @@ def recurrent_network(seed: int) -> dict:
     ops/rnn.py): steps, features, units, the direction and the GRU's linear_before_reset or the
     RNN's activation drawn. Built as a graph with random weights (_recurrent_graph)."""
     rng = random.Random(seed)
-    return {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
-            "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
-            "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
-            "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+    doc = {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
+           "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
+           "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
+           "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
+    if seed >= RECURRENT_STACK_SEED:  # a forward stack, which the timescan scheme runs a step at a time
+        stack = random.Random(-seed)
+        doc.update(reverse=False, steps=max(doc["steps"], 4),
+                   stack=[stack.choice([4, 8, 16, 24, 40]) for _ in range(stack.choice([1, 2]))])
+    return doc
+
+
+# From this seed on, recurrent_network draws stacks of 2 or 3 layers (`stack`: the later layers'
+# units). Run whole, a layer copies each step's state to its output sequence; in a time scan it
+# does not (`output_copy`): the stacks' scan blocks tell the two apart.
+RECURRENT_STACK_SEED = 1000
 
 
 # The element-wise float32 kernels an unrolled Keras GRU runs on its gate vectors (`--vectors`),
@@ -527,11 +538,19 @@ VECTOR_FAMILIES = ("logistic_f32", "float_unary_f32", "add_f32", "mul_f32", "sub
 # From this seed on, a vector network may draw a PAD of its steps too (a causal Conv1D's, which a
 # fused TCN block calls pixel by pixel): a draw of its own, so the networks before stay as they were.
 VECTOR_PAD_SEED = 100
+# From this seed on, vector_network draws int8 networks (no float Tanh): an unrolled int8 GRU calls
+# the int8 element-wise kernels and channel slices on vectors of 8 to 64 values, whose per-call
+# cost the cover and op networks' maps leave ill-determined (gru_seq_int8 8.8 % low on cortex-m7).
+VECTOR_INT8_SEED = 1000
+VECTOR_INT8_FAMILIES = ("add", "mul", "add_const", "mul_const", "channel_slice")
 # Cores without a floating-point unit: their expf and tanhf (soft float) take a time that depends on
 # the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
 # table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
 SOFT_FLOAT_TARGETS = {"esp32c3", "fe310", "xtensa-lx106", "cortex-m0plus"}
 VALUE_TIMED_FAMILIES = ("logistic_f32", "float_unary_f32")
+# Targets whose float32 VECTOR_FAMILIES keep their cover fit (on esp32c3 their refit made the float
+# GRUs worse): --vectors fits only the int8 ones there.
+FLOAT_VECTORS_KEPT = {"esp32c3", "fe310"}
 
 
 def vector_network(seed: int) -> dict:
@@ -545,8 +564,10 @@ def vector_network(seed: int) -> dict:
     c = rng.choice([1, 2, 4, 8, 8, 12, 16, 24, 32, 48, 64, 96])
     layers = [{"op": "conv2d", "filters": c, "kernel": 1}]
     same = [0]  # the layers whose output has the current shape
+    int8 = seed >= VECTOR_INT8_SEED
+    drawn = [layer for layer in VECTOR_LAYERS if not (int8 and layer["op"] == "float_unary")]
     for _ in range(rng.randint(4, 10)):
-        layer = dict(rng.choice(VECTOR_LAYERS))
+        layer = dict(rng.choice(drawn))
         if layer["op"] == "channel_slice":
             if c < 2:
                 continue
@@ -561,8 +582,8 @@ def vector_network(seed: int) -> dict:
         same.append(len(layers) - 1)
     if seed >= VECTOR_PAD_SEED:  # the steps padded on the left
         layers.append({"op": "pad", "pads": [0, random.Random(-seed).randint(1, 8), 0, 0]})
-    return {"name": f"calibration_vector_{seed}", "seed": seed, "dtype": "float32", "input": [1, w, 4],
-            "layers": layers}
+    return {"name": f"calibration_vector_{seed}", "seed": seed, "dtype": "int8" if int8 else "float32",
+            "input": [1, w, 4], "layers": layers}
 
 
 def _calibrate_vectors(args, samples_path: Path) -> None:
@@ -575,8 +596,11 @@ def _calibrate_vectors(args, samples_path: Path) -> None:
                 "float32", "vanilla", vector_network)
     dsp = args.target in DSP_TARGETS
     samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, args.target in MVE_TARGETS)]
-    families = tuple(f for f in VECTOR_FAMILIES
-                     if args.target not in SOFT_FLOAT_TARGETS or f not in VALUE_TIMED_FAMILIES)
+    families = tuple(f for f in VECTOR_FAMILIES if args.target not in FLOAT_VECTORS_KEPT
+                     and (args.target not in SOFT_FLOAT_TARGETS or f not in VALUE_TIMED_FAMILIES))
+    if samples_path.exists() and any(json.loads(line)["seed"] >= VECTOR_INT8_SEED
+                                     for line in samples_path.read_text().splitlines() if line):
+        families += VECTOR_INT8_FAMILIES  # (int8 vector networks measured: their kernels too)
     model = calibration.refit(samples, _stored(args.target, ("vectors",)), families, "vectors", only_alone=True)
     for name in [args.target, *args.also]:
         _write_only(model, model.calibration["vectors"], name, "vectors", lambda k: k.split(":")[0] in families, ())
@@ -599,6 +623,13 @@ def _recurrent_graph(doc: dict) -> Graph:
     op = Gru(units, doc["reverse"], linear_before_reset=doc["variant"]) if gates == 3 else \
         Rnn(units, doc["reverse"], activation="relu" if doc["variant"] else "tanh")
     graph.append(op, (-1,), consts)
+    for more in doc.get("stack", ()):  # (recurrent_network from RECURRENT_STACK_SEED)
+        consts = {"input_weights": rng.normal(0, 1 / np.sqrt(units), (gates, more, units)).astype(np.float32),
+                  "recurrent_weights": rng.normal(0, 1 / np.sqrt(more), (gates, more, more)).astype(np.float32),
+                  "input_bias": rng.normal(0, 0.3, (gates, more)).astype(np.float32),
+                  "recurrent_bias": rng.normal(0, 0.3, (gates, more)).astype(np.float32)}
+        graph.append(replace(op, units=more), (len(graph) - 1,), consts)
+        units = more
     return graph
 
 
@@ -694,6 +725,8 @@ def line_network(seed: int, streaming: bool = False) -> dict:
     call a window per pixel, and (with the hop drawn, when it can stream) as one call of its
     streaming graph: the one-row windows' own counts (Conv2D's line_*) beside kernels fitted
     elsewhere."""
+    if seed >= TCN_SEED and not streaming:
+        return tcn_network(seed)
     rng = random.Random(seed * 17 + 9)
     frames, channels = rng.choice([12, 16, 24, 32, 40, 49, 64]), rng.choice([1, 3, 4, 8, 12, 16, 40])
     layers, width = [], frames
@@ -709,6 +742,35 @@ def line_network(seed: int, streaming: bool = False) -> dict:
     layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.choice([3, 12])}]
     return {"name": f"calibration_line_{seed}", "generated": "line", "seed": seed, "hop": rng.choice([1, 1, 2]),
             **({"streaming": True} if streaming else {}),
+            "dtype": "float32" if seed % 2 else "int8", "input": [1, frames, channels],
+            "layers": [{k: v for k, v in layer.items() if v is not None} for layer in layers]}
+
+
+# From this seed on, line_network draws TCNs (tcn_network): a draw of its own, so that the
+# networks before stay as they were measured.
+TCN_SEED = 1000
+
+
+def tcn_network(seed: int) -> dict:
+    """A seeded random causal TCN, as Keras and PyTorch write one: per layer a PAD of (k - 1) * d
+    steps on the left and a VALID 1 x k convolution of dilation d, some of them closed by a
+    residual ADD of an earlier layer's output, then a global average pool and a dense layer; int8
+    (even seeds) or float32 (odd ones). Its column streams call the PAD, the convolution (a struct
+    copy per call when dilated), the ADD and the pool's running sum once per step."""
+    rng = random.Random(seed * 19 + 7)
+    frames, channels = rng.choice([16, 24, 32, 40, 49]), rng.choice([1, 2, 4, 8, 16])
+    filters = rng.choice([4, 8, 8, 12, 16, 24])
+    layers, same = [], []  # same: the layers whose output is frames x filters
+    for n in range(rng.randint(2, 4)):
+        k, d = rng.choice([2, 3, 3, 5]), 1 if n == 0 else rng.choice([1, 2, 4, 8])
+        layers.append({"op": "pad", "pads": [0, (k - 1) * d, 0, 0]})
+        layers.append({"op": "conv2d", "kernel": [1, k], "dilation": [1, d], "padding": "valid",
+                       "filters": filters, "act": rng.choice(["relu", "relu", None])})
+        if same and rng.random() < 0.5:
+            layers.append({"op": "add", "from": rng.choice(same), "act": rng.choice(["relu", None])})
+        same.append(len(layers) - 1)
+    layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.choice([3, 12])}]
+    return {"name": f"calibration_tcn_{seed}", "generated": "line", "seed": seed, "hop": 1,
             "dtype": "float32" if seed % 2 else "int8", "input": [1, frames, channels],
             "layers": [{k: v for k, v in layer.items() if v is not None} for layer in layers]}
 
@@ -1391,22 +1453,36 @@ def _line_count(name: str) -> bool:
     return name.split(":")[-1].startswith("line_")
 
 
+# Kernels that a causal TCN's column stream calls once per step besides its convolutions: the
+# PAD before each one and the pool's running sum. Once TCNs are measured (tcn_network), --lines
+# fits them again with the one-row windows' counts, on every stored block that runs them.
+TCN_FAMILIES = ("pad_f32", "mean_f32_accumulate")
+
+
 def _calibrate_lines(args, folder: Path) -> None:
     """--lines: measure line_network (whole, under the cover plans) and its streaming call, then
-    fit only the one-row windows' counts on every stored block that has them (the narrow --ops
-    and --sweep networks' 1 x k convolutions too), on top of every other coefficient."""
+    fit only the one-row windows' counts and the dilated windows' per-call copy (dilated_call) on
+    every stored block that has them (the narrow --ops and --sweep networks' 1 x k convolutions
+    too), on top of every other coefficient; with TCNs measured, TCN_FAMILIES' counts too."""
     files = [folder / f"{args.target}-lines.jsonl", folder / f"{args.target}-lines-streaming.jsonl"]
     if not args.refit:
         seeds = range(args.first_seed, args.first_seed + args.networks)
         measure(args.target, seeds, files[0], "int8", "cover", line_network)
         measure(args.target, seeds, files[1], "int8", "vanilla", streaming_line_network)
     dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
-    fixed = _stored(args.target, ("lines",))
+    tcns = files[0].exists() and any(json.loads(line)["seed"] >= TCN_SEED for line in files[0].read_text().splitlines() if line)
+    families = TCN_FAMILIES if tcns else ()
+
+    def fitted(name: str) -> bool:
+        return _line_count(name) or name.endswith(":dilated_call") or name.split(":")[0] in families
+
+    stored = _stored(args.target, ("lines",))
+    fixed = replace(stored, coefficients={k: v for k, v in stored.coefficients.items() if not fitted(k)})
     # (a block's other counts that have no coefficient stay without one: only the line counts are fitted)
-    samples = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or _line_count(k)}),
+    samples = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or fitted(k)}),
                                   s.instructions, s.where)
                for path in samples_files(args.target) for s in load_samples(path, dsp, mve)
-               if any(v and _line_count(k) for k, v in s.features.items())]
+               if any(v and fitted(k) for k, v in s.features.items())]
     _write(calibration.fit(samples, args.target, dsp, fixed=fixed, key="lines"), args.target, args.also)
 
 

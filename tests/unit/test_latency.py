@@ -574,3 +574,33 @@ def test_a_view_of_the_callers_input_is_a_library_move():
     f = latency.model.schedule_features(schedule, BlockCounter(graph, dsp=True))[0]
     assert (f["memmove:call"], f["memmove:byte"]) == (1, 120)
     assert (f["memmove:library_call"], f["memmove:library_byte"]) == (1, 120)
+
+
+def _block_counts(graph, plan) -> list[Counter]:
+    counter = BlockCounter(graph, dsp=True)
+    return [Counter(counter.block(b)) for b in pipeline.lower(graph, plan).blocks]
+
+
+def test_a_time_scan_counts_no_copy_of_a_float_cells_state_to_an_output_sequence():
+    """rnn.c run whole copies each step's state to its output sequence (output_copy); a time
+    scan's cell step does not, and its counts leave the copies out, the rest as the whole layer's."""
+    graph = pipeline.load(str(FIXTURES / "sequence" / "onnx_rnn_relu_batch_first_2.onnx"), weights=True)
+    planner = pipeline.planner(graph)
+    whole = _block_counts(graph, planner.vanilla())
+    scan, = _block_counts(graph, planner.min_ram())
+    steps = graph.input_shape[1]
+    assert [f["rnn_f32:output_copy"] for f in whole] == [steps, steps]
+    assert scan["rnn_f32:output_copy"] == scan["rnn_f32:output_copy_byte"] == 0
+    assert scan["rnn_f32:cell"] == sum(f["rnn_f32:cell"] for f in whole)
+
+
+def test_a_dilated_window_counts_its_copy_once_per_call():
+    """conv2d.c copies a dilated window's description once per call: in a column stream of one
+    output pixel a call, once per pixel; run whole, once."""
+    graph = pipeline.load(str(FIXTURES / "ops" / "dilated_tcn_f32.tflite"), weights=True)
+    planner = pipeline.planner(graph)
+    dilated = sum(1 for n in graph.nodes if getattr(getattr(n.op, "win", None), "dilated", False))
+    whole = sum(_block_counts(graph, planner.vanilla()), Counter())
+    streamed = sum(_block_counts(graph, planner.min_ram()), Counter())
+    assert whole["conv_f32:dilated_call"] == dilated == 2
+    assert streamed["conv_f32:dilated_call"] == streamed["conv_f32:dilated_pixel"] == whole["conv_f32:dilated_pixel"]

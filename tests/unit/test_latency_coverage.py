@@ -36,8 +36,9 @@ NOT_FLOAT32 = {"leaky_relu", "tanh", "elu", "squared_difference"}
 UNMEASURABLE: dict[str, set[str]] = {}
 # Targets whose calibration has so far fitted only the main int8 networks (calibration.network:
 # convolutions, depthwise, pools, ADD, MEAN, dense, SOFTMAX), not yet the ops, cover and windows
-# networks (issue 27: cortex-m0plus). Every built-in model must be covered on them.
-MAIN_FIT_ONLY = {"cortex-m0plus"}
+# networks (none today: cortex-m0plus and cortex-m55 were until issue 23). Every built-in model
+# must be covered on them.
+MAIN_FIT_ONLY: set[str] = set()
 # Op classes with a C kernel that are never a graph's node: bases, and a part of another's kernel.
 NOT_NODES = {"LookupOp", "_Pool2D", "_VectorPart"}
 

@@ -481,6 +481,10 @@ class BlockCounter:
             op = graph.nodes[t].op
             if op.recurrent:
                 total = total + self.call(t, 0, 1, 0, 1)
+                copies = Counter({k: v for k, v in self._count_call(t, 0, 1, 0, 1).items()
+                                  if k.endswith((":output_copy", ":output_copy_byte"))})
+                if copies:  # (a float cell's step does not copy its state to an output sequence)
+                    total = total - self.weigh(copies)
                 own["scan:cell_step"] += loops.count(t)
                 sequence = time_axis(graph.shape_of(t)) is not None
                 if sequence and (t in block.rings or t == block.last):  # h copied to a ring or the output

@@ -35,8 +35,9 @@ class LatencyModel:
     calibration: dict = field(default_factory=dict, compare=False)  # how the fit went (stats)
     mve: bool = False  # the target also compiles the int8 kernels' Helium loops (cortex-m55)
     # The last graphs' counters (graph, PlanCounter): `fit` plans a model with its io counted and
-    # not, and both planners weigh mostly the same blocks, whose calls the counter caches.
-    _counters: list = field(default_factory=list, repr=False, compare=False)
+    # not, and both planners weigh mostly the same blocks, whose calls the counter caches. Not an
+    # init field, so a model made by dataclasses.replace (other coefficients) starts without them.
+    _counters: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def predict(self, features: Features) -> float:
         c = self.coefficients

@@ -291,9 +291,12 @@ def ring_wraps(win: Window, run: KernelRun) -> tuple[int, int]:
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:
-    """What kernels/dilated.c's loop runs besides the plain window loop's counts: per pixel its
-    taps' clipping, per block of channels an output stage called (not inline)."""
+    """What kernels/dilated.c's loop runs besides the plain window loop's counts: per call the
+    copy of the op's description (a struct copy the compiler makes a byte-by-byte memcpy, which a
+    column stream pays per pixel), per pixel its taps' clipping, per block of channels an output
+    stage called (not inline)."""
     if win.dilated:
+        f[f"{run.family}:dilated_call"] += 1
         f[f"{run.family}:dilated_pixel"] += run.pixels
         f[f"{run.family}:dilated_block"] += run.pixels * len(blocks)
 

@@ -313,6 +313,10 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
         counts[f"{family}:step"] += steps
         counts[f"{family}:gate_row"] += steps * 4 * self.units
         counts[f"{family}:cell"] += steps * self.units
+        if family == "lstm_f32":  # run whole, h is copied to the output (every step's, or the last)
+            copies = steps if self.return_sequences else 1
+            counts[f"{family}:output_copy"] += copies
+            counts[f"{family}:output_copy_byte"] += copies * self.units * 4
 
     def for_numerics(self, ctx: KernelContext, shape: Shape) -> "Lstm":
         return in_numerics(Lstm, self, ctx, shape)

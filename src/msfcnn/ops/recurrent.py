@@ -111,6 +111,10 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurren
         counts[f"{family}:step"] += steps
         counts[f"{family}:gate_row"] += steps * 2 * self.gates * self.units
         counts[f"{family}:cell"] += steps * self.units
+        # run whole, each step's state is copied to the output sequence (a memcpy); a time scan's
+        # cell does not copy it (latency/features.py takes these counts off there)
+        counts[f"{family}:output_copy"] += steps
+        counts[f"{family}:output_copy_byte"] += steps * self.units * 4
         for function, per_unit in self.gate_functions().items():
             counts[f"{family}:{function}"] += steps * per_unit * self.units
 
