@@ -29,7 +29,7 @@ const int64_t msfcnn_op0_multiplier[4] MSFCNN_WEIGHTS_SECTION = {
     1888329544, 1336664723, 2021290179, 1700928449
 };
 
-/* op 0 (conv 3x3/2 4): right [4] */
+/* op 0 (conv 3x3/2 4): right [4]; the same values for op 3 */
 const int32_t msfcnn_op0_right[4] MSFCNN_WEIGHTS_SECTION = {
     8, 8, 8, 8
 };
@@ -93,11 +93,6 @@ const int32_t msfcnn_op3_bias[4] MSFCNN_WEIGHTS_SECTION = {
 /* op 3 (conv 1x1/1 4): multiplier [4] */
 const int64_t msfcnn_op3_multiplier[4] MSFCNN_WEIGHTS_SECTION = {
     1277999616, 1686927104, 1325331712, 1265952768
-};
-
-/* op 3 (conv 1x1/1 4): right [4] */
-const int32_t msfcnn_op3_right[4] MSFCNN_WEIGHTS_SECTION = {
-    8, 8, 8, 8
 };
 
 /* op 6 (dense 3): weights [3, 4] */

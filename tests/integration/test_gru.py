@@ -119,3 +119,16 @@ def test_tflite_micro_does_not_run_the_original_gru():
     path = _path("gru_reset_before", "float32")
     with pytest.raises(Exception, match="TFLite Micro|tflm|allocate"):
         micro_oracle.run_jobs([(path, [random_input(loaded(path), 0)])], "tflm", arena_size=1 << 20)
+
+
+def test_the_steps_share_one_copy_of_the_weights(tmp_path):
+    """Every unrolled step's FULLY_CONNECTED reads the same two kernels (the GRU's input kernel, 4 features
+    x 24 gates, and its recurrent kernel, 8 units x 24), so weights.c holds them once, not once per step
+    (8 steps): the flash of an unrolled GRU does not grow with its steps."""
+    from msfcnn import api
+    api.compile(str(SEQUENCE / "gru_seq_int8.tflite"), tmp_path)
+    weights = (tmp_path / "weights.c").read_text()
+    declared = sorted(line.split("[")[0].split()[-1] for line in weights.splitlines()
+                      if line.startswith("const int8_t") and "_weights[" in line)
+    assert len(declared) == 2, declared
+    assert "weights [24, 4]; the same values for ops 21, 42, 63, 84, 105, 126, 147" in weights

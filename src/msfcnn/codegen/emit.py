@@ -65,6 +65,13 @@ class _Array:
     size: int
     body: str
     comment: str
+    shared_by: list[int] = field(default_factory=list)  # later ops whose equal constant this is
+
+    @property
+    def description(self) -> str:
+        if not self.shared_by:
+            return self.comment
+        return f"{self.comment}; the same values for op{'s' * (len(self.shared_by) > 1)} {', '.join(map(str, self.shared_by))}"
 
 
 @dataclass
@@ -75,6 +82,9 @@ class _Emitter:
     state_macro: str = "ARENA"  # STATE when the state is a buffer of its own (a shared arena: codegen/shared.py)
     arrays: list[_Array] = field(default_factory=list)
     params: list[dict] = field(default_factory=list)
+    # (C type, values) -> the array that holds them: an unrolled recurrent layer's steps share one
+    # weight tensor, and equal lookup tables recur, so each distinct constant is stored once.
+    _stored: dict = field(default_factory=dict)
 
     def sfx(self, t: int) -> str:
         """Node t's kernels' suffix: its input's element type's (Graph.kernel_element)."""
@@ -104,16 +114,25 @@ class _Emitter:
                 in_shapes = [as_time_map(shape) for shape in in_shapes]
             names = {}
             for role, values in op.c_consts(ctx).items():
-                name = f"{self.prefix}_op{t}_{role}"
-                flat = np.ascontiguousarray(values).reshape(-1)
-                self.arrays.append(_Array(name, _C_TYPES[flat.dtype], flat.size, _c_body(flat),
-                                          f"op {t} ({op.describe()}): {role} {list(np.shape(values))}"))
-                names[role] = name
+                names[role] = self._constant(t, f"{self.prefix}_op{t}_{role}", np.ascontiguousarray(values),
+                                             f"op {t} ({op.describe()}): {role} {list(np.shape(values))}")
             for i in self.graph.states_of(t):  # the op's state buffers: in the arena's persistent region
                 names[self.graph.states[i].name] = f"{self.state_macro}({self.schedule.state_offsets[i]})"
             init = op.c_params(ctx, in_shapes, as_time_map(node.shape) if t in stepped else node.shape, names)
             self.params.append({"struct": f"{op.c_kernel}{self.graph.kernel_element(t).params_suffix}_params", "name": f"p{t}", "init": init, "op": t,
                                 "describe": op.describe()})
+
+    def _constant(self, t: int, name: str, values: np.ndarray, comment: str) -> str:
+        """The name of a weights.c array holding op t's `values`: a new one, or an earlier equal one's."""
+        flat = values.reshape(-1)
+        key = (_C_TYPES[flat.dtype], flat.tobytes())
+        if key in self._stored:
+            stored = self._stored[key]
+            stored.shared_by.append(t)
+            return stored.name
+        stored = self._stored[key] = _Array(name, key[0], flat.size, _c_body(flat), comment)
+        self.arrays.append(stored)
+        return name
 
     def declare_states(self) -> list[dict]:
         """Each state buffer (Graph.states) for model.c's reset: its place in the persistent region,
