@@ -71,7 +71,8 @@ class _Array:
     def description(self) -> str:
         if not self.shared_by:
             return self.comment
-        return f"{self.comment}; the same values for op{'s' * (len(self.shared_by) > 1)} {', '.join(map(str, self.shared_by))}"
+        ops = "op" + "s" * (len(self.shared_by) > 1)
+        return f"{self.comment}; the same values for {ops} {', '.join(map(str, self.shared_by))}"
 
 
 @dataclass
