@@ -98,6 +98,20 @@ def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
         assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
 
 
+def test_an_int8_softmax_counts_its_rows():
+    """The int8 SOFTMAX (LiteRT's, kernels/softmax.c) takes one float reciprocal per row of its last
+    axis: counted as vector_row (calibrate_latency.py's keyword networks from KEYWORD_ROWS_SEED
+    measure rows); the float32 kernel, whose division is per value, counts none."""
+    from msfcnn.latency import calibration
+
+    doc = {"name": "rows", "input": [1, 4, 10], "layers": [{"op": "softmax"}]}
+    for dtype, rows in (("int8", 4), ("float32", 0)):
+        graph = calibration.graph_of(doc, dtype)
+        f = BlockCounter(graph, dsp=False)._count_call(0, 0, 1, 0, 4)
+        assert sum(v for k, v in f.items() if k.endswith(":vector_row")) == rows
+        assert sum(v for k, v in f.items() if k.endswith(":call")) == 1
+
+
 def test_a_float_constant_operand_counts_its_activated_values_apart():
     """ADD, SUB and MUL of a constant in float32 count the values a fused activation is applied to
     as output_activated too (msf_apply_activation_f32's compare, fitted by calibrate_latency.py
