@@ -76,6 +76,42 @@ def test_a_one_row_window_counts_its_line_pixels():
         assert not any(":line_" in k for t in (2, 3) for k in counter.call(t, 0, 1, 0, 5))
 
 
+def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
+    """A float convolution's multiply-accumulates count as value_signed too unless a ReLU (or
+    ReLU6) made its input, through a PAD or a max pool: about half of a rectified map is 0, whose
+    soft-float products take the library's short path (calibrate_latency.py --remeasure conv_f32
+    fits the difference). An int8 convolution never counts them."""
+    from msfcnn.latency import calibration
+
+    layers = [{"op": "conv2d", "filters": 4, "kernel": [1, 3], "padding": "same", "act": "relu"},
+              {"op": "pad", "pads": [0, 2, 0, 0]},
+              {"op": "conv2d", "filters": 4, "kernel": [1, 3], "padding": "valid"},
+              {"op": "conv2d", "filters": 4, "kernel": 1, "act": "relu6"},
+              {"op": "max_pool2d", "kernel": [1, 2], "padding": "same"},
+              {"op": "conv2d", "filters": 2, "kernel": 1}]
+    doc = {"name": "rectified", "input": [1, 6, 3], "layers": layers}
+    # (the first window's edge pixels have 2 of 3 taps in bounds: 16 taps of 3 values, 4 filters)
+    for dtype, signed in (("float32", [16 * 3 * 4, 0, 0, 6 * 4 * 4, 0, 0]), ("int8", [0] * 6)):
+        graph = calibration.graph_of(doc, dtype)
+        counter = BlockCounter(graph, dsp=False)
+        counts = [counter.call(t, 0, 1, 0, graph.shape_of(t)[1]) for t in range(len(layers))]
+        assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
+
+
+def test_an_int8_softmax_counts_its_rows():
+    """The int8 SOFTMAX (LiteRT's, kernels/softmax.c) takes one float reciprocal per row of its last
+    axis: counted as vector_row (calibrate_latency.py's keyword networks from KEYWORD_ROWS_SEED
+    measure rows); the float32 kernel, whose division is per value, counts none."""
+    from msfcnn.latency import calibration
+
+    doc = {"name": "rows", "input": [1, 4, 10], "layers": [{"op": "softmax"}]}
+    for dtype, rows in (("int8", 4), ("float32", 0)):
+        graph = calibration.graph_of(doc, dtype)
+        f = BlockCounter(graph, dsp=False)._count_call(0, 0, 1, 0, 4)
+        assert sum(v for k, v in f.items() if k.endswith(":vector_row")) == rows
+        assert sum(v for k, v in f.items() if k.endswith(":call")) == 1
+
+
 def test_a_float_constant_operand_counts_its_activated_values_apart():
     """ADD, SUB and MUL of a constant in float32 count the values a fused activation is applied to
     as output_activated too (msf_apply_activation_f32's compare, fitted by calibrate_latency.py

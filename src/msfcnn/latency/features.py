@@ -30,7 +30,7 @@ import numpy as np
 
 from ..codegen.moves import count_move
 from ..ir import NETWORK_INPUT, Graph, is_network_input
-from ..numerics import DOUBLE, SINGLE, activation_range
+from ..numerics import ACTIVATION_BOUNDS, DOUBLE, SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
 from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
@@ -116,6 +116,7 @@ class _Op:
         # the fits of LiteRT's rounding do not price: counted apart (0 under LiteRT's numerics)
         self.double_general = self.stage == "general" and self.op.output_stage_rounding(graph.numerics) == DOUBLE
         self.parts = self.op.channel_parts(self.shape[-1])
+        self.rectified = self.float and rectified_input(graph, t)
 
     def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -175,7 +176,7 @@ class _Op:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
                          self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
-                         self.path, region, col_ring)
+                         self.path, region, col_ring, self.rectified)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -207,6 +208,25 @@ class _Op:
             counts = np.bincount(self.profiles[axis].inside[lo:hi])
             self._taps[key] = [(int(a), int(counts[a])) for a in np.flatnonzero(counts)]
         return self._taps[key]
+
+
+# The activations that leave no negative value (their low bound is 0).
+RECTIFYING = frozenset(name for name, (low, _) in ACTIVATION_BOUNDS.items() if low == 0.0)
+
+
+def rectified_input(graph: Graph, t: int) -> bool:
+    """Whether op t's first input holds no negative value because a ReLU (fused or standalone)
+    made it, through ops that only pass values on or add zeros (Op.keeps_rectified, views). About
+    half of such a map is 0, whose soft-float products and sums take the library's short path: a
+    float kernel's multiply-accumulates cost less on it (the cores without an FPU)."""
+    node = graph.nodes[t]
+    while node.inputs and not is_network_input(node.inputs[0]):
+        node = graph.nodes[node.inputs[0]]
+        if getattr(node.op, "activation", None) in RECTIFYING:
+            return True
+        if not (node.op.keeps_rectified or node.op.is_view) or getattr(node.op, "value", None):
+            return False
+    return False
 
 
 def _output_stage(graph: Graph, t: int) -> tuple[str, int]:

@@ -361,6 +361,9 @@ class Op:
     kernel_family: ClassVar[str | None] = None
     # The 16x8 kernel's family, before "_s16" (None: the kind): one per op, whatever its shape.
     wide_family: ClassVar[str | None] = None
+    # The output's values are some of the first input's, or zeros (PAD, MAX_POOL_2D, a view): an
+    # input that a ReLU left without negative values stays so (features.rectified_input).
+    keeps_rectified: ClassVar[bool] = False
 
     @classmethod
     def own_family(cls, kernel: KernelBuild) -> str | None:

@@ -156,6 +156,8 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         f[f"{fam}:run_channels"] += runs * (quads + singles)
         f[f"{fam}:value_quad"] += run.taps * in_c * quads
         f[f"{fam}:value_single"] += run.taps * in_c * singles
+        if run.is_float and not run.rectified:  # (soft float: products of non-zero values, the long path)
+            f[f"{fam}:value_signed"] += run.taps * in_c * run.channels
 
     def _count_line(self, run: KernelRun, f: Counts) -> None:
         """A window of one kernel row (1 x k, a Conv1D along W): its pixels apart. The other

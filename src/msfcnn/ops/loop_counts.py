@@ -85,6 +85,8 @@ class KernelRun:
     # Op.counts_by_position ops, whose loops depend on where the region lies in the tensor)
     col_ring: int = 0  # columns of the input's column ring (a column stream's), 0: none (for
     # Op.counts_by_ring ops; the region is then given too)
+    rectified: bool = False  # a float kernel whose input a ReLU left without negative values
+    # (features.rectified_input): about half its values are 0, which soft float multiplies fast
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:

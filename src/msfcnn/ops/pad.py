@@ -15,6 +15,7 @@ from .loop_counts import Counts, KernelRun
 class Pad(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "float32"})):
     kind = "pad"
     c_kernel = "msf_pad"
+    keeps_rectified = True  # (a PADV2 fill that is not 0 clears it: rectified_input)
     pads: tuple[int, int, int, int]  # top, left, bottom, right
     value: int | None = None  # the quantised fill (PADV2's constant); None: a real 0.0
 

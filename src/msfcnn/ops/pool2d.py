@@ -79,6 +79,7 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 @dataclass(frozen=True)
 class MaxPool2D(_Pool2D, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "max_pool2d"
+    keeps_rectified = True
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]

@@ -42,6 +42,13 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         """int8 to int16 runs its own entry (kernels/softmax_wide.c): the int8 kernel stays as it was."""
         return "msf_softmax" if self.output_type is None else "msf_softmax_wide"
 
+    def count_vector(self, family: str, kernel: KernelBuild, shape, counts) -> None:
+        """The int8 kernel's rows apart: each takes one float reciprocal of its sum (kernels/softmax.c),
+        a division that a core without an FPU runs in its soft-float library."""
+        super().count_vector(family, kernel, shape, counts)
+        if family == "softmax":
+            counts[f"{family}:vector_row"] += int(np.prod(shape[:-1], dtype=np.int64))
+
     def output_element(self, input_element: str) -> str:
         return self.output_type or input_element
 
