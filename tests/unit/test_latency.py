@@ -604,3 +604,17 @@ def test_a_dilated_window_counts_its_copy_once_per_call():
     streamed = sum(_block_counts(graph, planner.min_ram()), Counter())
     assert whole["conv_f32:dilated_call"] == dilated == 2
     assert streamed["conv_f32:dilated_call"] == streamed["conv_f32:dilated_pixel"] == whole["conv_f32:dilated_pixel"]
+
+
+@pytest.mark.parametrize("name, rows, family", [("rows_softmax_int8", 64, "softmax"), ("rows_dense_int8", 20, "softmax"),
+                                                 ("rows_dense_float32", 20, "softmax_f32")])
+def test_a_softmax_counts_its_rows_past_the_first(name, rows, family):
+    """softmax.c runs its loops and the sum's reciprocal once per row of the last axis: a SOFTMAX
+    over (64, 10) logits (fixtures/make_row_models.py) counts 63 rows past the first, a classifier
+    head none (its one row is in the call's cost, as every calibration network's head has it)."""
+    graph = pipeline.load(str(FIXTURES / "sequence" / f"{name}.tflite"), weights=True)
+    counts = sum(_block_counts(graph, pipeline.planner(graph).vanilla()), Counter())
+    assert counts[f"{family}:extra_row"] == rows - 1 and counts[f"{family}:call"] == 1
+    head = pipeline.load("mobilenetv2-0.35", weights=True)
+    counts = sum(_block_counts(head, pipeline.planner(head).vanilla()), Counter())
+    assert counts["softmax:call"] == 1 and counts["softmax:extra_row"] == 0

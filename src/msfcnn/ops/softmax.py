@@ -58,6 +58,17 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         own = super().latency_families(kernel)
         return own + ("softmax_wide",) if kernel.element == "int8" and cls.kernel_family is None else own
 
+    def count_vector(self, family: str, kernel: KernelBuild, shape, counts) -> None:
+        """softmax.c runs its three loops and the sum's reciprocal once per row of the last axis. A
+        classifier head has one row, whose cost the fits of every calibration network's head put
+        in the call's; a label per step or pixel has many, where the per-row division outweighs a
+        short row's values. So its rows past the first count as `extra_row` (the 16x8 kernels,
+        fitted on many rows, count every row as `vector_row`)."""
+        if kernel.wide:
+            super().count_vector(family, kernel, shape, counts)
+        elif self.c_kernel == "msf_softmax" and self.kernel_family is None:
+            counts[f"{family}:extra_row"] += int(np.prod(shape[:-1], dtype=np.int64)) - 1
+
     def for_numerics(self, ctx: KernelContext, shape) -> "Softmax":
         return in_numerics(Softmax, self, ctx, shape)
 
