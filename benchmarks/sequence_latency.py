@@ -4,6 +4,8 @@ model's prediction, on every calibrated target the plan fits.
 
     python benchmarks/sequence_latency.py [--targets cortex-m4,esp32c3] [--fixtures REGEX] [--reuse]
 
+Every calibrated target by default (src/msfcnn/latency/coefficients/), cortex-m0plus and cortex-m55 too.
+
 The fixtures: the GRU, LSTM, RNN and SVDF models of tests/fixtures/sequence (.tflite and .onnx, the
 refused ones left out), the dilated TCNs of tests/fixtures/ops and the Conv1D and TCN models of
 tests/fixtures/models. With --reuse, a plan measured before (same fixture, target and plan, in
@@ -24,7 +26,6 @@ from pathlib import Path
 from latency_coverage import FIXTURES, Runner, errors, load, plan_digest, uncovered
 from msfcnn import latency
 
-TARGETS = ("cortex-m4", "cortex-m7", "cortex-m33", "esp32c3", "fe310", "xtensa-lx106")
 ONE_ROW_MODELS = re.compile(r"conv1d|tcn|conv1xk")
 
 
@@ -39,7 +40,8 @@ def sequence_models() -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated targets to run on")
+    parser.add_argument("--targets", default=",".join(latency.calibrated_targets()),
+                        help="comma-separated targets to run on (default: every calibrated target)")
     parser.add_argument("--fixtures", default="", help="only the models whose file name matches this regular expression")
     parser.add_argument("--reuse", action="store_true", help="reuse the measurements of --out for unchanged plans")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "sequence_latency.json")

@@ -239,6 +239,18 @@ def clamped_network(seed: int) -> dict:
             "clamped": True, "seed": seed}
 
 
+def rows_network(seed: int) -> dict:
+    """A seeded random int8 network of a 1x1 convolution and a SOFTMAX over each pixel's channels:
+    1 to 128 rows (a label per step or pixel, as rows_softmax_int8) of 2 to 40 classes. softmax.c
+    runs its loops and the sum's reciprocal once per row, which the other networks, whose SOFTMAX
+    is a classifier head of one row, leave without a cost (`softmax:extra_row`)."""
+    rng = random.Random(seed * 29 + 7)
+    h, w = rng.choice([1, 1, 2, 4, 8]), rng.choice([1, 2, 5, 8, 16])
+    return {"name": f"calibration_rows{seed}", "seed": seed, "input": [h, w, rng.randint(1, 8)],
+            "layers": [{"op": "conv2d", "filters": rng.choice([2, 3, 6, 10, 16, 24, 40]), "kernel": 1},
+                       {"op": "softmax"}]}
+
+
 def _with_clamped_outputs(graph, seed: int):
     """The graph with each ReLU or ReLU6 convolution's output zero point drawn in [-110, 20] (its
     scale kept), so that the activation clamps inside int8."""
@@ -441,7 +453,7 @@ def keyword_network(seed: int) -> dict:
     ones (their SOFTMAX paths differ: two kernel families). One seed in four (3 mod 4) ends in a
     SOFTMAX from int8 to int8 instead, over 1 to 8 rows of the classes, under TFLite Micro's
     numerics (a third family). From KEYWORD_ROWS_SEED on, every seed ends in that SOFTMAX under
-    LiteRT's numerics (the int8 kernel's per-row reciprocal, `softmax:vector_row`)."""
+    LiteRT's numerics (the int8 kernel's per-row reciprocal, `softmax:extra_row`)."""
     if seed >= KEYWORD_ROWS_SEED:
         return {"name": f"calibration_keyword_{seed}", "generated": "keyword", "seed": seed, "numerics": "litert",
                 "softmax_int8": True}
@@ -1293,6 +1305,9 @@ def main() -> None:
                         "clamps inside int8 (clamped_network; to --samples, default build/latency/TARGET-clamped.jsonl) "
                         "and fit on them only the counts of the convolutions' families that have no coefficient yet "
                         "(their clamped output stage), keeping every stored coefficient")
+    parser.add_argument("--rows", action="store_true", help="measure networks of a SOFTMAX over many rows "
+                        "(rows_network; to --samples, default build/latency/TARGET-rows.jsonl) and fit on them only "
+                        "SOFTMAX's count of rows past the first (softmax:extra_row), keeping every stored coefficient")
     parser.add_argument("--streaming", action="store_true", help="measure one call of sliding-window models "
                         "(streaming_network, int8 and --float float32; to --samples, default "
                         "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
@@ -1364,6 +1379,9 @@ def main() -> None:
         return
     if args.clamped:
         _calibrate_clamped(args, args.samples or folder / f"{args.target}-clamped.jsonl")
+        return
+    if args.rows:
+        _calibrate_rows(args, args.samples or folder / f"{args.target}-rows.jsonl")
         return
     if args.lines:
         _calibrate_lines(args, folder)
@@ -1611,6 +1629,19 @@ def _calibrate_clamped(args, samples_path: Path) -> None:
     samples = load_samples(samples_path, dsp, args.target in MVE_TARGETS)  # (only these run the clamped stage)
     model = calibration.refit(samples, _stored(args.target, ("clamped",)), CLAMPED_FAMILIES, "clamped", only_new=True)
     print(f"fitted: {' '.join(model.calibration['clamped'].get('fitted', []))}", file=sys.stderr)
+    _write(model, args.target, args.also)
+
+
+def _calibrate_rows(args, samples_path: Path) -> None:
+    """--rows: measure rows_network's networks, then fit on them SOFTMAX's count that has no
+    coefficient (its rows past the first), keeping every other one: the predictions of one-row heads
+    do not move."""
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8", "cover",
+                rows_network)
+    samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
+    model = calibration.refit(samples, _stored(args.target, ("rows",)), ("softmax",), "rows", only_new=True)
+    print(f"fitted: {' '.join(model.calibration['rows'].get('fitted', []))}", file=sys.stderr)
     _write(model, args.target, args.also)
 
 

@@ -98,20 +98,6 @@ def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
         assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
 
 
-def test_an_int8_softmax_counts_its_rows():
-    """The int8 SOFTMAX (LiteRT's, kernels/softmax.c) takes one float reciprocal per row of its last
-    axis: counted as vector_row (calibrate_latency.py's keyword networks from KEYWORD_ROWS_SEED
-    measure rows); the float32 kernel, whose division is per value, counts none."""
-    from msfcnn.latency import calibration
-
-    doc = {"name": "rows", "input": [1, 4, 10], "layers": [{"op": "softmax"}]}
-    for dtype, rows in (("int8", 4), ("float32", 0)):
-        graph = calibration.graph_of(doc, dtype)
-        f = BlockCounter(graph, dsp=False)._count_call(0, 0, 1, 0, 4)
-        assert sum(v for k, v in f.items() if k.endswith(":vector_row")) == rows
-        assert sum(v for k, v in f.items() if k.endswith(":call")) == 1
-
-
 def test_a_float_constant_operand_counts_its_activated_values_apart():
     """ADD, SUB and MUL of a constant in float32 count the values a fused activation is applied to
     as output_activated too (msf_apply_activation_f32's compare, fitted by calibrate_latency.py
@@ -640,3 +626,17 @@ def test_a_dilated_window_counts_its_copy_once_per_call():
     streamed = sum(_block_counts(graph, planner.min_ram()), Counter())
     assert whole["conv_f32:dilated_call"] == dilated == 2
     assert streamed["conv_f32:dilated_call"] == streamed["conv_f32:dilated_pixel"] == whole["conv_f32:dilated_pixel"]
+
+
+@pytest.mark.parametrize("name, rows, family", [("rows_softmax_int8", 64, "softmax"), ("rows_dense_int8", 20, "softmax"),
+                                                 ("rows_dense_float32", 20, "softmax_f32")])
+def test_a_softmax_counts_its_rows_past_the_first(name, rows, family):
+    """softmax.c runs its loops and the sum's reciprocal once per row of the last axis: a SOFTMAX
+    over (64, 10) logits (fixtures/make_row_models.py) counts 63 rows past the first, a classifier
+    head none (its one row is in the call's cost, as every calibration network's head has it)."""
+    graph = pipeline.load(str(FIXTURES / "sequence" / f"{name}.tflite"), weights=True)
+    counts = sum(_block_counts(graph, pipeline.planner(graph).vanilla()), Counter())
+    assert counts[f"{family}:extra_row"] == rows - 1 and counts[f"{family}:call"] == 1
+    head = pipeline.load("mobilenetv2-0.35", weights=True)
+    counts = sum(_block_counts(head, pipeline.planner(head).vanilla()), Counter())
+    assert counts["softmax:call"] == 1 and counts["softmax:extra_row"] == 0

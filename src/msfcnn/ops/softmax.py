@@ -42,13 +42,6 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         """int8 to int16 runs its own entry (kernels/softmax_wide.c): the int8 kernel stays as it was."""
         return "msf_softmax" if self.output_type is None else "msf_softmax_wide"
 
-    def count_vector(self, family: str, kernel: KernelBuild, shape, counts) -> None:
-        """The int8 kernel's rows apart: each takes one float reciprocal of its sum (kernels/softmax.c),
-        a division that a core without an FPU runs in its soft-float library."""
-        super().count_vector(family, kernel, shape, counts)
-        if family == "softmax":
-            counts[f"{family}:vector_row"] += int(np.prod(shape[:-1], dtype=np.int64))
-
     def output_element(self, input_element: str) -> str:
         return self.output_type or input_element
 
@@ -64,6 +57,17 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
     def latency_families(cls, kernel: KernelBuild) -> tuple[str, ...]:
         own = super().latency_families(kernel)
         return own + ("softmax_wide",) if kernel.element == "int8" and cls.kernel_family is None else own
+
+    def count_vector(self, family: str, kernel: KernelBuild, shape, counts) -> None:
+        """softmax.c runs its three loops and the sum's reciprocal once per row of the last axis. A
+        classifier head has one row, whose cost the fits of every calibration network's head put
+        in the call's; a label per step or pixel has many, where the per-row division outweighs a
+        short row's values. So its rows past the first count as `extra_row` (the 16x8 kernels,
+        fitted on many rows, count every row as `vector_row`)."""
+        if kernel.wide:
+            super().count_vector(family, kernel, shape, counts)
+        elif self.c_kernel == "msf_softmax" and self.kernel_family is None:
+            counts[f"{family}:extra_row"] += int(np.prod(shape[:-1], dtype=np.int64)) - 1
 
     def for_numerics(self, ctx: KernelContext, shape) -> "Softmax":
         return in_numerics(Softmax, self, ctx, shape)
