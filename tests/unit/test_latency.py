@@ -588,6 +588,23 @@ def test_a_pad_counts_its_copied_pixels_and_int8_tail_bytes():
     assert dsp["pad:tail_value"] == 28 * 3 and portable["pad:tail_value"] == 0
 
 
+def test_an_int8_add_counts_the_values_whose_input_rescale_shifts():
+    """add.c's int8 loop (add_gemmlowp) skips a rescale's rounding shift where the C parameters'
+    shift is 0: ADD counts its values as output_shifted_input where an input's shift is negative
+    (the input of the smaller scale), and none where the two scales are equal (both 0)."""
+    graph = pipeline.load(str(FIXTURES / "models" / "extra_two_inputs.tflite"), weights=True)  # 8 x 8 x 4
+    op, ctx = graph.nodes[0].op, graph.kernel_context(0)
+
+    def shifts(context) -> list[int]:
+        params = op.c_params(context, None, graph.shape_of(0), {})
+        return [int(params.split(f".input{k}_shift = ")[1].split(",")[0]) for k in (1, 2)]
+
+    equal = replace(ctx, input_quant=(ctx.input_quant[0], ctx.input_quant[0]))
+    assert sorted(shifts(ctx)) == [-1, 0] and shifts(equal) == [0, 0]
+    assert BlockCounter(graph, dsp=True).call(0, 0, 8, 0, 8)["add:output_shifted_input"] == 8 * 8 * 4
+    assert op.value_path(equal) == ""
+
+
 def test_a_view_of_the_callers_input_is_a_library_move():
     """A RESHAPE of the network input copies its bytes from the caller's pointer into the arena:
     a call of the C library's memmove (codegen/moves.py), 120 bytes."""

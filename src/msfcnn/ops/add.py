@@ -9,6 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, as_feature_map, c_struct,
                    in_numerics)
+from .loop_counts import Counts, KernelRun
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -42,6 +43,20 @@ class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
         """LiteRT's int8 ADD rounds as its vector code does where that differs from this op's
         (ops/add_litert.py registers it); TFLite Micro's, the int16 and the float ADD are this op's."""
         return in_numerics(Add, Add(self.activation), ctx, shape)
+
+    def value_path(self, ctx: KernelContext) -> str:
+        """add.c's int8 loop (add_gemmlowp) skips a rescale's rounding shift where the multiplier
+        does not shift: always the input of the larger scale's (its multiplier is 1/2), the other's
+        too where the scales are equal. Else that input's shift takes five instructions a value more
+        on cortex-m4: a count of its own (the output's always shifts, by 2^20)."""
+        if ctx.dtype != "int8" or self.c_kernel != Add.c_kernel or ctx.output_quant is None:
+            return ""
+        params = add_params(ctx.input_quant[0].scale, ctx.input_quant[1].scale, ctx.output_quant.scale)
+        return "shifted_input" if any(shift < 0 for _, shift in params[:2]) else ""
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        if run.path:
+            f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}
