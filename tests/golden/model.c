@@ -23,8 +23,11 @@
 
 /* Each block stays a function of its own, called once from msfcnn_invoke (GCC and Clang: noinline;
    another compiler may inline it, which changes only where a profiler puts its instructions).
-   `msfcnn verify --instructions` counts every block from its call to the next block's. */
-#if defined(__GNUC__)
+   `msfcnn verify --instructions` counts every block from its call to the next block's, so GCC must
+   not fold two blocks of the same code into one function either (no_icf; Clang does not fold). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MSF_BLOCK static __attribute__((noinline, no_icf)) void
+#elif defined(__GNUC__)
 #define MSF_BLOCK static __attribute__((noinline)) void
 #else
 #define MSF_BLOCK static void

@@ -126,3 +126,21 @@ def test_a_step_sliced_by_strided_slice_is_refused_under_tflm_in_one_line(capsys
     code, _, err = run_cli(capsys, "run", str(_path("convlstm_cell_slice", "int8")), "--numerics", "tflm")
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "rank-5" in lines[0] and "tf.unstack" in lines[0]
+
+
+@pytest.mark.slow  # the CLI builds every kernel and callgrind counts the run
+def test_blocks_of_the_same_code_are_counted_apart(capsys):
+    """Two steps' reshapes of the returned sequence compile to the same code (a 256-byte move between the
+    same places). GCC folded such blocks into one function, so `verify --instructions` saw block 10
+    called after block 15 and stopped. Each block keeps its own function (no_icf): every block's count
+    is given, and they sum to the whole call's."""
+    import json
+    from support.cli import run_cli
+    code, out, err = run_cli(capsys, "verify", str(SEQUENCE / "convlstm_cell_seq_int8.tflite"), "--instructions",
+                             "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    counts = [b["instructions"] for b in doc["block_instructions"]]
+    assert doc["pass"] and len(counts) == 28 and sum(counts) == doc["instructions"]
+    assert counts[10] == counts[16] > 0  # the two folded blocks, each counted
+
