@@ -58,6 +58,14 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
         own = super().latency_families(kernel)
         return own + ("softmax_wide",) if kernel.element == "int8" and cls.kernel_family is None else own
 
+    def count_vector(self, family: str, kernel: KernelBuild, shape, counts) -> None:
+        """The int8 kernel (kernels/softmax.c, LiteRT's arithmetic) runs three loops over each row
+        and one reciprocal per row: a row's own work, besides its values'. (Counted for it
+        alone: the other kernels' stored fits, on one row each, have no such count.)"""
+        super().count_vector(family, kernel, shape, counts)
+        if family == "softmax":
+            counts[f"{family}:vector_row"] += int(np.prod(shape[:-1], dtype=np.int64))
+
     def for_numerics(self, ctx: KernelContext, shape) -> "Softmax":
         return in_numerics(Softmax, self, ctx, shape)
 
