@@ -657,3 +657,28 @@ def test_a_softmax_counts_its_rows_past_the_first(name, rows, family):
     head = pipeline.load("mobilenetv2-0.35", weights=True)
     counts = sum(_block_counts(head, pipeline.planner(head).vanilla()), Counter())
     assert counts["softmax:call"] == 1 and counts["softmax:extra_row"] == 0
+
+
+def test_the_in_place_depthwise_counts_its_inner_rows_and_taps():
+    """kernels/depthwise_inplace.c sums an inner pixel's window row by row (row_sum over kw taps)
+    unless it is 3x3: a 1 x 3 window on 8 columns (SAME) has 6 inner pixels a channel, 6 kernel
+    rows and 18 taps; a 5x5 window on a 7 x 7 map 9 inner pixels, 45 rows and 225 taps; a 3x3 one
+    counts none of these (its unrolled loop is counted apart)."""
+    line = _graph([{"op": "depthwise_conv2d", "kernel": [1, 3], "padding": "same"}], (1, 8, 4))
+    square = _graph([{"op": "depthwise_conv2d", "kernel": 5, "padding": "same"}], (7, 7, 2))
+    three = _graph([{"op": "depthwise_conv2d", "kernel": 3, "padding": "same"}], (6, 6, 2))
+    f, g, h = (BlockCounter(graph, dsp=True)._channels(0) for graph in (line, square, three))
+    assert (f["depthwise_inplace:inner_pixel_channel"], f["depthwise_inplace:inner_krow_channel"],
+            f["depthwise_inplace:inner_tap_channel"]) == (6 * 4, 6 * 4, 18 * 4)
+    assert (g["depthwise_inplace:inner_pixel_channel"], g["depthwise_inplace:inner_krow_channel"],
+            g["depthwise_inplace:inner_tap_channel"]) == (9 * 2, 45 * 2, 225 * 2)
+    assert h["depthwise_inplace:inner_pixel_channel_3x3"] == 16 * 2 and not h["depthwise_inplace:inner_tap_channel"]
+
+
+def test_a_dense_layer_run_whole_counts_a_pass_per_unit_and_pixel():
+    """msf_dense_s8 walks its input pixel by pixel for each unit: a 2 x 3 map into 5 units makes
+    30 passes, a vector into 5 units 5; the float kernel's fit has no such count."""
+    graph = _graph([{"op": "dense", "units": 5}], (2, 3, 4))
+    vector = _graph([{"op": "global_avg_pool"}, {"op": "dense", "units": 5}], (2, 3, 4))
+    assert BlockCounter(graph, dsp=True).call(0, 0, 1, 0, 1)["dense:pixel_unit"] == 30
+    assert BlockCounter(vector, dsp=True).call(1, 0, 1, 0, 1)["dense:pixel_unit"] == 5

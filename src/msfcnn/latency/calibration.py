@@ -40,7 +40,10 @@ ALIGNED_SEED = 5000
 
 
 def network(seed: int) -> dict:
-    """A random TinyML-shaped layer list (seeded; channel counts multiples of 8 from ALIGNED_SEED)."""
+    """A random TinyML-shaped layer list (seeded; channel counts multiples of 8 from ALIGNED_SEED;
+    from INPLACE_LINE_SEED, inplace_line_network's)."""
+    if seed >= INPLACE_LINE_SEED:
+        return inplace_line_network(seed)
     rng = random.Random(seed)
     aligned = (lambda c: max(8, c // 8 * 8)) if seed >= ALIGNED_SEED else (lambda c: c)
     size = rng.choice([6, 8, 10, 12, 16, 20, 24, 32, 40, 48])
@@ -150,6 +153,26 @@ def op_network(seed: int) -> dict:
 
 # Seeds of op_network from which it draws narrow networks (narrow_op_network).
 NARROW_OPS_SEED = 3000
+# From this seed on, `network` draws inplace_line_network's (the networks before stay as they were).
+INPLACE_LINE_SEED = 20000
+
+
+def inplace_line_network(seed: int) -> dict:
+    """A random layer list (seeded) of Conv1D-style depthwise convolutions (multiplier 1, 1 x k
+    windows of 2 to 7 taps) on a line of 12 to 64 steps and 1 to 16 channels, behind and before a
+    1x1 convolution. The in-place kernel runs each row of a window through a loop of its own
+    (kernels/depthwise_inplace.c), so a window's inner pixel costs per row and per tap: the main
+    networks' square 5x5 and 7x7 windows alone cannot tell the two apart, these short rows can."""
+    rng = random.Random(seed * 23 + 1)
+    c, width = rng.randint(1, 16), rng.randint(12, 64)
+    layers = [{"op": "conv2d", "filters": c, "kernel": 1, "act": "relu"}]
+    for _ in range(rng.randint(1, 3)):
+        k = rng.choice([2, 3, 3, 4, 5, 7])
+        layers.append({"op": "depthwise_conv2d", "kernel": [1, k], "stride": rng.choice([1, 1, 2]),
+                       "padding": rng.choice(["same", "same", "valid"]), "act": rng.choice(["relu", None])})
+    layers.append({"op": "conv2d", "filters": rng.randint(1, 16), "kernel": 1})
+    return {"name": f"calibration_inplace_line_{seed}", "input": [1, width, c],
+            "layers": [{k: v for k, v in layer.items() if v is not None} for layer in layers]}
 # Map sizes of the narrow op networks: lines (a 1-D signal), strips and small maps.
 _NARROW_SIZES = [(1, 20), (1, 40), (1, 64), (2, 5), (3, 7), (4, 16), (4, 64), (6, 6), (8, 12)]
 

@@ -45,6 +45,14 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
     def describe(self) -> str:
         return f"dense {self.units}"
 
+    def count_map(self, family: str, kernel, in_shape: Shape, counts) -> None:
+        """Run whole, the int8 kernel (msf_dense_s8) walks the input pixel by pixel for each unit
+        (the pixel's address, then its channel loop): a map of H x W pixels costs H x W such
+        passes a unit, a vector one. (The other dense kernels' fits have no such count.)"""
+        if family == "dense":
+            h, w = (in_shape[0], in_shape[1]) if len(in_shape) == 3 else (1, 1)
+            counts[f"{family}:pixel_unit"] += h * w * self.units
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
         grid = x.reshape(1, 1, -1) if x.ndim != 3 else x  # row-major over (H, W, C), as TFLite flattens NHWC

@@ -282,6 +282,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         f[f"{fam}:pixel_channel"] += h * w * c
         f[f"{fam}:inner_pixel_channel" + ("_3x3" if (kh, kw) == (3, 3) else "")] += inner * c
         f[f"{fam}:inner_krow_channel"] += (0 if (kh, kw) == (3, 3) else inner * kh * c)
+        # (each kernel row's row_sum then runs kw taps: a 1 x k window's rows are short, a 7x7's long)
+        f[f"{fam}:inner_tap_channel"] += (0 if (kh, kw) == (3, 3) else inner * kh * kw * c)
         f[f"{fam}:border_pixel_channel"] += (h * w - inner) * c
         f[f"{fam}:border_tap_channel"] += (run.taps - inner * kh * kw) * c
         if not run.is_float:  # channels whose shift the fast loop cannot take: msf_requantize_block_s8
