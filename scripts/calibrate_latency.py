@@ -10,6 +10,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --scan
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
+    python scripts/calibrate_latency.py --target cortex-m4 --few-channels [--networks 24] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
@@ -1332,6 +1333,10 @@ def main() -> None:
     parser.add_argument("--rows", action="store_true", help="measure networks of a SOFTMAX over many rows "
                         "(rows_network; to --samples, default build/latency/TARGET-rows.jsonl) and fit on them only "
                         "SOFTMAX's count of rows past the first (softmax:extra_row), keeping every stored coefficient")
+    parser.add_argument("--few-channels", action="store_true", help="measure convolutions on 1 to 3 input "
+                        "channels (calibration.few_channel_network; to --samples, default "
+                        "build/latency/TARGET-few.jsonl) and fit only the convolutions' counts that have no "
+                        "coefficient yet, on every stored block that runs them, keeping every other stored one")
     parser.add_argument("--streaming", action="store_true", help="measure one call of sliding-window models "
                         "(streaming_network, int8 and --float float32; to --samples, default "
                         "build/latency/TARGET-streaming[-f32].jsonl) and fit only the time rings' and running sums' "
@@ -1406,6 +1411,9 @@ def main() -> None:
         return
     if args.rows:
         _calibrate_rows(args, args.samples or folder / f"{args.target}-rows.jsonl")
+        return
+    if args.few_channels:
+        _calibrate_few_channels(args, args.samples or folder / f"{args.target}-few.jsonl")
         return
     if args.lines:
         _calibrate_lines(args, folder)
@@ -1666,6 +1674,23 @@ def _calibrate_rows(args, samples_path: Path) -> None:
     samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
     model = calibration.refit(samples, _stored(args.target, ("rows",)), ("softmax",), "rows", only_new=True)
     print(f"fitted: {' '.join(model.calibration['rows'].get('fitted', []))}", file=sys.stderr)
+    _write(model, args.target, args.also)
+
+
+def _calibrate_few_channels(args, samples_path: Path) -> None:
+    """--few-channels: measure few_channel_network's networks (the cover plans, 24 by default), then
+    fit the convolutions' counts that have no coefficient yet (calibration.refit with only_new) on
+    every stored block that runs them, keeping every other coefficient. The main networks' stems
+    are whole layers; these also stream a stem a pixel a call, and draw the rectangular and VALID
+    windows on 1 to 3 channels that the counts of a gathered patch must be checked on."""
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 24)), samples_path, "int8",
+                "cover", calibration.few_channel_network)
+    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
+    samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, mve)]
+    model = calibration.refit(samples, _stored(args.target, ("few_channels",)), CLAMPED_FAMILIES, "few_channels",
+                              only_new=True)
+    print(f"fitted: {' '.join(model.calibration['few_channels'].get('fitted', []))}", file=sys.stderr)
     _write(model, args.target, args.also)
 
 

@@ -538,6 +538,32 @@ def test_clamped_networks_run_the_clamped_output_stage():
     assert stages == {"ruy"} and counted > 0
 
 
+def test_the_stored_few_channel_rows_are_the_generators_networks():
+    """scripts/calibrate_latency.py --few-channels: a stored row is refitted from its seed, so the
+    generator must still draw the networks cortex-m4's stored measurements ran, each a convolution
+    on 1 to 3 input channels that the DSP cores run as a gathered patch (conv_gather)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn import pipeline
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    stored = Path(__file__).resolve().parents[2] / "benchmarks/results/latency_measurements/cortex-m4-few.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    docs = {row["seed"]: row["doc"] for row in rows}
+    assert len(docs) == 60 and all(doc == calibration.few_channel_network(seed) for seed, doc in docs.items())
+    for seed in (0, 17):
+        doc = docs[seed]
+        graph = calibration.graph_of(doc)
+        conv = next(t for t, node in enumerate(graph.nodes) if type(node.op).__name__ == "Conv2D")
+        assert 1 <= doc["input"][2] <= 3 and graph.shape_of(graph.nodes[conv].inputs[0])[2] == doc["input"][2]
+        plan = pipeline.planner(graph).vanilla()
+        assert sum(f["conv_gather:call"] for f in schedule_features(pipeline.lower(graph, plan),
+                                                                    BlockCounter(graph, True))) > 0
+
+
 def test_chain_networks_run_a_chains_block_and_their_fit_moves_only_chain_counts(tmp_path):
     """scripts/calibrate_latency.py --chains: its networks (LiteRT's depthwise convolution, as
     pipeline.load gives a model) are measured under one plan whose first block is a chains block

@@ -361,6 +361,35 @@ def depthwise_window_network(seed: int) -> dict:
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
 
+# The windows of few_channel_network: squares, the rectangles of spectrogram stems (10 x 4) and
+# their transposes; never 1 x k (the line networks' own counts).
+_FEW_CHANNEL_WINDOWS = [(3, 3), (3, 3), (5, 5), (5, 5), (7, 7), (2, 2), (3, 5), (5, 3), (10, 4), (4, 10), (8, 3)]
+
+
+def few_channel_network(seed: int) -> dict:
+    """A random layer list (seeded) of a convolution on 1 to 3 input channels, as a network's stem
+    reads an image or a spectrogram: a k x k or rectangular window, SAME or VALID, sometimes after a
+    RELU of the input or with a RELU and an ADD reading its output twice, then a pooled dense head,
+    a 1x1 convolution or nothing. A gathered patch row of so few channels is a few bytes, copied
+    and filled a byte at a time past its last whole word, which the main networks' wide layers
+    seldom show (their stems are whole layers, never a pixel a call of a stream)."""
+    rng = random.Random(seed * 19 + 11)
+    c = rng.randint(1, 3)
+    kh, kw = rng.choice(_FEW_CHANNEL_WINDOWS)
+    h, w = rng.randint(kh + 1, 24), rng.randint(kw + 1, 24)
+    layers = [{"op": "relu"}] if rng.random() < 0.25 else []
+    layers.append({"op": "conv2d", "filters": rng.randint(1, 16), "kernel": [kh, kw], "stride": rng.choice([1, 1, 2]),
+                   "padding": rng.choice(["same", "same", "valid"]), "act": rng.choice(["relu", "relu6", None])})
+    if rng.random() < 0.25:
+        layers += [{"op": "relu"}, {"op": "add", "from": len(layers) - 1}]
+    head = rng.choice(["pool", "pool", "conv", "none"])
+    if head == "pool":
+        layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 12)}]
+    elif head == "conv":
+        layers.append({"op": "conv2d", "filters": rng.randint(1, 12), "kernel": 1, "act": "relu"})
+    return {"name": f"calibration_few{seed}", "input": [h, w, c], "layers": layers}
+
+
 def dense_head_network(seed: int) -> dict:
     """A random layer list (seeded) of a convolution (k x k on a small map, or 1 x k on a line),
     sometimes a 1x1 one, then a dense layer of 2 to 48 units over the whole map: no other network
