@@ -133,3 +133,17 @@ def test_the_gru_stacks_time_scan_in_c_on_the_host_equals_numpy_bit_for_bit():
     check = pipeline.verify(graph, plan, schedule, random_input(graph, 4), require_target("host"))
     assert check.arena_bytes == schedule.arena_bytes == 1024
     np.testing.assert_array_equal(np.asarray(check.output), np.asarray(check.expected))
+
+
+@pytest.mark.slow  # the CLI builds every kernel and callgrind counts the run
+def test_instructions_are_counted_for_a_model_of_several_outputs(capsys):
+    """An LSTM that returns its sequence and its final states has three outputs, so the harness calls
+    msfcnn_invoke_outputs, which calls msfcnn_invoke. GCC inlined msfcnn_invoke there, and
+    `verify --instructions` found no call of it to count; it stays a function of its own (MSF_ENTRY)."""
+    import json
+    from support.cli import run_cli
+    code, out, err = run_cli(capsys, "verify", str(SEQUENCE / "onnx_lstm_states.onnx"), "--instructions", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    counts = [b["instructions"] for b in doc["block_instructions"]]
+    assert doc["pass"] and doc["instructions"] > 0 and sum(counts) == doc["instructions"]
