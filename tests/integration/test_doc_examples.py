@@ -59,7 +59,7 @@ def examples() -> list[Example]:
 NOT_RUN = {
     "docs/cli.md:123": "model.json is a user's layer list with a 9x9 kernel on an 8x8 input (not in the repository)",
     "docs/models.md:244": "log_softmax.tflite, relu_n1_to_1.tflite, dilated.tflite: illustrations, not fixtures",
-    "docs/models.md:537": "softsign.onnx: an illustration, not a fixture",
+    "docs/models.md:540": "softsign.onnx: an illustration, not a fixture",
     "docs/cli.md:349": "frames.npy is a user's sequence of 50 frames (not in the repository)",
 }
 
