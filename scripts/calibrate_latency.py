@@ -1654,27 +1654,18 @@ CLAMPED_FAMILIES = KERNEL_SOURCE_FAMILIES["conv2d.c"]  # the convolution's, on e
 def _calibrate_clamped(args, samples_path: Path) -> None:
     """--clamped: measure clamped_network's networks, then fit on them the convolutions' counts
     that have no coefficient (calibration.refit with only_new), keeping every other one."""
-    if not args.refit:
-        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8", "cover",
-                clamped_network)
-    dsp = args.target in DSP_TARGETS
-    samples = load_samples(samples_path, dsp, args.target in MVE_TARGETS)  # (only these run the clamped stage)
-    model = calibration.refit(samples, _stored(args.target, ("clamped",)), CLAMPED_FAMILIES, "clamped", only_new=True)
-    print(f"fitted: {' '.join(model.calibration['clamped'].get('fitted', []))}", file=sys.stderr)
-    _write(model, args.target, args.also)
+    _measure_cover(args, samples_path, clamped_network, args.networks)
+    samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)  # (only these run the clamped stage)
+    _fit_only_new(args, samples, CLAMPED_FAMILIES, "clamped")
 
 
 def _calibrate_rows(args, samples_path: Path) -> None:
     """--rows: measure rows_network's networks, then fit on them SOFTMAX's count that has no
     coefficient (its rows past the first), keeping every other one: the predictions of one-row heads
     do not move."""
-    if not args.refit:
-        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8", "cover",
-                rows_network)
+    _measure_cover(args, samples_path, rows_network, args.networks)
     samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
-    model = calibration.refit(samples, _stored(args.target, ("rows",)), ("softmax",), "rows", only_new=True)
-    print(f"fitted: {' '.join(model.calibration['rows'].get('fitted', []))}", file=sys.stderr)
-    _write(model, args.target, args.also)
+    _fit_only_new(args, samples, ("softmax",), "rows")
 
 
 def _calibrate_few_channels(args, samples_path: Path) -> None:
@@ -1683,14 +1674,23 @@ def _calibrate_few_channels(args, samples_path: Path) -> None:
     every stored block that runs them, keeping every other coefficient. The main networks' stems
     are whole layers; these also stream a stem a pixel a call, and draw the rectangular and VALID
     windows on 1 to 3 channels that the counts of a gathered patch must be checked on."""
-    if not args.refit:
-        measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 24)), samples_path, "int8",
-                "cover", calibration.few_channel_network)
+    _measure_cover(args, samples_path, calibration.few_channel_network, args.networks or 24)
     dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
     samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, mve)]
-    model = calibration.refit(samples, _stored(args.target, ("few_channels",)), CLAMPED_FAMILIES, "few_channels",
-                              only_new=True)
-    print(f"fitted: {' '.join(model.calibration['few_channels'].get('fitted', []))}", file=sys.stderr)
+    _fit_only_new(args, samples, CLAMPED_FAMILIES, "few_channels")
+
+
+def _measure_cover(args, samples_path: Path, make, networks: int) -> None:
+    """Measure `networks` int8 networks of `make` from --first-seed under the cover plans (not with --refit)."""
+    if not args.refit:
+        measure(args.target, range(args.first_seed, args.first_seed + networks), samples_path, "int8", "cover", make)
+
+
+def _fit_only_new(args, samples: list, families: tuple[str, ...], key: str) -> None:
+    """Fit on `samples` the counts of `families` that have no coefficient yet, keeping every stored
+    one (calibration.refit with only_new), and store the result as calibration[key]."""
+    model = calibration.refit(samples, _stored(args.target, (key,)), families, key, only_new=True)
+    print(f"fitted: {' '.join(model.calibration[key].get('fitted', []))}", file=sys.stderr)
     _write(model, args.target, args.also)
 
 
