@@ -42,3 +42,29 @@ def test_the_moves_the_compiler_leaves_to_the_library_are_those_counted(tmp_path
     for name, source, target_offset, size in CASES:
         apart = source is not None and target_offset is not None and not overlap(source, target_offset, size)
         assert library_move(size, apart) == (name in calls), name
+
+
+# word-aligned arena places apart, from 2 to 24 bytes, and a caller's pointer (moves.short_library_move)
+LX106_CASES = [(f"apart{n}", 8, 200, n) for n in range(2, 25)] + [(f"input{n}", None, 8, n) for n in (1, 2, 4, 32)]
+
+
+def test_xtensa_lx106_leaves_more_moves_to_the_library_than_counted_for_arm(tmp_path):
+    """xtensa-lx106-elf-gcc calls memcpy or memmove for the moves library_move counts, and for
+    those short_library_move adds (moves the Arm compilers expand inline)."""
+    from msfcnn.codegen.moves import short_library_move
+    target = require_target("xtensa-lx106")
+    require_tools("xtensa-lx106-elf-objdump", packages=("binutils-xtensa-lx106",))
+    functions = "\n".join(f"void {name}(void *pointer);\nvoid {name}(void *pointer) {{ (void)pointer; "
+                          f"memmove({_place(target_offset)}, {_place(source)}, {size}); }}"
+                          for name, source, target_offset, size in LX106_CASES)
+    # (the arena as model.c declares it: xtensa-lx106-elf-gcc aligns such an array to a word)
+    (tmp_path / "moves.c").write_text("#include <string.h>\n#include <stdint.h>\n"
+                                      "static int8_t arena[512];\n"
+                                      "#define ARENA(offset) ((void *)(arena + (offset)))\n" + functions + "\n")
+    subprocess.run([target.cc, *target.cflags.split(), "-c", "moves.c", "-o", "moves.o"], cwd=tmp_path, check=True)
+    listing = subprocess.run(["xtensa-lx106-elf-objdump", "-dr", "moves.o"], cwd=tmp_path, capture_output=True,
+                             text=True, check=True).stdout
+    calls = {name for name, body in re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", listing, re.S) if re.search(r"\bmem(move|cpy)\b", body)}
+    for name, source, target_offset, size in LX106_CASES:
+        apart = source is not None
+        assert (library_move(size, apart) or short_library_move(size, apart)) == (name in calls), name
