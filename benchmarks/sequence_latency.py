@@ -2,7 +2,7 @@
 MODEL --target T --instructions` chooses it) run on QEMU with its instructions counted, against the
 model's prediction, on every calibrated target the plan fits.
 
-    python benchmarks/sequence_latency.py [--targets cortex-m4,esp32c3] [--fixtures REGEX] [--reuse]
+    python benchmarks/sequence_latency.py [--targets cortex-m4,esp32c3] [--fixtures REGEX] [--reuse [--remeasure FAMILIES]]
 
 Every calibrated target by default (src/msfcnn/latency/coefficients/), cortex-m0plus and cortex-m55 too.
 
@@ -10,6 +10,7 @@ The fixtures: the GRU, LSTM, RNN and SVDF models of tests/fixtures/sequence (.tf
 refused ones left out), the dilated TCNs of tests/fixtures/ops and the Conv1D and TCN models of
 tests/fixtures/models. With --reuse, a plan measured before (same fixture, target and plan, in
 --out) is not run again: only its prediction is computed anew, which is what a new fit changes.
+With --remeasure, a plan that runs one of those kernel families is run again (the kernels changed).
 Prints a table per target and writes benchmarks/results/sequence_latency.json (--out): every row,
 and per target the worst and mean |error|.
 """
@@ -44,6 +45,8 @@ def main() -> None:
                         help="comma-separated targets to run on (default: every calibrated target)")
     parser.add_argument("--fixtures", default="", help="only the models whose file name matches this regular expression")
     parser.add_argument("--reuse", action="store_true", help="reuse the measurements of --out for unchanged plans")
+    parser.add_argument("--remeasure", default="", metavar="FAMILY[,FAMILY]",
+                        help="with --reuse: run again the plans that run these kernel families (changed since)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "sequence_latency.json")
     args = parser.parse_args()
     graphs = {m: g for m in sequence_models() if re.search(args.fixtures, Path(m).name) and (g := load(m)) is not None}
@@ -58,7 +61,8 @@ def main() -> None:
             earlier = {m: by_name[Path(m).name] for m in graphs if Path(m).name in by_name}
         print(f"--- {target}", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix="msfcnn-sequence-") as tmp:
-            rows += errors(graphs, Runner(target, Path(tmp)), earlier, families, onnx=True)
+            rows += errors(graphs, Runner(target, Path(tmp)), earlier, families,
+                           tuple(f for f in args.remeasure.split(",") if f), onnx=True)
     for r in rows:
         r["model"] = Path(r["model"]).name
         if "plan_key" in r:  # (whole plans of GRU stacks would make megabytes)

@@ -590,8 +590,8 @@ VECTOR_PAD_SEED = 100
 # cost the cover and op networks' maps leave ill-determined (gru_seq_int8 8.8 % low on cortex-m7).
 VECTOR_INT8_SEED = 1000
 VECTOR_INT8_FAMILIES = ("add", "mul", "add_const", "mul_const", "channel_slice")
-# Cores without a floating-point unit: their expf and tanhf (soft float) take a time that depends on
-# the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
+# Cores without a floating-point unit: their exp and tanh (float_math.h's, in soft float) take a time
+# that depends on the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
 # table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
 SOFT_FLOAT_TARGETS = {"esp32c3", "fe310", "xtensa-lx106", "cortex-m0plus"}
 VALUE_TIMED_FAMILIES = ("logistic_f32", "float_unary_f32")
@@ -1198,7 +1198,8 @@ def family_sources(families) -> dict[str, str]:
     recorded with a row measured again: a later run skips rows measured with these sources."""
     from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, kernel_digests
     now = kernel_digests()
-    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & set(families) and name in now}
+    families = {*families, *(f.removesuffix("_f32") for f in families)}  # (conversion.c holds "quantize_f32")
+    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & families and name in now}
 
 
 def main_samples_file(target: str) -> Path:

@@ -155,6 +155,8 @@ KERNEL_SOURCE_FAMILIES = {
 }
 # An op's header (<op>.h, beside <op>.c: its params struct and kernels) goes with its source.
 KERNEL_SOURCE_FAMILIES |= {name.removesuffix(".c") + ".h": families for name, families in KERNEL_SOURCE_FAMILIES.items()}
+# The float32 kernels' exp, tanh and logistic (no source of its own): the families that call them.
+KERNEL_SOURCE_FAMILIES["float_math.h"] = ("gru", "rnn", "lstm", "float_unary", "logistic", "softmax")
 
 
 def kernel_digests() -> dict[str, str]:

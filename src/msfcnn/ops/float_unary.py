@@ -27,8 +27,9 @@ class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"flo
     alpha: float = 0.0  # LeakyRelu's slope below 0, Elu's scale
 
     def value_path(self, ctx: KernelContext) -> str:
-        """Tanh and Elu call libm (tanhf; expf below 0), tens of instructions a value more than
-        LeakyRelu's compare and multiply: each names a count of its own."""
+        """Tanh and Elu run float_math.h's tanh and exp (Elu's on every value, selected below 0),
+        tens of instructions a value more than LeakyRelu's compare and multiply: each names a
+        count of its own."""
         return "" if self.function == "leaky_relu" else self.function
 
     def count_region(self, run: KernelRun, f: Counts) -> None:

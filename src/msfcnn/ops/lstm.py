@@ -26,8 +26,9 @@ four steps differently (lstm_fixed.py has their gate functions):
   Micro in double (a gate pre-activation near a rounding tie then rounds apart).
 
 float32: the same steps in float32, each matmul a running sum in C order (bias first), with the C
-library's expf and tanhf (the runtimes' own float kernels sum in other orders: float32 outputs
-agree within rounding, not bit for bit).
+library's expf and tanhf; the C kernel takes float_math.h's exp and tanh (within 3 ulp), and the
+runtimes' own float kernels sum in other orders: float32 outputs agree within rounding, not bit
+for bit.
 
 The per-step functions (`step_int8`, `step_float`; C: `msf_lstm_step_s8` / `_f32`) carry the
 state in and out, so a time-scan loop can run the cell one step at a time.

@@ -2,8 +2,9 @@
 a (T, F) sequence in, the hidden state of every step (T, U) out in time order, the steps taken
 from the first or, in the backward direction of a bidirectional layer (`reverse`), from the last.
 The hidden state starts at zero. Each step's matmuls are running sums in C order, bias first
-(nx.float32_dot_in_c_order), with the C library's expf and tanhf, so the numpy and C kernels agree
-bit for bit; the runtimes sum in other orders (agreement within float32 rounding).
+(nx.float32_dot_in_c_order), with the host C library's expf and tanhf. The C kernels sum in the same
+order but take float_math.h's exp and tanh (within 3 ulp: a time that does not depend on the
+values on an MCU), so they agree within float32 rounding, as the runtimes do.
 
 The kernel keeps the hidden state and one step's gates in its workspace (`workspace_floats`),
 and runs the cell one step at a time (`step_float`; C: `msf_<kind>_step_f32`). A forward layer is

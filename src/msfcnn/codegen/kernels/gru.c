@@ -1,11 +1,12 @@
 /*
- * ONNX GRU, float32, bit-exact with ops/gru.py: each matmul a running sum from its bias in the
- * order of its inputs, the C library's expf and tanhf.
+ * ONNX GRU, float32, as ops/gru.py: each matmul a running sum from its bias in the order of its
+ * inputs; float_math.h's logistic and tanh, within a few ulp of the host C library's that the
+ * numpy kernel calls.
  */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "float_math.h"
 #include "gru.h"
 
 /* bias[u] + sum_k w[u][k] * v[k] for each of the n rows */
@@ -38,12 +39,12 @@ void msf_gru_step_f32(const msf_gru_params *p, const float *x, float *h, float *
         rows_f32(p->recurrent + (size_t)g * un * un, p->bias_h + (size_t)g * un, h, n, n, hg + (size_t)g * un);
     }
     for (u = 0; u < 2 * n; ++u) {
-        xg[u] = 1.0f / (1.0f + expf(-(xg[u] + hg[u])));
+        xg[u] = msf_logisticf(xg[u] + hg[u]);
     }
     if (p->linear_before_reset) {
         rows_f32(p->recurrent + 2 * un * un, p->bias_h + 2 * un, h, n, n, hg + 2 * un);
         for (u = 0; u < n; ++u) {
-            hg[2 * un + (size_t)u] = tanhf(xg[2 * un + (size_t)u] + xg[un + (size_t)u] * hg[2 * un + (size_t)u]);
+            hg[2 * un + (size_t)u] = msf_tanhf(xg[2 * un + (size_t)u] + xg[un + (size_t)u] * hg[2 * un + (size_t)u]);
         }
     } else {
         for (u = 0; u < n; ++u) {
@@ -51,7 +52,7 @@ void msf_gru_step_f32(const msf_gru_params *p, const float *x, float *h, float *
         }
         rows_f32(p->recurrent + 2 * un * un, p->bias_h + 2 * un, rh, n, n, hg + 2 * un);
         for (u = 0; u < n; ++u) {
-            hg[2 * un + (size_t)u] = tanhf(xg[2 * un + (size_t)u] + hg[2 * un + (size_t)u]);
+            hg[2 * un + (size_t)u] = msf_tanhf(xg[2 * un + (size_t)u] + hg[2 * un + (size_t)u]);
         }
     }
     for (u = 0; u < n; ++u) {

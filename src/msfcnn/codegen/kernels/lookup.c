@@ -6,8 +6,7 @@
  * interpreter's own arithmetic for the op (logistic.py, hard_swish.py).
  * float: the function itself (p->function, MSF_FN_*).
  */
-#include <math.h>
-
+#include "float_math.h"
 #include "lookup.h"
 
 void msf_lookup_s8 MSF_REGION_ARGS(msf_lookup_params)
@@ -20,7 +19,7 @@ void msf_lookup_s8 MSF_REGION_ARGS(msf_lookup_params)
 static float msf_function_f32(int32_t function, float x)
 {
     if (function == MSF_FN_LOGISTIC) {
-        return 1.0f / (1.0f + expf(-x));
+        return msf_logisticf(x);
     }
     return x * (x + 3.0f < 0.0f ? 0.0f : (x + 3.0f > 6.0f ? 6.0f : x + 3.0f)) / 6.0f;
 }

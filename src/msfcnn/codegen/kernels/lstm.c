@@ -1,13 +1,14 @@
 /*
- * UNIDIRECTIONAL_SEQUENCE_LSTM, bit-exact with ops/lstm.py (int8: with LiteRT's or TFLite
- * Micro's integer LSTM, p->tflm; float32: with the numpy kernel's order of operations). The int16
+ * UNIDIRECTIONAL_SEQUENCE_LSTM as ops/lstm.py: int8 bit-exact, with LiteRT's or TFLite Micro's
+ * integer LSTM (p->tflm); float32 in the numpy kernel's order of operations, with float_math.h's
+ * logistic and tanh (within a few ulp of the C library's that the numpy kernel calls). The int16
  * gate functions are the twins of ops/lstm_fixed.py: gemmlowp's fixed-point logistic and tanh on
  * int16 (LiteRT) and TFLite's reference int16 LOGISTIC / TANH (TFLite Micro).
  */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "float_math.h"
 #include "lstm.h"
 #include "numerics.h"
 
@@ -218,11 +219,6 @@ void msf_lstm_step_s8(const msf_lstm_params *p, const int8_t *x, int8_t *h, int1
     }
 }
 
-static float sigmoidf(float x)
-{
-    return 1.0f / (1.0f + expf(-x));
-}
-
 void msf_lstm_step_f32(const msf_lstm_params *p, const float *x, float *h, float *c, float *gates)
 {
     const int32_t n = p->units;
@@ -238,7 +234,7 @@ void msf_lstm_step_f32(const msf_lstm_params *p, const float *x, float *h, float
             for (k = 0; k < n; ++k) {
                 acc += wh[k] * h[k];
             }
-            gates[g * n + u] = g == 2 ? tanhf(acc) : sigmoidf(acc);
+            gates[g * n + u] = g == 2 ? msf_tanhf(acc) : msf_logisticf(acc);
         }
     }
     for (u = 0; u < n; ++u) {
@@ -247,7 +243,7 @@ void msf_lstm_step_f32(const msf_lstm_params *p, const float *x, float *h, float
             cell = cell > p->cell_clip ? p->cell_clip : cell < -p->cell_clip ? -p->cell_clip : cell;
         }
         c[u] = cell;
-        h[u] = gates[3 * n + u] * tanhf(cell);
+        h[u] = gates[3 * n + u] * msf_tanhf(cell);
     }
 }
 

@@ -13,9 +13,9 @@
  * side only applies them, so the two cannot drift apart.
  *
  * Build: strict C99, no allocation; uses only <stdint.h>, <stddef.h>, <string.h> and <math.h>
- * (expf, roundf, floor). Float code assumes IEEE single precision evaluated as such
- * (FLT_EVAL_METHOD 0) and no contraction of a * b - c into a fused multiply-add (it matters for
- * the bit-exact edge DEQUANTIZE): GCC only contracts under -ffp-contract=fast, which -std=c99
+ * (roundf, floor; exp and tanh are float_math.h's own). Float code assumes IEEE single
+ * precision evaluated as such (FLT_EVAL_METHOD 0) and no contraction of a * b - c into a fused
+ * multiply-add (it matters for the bit-exact edge DEQUANTIZE): GCC only contracts under -ffp-contract=fast, which -std=c99
  * does not select; clang contracts by default, so give it -ffp-contract=off. The integer code
  * relies on nothing implementation-defined (no shift of a negative value) and never overflows for
  * operands a real layer produces. It builds without a warning under -Wall -Wextra -Wconversion

@@ -6,10 +6,11 @@
  * max - x; the exponentials summed in float32 one after the other (the C++ loop's order);
  * 1 / (sum * output_scale) in float32; each probability std::round-ed (roundf: ties away from
  * zero), plus the output zero point, saturated to int8.
- * float: expf((x - max) * beta) / sum.
+ * float: exp((x - max) * beta) / sum, with float_math.h's exp (the numpy kernel: np.exp).
  */
 #include <math.h>
 
+#include "float_math.h"
 #include "softmax.h"
 #include "numerics.h"
 
@@ -49,7 +50,7 @@ void msf_softmax_f32(const msf_softmax_params *p, const float *in, float *out)
             max = x[i] > max ? x[i] : max;
         }
         for (i = 0; i < p->depth; ++i) {
-            y[i] = expf((x[i] - max) * p->beta);  /* x[i] is read before y[i] is written */
+            y[i] = msf_expf((x[i] - max) * p->beta);  /* x[i] is read before y[i] is written */
             sum += y[i];
         }
         for (i = 0; i < p->depth; ++i) {
