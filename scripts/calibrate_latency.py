@@ -1197,7 +1197,8 @@ def family_sources(families) -> dict[str, str]:
     recorded with a row measured again: a later run skips rows measured with these sources."""
     from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, kernel_digests
     now = kernel_digests()
-    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & set(families) and name in now}
+    families = {*families, *(f.removesuffix("_f32") for f in families)}  # (conversion.c holds "quantize_f32")
+    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & families and name in now}
 
 
 def main_samples_file(target: str) -> Path:

@@ -43,10 +43,15 @@ float msf_apply_activation_f32(float x, int32_t activation)
 
 /* ---- QUANTIZE / DEQUANTIZE at the model's edges --------------------------------------------- */
 
-/* The LX106's libgcc has no double-precision routines: there the same values come from float and
-   integer arithmetic (tests/integration/test_quantize_without_double.py compares the two on the
-   host). The rounded quotient is a double, or a float without double. */
-#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
+/* The LX106's libgcc has no double-precision routines, and a core whose FPU has single precision
+   only (__ARM_FP 4: cortex-m4, cortex-m33) runs double in software, a division in a time that
+   depends on the value. There the same values come from float and integer arithmetic
+   (tests/integration/test_quantize_without_double.py compares the two on the host). The rounded
+   quotient is a double, or a float without double. */
+#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE) || (defined(__ARM_FP) && !(__ARM_FP & 8))
+#define QUANTIZE_IN_FLOAT 1
+#endif
+#ifdef QUANTIZE_IN_FLOAT
 typedef float quantize_real;
 #else
 typedef double quantize_real;
@@ -70,7 +75,7 @@ static int8_t finish_quantize(quantize_real rounded, int32_t zero_point)
     return msf_clamp_s8((int32_t)rounded, zero_point, -128, 127);
 }
 
-#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
+#ifdef QUANTIZE_IN_FLOAT
 /* v rounded half to even: below 2^23, adding 2^23 leaves a float of spacing 1, so the addition
    rounds to the nearest integer, halves to the even one (2^23 is even); above, v is one already. */
 static float round_half_even(float v)
