@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from support import litert_oracle, micro_oracle
 from support.c_build import check_c, kernel_library
 from support.cli import run_cli
+from support.edge_conversions import edge_conversions
 from support.fused_cases import networks, random_plan
 from support.marks import split_examples
 from support.paths import FIXTURES
@@ -234,38 +235,12 @@ def test_mixed_types_and_zero_points_are_refused():
         graph_from_tflite(_edited(zero_point_3))
 
 
-def test_c_edge_conversions_match_numerics(tmp_path):
-    """msf_quantize_f32_s16 / msf_dequantize_s16 (and their one-value forms under TFLite Micro's
-    scalar rule) against numerics.quantize_float / dequantize: ties, saturation, huge values."""
-    from msfcnn import numerics as nx
-    from msfcnn.ir import Quant
-    from msfcnn.ops.base import c_float
-    from support.c_kernels_harness import Driver, build_library
-
-    rng = np.random.default_rng(3)
-    lib, d, checks = build_library(tmp_path), Driver(), []
-    for i, (scale, n) in enumerate([(1 / 8192, 8 * 13 + 5), (0.000372, 8 * 7 + 3), (0.5, 16)]):
-        q = Quant(scale, 0)
-        ties = (rng.integers(-34000, 34000, n) + 0.5) * scale  # exact halves: the two paths disagree
-        x = np.where(rng.random(n) < 0.5, ties, rng.uniform(-34000, 34000, n) * scale).astype(np.float32)
-        x[:2] = [1e30, -1e30]
-        qs = rng.integers(-32768, 32768, n, dtype=np.int16)
-        for numerics, quantize, dequantize in (
-                (nx.LITERT, "msf_quantize_f32_s16({src}, {dst}, %d, %s, 0);" % (n, c_float(scale)),
-                 "msf_dequantize_s16({src}, {dst}, %d, %s, 0);" % (n, c_float(scale))),
-                (nx.TFLM, "{{ int32_t k; for (k = 0; k < %d; ++k) {dst}[k] = msf_quantize_f32_s16_one({src}[k] / %s, "
-                          "1.0f, 0, 0); }}" % (n, c_float(scale)),
-                 "{{ int32_t k; for (k = 0; k < %d; ++k) {dst}[k] = msf_dequantize_s16_one({src}[k], %s, 0, 0); }}"
-                 % (n, c_float(scale)))):
-            src, dst = d.const(f"x{i}{numerics}", x), d.zeros("y", np.int16, n)
-            d.body.append("    " + quantize.format(src=src, dst=dst))
-            checks.append((d.dump(dst, np.int16, n), nx.quantize_float(x, q, numerics, np.int16)))
-            src, dst = d.const(f"q{i}{numerics}", qs), d.zeros("z", np.float32, n)
-            d.body.append("    " + dequantize.format(src=src, dst=dst))
-            checks.append((d.dump(dst, np.float32, n), nx.dequantize(qs, q, numerics)))
-    got = d.run(tmp_path, lib, tag="edges16")
-    for slot, want in checks:
-        np.testing.assert_array_equal(got[slot].view(np.uint8), np.asarray(want).reshape(-1).view(np.uint8))
+@pytest.mark.parametrize("defines", [(), ("MSF_QUANTIZE_WITHOUT_DOUBLE",)])
+def test_c_edge_conversions_match_numerics(tmp_path, defines):
+    """The edge conversions, with double and without it (as cortex-m4, cortex-m33 and xtensa-lx106
+    build them: float and integer arithmetic, kernels/numerics.c), give numerics' bytes."""
+    for got, want in edge_conversions(tmp_path, defines):
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
 def as_16x8(graph):

@@ -38,3 +38,27 @@ def test_c_on_cortex_m4_gives_the_interpreters_output(name, numerics):
         else:
             diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
             assert diff.max() <= 1 and np.count_nonzero(diff) <= 0.01 * diff.size
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("numerics", ["litert", "tflm"])
+def test_quantize_ties_on_cortex_m4_are_each_interpreters_own(numerics):
+    """cortex-m4's FPU has single precision only, so its QUANTIZE converts in float and integer
+    arithmetic, without double (kernels/numerics.c). Values whose quotient by the scale is a tie in
+    float32 but not in double, and random ones, give LiteRT's bytes (vector code: the product
+    rounded half to even; scalar code: the double quotient rounded half away) and TFLite Micro's
+    (the float32 quotient rounded half away) exactly."""
+    path = FIXTURES / "models" / "fi_quantize_ties.tflite"
+    graph = pipeline.load(str(path), numerics=numerics)
+    plan = pipeline.planner(graph).min_ram()
+    schedule, target = pipeline.lower(graph, plan), require_target("cortex-m4")
+    rng = np.random.default_rng(11)
+    shape = (4, *graph.declared_input_shape)
+    ties = ((rng.integers(-1300, 1300, shape) + 0.5) * np.float32(0.1)).astype(np.float32)
+    inputs = list(np.where(rng.random(shape) < 0.7, ties, rng.uniform(-14, 14, shape).astype(np.float32)))
+    expected = (micro_oracle.run_jobs([(path, inputs)], "tflm")[0] if numerics == "tflm"
+                else litert_oracle.run_jobs([(path, inputs)])[0].outputs)
+    for x, want in zip(inputs, expected):
+        check = pipeline.verify(graph, plan, schedule, x, target)
+        assert check.passed
+        np.testing.assert_array_equal(check.output, np.asarray(want).reshape(-1))

@@ -14,6 +14,7 @@
 
 #include "dilated.h"
 #include "int16.h"
+#include "quantize_rounding.h"
 #include "window.h"
 
 static int16_t *at_s16(const msf_view *v, int32_t r, int32_t c, int32_t ch)
@@ -444,28 +445,29 @@ void msf_softmax_s16(const msf_softmax_s16_params *p, const int16_t *in, int16_t
 /* ---- QUANTIZE / DEQUANTIZE at float32 edges -------------------------------------------------- */
 
 /* `rounded` plus the zero point, saturated to int16. Beyond int64 (and NaN) the numpy kernel's
-   conversion gives INT64_MIN, which the zero point leaves at the low end or wraps to the high. */
-static int16_t saturate_s16(double rounded, int32_t zero_point)
+   conversion gives INT64_MIN, which the zero point leaves at the low end or wraps to the high.
+   The bounds (+-2^63, +-1e6) are exact in float too. */
+static int16_t saturate_s16(msf_quantize_real rounded, int32_t zero_point)
 {
-    if (!(rounded > -9223372036854775808.0 && rounded < 9223372036854775808.0)) {
+    if (!(rounded > (msf_quantize_real)-0x1p63 && rounded < (msf_quantize_real)0x1p63)) {
         return zero_point < 0 ? 32767 : -32768;
     }
-    rounded = rounded > 1.0e6 ? 1.0e6 : rounded < -1.0e6 ? -1.0e6 : rounded;
-    return clamp_s16((int64_t)rounded + zero_point, -32768, 32767);
+    rounded = rounded > (msf_quantize_real)1.0e6 ? (msf_quantize_real)1.0e6
+              : rounded < (msf_quantize_real)-1.0e6 ? (msf_quantize_real)-1.0e6 : rounded;
+    return clamp_s16((int64_t)(int32_t)rounded + zero_point, -32768, 32767);
 }
 
+/* As msf_quantize_f32_one rounds (quantize_rounding.h: without double where it runs in software). */
 int16_t msf_quantize_f32_s16_one(float x, float scale, int32_t zero_point, int vector)
 {
     if (vector) {  /* x * float32(1 / scale), rounded half to even */
-        const float product = x * (1.0f / scale);
-        const double whole = floor((double)product), fraction = (double)product - whole;
-        const int up = fraction > 0.5 || (fraction == 0.5 && fmod(whole, 2.0) != 0.0);
-        return saturate_s16(whole + up, zero_point);
-    } else {  /* x / scale in double, rounded half away from zero */
-        const double quotient = (double)x / (double)scale, magnitude = floor(fabs(quotient));
-        const double rounded = magnitude + (fabs(quotient) - magnitude >= 0.5);
-        return saturate_s16(quotient < 0 ? -rounded : rounded, zero_point);
+        return saturate_s16(msf_round_half_even(x * (1.0f / scale)), zero_point);
     }
+#ifdef MSF_QUANTIZE_IN_FLOAT
+    return saturate_s16(msf_divided_half_away(x, scale), zero_point);
+#else  /* x / scale in double, rounded half away from zero */
+    return saturate_s16(msf_round_half_away((double)x / (double)scale), zero_point);
+#endif
 }
 
 float msf_dequantize_s16_one(int16_t q, float scale, int32_t zero_point, int vector)

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "numerics.h"
+#include "quantize_rounding.h"
 
 /* The output stage's rounding constants by right shift (see msf_requantize_block_s8):
    ruy: 2^30 + 2^(right - 1) * 2^31; gemmlowp for products below -2^30: one 2^31 less when right > 0. */
@@ -43,156 +44,45 @@ float msf_apply_activation_f32(float x, int32_t activation)
 
 /* ---- QUANTIZE / DEQUANTIZE at the model's edges --------------------------------------------- */
 
-/* The LX106's libgcc has no double-precision routines: there the same values come from float and
-   integer arithmetic (tests/integration/test_quantize_without_double.py compares the two on the
-   host). The rounded quotient is a double, or a float without double. */
-#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
-typedef float quantize_real;
-#else
-typedef double quantize_real;
-#endif
-
 /* zero_point + rounded, clipped to int8 as numpy does it. A NaN or a value beyond int64 converts
    to INT64_MIN on x86, and INT64_MIN + zero_point wraps to a large positive value when the zero
    point is negative: -128 or 127 (the interpreter's SSE conversion gives INT32_MIN and wraps the
    same way in int32). The bounds (+-2^63, +-1e6) are exact in float too. */
-static int8_t finish_quantize(quantize_real rounded, int32_t zero_point)
+static int8_t finish_quantize(msf_quantize_real rounded, int32_t zero_point)
 {
-    if (!(rounded > (quantize_real)-0x1p63 && rounded < (quantize_real)0x1p63)) {
+    if (!(rounded > (msf_quantize_real)-0x1p63 && rounded < (msf_quantize_real)0x1p63)) {
         return zero_point < 0 ? 127 : -128;
     }
-    if (rounded > (quantize_real)1.0e6) {
-        rounded = (quantize_real)1.0e6;
+    if (rounded > (msf_quantize_real)1.0e6) {
+        rounded = (msf_quantize_real)1.0e6;
     }
-    if (rounded < (quantize_real)-1.0e6) {
-        rounded = (quantize_real)-1.0e6;
+    if (rounded < (msf_quantize_real)-1.0e6) {
+        rounded = (msf_quantize_real)-1.0e6;
     }
     return msf_clamp_s8((int32_t)rounded, zero_point, -128, 127);
 }
 
-#if defined(__XTENSA__) || defined(MSF_QUANTIZE_WITHOUT_DOUBLE)
-/* v rounded half to even: below 2^23, adding 2^23 leaves a float of spacing 1, so the addition
-   rounds to the nearest integer, halves to the even one (2^23 is even); above, v is one already. */
-static float round_half_even(float v)
-{
-    volatile float shifted;  /* (v + 2^23) - 2^23 evaluated as written */
-    const float magnitude = v < 0.0f ? -v : v;
-    if (!(magnitude < 0x1p23f)) {
-        return v;
-    }
-    shifted = magnitude + 0x1p23f;
-    return v < 0.0f ? -(shifted - 0x1p23f) : shifted - 0x1p23f;
-}
-
-/* A finite float as m * 2^e with m in [2^23, 2^24) (zero: m 0). */
-static uint32_t significand_of(float v, int *exponent)
-{
-    union { float f; uint32_t u; } bits;
-    uint32_t m;
-    int e;
-    bits.f = v;
-    m = bits.u & 0x007fffffu;
-    e = (int)((bits.u >> 23) & 0xffu);
-    if (e == 0) {  /* subnormal */
-        e = 1;
-    } else {
-        m |= 0x00800000u;
-    }
-    e -= 150;
-    while (m != 0 && m < 0x00800000u) {
-        m <<= 1;
-        --e;
-    }
-    *exponent = e;
-    return m;
-}
-
-/* Whether |x| >= (k - 1/2) * scale exactly, for 1 <= k <= 2^22: 2 |x| against (2k - 1) scale. */
-static int reaches(uint32_t x, int ex, uint32_t s, int es, int32_t k)
-{
-    const uint64_t left = (uint64_t)x << 1, right = (uint64_t)(2 * k - 1) * s;  /* < 2^25, < 2^47 */
-    const int shift = ex - es;
-    if (x == 0) {
-        return 0;
-    }
-    if (shift >= 23) {
-        return 1;  /* left << shift >= 2^47 > right */
-    }
-    if (shift >= 0) {
-        return (left << shift) >= right;
-    }
-    if (shift <= -2) {
-        return 0;  /* right << 2 >= 2^25 > left */
-    }
-    return left >= (right << 1);
-}
-
-/* x / scale rounded half away from zero, as the double code rounds the double quotient: the
-   quotient of two floats is never within a double's rounding of a half-integer below 2^26, so
-   that is the exact quotient rounded. From 2^21 on, the float quotient (clipped like it). */
-static float divided_half_away(float x, float scale)
-{
-    const float magnitude = (x < 0.0f ? -x : x) / scale;
-    uint32_t mx, ms;
-    int ex, es;
-    int32_t k;
-    if (!(magnitude <= 0x1p21f)) {
-        return x < 0.0f ? -magnitude : magnitude;  /* NaN, infinite or clipped to 1e6 */
-    }
-    mx = significand_of(x < 0.0f ? -x : x, &ex);
-    ms = significand_of(scale, &es);
-    k = (int32_t)(magnitude + 0.5f);  /* off by at most one */
-    while (reaches(mx, ex, ms, es, k + 1)) {
-        ++k;
-    }
-    while (k > 0 && !reaches(mx, ex, ms, es, k)) {
-        --k;
-    }
-    return x < 0.0f ? -(float)k : (float)k;
-}
-
+#ifdef MSF_QUANTIZE_IN_FLOAT
 int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector)
 {
     if (vector) {
         float inverse = 1.0f / scale;
         float product = x * inverse;
-        return finish_quantize(round_half_even(product), zero_point);
+        return finish_quantize(msf_round_half_even(product), zero_point);
     }
-    return finish_quantize(divided_half_away(x, scale), zero_point);
+    return finish_quantize(msf_divided_half_away(x, scale), zero_point);
 }
 #else
-/* std::nearbyint in the default mode: halves to even (what the vector path's conversion does). */
-static double round_half_even(double v)
-{
-    double whole = floor(v);
-    double fraction = v - whole;  /* exact */
-    if (fraction > 0.5 || (fraction == 0.5 && floor(whole * 0.5) * 2.0 != whole)) {
-        whole += 1.0;
-    }
-    return whole;
-}
-
-/* std::round: halves away from zero (numerics.round_half_away). */
-static double round_half_away(double v)
-{
-    double magnitude = v < 0.0 ? -v : v;
-    double whole = floor(magnitude);
-    if (magnitude - whole >= 0.5) {
-        whole += 1.0;
-    }
-    return v < 0.0 ? -whole : whole;
-}
-
 int8_t msf_quantize_f32_one(float x, float scale, int32_t zero_point, int vector)
 {
     if (vector) {
         /* vector path: x * float32(1 / scale), rounded half to even */
         float inverse = 1.0f / scale;
         float product = x * inverse;
-        return finish_quantize(round_half_even((double)product), zero_point);
+        return finish_quantize(msf_round_half_even((double)product), zero_point);
     }
     /* scalar path: x / scale in double, rounded half away from zero */
-    return finish_quantize(round_half_away((double)x / (double)scale), zero_point);
+    return finish_quantize(msf_round_half_away((double)x / (double)scale), zero_point);
 }
 #endif
 
