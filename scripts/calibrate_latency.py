@@ -1195,11 +1195,14 @@ def remeasure(target_name: str, families, limit: int | None, check: bool) -> Non
 
 def family_sources(families) -> dict[str, str]:
     """Digest of each kernel source that holds one of `families`' code (KERNEL_SOURCE_FAMILIES),
-    recorded with a row measured again: a later run skips rows measured with these sources."""
+    recorded with a row measured again: a later run skips rows measured with these sources. A
+    float32 family's code is its int8 family's source (softmax_f32 is softmax.c's, as
+    calibrated_sources reads it): without the suffix, no source matched it, so every row of it
+    counted as measured already and nothing was measured again."""
     from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, kernel_digests
     now = kernel_digests()
-    families = {*families, *(f.removesuffix("_f32") for f in families)}  # (conversion.c holds "quantize_f32")
-    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & families and name in now}
+    named = {*families, *(f.removesuffix("_f32") for f in families)}
+    return {name: now[name] for name, owners in KERNEL_SOURCE_FAMILIES.items() if set(owners) & named and name in now}
 
 
 def main_samples_file(target: str) -> Path:
