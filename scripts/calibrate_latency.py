@@ -16,6 +16,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
+    python scripts/calibrate_latency.py --target cortex-m4 --remeasure conv_f32,conv_1x1_f32 --refit --fit-counts run_channel,mac
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
