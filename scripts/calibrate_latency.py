@@ -16,6 +16,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
+    python scripts/calibrate_latency.py --target cortex-m4 --remeasure conv_f32,conv_1x1_f32 --refit --fit-counts run_channel,mac
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -1267,6 +1268,30 @@ def _with_short_library_moves(model: LatencyModel) -> LatencyModel:
     return replace(model, coefficients=c)
 
 
+def fit_counts(target: str, families, loops, also: list[str]) -> None:
+    """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
+    stored block that runs those families, on top of every other coefficient (the other counts'
+    costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
+    channel, is fitted without moving the rest). The families' coefficients of counts that no
+    stored block has any more (a count the kernel's loops no longer make) are dropped."""
+    dsp = target in DSP_TARGETS
+    samples = [s for path in samples_files(target) for s in load_samples(path, dsp, target in MVE_TARGETS)]
+    names = {f"{family}:{loop}" for family in families for loop in loops}
+    stored = _stored(target, ())
+    counted = {k for s in samples for k, v in s.features.items() if v}
+    dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
+    kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
+    fixed = replace(stored, coefficients=kept)
+    runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in kept or k in names}),
+                               s.instructions, s.where)
+            for s in samples if runs_families(s.features, families)]
+    key = "counts_" + "_".join(families)
+    model = calibration.fit(runs, target, dsp, fixed=fixed, key=key)
+    model.calibration[key]["dropped"] = sorted(dead)
+    print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
+    _write(model, target, also)
+
+
 def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for _, row, graph, _, schedule in stored_rows(samples_path):
@@ -1389,6 +1414,10 @@ def main() -> None:
     parser.add_argument("--remeasure", metavar="FAMILY[,FAMILY]", help="after a change to these kernel families: "
                         "measure again the stored rows (build/latency/TARGET*.jsonl) whose plans run them, then fit "
                         "only their coefficients again on every stored row, keeping every other one")
+    parser.add_argument("--fit-counts", metavar="LOOP[,LOOP]", help="with --remeasure: fit only these loops' "
+                        "counts of the families (e.g. run_channel,mac: FAMILY:run_channel...), on every stored block "
+                        "that runs them, keeping every other coefficient; the families' coefficients of counts that "
+                        "no stored block has any more are dropped (after a change to the counts alone, with --refit)")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1405,7 +1434,9 @@ def main() -> None:
         if args.networks and not args.refit:  # main networks (a target without stored rows has nothing to refit)
             measure(args.target, range(args.first_seed, args.first_seed + args.networks), main_samples_file(args.target),
                     "int8")
-        if not args.check:
+        if args.fit_counts and not args.check:
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also)
+        elif not args.check:
             refit_families(args.target, families, args.also)
         return
     if args.vectors:  # (40 networks by default)

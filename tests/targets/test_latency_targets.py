@@ -36,3 +36,22 @@ def test_fe310_counts_as_esp32c3():
     esp32c3, _ = _measured_and_predicted("mcunet-vww5", "esp32c3", 1.2)
     assert fe310.block_instructions == esp32c3.block_instructions
     assert latency.load("fe310").coefficients == latency.load("esp32c3").coefficients
+
+
+@pytest.mark.parametrize("name", ["rows_dense_float32.tflite", "onnx_conv1d_stride.onnx", "onnx_conv1d_tcn_valid.onnx"])
+def test_float_convolutions_of_sequences_predict_within_tolerance(name):
+    """Float 1 x k and 1x1 convolutions called a pixel at a time (a row stream, a dense layer over
+    a sequence's rows, a stride-2 Conv1D) on cortex-m4, least-RAM plan: each output channel's own
+    pass over the window's runs is counted (run_channel), and a one-pixel 1x1 call's cost is fitted
+    on one-pixel calls too (calibrate_latency.py --remeasure conv_1x1_f32 --refit)."""
+    from msfcnn.tensors import random_input
+    from support.paths import FIXTURES
+
+    target = require_target("cortex-m4")
+    graph = pipeline.load(str(FIXTURES / "sequence" / name), weights=True)
+    model = latency.load("cortex-m4")
+    plan = pipeline.planner(graph, latency=model).min_ram()
+    schedule = pipeline.lower(graph, plan)
+    check = pipeline.verify(graph, plan, schedule, random_input(graph, 0), target, count_instructions=True)
+    assert check.passed
+    assert abs(sum(model.counter(graph).schedule(schedule)) / check.instructions - 1) <= TOLERANCE

@@ -98,6 +98,38 @@ def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
         assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
 
 
+def test_a_float_convolution_counts_its_accumulate_a_channel_at_a_time():
+    """accumulate_f32 sums one output channel at a time over every run (kernels/conv2d.c): a run
+    per channel and a multiply-accumulate per value and channel, where int8's loop takes four
+    channels at a time (quads, then single channels). 1 x 3 VALID, 3 inputs, 6 outputs, 4 pixels:
+    4 runs (a kernel row each), 4 x 6 run passes, 4 x 3 x 3 x 6 products."""
+    from msfcnn.latency import calibration
+
+    doc = {"name": "six", "input": [1, 6, 3], "layers": [{"op": "conv2d", "filters": 6, "kernel": [1, 3]}]}
+    f = BlockCounter(calibration.graph_of(doc, "float32"), dsp=True).call(0, 0, 1, 0, 4)
+    assert (f["conv_f32:run"], f["conv_f32:run_channel"], f["conv_f32:mac"]) == (4, 24, 216)
+    assert not any(k.split(":")[1] in ("run_channels", "value_quad", "value_single") for k in f)
+    g = BlockCounter(calibration.graph_of(doc, "int8"), dsp=False).call(0, 0, 1, 0, 4)
+    assert (g["conv:run_channels"], g["conv:value_quad"], g["conv:value_single"]) == (4 * 3, 36, 72)
+    assert not any(k.split(":")[1] in ("run_channel", "mac") for k in g)
+
+
+def test_a_float_window_that_wraps_a_column_ring_counts_two_runs():
+    """In a column stream the input keeps `ring` columns, column c at c % ring; window.c cuts a
+    kernel row whose taps wrap the ring into two runs. 1 x 3 VALID on 8 columns, ring 3: the
+    windows of outputs 1, 2, 4 and 5 start at columns 1, 2, 4, 5 and wrap (those of 0 and 3 do not):
+    6 kernel rows, 10 runs. Without a ring, 6; int8's portable loop is counted as fitted (a run a
+    row)."""
+    from msfcnn.latency import calibration
+
+    doc = {"name": "ring", "input": [1, 8, 2], "layers": [{"op": "conv2d", "filters": 4, "kernel": [1, 3]}]}
+    floats = BlockCounter(calibration.graph_of(doc, "float32"), dsp=False)
+    assert [floats.call(0, 0, 1, 0, 6, ring)["conv_f32:run"] for ring in (0, 3)] == [6, 10]
+    assert floats.call(0, 0, 1, 0, 6, 3)["conv_f32:run_channel"] == 10 * 4
+    ints = BlockCounter(calibration.graph_of(doc, "int8"), dsp=False)
+    assert ints.call(0, 0, 1, 0, 6, 3)["conv:run"] == 6
+
+
 def test_a_float_constant_operand_counts_its_activated_values_apart():
     """ADD, SUB and MUL of a constant in float32 count the values a fused activation is applied to
     as output_activated too (msf_apply_activation_f32's compare, fitted by calibrate_latency.py

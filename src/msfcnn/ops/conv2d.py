@@ -145,19 +145,22 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         if run.dsp and fam != DSP_DILATED_FAMILY:
             self._count_dsp(run, f, blocks)
             return
-        # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops: four
-        # channels at a time over every run's values, then one channel at a time.
-        quads = sum(n // 4 for n in blocks)
-        singles = sum(n % 4 for n in blocks)
+        # window_loop: a pixel's runs (a kernel row each), then per block the accumulate loops
         runs = run.taps if self.win.dilated else run.krows  # a dilated row's taps are not side by side
         count_dilated_loop(self.win, run, f, blocks)
+        if run.is_float and not self.win.dilated:  # a row that wraps a column ring: two runs
+            runs += ring_wrapped_rows(self.win, run)
         f[f"{fam}:block"] += run.pixels * len(blocks)
         f[f"{fam}:run"] += runs
+        if run.is_float:
+            count_float_accumulate(run, f, runs, sum(blocks))
+            return
+        # int8's accumulate: four channels at a time over every run's values, then one at a time
+        quads = sum(n // 4 for n in blocks)
+        singles = sum(n % 4 for n in blocks)
         f[f"{fam}:run_channels"] += runs * (quads + singles)
         f[f"{fam}:value_quad"] += run.taps * in_c * quads
         f[f"{fam}:value_single"] += run.taps * in_c * singles
-        if run.is_float and not run.rectified:  # (soft float: products of non-zero values, the long path)
-            f[f"{fam}:value_signed"] += run.taps * in_c * run.channels
 
     def _count_line(self, run: KernelRun, f: Counts) -> None:
         """A window of one kernel row (1 x k, a Conv1D along W): its pixels apart. The other
@@ -277,19 +280,47 @@ def ring_wraps(win: Window, run: KernelRun) -> tuple[int, int]:
     pixels whose window is whole but wraps the ring, and the in-bounds taps of the kernel rows
     whose taps wrap it (gather_patch copies them tap by tap, Helium's depthwise loop locates them
     so)."""
+    whole = taps = 0
+    for inside in _wrapping_windows(win, run):
+        taps += _krows_per_column(run) * inside
+        whole += run.whole_rows if inside == win.kernel[1] else 0
+    return whole, taps
+
+
+def ring_wrapped_rows(win: Window, run: KernelRun) -> int:
+    """In a column stream: the region's kernel rows whose in-bounds taps wrap the input's column
+    ring. window.c's gather_runs cuts such a row in two runs (the taps up to the ring's end, then
+    from its start), each then summed for every output channel."""
+    return _krows_per_column(run) * sum(1 for _ in _wrapping_windows(win, run))
+
+
+def _krows_per_column(run: KernelRun) -> int:
+    return run.krows // max(run.region[3] - run.region[2], 1)
+
+
+def _wrapping_windows(win: Window, run: KernelRun):
+    """The in-bounds taps of each of the region's output columns whose window wraps the input's
+    column ring (none without a ring)."""
     ring = run.col_ring
     if not ring:
-        return 0, 0
-    r0, r1, c0, c1 = run.region
+        return
     kw, stride, pad, width = win.kernel[1], win.strides[1], win.pads[1], run.in_shape[1]
-    krows_per_column = run.krows // max(c1 - c0, 1)
-    whole = taps = 0
-    for x in range(c0, c1):
+    for x in range(run.region[2], run.region[3]):
         lo, hi = max(x * stride - pad, 0), min(x * stride - pad + kw, width)
         if hi > lo and lo % ring + (hi - lo) > ring:
-            taps += krows_per_column * (hi - lo)
-            whole += run.whole_rows if hi - lo == kw else 0
-    return whole, taps
+            yield hi - lo
+
+
+def count_float_accumulate(run: KernelRun, f: Counts, runs: int, channels: int) -> None:
+    """accumulate_f32 (kernels/conv2d.c) sums one output channel at a time over every run's values:
+    per channel a pass over the runs (`run_channel`), per value and channel a multiply-accumulate
+    (`mac`). int8's loop takes four channels at a time, and counted as its quads and single
+    channels, a float layer of 6 outputs paid its two single channels' runs as a quad's."""
+    fam, values = run.family, run.taps * run.in_shape[2]
+    f[f"{fam}:run_channel"] += runs * channels
+    f[f"{fam}:mac"] += values * channels
+    if not run.rectified:  # (soft float: products of non-zero values, the long path)
+        f[f"{fam}:value_signed"] += values * run.channels
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:
