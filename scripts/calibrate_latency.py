@@ -643,8 +643,7 @@ def _calibrate_vectors(args, samples_path: Path) -> None:
         samples_path.parent.mkdir(parents=True, exist_ok=True)
         measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 40)), samples_path,
                 "float32", "vanilla", vector_network)
-    dsp = args.target in DSP_TARGETS
-    samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, args.target in MVE_TARGETS)]
+    samples = stored_samples(args.target)
     families = tuple(f for f in VECTOR_FAMILIES if args.target not in FLOAT_VECTORS_KEPT
                      and (args.target not in SOFT_FLOAT_TARGETS or f not in VALUE_TIMED_FAMILIES))
     if samples_path.exists() and any(json.loads(line)["seed"] >= VECTOR_INT8_SEED
@@ -1216,14 +1215,19 @@ def samples_files(target: str) -> list[Path]:
             if p.stem == target or p.stem.startswith(f"{target}-")]
 
 
+def stored_samples(target: str) -> list:
+    """Every stored measurement of the target, as samples (the blocks of samples_files' files)."""
+    dsp, mve = target in DSP_TARGETS, target in MVE_TARGETS
+    return [s for path in samples_files(target) for s in load_samples(path, dsp, mve)]
+
+
 def refit_families(target: str, families, also: list[str]) -> None:
     """The stored coefficients with `families`' fitted again on every stored measurement of the
     target, on top of every other coefficient (calibration.refit); then, for each family with at
     least MIN_ALONE_BLOCKS unfused blocks, again on those alone (as --sweep fits SWEEP_ALONE): a
     kernel's cost does not depend on what it is fused with, and over fused blocks the fit takes
     up the other kernels' errors."""
-    dsp = target in DSP_TARGETS
-    samples = [s for path in samples_files(target) for s in load_samples(path, dsp, target in MVE_TARGETS)]
+    samples = stored_samples(target)
     key = "remeasure_" + "_".join(families)  # (each refit's statistics kept apart from the earlier ones')
     if "memmove" in families and target in SHORT_LIBRARY_MOVES:
         samples = [_library_moves(s) for s in samples]
@@ -1274,8 +1278,7 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
     channel, is fitted without moving the rest). The families' coefficients of counts that no
     stored block has any more (a count the kernel's loops no longer make) are dropped."""
-    dsp = target in DSP_TARGETS
-    samples = [s for path in samples_files(target) for s in load_samples(path, dsp, target in MVE_TARGETS)]
+    samples = stored_samples(target)
     names = {f"{family}:{loop}" for family in families for loop in loops}
     stored = _stored(target, ())
     counted = {k for s in samples for k, v in s.features.items() if v}
@@ -1286,7 +1289,7 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
                                s.instructions, s.where)
             for s in samples if runs_families(s.features, families)]
     key = "counts_" + "_".join(families)
-    model = calibration.fit(runs, target, dsp, fixed=fixed, key=key)
+    model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
     _write(model, target, also)
@@ -1593,7 +1596,7 @@ def _calibrate_lines(args, folder: Path) -> None:
         seeds = range(args.first_seed, args.first_seed + args.networks)
         measure(args.target, seeds, files[0], "int8", "cover", line_network)
         measure(args.target, seeds, files[1], "int8", "vanilla", streaming_line_network)
-    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
+    dsp = args.target in DSP_TARGETS
     tcns = files[0].exists() and any(json.loads(line)["seed"] >= TCN_SEED for line in files[0].read_text().splitlines() if line)
     families = TCN_FAMILIES if tcns else ()
 
@@ -1605,7 +1608,7 @@ def _calibrate_lines(args, folder: Path) -> None:
     # (a block's other counts that have no coefficient stay without one: only the line counts are fitted)
     samples = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or fitted(k)}),
                                   s.instructions, s.where)
-               for path in samples_files(args.target) for s in load_samples(path, dsp, mve)
+               for s in stored_samples(args.target)
                if any(v and fitted(k) for k, v in s.features.items())]
     _write(calibration.fit(samples, args.target, dsp, fixed=fixed, key="lines"), args.target, args.also)
 
@@ -1739,8 +1742,7 @@ def _calibrate_few_channels(args, samples_path: Path) -> None:
     are whole layers; these also stream a stem a pixel a call, and draw the rectangular and VALID
     windows on 1 to 3 channels that the counts of a gathered patch must be checked on."""
     _measure_cover(args, samples_path, calibration.few_channel_network, args.networks or 24)
-    dsp, mve = args.target in DSP_TARGETS, args.target in MVE_TARGETS
-    samples = [s for path in samples_files(args.target) for s in load_samples(path, dsp, mve)]
+    samples = stored_samples(args.target)
     _fit_only_new(args, samples, CLAMPED_FAMILIES, "few_channels")
 
 
