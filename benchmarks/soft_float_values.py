@@ -18,9 +18,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
+from float_math import scaled
 from latency_coverage import FIXTURES, Runner, load
 from msfcnn import pipeline
 from msfcnn.codegen.build import DoesNotFit
@@ -29,18 +28,6 @@ from msfcnn.tensors import random_input
 SEQUENCE = FIXTURES.parent / "sequence"
 INPUT_SCALES = (0.0, 0.25, 1.0, 4.0)
 WEIGHT_SCALES = (0.3, 1.0, 3.0)
-
-
-def scaled_weights(model: Path, factor: float, folder: Path) -> Path:
-    """The ONNX model with every float initializer (weights, recurrent weights, biases) times factor."""
-    proto = onnx.load(str(model))
-    for init in proto.graph.initializer:
-        values = numpy_helper.to_array(init)
-        if values.dtype == np.float32 and values.size > 1:
-            init.CopyFrom(numpy_helper.from_array((values * np.float32(factor)).astype(np.float32), init.name))
-    path = folder / f"{model.stem}_w{factor:g}.onnx"
-    onnx.save(proto, str(path))
-    return path
 
 
 def count(runner: Runner, graph, scale: float) -> tuple[int, int] | None:
@@ -68,7 +55,7 @@ def main() -> None:
         for name in args.models.split(","):
             runs = [("input", s, load(str(SEQUENCE / name))) for s in INPUT_SCALES]
             if name.endswith(".onnx"):
-                runs += [("weights", s, load(str(scaled_weights(SEQUENCE / name, s, Path(tmp)))))
+                runs += [("weights", s, load(str(scaled(SEQUENCE / name, s, Path(tmp)))))
                          for s in WEIGHT_SCALES if s != 1.0]
             for kind, scale, graph in runs:
                 got = count(runner, graph, scale if kind == "input" else 1.0)
