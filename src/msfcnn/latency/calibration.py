@@ -316,6 +316,10 @@ FLOAT_UNARY_SEED = 200
 # channels: the other networks draw such windows on wider maps only, so the window loop's scalar
 # path (fewer than four channels) and its batches of taps on few channels were ill-determined.
 DEPTHWISE_WINDOW_SEED = 300
+# From this seed on, a depthwise convolution (multiplier 1) over a 1x1, 1 x k or k x 1 window:
+# window.c's gather locates each in-bounds kernel row before its taps, and only these windows
+# (and clipped ones) tell that cost per kernel row from the costs per tap and per pixel.
+DEPTHWISE_ROW_SEED = 400
 
 
 def sweep_network(seed: int) -> dict:
@@ -325,7 +329,9 @@ def sweep_network(seed: int) -> dict:
     network draws; or a 1 x k convolution on a line of 1 to 16 channels, whose streamed plans call
     the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
-    DEPTHWISE_WINDOW_SEED, depthwise_window_network's."""
+    DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's."""
+    if seed >= DEPTHWISE_ROW_SEED:
+        return depthwise_row_network(seed)
     if seed >= DEPTHWISE_WINDOW_SEED:
         return depthwise_window_network(seed)
     if seed >= FLOAT_UNARY_SEED:
@@ -356,6 +362,21 @@ def depthwise_window_network(seed: int) -> dict:
     c, k = rng.randint(1, 8), rng.choice([3, 5, 5, 6, 7, 7])
     h, w = rng.randint(k, 16), rng.randint(k, 16)
     layers = [{"op": "depthwise_conv2d", "kernel": k, "stride": rng.choice([1, 1, 2]),
+               "padding": rng.choice(["same", "valid"]), "act": rng.choice(["relu", "relu6"])},
+              {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def depthwise_row_network(seed: int) -> dict:
+    """A random layer list (seeded) of a depthwise convolution (multiplier 1) over a 1x1 window or
+    a window of one row or one column (1 x k, k x 1, k of 2 to 7), on a small map of 1 to 24
+    channels, then a 1x1 convolution: a kernel row per tap, or k taps to a row, where the square
+    windows of depthwise_window_network have k."""
+    rng = random.Random(seed * 13 + 7)
+    c, k = rng.randint(1, 24), rng.randint(2, 7)
+    kernel = rng.choice([[1, 1], [1, 1], [1, k], [k, 1]])
+    h, w = rng.randint(max(kernel[0], 2), 16), rng.randint(max(kernel[1], 2), 16)
+    layers = [{"op": "depthwise_conv2d", "kernel": kernel, "stride": rng.choice([1, 1, 2]),
                "padding": rng.choice(["same", "valid"]), "act": rng.choice(["relu", "relu6"])},
               {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}

@@ -177,6 +177,10 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         count_dilated_loop(self.win, run, f, blocks)
         f[f"{fam}:block"] += pixels * len(blocks)
         f[f"{fam}:tap"] += taps  # a run per tap (located once a pixel)
+        if not run.is_float and self.depth_multiplier == 1:
+            # gather_runs (window.c) locates each in-bounds kernel row (its stored row, first
+            # stored column and weights) before its taps: a 1 x 1 window pays it once a tap
+            f[f"{fam}:krow"] += run.krows
         if run.is_float or self.depth_multiplier != 1:
             f[f"{fam}:tap_channel"] += taps * channels
             f[f"{fam}:block_channel"] += pixels * channels
