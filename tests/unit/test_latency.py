@@ -740,3 +740,41 @@ def test_a_dense_layer_run_whole_counts_a_pass_per_unit_and_pixel():
     vector = _graph([{"op": "global_avg_pool"}, {"op": "dense", "units": 5}], (2, 3, 4))
     assert BlockCounter(graph, dsp=True).call(0, 0, 1, 0, 1)["dense:pixel_unit"] == 30
     assert BlockCounter(vector, dsp=True).call(1, 0, 1, 0, 1)["dense:pixel_unit"] == 5
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [([5, 5], 1, "valid"), ([5, 5], 2, "same"), ([1, 1], 1, "same"),
+                                                   ([4, 1], 1, "same"), ([1, 6], 2, "same")])
+def test_the_depthwise_window_loop_counts_its_in_bounds_kernel_rows(kernel, stride, padding):
+    """window.c's gather locates each in-bounds kernel row of a pixel's window before its taps:
+    `depthwise:krow` is their number, enumerated here pixel by pixel from the padding (an int8
+    depthwise of multiplier 1 on a DSP core that does not run the blocked 3 x 3 loop)."""
+    graph = _graph([{"op": "depthwise_conv2d", "kernel": kernel, "stride": stride, "padding": padding}], (9, 7, 4))
+    out_h, out_w = graph.shape_of(0)[:2]
+    f = BlockCounter(graph, dsp=True).call(0, 0, out_h, 0, out_w)
+    top = graph.nodes[0].op.win.pads[0]
+    rows = sum(1 for y in range(out_h) for i in range(kernel[0]) if 0 <= y * stride - top + i < 9)
+    assert f["depthwise:krow"] == rows * out_w
+    assert f["depthwise:tap"] >= f["depthwise:krow"]
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m7"])
+def test_the_stored_depthwise_row_sweeps_are_the_generators_networks(target):
+    """The sweep networks from DEPTHWISE_ROW_SEED are refitted from their seeds (`--remeasure
+    depthwise --refit`): the generator must still draw the networks stored, each a depthwise
+    convolution over a 1 x 1, 1 x k or k x 1 window that the window loop runs (`depthwise:krow`)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    stored = Path(__file__).resolve().parents[2] / f"benchmarks/results/latency_measurements/{target}-sweep.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    docs = {row["seed"]: row["doc"] for row in rows if row["seed"] >= calibration.DEPTHWISE_ROW_SEED}
+    assert len(docs) == 30 and all(doc == calibration.sweep_network(seed) for seed, doc in docs.items())
+    for seed, doc in docs.items():
+        assert 1 in doc["layers"][0]["kernel"]
+    graph = calibration.graph_of(docs[calibration.DEPTHWISE_ROW_SEED + 1])
+    plan = pipeline.planner(graph).vanilla()
+    assert sum(f["depthwise:krow"] for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))) > 0
