@@ -550,7 +550,7 @@ def lstm_network(seed: int) -> dict:
     return {"name": f"calibration_lstm_{seed}", "generated": "lstm", "seed": seed,
             "steps": rng.choice([1, 4, 8, 12, 20, 32]), "features": rng.choice([1, 3, 8, 13, 24, 40]),
             "units": rng.choice([2, 4, 8, 16, 24, 40, 64]), "return_sequences": rng.random() < 0.5,
-            "numerics": "tflm" if seed % 2 else "litert"}
+            "numerics": "tflm" if seed % 2 else "litert", **({"rectified": True} if seed >= RECTIFIED_SEED else {})}
 
 
 def recurrent_network(seed: int) -> dict:
@@ -561,8 +561,9 @@ def recurrent_network(seed: int) -> dict:
     doc = {"name": f"calibration_recurrent_{seed}", "generated": "recurrent", "seed": seed,
            "kind": "rnn" if seed % 2 else "gru", "steps": rng.choice([1, 4, 8, 12, 20, 32]),
            "features": rng.choice([1, 3, 8, 13, 24, 40]), "units": rng.choice([2, 4, 8, 16, 24, 40, 64]),
-           "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5}
-    if seed >= RECURRENT_STACK_SEED:  # a forward stack, which the timescan scheme runs a step at a time
+           "reverse": rng.random() < 0.3, "variant": rng.random() < 0.5,
+           **({"rectified": True} if seed >= RECTIFIED_SEED else {})}
+    if RECURRENT_STACK_SEED <= seed < RECTIFIED_SEED:  # a forward stack, which the timescan scheme runs a step at a time
         stack = random.Random(-seed)
         doc.update(reverse=False, steps=max(doc["steps"], 4),
                    stack=[stack.choice([4, 8, 16, 24, 40]) for _ in range(stack.choice([1, 2]))])
@@ -573,6 +574,10 @@ def recurrent_network(seed: int) -> dict:
 # units). Run whole, a layer copies each step's state to its output sequence; in a time scan it
 # does not (`output_copy`): the stacks' scan blocks tell the two apart.
 RECURRENT_STACK_SEED = 1000
+# From this seed on, lstm_network and recurrent_network put a float32 layer behind a ReLU (one
+# layer, no stack): about half of its input is 0, whose soft-float products take the short path
+# (`value_rectified`, features._count_signed_macs), as the LSTMs after a Conv1D + ReLU read theirs.
+RECTIFIED_SEED = 2000
 
 
 # The element-wise float32 kernels an unrolled Keras GRU runs on its gate vectors (`--vectors`),
@@ -596,10 +601,14 @@ VECTOR_INT8_FAMILIES = ("add", "mul", "add_const", "mul_const", "channel_slice")
 # table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
 SOFT_FLOAT_TARGETS = {"esp32c3", "fe310", "xtensa-lx106", "cortex-m0plus"}
 VALUE_TIMED_FAMILIES = ("logistic_f32", "float_unary_f32")
-# Targets whose float32 VECTOR_FAMILIES keep their cover fit (on esp32c3 their refit made the float
-# GRUs worse; on xtensa-lx106 their soft float's time depends on the values): --vectors fits only
-# the int8 ones there.
-FLOAT_VECTORS_KEPT = {"esp32c3", "fe310", "xtensa-lx106"}
+# The float32 VECTOR_FAMILIES that keep their cover fit per target: on xtensa-lx106 all of them
+# (their soft float's time depends on the values; --vectors fits only the int8 ones there); on
+# esp32c3 and fe310 the PAD, which only the TCNs run (fitted with their convolutions). esp32c3's
+# others were kept too while its GRUs' Tanh, priced too low, hid their ADDs priced too high.
+FLOAT_VECTORS_KEPT = {"esp32c3": ("pad_f32",), "fe310": ("pad_f32",), "xtensa-lx106": VECTOR_FAMILIES}
+# Targets whose int8 VECTOR_INT8_FAMILIES were fitted again after --vectors (esp32c3 and fe310:
+# `--remeasure add`): --vectors --refit leaves them as they are there.
+INT8_VECTORS_KEPT = {"esp32c3", "fe310"}
 
 
 def vector_network(seed: int) -> dict:
@@ -644,10 +653,10 @@ def _calibrate_vectors(args, samples_path: Path) -> None:
         measure(args.target, range(args.first_seed, args.first_seed + (args.networks or 40)), samples_path,
                 "float32", "vanilla", vector_network)
     samples = stored_samples(args.target)
-    families = tuple(f for f in VECTOR_FAMILIES if args.target not in FLOAT_VECTORS_KEPT
+    families = tuple(f for f in VECTOR_FAMILIES if f not in FLOAT_VECTORS_KEPT.get(args.target, ())
                      and (args.target not in SOFT_FLOAT_TARGETS or f not in VALUE_TIMED_FAMILIES))
-    if samples_path.exists() and any(json.loads(line)["seed"] >= VECTOR_INT8_SEED
-                                     for line in samples_path.read_text().splitlines() if line):
+    if (not args.refit or args.target not in INT8_VECTORS_KEPT) and samples_path.exists() and \
+            any(json.loads(line)["seed"] >= VECTOR_INT8_SEED for line in samples_path.read_text().splitlines() if line):
         families += VECTOR_INT8_FAMILIES  # (int8 vector networks measured: their kernels too)
     model = calibration.refit(samples, _stored(args.target, ("vectors",)), families, "vectors", only_alone=True)
     for name in [args.target, *args.also]:
@@ -670,7 +679,7 @@ def _recurrent_graph(doc: dict) -> Graph:
               "recurrent_bias": rng.normal(0, 0.3, (gates, units)).astype(np.float32)}
     op = Gru(units, doc["reverse"], linear_before_reset=doc["variant"]) if gates == 3 else \
         Rnn(units, doc["reverse"], activation="relu" if doc["variant"] else "tanh")
-    graph.append(op, (-1,), consts)
+    graph.append(op, (_rectify(graph, doc),), consts)
     for more in doc.get("stack", ()):  # (recurrent_network from RECURRENT_STACK_SEED)
         consts = {"input_weights": rng.normal(0, 1 / np.sqrt(units), (gates, more, units)).astype(np.float32),
                   "recurrent_weights": rng.normal(0, 1 / np.sqrt(more), (gates, more, more)).astype(np.float32),
@@ -679,6 +688,15 @@ def _recurrent_graph(doc: dict) -> Graph:
         graph.append(replace(op, units=more), (len(graph) - 1,), consts)
         units = more
     return graph
+
+
+def _rectify(graph: Graph, doc: dict) -> int:
+    """The input of a float32 recurrent layer: the network's, or a ReLU of it (doc's `rectified`)."""
+    if not doc.get("rectified"):
+        return -1
+    from msfcnn.ops.activation import Activation
+    graph.append(Activation("relu"), (-1,))
+    return 0
 
 
 def _lstm_graph(doc: dict, dtype: str) -> Graph:
@@ -697,7 +715,7 @@ def _lstm_graph(doc: dict, dtype: str) -> Graph:
         consts = {"input_weights": rng.normal(0, 1 / np.sqrt(features), (4, units, features)).astype(np.float32),
                   "recurrent_weights": rng.normal(0, 1 / np.sqrt(units), (4, units, units)).astype(np.float32),
                   "bias": rng.normal(0, 0.3, (4, units)).astype(np.float32)}
-        graph.append(Lstm(units, doc["return_sequences"], cell_clip=10.0), (-1,), consts)
+        graph.append(Lstm(units, doc["return_sequences"], cell_clip=10.0), (_rectify(graph, doc),), consts)
         return graph
     consts = {"input_weights": rng.integers(-127, 128, (4, units, features), dtype=np.int8),
               "recurrent_weights": rng.integers(-127, 128, (4, units, units), dtype=np.int8),

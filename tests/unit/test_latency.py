@@ -778,3 +778,43 @@ def test_the_stored_depthwise_row_sweeps_are_the_generators_networks(target):
     graph = calibration.graph_of(docs[calibration.DEPTHWISE_ROW_SEED + 1])
     plan = pipeline.planner(graph).vanilla()
     assert sum(f["depthwise:krow"] for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))) > 0
+
+
+@pytest.mark.parametrize("kind", ["gru", "gru_reset_after", "rnn", "rnn_relu"])
+@pytest.mark.parametrize("rectified", [False, True])
+def test_a_float_recurrent_layer_counts_the_products_that_read_a_signed_value(kind, rectified):
+    """Brute force over a run of the numpy kernel: the recurrent rows' products that read a 0 of
+    h are the first step's (the zero initial state), so value_signed counts the others, with the
+    input rows' unless a ReLU made the input, and a ReLU RNN's h holds no negative value (those
+    count as value_rectified); mac still counts them all."""
+    from msfcnn.ir import Graph
+    from msfcnn.ops.activation import Activation
+    from msfcnn.ops.gru import Gru
+    from msfcnn.ops.rnn import Rnn
+
+    rng = np.random.default_rng(7)
+    steps, features, units = 5, 3, 4
+    op = Rnn(units, activation=kind[4:] or "tanh") if kind.startswith("rnn") else \
+        Gru(units, linear_before_reset=kind == "gru_reset_after")
+    shape = lambda *s: rng.normal(0, 0.5, (op.gates, *s)).astype(np.float32)  # noqa: E731
+    consts = {"input_weights": shape(units, features), "recurrent_weights": shape(units, units),
+              "input_bias": shape(units), "recurrent_bias": shape(units)}
+    graph = Graph("cell", (1, steps, features), dtype="float32")
+    if rectified:
+        graph.append(Activation("relu"), (-1,))
+    t = graph.append(op, (len(graph) - 1,), consts)
+    x = rng.normal(0, 1, (1, steps, features)).astype(np.float32)
+    seq = np.maximum(x, 0) if rectified else x
+    hs = op.run_whole([seq], graph.kernel_context(t), np.zeros(op.workspace_bytes("float32"), np.uint8))
+    # h as each step reads it: the first step's all 0; the later ones' signed, or after a ReLU
+    # rectified (no negative value, some 0s)
+    first, later = np.zeros(units, np.float32), hs[:-1]
+    zero_reads = op.gates * units * np.count_nonzero(first == 0)
+    assert (later >= 0).all() == (np.count_nonzero(later == 0) > 0) == (kind == "rnn_relu")
+    inputs = op.gates * units * features * steps
+    state = graph.macs(t) - inputs - zero_reads
+    f = BlockCounter(graph, dsp=False).call(t, 0, 1, 0, 1)
+    rectified_reads = (inputs if rectified else 0) + (state if kind == "rnn_relu" else 0)
+    assert f[f"{kind[:3]}_f32:mac"] == graph.macs(t)
+    assert f[f"{kind[:3]}_f32:value_signed"] == graph.macs(t) - zero_reads - rectified_reads
+    assert f[f"{kind[:3]}_f32:value_rectified"] == rectified_reads

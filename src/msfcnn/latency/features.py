@@ -302,6 +302,8 @@ class BlockCounter:
             f[f"{op.family}:output_general_double"] += prod(op.shape)
         if form is CCall.SEQUENCE:
             op.op.count_sequence(op.family, op.in_shape, op.shape, f)
+            if op.float:
+                _count_signed_macs(op, f)
         if form is CCall.VECTOR:
             op.op.count_vector(op.family, op.build, op.shape, f)
         if form is CCall.MAP_TO_VECTOR:
@@ -547,6 +549,20 @@ class BlockCounter:
         f["tail:zero_byte"] += tail.acc.nbytes
         for t in range(tail.consumer + 1, tail.last + 1):
             f.update(self._count_call(t, 0, 1, 0, 1))
+
+
+def _count_signed_macs(op: "_Op", f: Features) -> None:
+    """A float recurrent layer's MACs that read a signed value, `value_signed` (as a float
+    window's, on top of `mac`): without an FPU a product or sum with a 0 takes soft float's short
+    path. Not signed: the first step's recurrent rows, which read the zero initial state; and,
+    counted as `value_rectified` (about half of what they read is 0), the input rows on an input
+    a ReLU made (rectified_input) and the later steps' recurrent rows on a ReLU RNN's h."""
+    inputs = op.op.input_macs(op.in_shape)
+    state = op.macs - inputs - op.op.zero_state_macs(op.in_shape)
+    rectified = (inputs if op.rectified else 0) + (state if op.op.rectified_state else 0)
+    f[f"{op.family}:value_signed"] += state + inputs - rectified
+    if rectified:
+        f[f"{op.family}:value_rectified"] += rectified
 
 
 def _times(counts, n: int):

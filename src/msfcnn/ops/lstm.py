@@ -80,6 +80,18 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
         steps, features = sequence_shape(inputs[0])
         return steps * 4 * self.units * (features + self.units)
 
+    def input_macs(self, in_shape: Shape) -> int:
+        """The MACs of the gates' rows on the input (the others read h)."""
+        steps, features = sequence_shape(in_shape)
+        return steps * 4 * self.units * features
+
+    rectified_state = False  # (h = o * tanh(c) takes both signs)
+
+    def zero_state_macs(self, in_shape: Shape) -> int:
+        """The MACs of the first step's recurrent rows, which read h = 0. A stateful LSTM's states
+        are 0 after a reset: its invocation is counted as the first one after it."""
+        return 4 * self.units * self.units if sequence_shape(in_shape)[0] else 0
+
     def describe(self) -> str:
         return f"lstm {self.units}" + ("" if self.return_sequences else " (last step)") \
             + (", state kept" if self.stateful else "")

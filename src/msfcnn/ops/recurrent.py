@@ -29,6 +29,7 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurren
     units: int
     reverse: bool = False  # the steps from last to first (a bidirectional layer's backward half)
     gates = 1  # matmul rows per unit and step, for each of the input and the hidden state
+    rectified_state = False  # h holds no negative value (a ReLU made it): about half of it 0
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         steps, _ = sequence_shape(inputs[0])
@@ -37,6 +38,15 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurren
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         steps, features = sequence_shape(inputs[0])
         return steps * self.gates * self.units * (features + self.units)
+
+    def input_macs(self, in_shape: Shape) -> int:
+        """The MACs of the gates' rows on the input (the others read h)."""
+        steps, features = sequence_shape(in_shape)
+        return steps * self.gates * self.units * features
+
+    def zero_state_macs(self, in_shape: Shape) -> int:
+        """The MACs of the first step's recurrent rows, which read h = 0."""
+        return self.gates * self.units * self.units if sequence_shape(in_shape)[0] else 0
 
     def describe(self) -> str:
         return f"{self.kind} {self.units}" + (" (reverse)" if self.reverse else "")

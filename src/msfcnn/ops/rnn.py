@@ -31,6 +31,10 @@ class Rnn(FloatRecurrent):
     def gate_functions(self) -> dict[str, int]:
         return {"tanh": 1} if self.activation == "tanh" else {}
 
+    @property
+    def rectified_state(self) -> bool:
+        return self.activation == "relu"
+
     def step_float(self, x: np.ndarray, h: np.ndarray, ctx: KernelContext) -> tuple[np.ndarray, np.ndarray]:
         """The new h, twice: rnn.c computes it in the scratch and copies it over h."""
         w = ctx.consts
