@@ -691,6 +691,20 @@ def test_a_time_scan_counts_no_copy_of_a_float_cells_state_to_an_output_sequence
     assert scan["rnn_f32:cell"] == sum(f["rnn_f32:cell"] for f in whole)
 
 
+def test_a_float_recurrent_layer_counts_the_bytes_its_state_start_zeroes():
+    """rnn.c and gru.c zero h (units floats) before the first step, run whole or as a time scan's
+    cell start (recurrent_cell.c): a memset of a size the compiler does not know, counted as
+    zero_byte per layer, the same in both schemes."""
+    for name, family in (("onnx_rnn_relu_batch_first_2.onnx", "rnn_f32"), ("onnx_gru_batch_first_2.onnx", "gru_f32")):
+        graph = pipeline.load(str(FIXTURES / "sequence" / name), weights=True)
+        planner = pipeline.planner(graph)
+        units = [graph.shape_of(t)[-1] for t in range(len(graph)) if graph.nodes[t].op.recurrent]
+        whole = _block_counts(graph, planner.vanilla())
+        scan, = _block_counts(graph, planner.min_ram())
+        assert [f[f"{family}:zero_byte"] for f in whole if f[f"{family}:call"]] == [4 * u for u in units]
+        assert scan[f"{family}:zero_byte"] == 4 * sum(units)
+
+
 def test_a_dilated_window_counts_its_copy_once_per_call():
     """conv2d.c copies a dilated window's description once per call: in a column stream of one
     output pixel a call, once per pixel; run whole, once."""

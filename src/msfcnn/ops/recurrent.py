@@ -122,6 +122,9 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurren
         counts[f"{family}:step"] += steps
         counts[f"{family}:gate_row"] += steps * 2 * self.gates * self.units
         counts[f"{family}:cell"] += steps * self.units
+        # the state zeroed first (run whole, or a time scan's cell start): a memset of a size the
+        # compiler does not know, the C library's loop a byte at a time
+        counts[f"{family}:zero_byte"] += self.units * 4
         # run whole, each step's state is copied to the output sequence (a memcpy); a time scan's
         # cell does not copy it (latency/features.py takes these counts off there)
         counts[f"{family}:output_copy"] += steps
