@@ -60,10 +60,12 @@ class Conv2DWeightOffset(_WeightOffset, Conv2D):
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         """weight_offset.c's CONV_2D: per block of channels, the offset term over the window's runs
-        and values, then four channels a pass over them."""
+        and values, then four channels a pass over them. Each pass of a pixel also sets up its
+        four weight rows and stores its sums (`quad`), whatever its window's size."""
         fam, blocks, values = run.family, channel_blocks(run.channels), run.taps * run.in_shape[2]
         quads = sum(-(-n // 4) for n in blocks)
         f[f"{fam}:block"] += run.pixels * len(blocks)
+        f[f"{fam}:quad"] += run.pixels * quads
         f[f"{fam}:run_block"] += run.krows * len(blocks)
         f[f"{fam}:value_block"] += values * len(blocks)
         f[f"{fam}:run_quad"] += run.krows * quads
