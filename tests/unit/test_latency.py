@@ -832,3 +832,35 @@ def test_a_float_recurrent_layer_counts_the_products_that_read_a_signed_value(ki
     assert f[f"{kind[:3]}_f32:mac"] == graph.macs(t)
     assert f[f"{kind[:3]}_f32:value_signed"] == graph.macs(t) - zero_reads - rectified_reads
     assert f[f"{kind[:3]}_f32:value_rectified"] == rectified_reads
+
+
+@pytest.mark.parametrize("head", ["signed", "relu", "ring", "pooled"])
+def test_a_float_dense_layer_counts_the_products_that_read_a_signed_value(head):
+    """The dense layer's input, run by the numpy kernels: with negative values, each product counts
+    as value_signed; made by a ReLU, or its rows kept in a time ring (the rows or the initial
+    zeros), it holds no negative value and about half 0s, and counts neither; pooled from such a
+    map it holds no negative value and fewer 0s than the map, and counts value_pooled."""
+    from msfcnn.executor import run_unfused
+    from msfcnn.latency.calibration import with_random_float_weights
+    from msfcnn.ops.dense import Dense
+    from msfcnn.ops.time_ring import TimeRing
+
+    layers = [{"op": "conv2d", "filters": 6, "kernel": 1, **({} if head == "signed" else {"act": "relu"})}]
+    layers += [{"op": "global_avg_pool"}] if head == "pooled" else []
+    graph = with_random_float_weights(graph_from_layer_list({"input": [1, 8, 3], "layers": layers}), seed=3)
+    if head == "ring":
+        ring = graph.append(TimeRing(1, 2), (len(graph) - 1,))
+        graph.add_state(ring, "ring", TimeRing(1, 2).initial_state(graph.shape_of(0), np.float32, 0))
+    x = np.random.default_rng(3).normal(0, 1, (1, 8, 3)).astype(np.float32)
+    read, before = run_unfused(graph, x), run_unfused(with_random_float_weights(graph_from_layer_list(
+        {"input": [1, 8, 3], "layers": layers[:1]}), seed=3), x)
+    t = graph.append(Dense(5), (len(graph) - 1,), {"weights": np.ones((5, read.size), np.float32),
+                                                   "bias": np.zeros(5, np.float32)})
+    f = BlockCounter(graph, dsp=False).call(t, 0, 1, 0, 1)
+    signed, pooled = f["dense_f32:value_signed"], f["dense_f32:value_pooled"]
+    assert f["dense_f32:mac"] == read.size * 5
+    assert (read < 0).any() == (signed == read.size * 5) and (signed == 0 or pooled == 0)
+    if head in ("relu", "ring"):
+        assert (read >= 0).all() and (read == 0).any() and signed == pooled == 0
+    if head == "pooled":
+        assert (read >= 0).all() and np.mean(read == 0) < np.mean(before == 0) and pooled == read.size * 5

@@ -117,6 +117,7 @@ class _Op:
         self.double_general = self.stage == "general" and self.op.output_stage_rounding(graph.numerics) == DOUBLE
         self.parts = self.op.channel_parts(self.shape[-1])
         self.rectified = self.float and rectified_input(graph, t)
+        self.pooled_rectified = self.float and self.op.multiplies_input and pooled_rectified_input(graph, t)
 
     def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -229,6 +230,21 @@ def rectified_input(graph: Graph, t: int) -> bool:
     return False
 
 
+def pooled_rectified_input(graph: Graph, t: int) -> bool:
+    """Whether op t's first input is a pooled vector (a REDUCE op's, through views) of a map that
+    rectified_input holds: no negative value, and 0 only where a channel's whole window was (a
+    dead channel, a short window), so fewer zeros than the map had but not none."""
+    node = graph.nodes[t]
+    while node.inputs and not is_network_input(node.inputs[0]):
+        u = node.inputs[0]
+        node = graph.nodes[u]
+        if node.op.pattern is Pattern.REDUCE:
+            return rectified_input(graph, u)
+        if not node.op.is_view:
+            return False
+    return False
+
+
 def _output_stage(graph: Graph, t: int) -> tuple[str, int]:
     """The int8 output stage a weighted kernel runs (msf_output_stage_mode; the op says its
     rounding, Op.output_stage_rounding): the general requantisation, or a fast loop for one
@@ -308,6 +324,8 @@ class BlockCounter:
             op.op.count_vector(op.family, op.build, op.shape, f)
         if form is CCall.MAP_TO_VECTOR:
             op.op.count_map(op.family, op.build, op.in_shape, f)
+            if op.float and op.op.multiplies_input and not op.rectified:
+                _count_vector_products(op, f)
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int, ring: int = 0):
@@ -563,6 +581,14 @@ def _count_signed_macs(op: "_Op", f: Features) -> None:
     f[f"{op.family}:value_signed"] += state + inputs - rectified
     if rectified:
         f[f"{op.family}:value_rectified"] += rectified
+
+
+def _count_vector_products(op: "_Op", f: Features) -> None:
+    """A float dense layer's MACs on an input no ReLU left half zeros: `value_signed` (as a float
+    window's, on top of `mac`: soft float's long path), or `value_pooled` when the input is a
+    pooled rectified map (pooled_rectified_input), whose zeros are fewer and depend on its values."""
+    kind = "value_pooled" if op.pooled_rectified else "value_signed"
+    f[f"{op.family}:{kind}"] += op.macs
 
 
 def _times(counts, n: int):

@@ -18,6 +18,7 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
             elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "dense"
     c_kernel = "msf_dense"
+    multiplies_input = True
     units: int
     activation: str | None = None
 

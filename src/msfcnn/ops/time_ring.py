@@ -32,6 +32,7 @@ class TimeRing(Op, pattern=Pattern.OPAQUE, c_call=CCall.VECTOR,
 
     kind = "time_ring"
     c_kernel = "msf_time_ring"
+    keeps_rectified = True  # (its rows are its input's, or the initial state's zeros)
     axis: int  # the time axis of its (H, W, C) input
     kept: int  # rows of the earlier calls it keeps (its state)
     skip: int = 0  # new rows it drops (older than any row its reader reads; only without state)
