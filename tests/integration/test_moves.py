@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from support.toolchains import require_target, require_tools
-from msfcnn.codegen.moves import library_move, overlap
+from msfcnn.codegen.moves import library_memmove, library_move, overlap
 
 # (name, source, target, size): arena offsets, None for a pointer the caller gave
 CASES = [(f"apart{n}", 4, 200, n) for n in (2, 4, 6, 8, 30, 64, 65, 96)] + \
@@ -38,10 +38,13 @@ def test_the_moves_the_compiler_leaves_to_the_library_are_those_counted(tmp_path
     listing = subprocess.run(["arm-none-eabi-objdump", "-dr", "moves.o"], cwd=tmp_path, capture_output=True,
                              text=True, check=True).stdout
     # (a move between places the compiler tells apart calls memcpy)
-    calls = {name for name, body in re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", listing, re.S) if re.search(r"\bmem(move|cpy)\b", body)}
+    bodies = dict(re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", listing, re.S))
+    calls = {name for name, body in bodies.items() if re.search(r"\bmem(move|cpy)\b", body)}
+    memmoves = {name for name, body in bodies.items() if re.search(r"\bmemmove\b", body)}
     for name, source, target_offset, size in CASES:
         apart = source is not None and target_offset is not None and not overlap(source, target_offset, size)
         assert library_move(size, apart) == (name in calls), name
+        assert library_memmove(size, apart) == (name in memmoves), name
 
 
 # word-aligned arena places apart, from 2 to 24 bytes, and a caller's pointer (moves.short_library_move)

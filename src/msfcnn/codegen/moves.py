@@ -10,6 +10,12 @@ copy a byte at a time, 4 or 5 instructions a byte. A move counts as `memmove:cal
 as `memmove:library_call` and `memmove:library_byte`. Only the Arm targets' fits price the
 library counts; elsewhere they cost 0 and every move is priced by its bytes alone.
 
+picolibc's memcpy as linked here loops ldrb, strb, cmp, bne: 4 instructions a byte; its memmove
+compares the ends first and loops forward or backward, 5 a byte either way (no word path at any
+size or alignment). A library call whose ends the compiler cannot tell apart is a memmove (a
+live tensor sliding over itself, or the caller's pointers), so it also counts as
+`memmove:library_memmove_call` and `memmove:library_memmove_byte`: what it costs above a memcpy.
+
 xtensa-lx106-elf-gcc 12 at -O2 expands fewer moves inline: one between word-aligned arena places
 it can tell apart when its words, plus two per halfword and one per byte of its tail, are at most
 four (16, 13, 12 or 10 bytes and less), and none between other pointers past a byte. The moves the Arm compilers expand and it does not
@@ -30,6 +36,12 @@ def library_move(size: int, apart: bool) -> bool:
     at constant offsets that do not overlap (not the caller's input or output, not a slide over
     itself)."""
     return size > INLINE_ANY and (not apart or size > INLINE_APART)
+
+
+def library_memmove(size: int, apart: bool) -> bool:
+    """Whether the library call of a move is memmove, not memcpy (the compiler cannot tell its
+    ends apart)."""
+    return library_move(size, apart) and not apart
 
 
 def pieces(size: int) -> int:
@@ -56,6 +68,9 @@ def count_move(f: Counter, size: int, apart: bool, times: int = 1) -> None:
     if library_move(size, apart):
         f["memmove:library_call"] += times
         f["memmove:library_byte"] += times * size
+        if library_memmove(size, apart):
+            f["memmove:library_memmove_call"] += times
+            f["memmove:library_memmove_byte"] += times * size
     elif short_library_move(size, apart):
         f["memmove:short_library_call"] += times
         f["memmove:short_library_byte"] += times * size
