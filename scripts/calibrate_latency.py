@@ -42,6 +42,7 @@ from msfcnn.codegen.build import DoesNotFit
 from msfcnn.errors import UserError
 from msfcnn.frontends.layer_list import CONVERTERS, graph_from_layer_list
 from msfcnn.ir import Graph, with_numerics
+from msfcnn.ops.activation import Activation
 from msfcnn.ops.float_unary import FloatUnary
 from msfcnn.ops.hard_sigmoid import HardSigmoid
 from msfcnn.ops.requantize import Requantize
@@ -694,7 +695,6 @@ def _rectify(graph: Graph, doc: dict) -> int:
     """The input of a float32 recurrent layer: the network's, or a ReLU of it (doc's `rectified`)."""
     if not doc.get("rectified"):
         return -1
-    from msfcnn.ops.activation import Activation
     graph.append(Activation("relu"), (-1,))
     return 0
 

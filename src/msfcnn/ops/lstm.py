@@ -51,10 +51,30 @@ GATES = ("input", "forget", "cell", "output")  # TFLite's order of the four gate
 GATE_LOG2 = -12  # gate pre-activations are Q3.12 (scale 2^-12), gate outputs Q0.15
 
 
+class GatedProducts:
+    """What the latency model asks of a recurrent layer's products (features._count_signed_macs):
+    each step multiplies `gates` rows of `units` by the input and by h."""
+
+    gates = 1  # matmul rows per unit and step, for each of the input and the hidden state
+    rectified_state = False  # h holds no negative value (a ReLU made it): about half of it 0
+    units: int
+
+    def input_macs(self, in_shape: Shape) -> int:
+        """The MACs of the gates' rows on the input (the others read h)."""
+        steps, features = sequence_shape(in_shape)
+        return steps * self.gates * self.units * features
+
+    def zero_state_macs(self, in_shape: Shape) -> int:
+        """The MACs of the first step's recurrent rows, which read h = 0. A stateful layer's states
+        are 0 after a reset: its invocation is counted as the first one after it."""
+        return self.gates * self.units * self.units if sequence_shape(in_shape)[0] else 0
+
+
 @dataclass(frozen=True)
-class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, elements=frozenset({"int8", "float32"})):
+class Lstm(GatedProducts, Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, elements=frozenset({"int8", "float32"})):
     kind = "lstm"
     c_kernel = "msf_lstm"
+    gates = 4  # (its h = o * tanh(c) takes both signs: not rectified_state)
     units: int
     return_sequences: bool = True
     cell_clip: float = 0.0
@@ -79,18 +99,6 @@ class Lstm(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True, el
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         steps, features = sequence_shape(inputs[0])
         return steps * 4 * self.units * (features + self.units)
-
-    def input_macs(self, in_shape: Shape) -> int:
-        """The MACs of the gates' rows on the input (the others read h)."""
-        steps, features = sequence_shape(in_shape)
-        return steps * 4 * self.units * features
-
-    rectified_state = False  # (h = o * tanh(c) takes both signs)
-
-    def zero_state_macs(self, in_shape: Shape) -> int:
-        """The MACs of the first step's recurrent rows, which read h = 0. A stateful LSTM's states
-        are 0 after a reset: its invocation is counted as the first one after it."""
-        return 4 * self.units * self.units if sequence_shape(in_shape)[0] else 0
 
     def describe(self) -> str:
         return f"lstm {self.units}" + ("" if self.return_sequences else " (last step)") \

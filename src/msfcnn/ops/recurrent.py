@@ -20,16 +20,14 @@ import numpy as np
 from .base import CCall, KernelContext, Op, Pattern, Shape
 from .logistic import libm_f32
 from .loop_counts import Counts
-from .lstm import sequence_shape
+from .lstm import GatedProducts, sequence_shape
 
 
 @dataclass(frozen=True)
-class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True,
+class FloatRecurrent(GatedProducts, Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurrent=True,
                      elements=frozenset({"float32"})):
     units: int
     reverse: bool = False  # the steps from last to first (a bidirectional layer's backward half)
-    gates = 1  # matmul rows per unit and step, for each of the input and the hidden state
-    rectified_state = False  # h holds no negative value (a ReLU made it): about half of it 0
 
     def output_shape(self, inputs: list[Shape]) -> Shape:
         steps, _ = sequence_shape(inputs[0])
@@ -38,15 +36,6 @@ class FloatRecurrent(Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, recurren
     def macs(self, inputs: list[Shape], output: Shape) -> int:
         steps, features = sequence_shape(inputs[0])
         return steps * self.gates * self.units * (features + self.units)
-
-    def input_macs(self, in_shape: Shape) -> int:
-        """The MACs of the gates' rows on the input (the others read h)."""
-        steps, features = sequence_shape(in_shape)
-        return steps * self.gates * self.units * features
-
-    def zero_state_macs(self, in_shape: Shape) -> int:
-        """The MACs of the first step's recurrent rows, which read h = 0."""
-        return self.gates * self.units * self.units if sequence_shape(in_shape)[0] else 0
 
     def describe(self) -> str:
         return f"{self.kind} {self.units}" + (" (reverse)" if self.reverse else "")
