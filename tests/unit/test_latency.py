@@ -98,6 +98,49 @@ def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
         assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
 
 
+def test_a_float_element_wise_kernel_counts_the_values_of_an_input_with_negative_values():
+    """Tanh, LOGISTIC, ADD and MUL in float32 count `output_signed` (Tanh: `output_tanh_signed`)
+    for each value they compute from an input that has negative values, and none from a map a
+    ReLU made, through Tanh, Elu and LeakyRelu (which keep 0 at 0 and every sign): soft float's
+    exp, add and multiply of a 0 take the library's short paths. Checked against the values the
+    numpy executor computes for each op's first input."""
+    from msfcnn.executor import initial_states, input_tensor, internal_inputs, with_states
+    from msfcnn.ir import Graph
+    from msfcnn.latency import calibration
+    from msfcnn.ops.float_unary import FloatUnary
+    from msfcnn.tensors import random_input
+
+    def with_float_tanh(doc):  # (a layer list's TANH is the table op; ONNX's and Keras' float one is this)
+        graph = graph_from_layer_list(doc)
+        out = Graph(graph.name, graph.input_shape)
+        for node in graph.nodes:
+            out.append(FloatUnary("tanh") if node.op.kind == "tanh" else node.op, node.inputs, node.consts)
+        return out
+
+    layers = [{"op": "conv2d", "filters": 4, "kernel": 1, "act": "relu"},
+              {"op": "tanh"},
+              {"op": "logistic"},
+              {"op": "conv2d", "filters": 4, "kernel": 1},
+              {"op": "tanh"},
+              {"op": "mul", "from": 2},
+              {"op": "add", "from": 1},
+              {"op": "logistic"}]
+    doc = {"name": "signs", "input": [1, 4, 3], "layers": layers}
+    graph = calibration.graph_of(doc, "float32", with_float_tanh)
+    states = initial_states(graph)
+    values = {input_tensor(0): internal_inputs(graph, random_input(graph, 0))[0][0]}
+    counter = BlockCounter(graph, dsp=False)
+    for t, node in enumerate(graph.nodes):
+        values[t] = node.op.reference([values[u] for u in node.inputs], with_states(graph, t, states))
+        if node.op.kind == "conv2d":
+            continue
+        f = counter.call(t, 0, 1, 0, 4)
+        signed = sum(v for k, v in f.items() if k.endswith("_signed"))
+        assert signed == (values[t].size if (values[node.inputs[0]] < 0).any() else 0), (t, node.op.kind)
+    kernels = [t for t, node in enumerate(graph.nodes) if node.op.kind != "conv2d"]
+    assert [t for t in kernels if any(k.endswith("_signed") for k in counter.call(t, 0, 1, 0, 4))] == [4, 5, 6, 7]
+
+
 def test_a_float_convolution_counts_its_accumulate_a_channel_at_a_time():
     """accumulate_f32 sums one output channel at a time over every run (kernels/conv2d.c): a run
     per channel and a multiply-accumulate per value and channel, where int8's loop takes four

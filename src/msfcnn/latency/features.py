@@ -117,6 +117,7 @@ class _Op:
         self.double_general = self.stage == "general" and self.op.output_stage_rounding(graph.numerics) == DOUBLE
         self.parts = self.op.channel_parts(self.shape[-1])
         self.rectified = self.float and rectified_input(graph, t)
+        self.rectified_values = self.float and rectified_input(graph, t, through_functions=True)
         self.pooled_rectified = self.float and self.op.multiplies_input and pooled_rectified_input(graph, t)
 
     def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
@@ -177,7 +178,7 @@ class _Op:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
                          self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
-                         self.path, region, col_ring, self.rectified)
+                         self.path, region, col_ring, self.rectified, self.rectified_values)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -215,17 +216,20 @@ class _Op:
 RECTIFYING = frozenset(name for name, (low, _) in ACTIVATION_BOUNDS.items() if low == 0.0)
 
 
-def rectified_input(graph: Graph, t: int) -> bool:
+def rectified_input(graph: Graph, t: int, through_functions: bool = False) -> bool:
     """Whether op t's first input holds no negative value because a ReLU (fused or standalone)
-    made it, through ops that only pass values on or add zeros (Op.keeps_rectified, views). About
-    half of such a map is 0, whose soft-float products and sums take the library's short path: a
-    float kernel's multiply-accumulates cost less on it (the cores without an FPU)."""
+    made it, through ops that only pass values on or add zeros (Op.keeps_rectified, views), and
+    with `through_functions` through functions that keep 0 and signs too (Op.keeps_zeros: Tanh,
+    Elu, LeakyRelu). About half of such a map is 0, whose soft-float products and sums take the
+    library's short path: a float kernel's multiply-accumulates cost less on it (the cores
+    without an FPU)."""
     node = graph.nodes[t]
     while node.inputs and not is_network_input(node.inputs[0]):
         node = graph.nodes[node.inputs[0]]
         if getattr(node.op, "activation", None) in RECTIFYING:
             return True
-        if not (node.op.keeps_rectified or node.op.is_view) or getattr(node.op, "value", None):
+        passes = node.op.keeps_rectified or node.op.is_view or (through_functions and node.op.keeps_zeros)
+        if not passes or getattr(node.op, "value", None):
             return False
     return False
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import numerics as nx
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, as_feature_map, c_struct,
                    in_numerics)
-from .loop_counts import Counts, KernelRun
+from .loop_counts import Counts, KernelRun, count_signed_values
 
 # TFLite's int8 ADD: both inputs are scaled up by 2^20, brought to a common scale (twice the larger
 # input scale) with their own multipliers, summed, then rescaled to the output.
@@ -57,6 +57,7 @@ class Add(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
     def count_region(self, run: KernelRun, f: Counts) -> None:
         if run.path:
             f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
+        count_signed_values(run, f)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2]}

@@ -364,6 +364,10 @@ class Op:
     # The output's values are some of the first input's, or zeros (PAD, MAX_POOL_2D, a view): an
     # input that a ReLU left without negative values stays so (features.rectified_input).
     keeps_rectified: ClassVar[bool] = False
+    # A function of each value that maps 0 to 0 and keeps every value's sign (Tanh, Elu,
+    # LeakyRelu): a rectified input stays so, for the element-wise kernels' counts only
+    # (features.rectified_input's through_functions; the products' counts keep their fits).
+    keeps_zeros: ClassVar[bool] = False
     # A MAP_TO_VECTOR kernel whose MACs multiply its input by weights: on soft float a product of
     # a signed (not rectified) input takes the library's long path (features: `value_signed`).
     multiplies_input: ClassVar[bool] = False

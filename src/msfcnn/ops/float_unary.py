@@ -22,6 +22,7 @@ FUNCTIONS = {"leaky_relu": ("MSF_UNARY_LEAKY_RELU", leaky_relu_f32),
 @dataclass(frozen=True)
 class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"float32"})):
     kind = "float_unary"
+    keeps_zeros = True  # (tanh, Elu and LeakyRelu of 0 are 0, of a positive value positive)
     c_kernel = "msf_float_unary"
     function: str  # a key of FUNCTIONS
     alpha: float = 0.0  # LeakyRelu's slope below 0, Elu's scale
@@ -35,6 +36,8 @@ class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"flo
     def count_region(self, run: KernelRun, f: Counts) -> None:
         if run.path:
             f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
+            if not run.rectified_values:  # (soft float: no zero among them, none of the short paths)
+                f[f"{run.family}:output_{run.path}_signed"] += run.pixels * run.channels
 
     def describe(self) -> str:
         return self.function if self.function == "tanh" else f"{self.function}({self.alpha:g})"

@@ -87,6 +87,8 @@ class KernelRun:
     # Op.counts_by_ring ops; the region is then given too)
     rectified: bool = False  # a float kernel whose input a ReLU left without negative values
     # (features.rectified_input): about half its values are 0, which soft float multiplies fast
+    rectified_values: bool = False  # the same through Tanh, Elu and LeakyRelu too (Op.keeps_zeros),
+    # for the element-wise kernels' values (count_signed_values)
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
@@ -96,3 +98,10 @@ def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> Non
     f[f"{run.family}:tap_output"] += run.taps * run.channels
     if values_per_tap:
         f[f"{run.family}:value"] += run.taps * values_per_tap * run.channels
+
+
+def count_signed_values(run: KernelRun, f: Counts) -> None:
+    """A float element-wise kernel's values of a signed input (not a ReLU's, rectified): no zero
+    among them, so soft float's add, multiply, exp and division run the library's long paths."""
+    if run.family.endswith("_f32") and not run.rectified_values:
+        f[f"{run.family}:output_signed"] += run.pixels * run.channels

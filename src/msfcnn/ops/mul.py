@@ -13,7 +13,7 @@ from .. import numerics as nx
 from ..errors import UserError
 from .base import (C_ACTIVATION, C_ROUNDING, KernelContext, Pattern, SameShapeBinary, Shape, ValueMap, as_feature_map,
                    c_struct)
-from .loop_counts import Counts, KernelRun
+from .loop_counts import Counts, KernelRun, count_signed_values
 
 # TFLite's int8 MUL: (a - a_zero) * (b - b_zero) in int32, rescaled by a_scale * b_scale / out_scale
 # (see mul_multiplier) with its MultiplyByQuantizedMultiplier, plus the output zero point, clamped
@@ -118,6 +118,9 @@ class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
             return nx.float_activation(a.astype(np.float32) * b.astype(np.float32), self.activation)
         (qa, qb), out_q = ctx.input_quant, ctx.output_quant
         return _mul_int8(a, b, qa, qb, out_q, self.activation, ctx.numerics)
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        count_signed_values(run, f)
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         fields = {"channels": as_feature_map(out_shape)[2], "broadcast": int(in_shapes[0] != in_shapes[1])}
