@@ -12,6 +12,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --few-channels [--networks 24] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
+    python scripts/calibrate_latency.py --target cortex-m0plus --lines16 [--networks 24] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
@@ -542,6 +543,41 @@ def _pad16_tflite(doc: dict) -> bytes:
     return m.build([x], [conv16(m, y, rng.randint(1, 8), 1 / 2048, k=1)])
 
 
+def lines16_network(seed: int) -> dict:
+    """A seeded random 16x8 Conv1D-style network (`--lines16`)."""
+    return {"name": f"calibration_lines16_{seed}", "generated": "lines16", "seed": seed}
+
+
+def _lines16_tflite(doc: dict) -> bytes:
+    """The .tflite of lines16_network(seed): a 1 x T x C int16 map, a 1 x k convolution, then 1 to 3
+    of 1 x k convolutions, MAX_POOL_2D and AVERAGE_POOL_2D (SAME or VALID, stride 1 or 2), as a
+    16x8 Conv1D model has them. Their column streams call each window one pixel at a time, which
+    the 2-D networks of --cover --int16 (whole rows a call) leave ill-determined per call."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_binop_models import conv, pool
+    from make_op_models import Model
+
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    y = x = m.tensor((1, 1, rng.choice([12, 16, 24, 30, 40, 48]), rng.choice([1, 2, 4, 8, 12])), "INT16",
+                     quant=([1 / 4096], [0]))
+    for n in range(rng.randint(2, 4)):
+        w = m.tensors[y][0][2]
+        kind = "conv" if n == 0 else rng.choice(["conv", "conv", "max", "avg"])
+        k = rng.choice([1, 3, 5]) if kind == "conv" else rng.choice([2, 3])
+        padding = rng.choice(["SAME", "SAME", "VALID"]) if w > k + 1 else "SAME"
+        stride = (1, rng.choice([1, 1, 2]) if w >= 6 else 1)
+        if kind == "conv":
+            y = conv(m, y, (1, k), rng.choice([2, 4, 6, 8, 12, 16]), (1 / 2048, 0), stride, padding)
+        else:
+            y = pool(m, y, "MAX_POOL_2D" if kind == "max" else "AVERAGE_POOL_2D", (1, k), stride, padding)
+    return m.build([x], [y])
+
+
+# The 16x8 window kernels a Conv1D model's column stream calls per pixel: --lines16 fits them again.
+LINES16_FAMILIES = ("conv_s16", "depthwise_s16", "max_pool2d_s16", "avg_pool2d_s16")
+
+
 def lstm_network(seed: int) -> dict:
     """A seeded random LSTM layer (no layer-list name, no converter-free .tflite): steps, features
     and units drawn, its whole sequence or its last step; int8 under LiteRT's numerics for even
@@ -959,7 +995,7 @@ def _dilated16(m, x: int, y: int, rng: random.Random) -> bytes:
 
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
              "svdf": _svdf_tflite, "windows16": _windows16_tflite, "keyword": _keyword_tflite,
-             "pad16": _pad16_tflite}
+             "pad16": _pad16_tflite, "lines16": _lines16_tflite}
 
 
 def _with_litert_adds(graph):
@@ -1424,6 +1460,10 @@ def main() -> None:
                         "convolutions on a 1 x T x C map, int8 and float32, whole under the cover plans and as one "
                         "streaming call; to build/latency/TARGET-lines[-streaming].jsonl) and fit only the one-row "
                         "windows' counts (line_*) on every stored block that has them, keeping every other coefficient")
+    parser.add_argument("--lines16", action="store_true", help="measure 16x8 Conv1D-style networks (lines16_network, "
+                        "under the cover plans; to build/latency/TARGET-lines16.jsonl) and fit the 16x8 window "
+                        "kernels (LINES16_FAMILIES) again on every stored block, then on their unfused ones, as "
+                        "--remeasure FAMILIES --refit does")
     parser.add_argument("--chains", action="store_true", help="measure networks of conv -> depthwise -> 1x1 "
                         "chains (chain_network, under the chains scheme's least-RAM plan with the input streamed; to "
                         "--samples, default build/latency/TARGET-chains.jsonl) and fit only the chains block's own "
@@ -1502,6 +1542,12 @@ def main() -> None:
         return
     if args.lines:
         _calibrate_lines(args, folder)
+        return
+    if args.lines16:
+        if not args.refit:
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks),
+                    args.samples or folder / f"{args.target}-lines16.jsonl", "int16", "cover", lines16_network)
+        refit_families(args.target, LINES16_FAMILIES, args.also)
         return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count

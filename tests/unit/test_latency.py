@@ -864,3 +864,22 @@ def test_a_float_dense_layer_counts_the_products_that_read_a_signed_value(head):
         assert (read >= 0).all() and (read == 0).any() and signed == pooled == 0
     if head == "pooled":
         assert (read >= 0).all() and np.mean(read == 0) < np.mean(before == 0) and pooled == read.size * 5
+
+
+def test_a_16x8_window_locates_each_tap_in_its_ring_per_output_channel():
+    """int16.c's window loops call at_s16 once per tap and output channel, and in a stream whose
+    input is a ring that index is taken modulo the ring (a library division on Armv6-M):
+    ring_tap_output counts those calls, none without a ring. Brute force over bin_i16_conv1d's
+    first convolution (1 x 5 SAME on 30 steps, 8 outputs) and its max pool (1 x 2, stride 2, 8
+    channels), a column at a time as its column stream calls them."""
+    graph = pipeline.load(str(FIXTURES / "models" / "bin_i16_conv1d.tflite"), weights=True)
+    counter = BlockCounter(graph, dsp=False)
+
+    def taps(c: int, k: int, stride: int, pad: int, width: int) -> int:
+        return sum(0 <= c * stride - pad + j < width for j in range(k))
+
+    for op, family, k, stride, pad, width, columns in ((0, "conv_s16", 5, 1, 2, 30, 30),
+                                                       (1, "max_pool2d_s16", 2, 2, 0, 30, 15)):
+        rings = [counter.call(op, 0, 1, c, c + 1, 6)[f"{family}:ring_tap_output"] for c in range(columns)]
+        assert rings == [taps(c, k, stride, pad, width) * 8 for c in range(columns)]
+        assert not counter.call(op, 0, 1, 0, columns)[f"{family}:ring_tap_output"]
