@@ -557,6 +557,8 @@ def _lines16_tflite(doc: dict) -> bytes:
     from make_binop_models import conv, pool
     from make_op_models import Model
 
+    if doc["seed"] >= LINES16_TCN_SEED:
+        return _tcn16(doc)
     rng = random.Random(doc["seed"])
     m = Model(doc["name"])
     y = x = m.tensor((1, 1, rng.choice([12, 16, 24, 30, 40, 48]), rng.choice([1, 2, 4, 8, 12])), "INT16",
@@ -574,8 +576,48 @@ def _lines16_tflite(doc: dict) -> bytes:
     return m.build([x], [y])
 
 
-# The 16x8 window kernels a Conv1D model's column stream calls per pixel: --lines16 fits them again.
-LINES16_FAMILIES = ("conv_s16", "depthwise_s16", "max_pool2d_s16", "avg_pool2d_s16")
+# From this seed on, lines16_network draws causal TCNs (_tcn16): a draw of its own, so that the
+# networks before stay as they were measured.
+LINES16_TCN_SEED = 100
+
+
+def _tcn16(doc: dict) -> bytes:
+    """lines16_network's draws from LINES16_TCN_SEED on: a 16x8 causal TCN, as Keras writes one.
+    Per layer a PAD of (k - 1) * d steps on the left and a VALID 1 x k CONV_2D of dilation d (1 for
+    the first), some closed by a residual ADD (LiteRT's int16 ADD) of an earlier layer's output.
+    Its column stream calls the PAD, the window and the ADD once per step."""
+    import numpy as np
+    from make_int16_models import RELU, _schema, _weights, act16, add16
+    from make_op_models import Model
+
+    schema = _schema()
+    rng = random.Random(doc["seed"] * 7 + 5)
+    m = Model(doc["name"])
+    steps, filters = rng.choice([16, 24, 32, 40]), rng.choice([4, 8, 12, 16])
+    y = x = act16(m, (1, 1, steps, rng.choice([1, 2, 4, 8])), 1 / 4096)
+    same = []  # the outputs of steps x filters an ADD may take
+    for n in range(rng.randint(2, 4)):
+        k, d, c, scale = rng.choice([2, 3, 3, 5]), 1 if n == 0 else rng.choice([1, 2, 4]), m.tensors[y][0][3], \
+            m.tensors[y][2][0][0]
+        padded = act16(m, (1, 1, steps + (k - 1) * d, c), scale)
+        pads = m.const(np.array([[0, 0], [0, 0], [(k - 1) * d, 0], [0, 0]], np.int32), "INT32")
+        m.op("PAD", [y, pads], [padded], ("PadOptions", schema.PadOptionsT()))
+        weights, bias = _weights(m, (filters, 1, k, c), 0, filters, scale)
+        y = act16(m, (1, 1, steps, filters), 1 / 2048)
+        opt = schema.Conv2DOptionsT()
+        opt.padding, opt.strideH, opt.strideW = schema.Padding.VALID, 1, 1
+        opt.dilationHFactor, opt.dilationWFactor = 1, d
+        opt.fusedActivationFunction = rng.choice([0, RELU, RELU])
+        m.op("CONV_2D", [padded, weights, bias], [y], ("Conv2DOptions", opt), version=4)
+        if same and rng.random() < 0.5:
+            y = add16(m, y, rng.choice(same), 1 / 1024, activation=rng.choice([0, RELU]))
+        same.append(y)
+    return m.build([x], [y])
+
+
+# The 16x8 window kernels a Conv1D model's column stream calls per pixel, and the PAD and ADD a
+# causal TCN's stream calls per step: --lines16 fits them again.
+LINES16_FAMILIES = ("conv_s16", "depthwise_s16", "max_pool2d_s16", "avg_pool2d_s16", "pad_s16", "add_litert_s16")
 
 
 def lstm_network(seed: int) -> dict:
