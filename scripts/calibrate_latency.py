@@ -13,6 +13,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --few-channels [--networks 24] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
     python scripts/calibrate_latency.py --target cortex-m0plus --lines16 [--networks 24] [--refit]
+    python scripts/calibrate_latency.py --target cortex-m0plus --dense-signed
     python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
@@ -1391,6 +1392,33 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     _write(model, target, also)
 
 
+def refit_dense_signed(target: str, also: list[str]) -> None:
+    """--dense-signed: the float dense layer (dense_f32) fitted in two steps on every stored block
+    that runs it, on top of every other coefficient. First its cost per call, unit and product on
+    the blocks whose input is signed (every product on soft float's long path, no zeros); then, the
+    call and unit kept, its products' base cost and a pooled one's extra on the others (rectified
+    and pooled inputs, whose share of zeros depends on the network's values and had pulled the
+    cost per unit down). A signed product costs what the first fit gives."""
+    family = "dense_f32"
+    samples = [s for s in stored_samples(target) if s.features.get(f"{family}:mac")]
+    signed = [s for s in samples if s.features.get(f"{family}:value_signed", 0) == s.features[f"{family}:mac"]]
+
+    def fit(runs, loops, model, key):
+        names = {f"{family}:{loop}" for loop in loops}
+        fixed = replace(model, coefficients={k: v for k, v in model.coefficients.items() if k not in names})
+        runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or k in names}),
+                                   s.instructions, s.where) for s in runs]
+        return calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
+
+    first = fit([calibration.Sample(Counter({k: v for k, v in s.features.items() if k != f"{family}:value_signed"}),
+                                    s.instructions, s.where) for s in signed],
+                ("call", "output", "mac"), _stored(target, ()), "dense_signed")
+    model = fit([s for s in samples if s not in signed], ("mac", "value_pooled"), first, "dense_unsigned")
+    coefficients = dict(model.coefficients)
+    coefficients[f"{family}:value_signed"] = first.coefficients[f"{family}:mac"] - coefficients[f"{family}:mac"]
+    _write(replace(model, coefficients=coefficients), target, also)
+
+
 def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for _, row, graph, _, schedule in stored_rows(samples_path):
@@ -1506,6 +1534,9 @@ def main() -> None:
                         "under the cover plans; to build/latency/TARGET-lines16.jsonl) and fit the 16x8 window "
                         "kernels (LINES16_FAMILIES) again on every stored block, then on their unfused ones, as "
                         "--remeasure FAMILIES --refit does")
+    parser.add_argument("--dense-signed", action="store_true", help="fit the float dense layer (dense_f32) again "
+                        "on the stored blocks: its costs per call, unit and product on those whose input is signed, "
+                        "then its products' on the others (refit_dense_signed)")
     parser.add_argument("--chains", action="store_true", help="measure networks of conv -> depthwise -> 1x1 "
                         "chains (chain_network, under the chains scheme's least-RAM plan with the input streamed; to "
                         "--samples, default build/latency/TARGET-chains.jsonl) and fit only the chains block's own "
@@ -1584,6 +1615,9 @@ def main() -> None:
         return
     if args.lines:
         _calibrate_lines(args, folder)
+        return
+    if args.dense_signed:
+        refit_dense_signed(args.target, args.also)
         return
     if args.lines16:
         if not args.refit:

@@ -883,3 +883,26 @@ def test_a_16x8_window_locates_each_tap_in_its_ring_per_output_channel():
         rings = [counter.call(op, 0, 1, c, c + 1, 6)[f"{family}:ring_tap_output"] for c in range(columns)]
         assert rings == [taps(c, k, stride, pad, width) * 8 for c in range(columns)]
         assert not counter.call(op, 0, 1, 0, columns)[f"{family}:ring_tap_output"]
+
+
+def test_a_float_tanh_counts_its_signed_inputs_apart():
+    """Soft float computes tanh(0) on a short path, and a ReLU's output is about half 0: the float
+    Tanh counts its values as output_tanh, and those of an input no ReLU made (rectified_input) as
+    output_tanh_signed too. 4 x 4 x 3 map, a 1x1 convolution of 5 channels before each (the
+    calibration script's layers: the ONNX and Keras float Tanh is float_unary)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def counts(act):
+        conv = {"op": "conv2d", "filters": 5, "kernel": 1, **({"act": act} if act else {})}
+        doc = {"name": "tanh", "input": [4, 4, 3], "layers": [conv, {"op": "float_unary", "function": "tanh"}]}
+        return BlockCounter(tool.graph_of(doc, "float32"), dsp=False).call(1, 0, 4, 0, 4)
+
+    signed, rectified = counts(None), counts("relu")
+    assert signed["float_unary_f32:output_tanh"] == signed["float_unary_f32:output_tanh_signed"] == 4 * 4 * 5
+    assert rectified["float_unary_f32:output_tanh"] == 4 * 4 * 5 and not rectified["float_unary_f32:output_tanh_signed"]

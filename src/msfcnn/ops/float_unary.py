@@ -35,6 +35,8 @@ class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"flo
     def count_region(self, run: KernelRun, f: Counts) -> None:
         if run.path:
             f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
+            if not run.rectified:  # (a ReLU's output is half 0, whose tanh and Elu soft float computes fast)
+                f[f"{run.family}:output_{run.path}_signed"] += run.pixels * run.channels
 
     def describe(self) -> str:
         return self.function if self.function == "tanh" else f"{self.function}({self.alpha:g})"
