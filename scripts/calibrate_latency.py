@@ -12,6 +12,8 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --few-channels [--networks 24] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --lines [--refit]
+    python scripts/calibrate_latency.py --target cortex-m0plus --lines16 [--networks 24] [--refit]
+    python scripts/calibrate_latency.py --target cortex-m0plus --dense-signed
     python scripts/calibrate_latency.py --target cortex-m4 --chains [--networks 10] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --vectors [--networks 40] [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
@@ -542,6 +544,83 @@ def _pad16_tflite(doc: dict) -> bytes:
     return m.build([x], [conv16(m, y, rng.randint(1, 8), 1 / 2048, k=1)])
 
 
+def lines16_network(seed: int) -> dict:
+    """A seeded random 16x8 Conv1D-style network (`--lines16`)."""
+    return {"name": f"calibration_lines16_{seed}", "generated": "lines16", "seed": seed}
+
+
+def _lines16_tflite(doc: dict) -> bytes:
+    """The .tflite of lines16_network(seed): a 1 x T x C int16 map, a 1 x k convolution, then 1 to 3
+    of 1 x k convolutions, MAX_POOL_2D and AVERAGE_POOL_2D (SAME or VALID, stride 1 or 2), as a
+    16x8 Conv1D model has them. Their column streams call each window one pixel at a time, which
+    the 2-D networks of --cover --int16 (whole rows a call) leave ill-determined per call."""
+    sys.path.insert(0, str(FIXTURE_MAKERS))
+    from make_binop_models import conv, pool
+    from make_op_models import Model
+
+    if doc["seed"] >= LINES16_TCN_SEED:
+        return _tcn16(doc)
+    rng = random.Random(doc["seed"])
+    m = Model(doc["name"])
+    y = x = m.tensor((1, 1, rng.choice([12, 16, 24, 30, 40, 48]), rng.choice([1, 2, 4, 8, 12])), "INT16",
+                     quant=([1 / 4096], [0]))
+    for n in range(rng.randint(2, 4)):
+        w = m.tensors[y][0][2]
+        kind = "conv" if n == 0 else rng.choice(["conv", "conv", "max", "avg"])
+        k = rng.choice([1, 3, 5]) if kind == "conv" else rng.choice([2, 3])
+        padding = rng.choice(["SAME", "SAME", "VALID"]) if w > k + 1 else "SAME"
+        stride = (1, rng.choice([1, 1, 2]) if w >= 6 else 1)
+        if kind == "conv":
+            y = conv(m, y, (1, k), rng.choice([2, 4, 6, 8, 12, 16]), (1 / 2048, 0), stride, padding)
+        else:
+            y = pool(m, y, "MAX_POOL_2D" if kind == "max" else "AVERAGE_POOL_2D", (1, k), stride, padding)
+    return m.build([x], [y])
+
+
+# From this seed on, lines16_network draws causal TCNs (_tcn16): a draw of its own, so that the
+# networks before stay as they were measured.
+LINES16_TCN_SEED = 100
+
+
+def _tcn16(doc: dict) -> bytes:
+    """lines16_network's draws from LINES16_TCN_SEED on: a 16x8 causal TCN, as Keras writes one.
+    Per layer a PAD of (k - 1) * d steps on the left and a VALID 1 x k CONV_2D of dilation d (1 for
+    the first), some closed by a residual ADD (LiteRT's int16 ADD) of an earlier layer's output.
+    Its column stream calls the PAD, the window and the ADD once per step."""
+    import numpy as np
+    from make_int16_models import RELU, _schema, _weights, act16, add16
+    from make_op_models import Model
+
+    schema = _schema()
+    rng = random.Random(doc["seed"] * 7 + 5)
+    m = Model(doc["name"])
+    steps, filters = rng.choice([16, 24, 32, 40]), rng.choice([4, 8, 12, 16])
+    y = x = act16(m, (1, 1, steps, rng.choice([1, 2, 4, 8])), 1 / 4096)
+    same = []  # the outputs of steps x filters an ADD may take
+    for n in range(rng.randint(2, 4)):
+        k, d, c, scale = rng.choice([2, 3, 3, 5]), 1 if n == 0 else rng.choice([1, 2, 4]), m.tensors[y][0][3], \
+            m.tensors[y][2][0][0]
+        padded = act16(m, (1, 1, steps + (k - 1) * d, c), scale)
+        pads = m.const(np.array([[0, 0], [0, 0], [(k - 1) * d, 0], [0, 0]], np.int32), "INT32")
+        m.op("PAD", [y, pads], [padded], ("PadOptions", schema.PadOptionsT()))
+        weights, bias = _weights(m, (filters, 1, k, c), 0, filters, scale)
+        y = act16(m, (1, 1, steps, filters), 1 / 2048)
+        opt = schema.Conv2DOptionsT()
+        opt.padding, opt.strideH, opt.strideW = schema.Padding.VALID, 1, 1
+        opt.dilationHFactor, opt.dilationWFactor = 1, d
+        opt.fusedActivationFunction = rng.choice([0, RELU, RELU])
+        m.op("CONV_2D", [padded, weights, bias], [y], ("Conv2DOptions", opt), version=4)
+        if same and rng.random() < 0.5:
+            y = add16(m, y, rng.choice(same), 1 / 1024, activation=rng.choice([0, RELU]))
+        same.append(y)
+    return m.build([x], [y])
+
+
+# The 16x8 window kernels a Conv1D model's column stream calls per pixel, and the PAD and ADD a
+# causal TCN's stream calls per step: --lines16 fits them again.
+LINES16_FAMILIES = ("conv_s16", "depthwise_s16", "max_pool2d_s16", "avg_pool2d_s16", "pad_s16", "add_litert_s16")
+
+
 def lstm_network(seed: int) -> dict:
     """A seeded random LSTM layer (no layer-list name, no converter-free .tflite): steps, features
     and units drawn, its whole sequence or its last step; int8 under LiteRT's numerics for even
@@ -965,7 +1044,7 @@ def _dilated16(m, x: int, y: int, rng: random.Random) -> bytes:
 
 GENERATED = {"int16": _int16_tflite, "uint8": _uint8_tflite, "islands": _islands_tflite, "abs": _abs_tflite,
              "svdf": _svdf_tflite, "windows16": _windows16_tflite, "keyword": _keyword_tflite,
-             "pad16": _pad16_tflite}
+             "pad16": _pad16_tflite, "lines16": _lines16_tflite}
 
 
 def _with_litert_adds(graph):
@@ -1319,6 +1398,33 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     _write(model, target, also)
 
 
+def refit_dense_signed(target: str, also: list[str]) -> None:
+    """--dense-signed: the float dense layer (dense_f32) fitted in two steps on every stored block
+    that runs it, on top of every other coefficient. First its cost per call, unit and product on
+    the blocks whose input is signed (every product on soft float's long path, no zeros); then, the
+    call and unit kept, its products' base cost and a pooled one's extra on the others (rectified
+    and pooled inputs, whose share of zeros depends on the network's values and had pulled the
+    cost per unit down). A signed product costs what the first fit gives."""
+    family = "dense_f32"
+    samples = [s for s in stored_samples(target) if s.features.get(f"{family}:mac")]
+    signed = [s for s in samples if s.features.get(f"{family}:value_signed", 0) == s.features[f"{family}:mac"]]
+
+    def fit(runs, loops, model, key):
+        names = {f"{family}:{loop}" for loop in loops}
+        fixed = replace(model, coefficients={k: v for k, v in model.coefficients.items() if k not in names})
+        runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in fixed.coefficients or k in names}),
+                                   s.instructions, s.where) for s in runs]
+        return calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
+
+    first = fit([calibration.Sample(Counter({k: v for k, v in s.features.items() if k != f"{family}:value_signed"}),
+                                    s.instructions, s.where) for s in signed],
+                ("call", "output", "mac"), _stored(target, ()), "dense_signed")
+    model = fit([s for s in samples if s not in signed], ("mac", "value_pooled"), first, "dense_unsigned")
+    coefficients = dict(model.coefficients)
+    coefficients[f"{family}:value_signed"] = first.coefficients[f"{family}:mac"] - coefficients[f"{family}:mac"]
+    _write(replace(model, coefficients=coefficients), target, also)
+
+
 def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for _, row, graph, _, schedule in stored_rows(samples_path):
@@ -1430,6 +1536,13 @@ def main() -> None:
                         "convolutions on a 1 x T x C map, int8 and float32, whole under the cover plans and as one "
                         "streaming call; to build/latency/TARGET-lines[-streaming].jsonl) and fit only the one-row "
                         "windows' counts (line_*) on every stored block that has them, keeping every other coefficient")
+    parser.add_argument("--lines16", action="store_true", help="measure 16x8 Conv1D-style networks (lines16_network, "
+                        "under the cover plans; to build/latency/TARGET-lines16.jsonl) and fit the 16x8 window "
+                        "kernels (LINES16_FAMILIES) again on every stored block, then on their unfused ones, as "
+                        "--remeasure FAMILIES --refit does")
+    parser.add_argument("--dense-signed", action="store_true", help="fit the float dense layer (dense_f32) again "
+                        "on the stored blocks: its costs per call, unit and product on those whose input is signed, "
+                        "then its products' on the others (refit_dense_signed)")
     parser.add_argument("--chains", action="store_true", help="measure networks of conv -> depthwise -> 1x1 "
                         "chains (chain_network, under the chains scheme's least-RAM plan with the input streamed; to "
                         "--samples, default build/latency/TARGET-chains.jsonl) and fit only the chains block's own "
@@ -1508,6 +1621,15 @@ def main() -> None:
         return
     if args.lines:
         _calibrate_lines(args, folder)
+        return
+    if args.dense_signed:
+        refit_dense_signed(args.target, args.also)
+        return
+    if args.lines16:
+        if not args.refit:
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks),
+                    args.samples or folder / f"{args.target}-lines16.jsonl", "int16", "cover", lines16_network)
+        refit_families(args.target, LINES16_FAMILIES, args.also)
         return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count

@@ -907,3 +907,45 @@ def test_a_float_dense_layer_counts_the_products_that_read_a_signed_value(head):
         assert (read >= 0).all() and (read == 0).any() and signed == pooled == 0
     if head == "pooled":
         assert (read >= 0).all() and np.mean(read == 0) < np.mean(before == 0) and pooled == read.size * 5
+
+
+def test_a_16x8_window_locates_each_tap_in_its_ring_per_output_channel():
+    """int16.c's window loops call at_s16 once per tap and output channel, and in a stream whose
+    input is a ring that index is taken modulo the ring (a library division on Armv6-M):
+    ring_tap_output counts those calls, none without a ring. Brute force over bin_i16_conv1d's
+    first convolution (1 x 5 SAME on 30 steps, 8 outputs) and its max pool (1 x 2, stride 2, 8
+    channels), a column at a time as its column stream calls them."""
+    graph = pipeline.load(str(FIXTURES / "models" / "bin_i16_conv1d.tflite"), weights=True)
+    counter = BlockCounter(graph, dsp=False)
+
+    def taps(c: int, k: int, stride: int, pad: int, width: int) -> int:
+        return sum(0 <= c * stride - pad + j < width for j in range(k))
+
+    for op, family, k, stride, pad, width, columns in ((0, "conv_s16", 5, 1, 2, 30, 30),
+                                                       (1, "max_pool2d_s16", 2, 2, 0, 30, 15)):
+        rings = [counter.call(op, 0, 1, c, c + 1, 6)[f"{family}:ring_tap_output"] for c in range(columns)]
+        assert rings == [taps(c, k, stride, pad, width) * 8 for c in range(columns)]
+        assert not counter.call(op, 0, 1, 0, columns)[f"{family}:ring_tap_output"]
+
+
+def test_a_float_tanh_counts_its_signed_inputs_apart():
+    """Soft float computes tanh(0) on a short path, and a ReLU's output is about half 0: the float
+    Tanh counts its values as output_tanh, and those of an input no ReLU made (rectified_input) as
+    output_tanh_signed too. 4 x 4 x 3 map, a 1x1 convolution of 5 channels before each (the
+    calibration script's layers: the ONNX and Keras float Tanh is float_unary)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def counts(act):
+        conv = {"op": "conv2d", "filters": 5, "kernel": 1, **({"act": act} if act else {})}
+        doc = {"name": "tanh", "input": [4, 4, 3], "layers": [conv, {"op": "float_unary", "function": "tanh"}]}
+        return BlockCounter(tool.graph_of(doc, "float32"), dsp=False).call(1, 0, 4, 0, 4)
+
+    signed, rectified = counts(None), counts("relu")
+    assert signed["float_unary_f32:output_tanh"] == signed["float_unary_f32:output_tanh_signed"] == 4 * 4 * 5
+    assert rectified["float_unary_f32:output_tanh"] == 4 * 4 * 5 and not rectified["float_unary_f32:output_tanh_signed"]

@@ -136,8 +136,8 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
 
     def counts_ring(self, kernel: KernelBuild) -> bool:
         """The Helium and blocked DSP loops locate a window's taps one by one where they wrap a
-        column ring."""
-        return self.latency_family(kernel) in ("depthwise_mve", "depthwise_dsp")
+        column ring; the 16x8 loop locates every tap in its ring (loop_counts.count_wide_window)."""
+        return kernel.wide or self.latency_family(kernel) in ("depthwise_mve", "depthwise_dsp")
 
     def gathers_runs(self, kernel: KernelBuild) -> bool:
         """The Helium and blocked DSP loops locate each tap themselves, without window.c's batches

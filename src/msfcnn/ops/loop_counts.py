@@ -93,9 +93,13 @@ class KernelRun:
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
     """int16.c's window ops: per output value, a loop over the window's in-bounds rows, each over
-    its taps (and, for a convolution, over the `values_per_tap` input channels of each tap)."""
+    its taps (and, for a convolution, over the `values_per_tap` input channels of each tap). Each
+    tap locates its input with at_s16, whose row or column index is taken modulo the ring where
+    the input is one in a stream (Op.counts_by_ring: `col_ring`, either axis's ring)."""
     f[f"{run.family}:krow_output"] += run.krows * run.channels
     f[f"{run.family}:tap_output"] += run.taps * run.channels
+    if run.col_ring:  # each tap's address takes a % of the ring (a library division on Armv6-M)
+        f[f"{run.family}:ring_tap_output"] += run.taps * run.channels
     if values_per_tap:
         f[f"{run.family}:value"] += run.taps * values_per_tap * run.channels
 

@@ -10,7 +10,7 @@ from .. import numerics as nx
 from ..errors import UserError
 from .base import (C_ACTIVATION, KernelContext, Op, Pattern, Shape, Window, c_struct, require_feature_map,
                    window_fields)
-from .loop_counts import Counts, KernelRun, channel_blocks, count_wide_window
+from .loop_counts import Counts, KernelBuild, KernelRun, channel_blocks, count_wide_window
 from .sliding import pad_hw, tap_slices, valid_tap_counts
 
 
@@ -25,6 +25,10 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
     # One C kernel for both pools: its params say which (`max`).
     c_kernel = "msf_pool2d"
     runs_per_tap = True  # window.c gathers a run per tap
+
+    def counts_ring(self, kernel: KernelBuild) -> bool:
+        """The 16x8 loop locates every tap in its input's ring (loop_counts.count_wide_window)."""
+        return kernel.wide
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         if run.wide:
