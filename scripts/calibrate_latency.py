@@ -1060,7 +1060,10 @@ def _with_litert_adds(graph):
         if type(node.op) is Add:
             graph.nodes[t] = replace(node, op=(AddLitert if whole else AddLitertTail)(node.op.activation))
         elif type(node.op) is AddConst:
-            op = AddConstLitert if whole else AddConstLitertTail
+            # a constant per channel is never a tail's (its scalar values are channels, not the
+            # tensor's last ones); such networks failed before, so no stored one changes
+            per_channel = len(graph.kernel_context(t).consts["operand"].reshape(-1)) > 1
+            op = AddConstLitert if whole or per_channel else AddConstLitertTail
             graph.nodes[t] = replace(node, op=op(node.op.operand_scale, node.op.operand_zero_point, node.op.activation))
     return graph
 

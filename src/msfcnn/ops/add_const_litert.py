@@ -30,6 +30,7 @@ from .add import LEFT_SHIFT, Add, add_params
 from .add_const import AddConst
 from .add_litert import VECTOR_BLOCK, vector_add, vector_output
 from .base import KernelContext, Pattern, as_feature_map, numerics_variant
+from .loop_counts import Counts, KernelRun
 
 SCALAR_VECTOR_BLOCK = 8  # values per iteration of the interpreter's vector loop for one constant value
 
@@ -107,6 +108,21 @@ class AddConstLitert(AddConst, pattern=Pattern.ELEMENTWISE, elements=frozenset({
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         return self._litert_params(ctx, in_shapes, out_shape, names, int(prod(out_shape)))
 
+    def value_path(self, ctx: KernelContext) -> str:
+        """"per_channel" for a constant per channel, whose channels past C // 16 * 16 take the
+        scalar code at every pixel; "" for one value."""
+        return "per_channel" if np.size(ctx.consts["operand"]) > 1 else ""
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """Each value takes one of three codes: add_litert.c's vector code (a constant per
+        channel, its first C // 16 * 16 channels), add.c's scalar code (three rescales, each a
+        64-bit product and a rounding divide: `output_scalar`) or, for one value, the broadcast
+        vector code, whose rescales shift right after the product (`output_broadcast`)."""
+        if run.path == "per_channel":
+            f[f"{run.family}:output_scalar"] += run.pixels * (run.channels - vector_channels(run.channels))
+        else:
+            f[f"{run.family}:output_broadcast"] += run.pixels * run.channels
+
     def _litert_params(self, ctx, in_shapes, out_shape, names, vector_end: int) -> str:
         _, width, channels = as_feature_map(out_shape)
         add = Add(self.activation).c_params(_pair_context(self, ctx), in_shapes, out_shape, names)
@@ -129,6 +145,13 @@ class AddConstLitertTail(AddConstLitert, pattern=Pattern.OPAQUE):
         end = x.size // SCALAR_VECTOR_BLOCK * SCALAR_VECTOR_BLOCK
         out[:end] = _vector_values(self, x.reshape(-1)[:end], self.operand(ctx), ctx)
         return out.reshape(x.shape)
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """Its last size % 8 values take the scalar code, the others the broadcast vector code
+        (a call is always the whole map)."""
+        scalar = prod(run.shape) % SCALAR_VECTOR_BLOCK
+        f[f"{run.family}:output_scalar"] += scalar
+        f[f"{run.family}:output_broadcast"] += prod(run.shape) - scalar
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         size = int(prod(out_shape))

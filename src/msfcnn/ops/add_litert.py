@@ -35,6 +35,7 @@ import numpy as np
 from .. import numerics as nx
 from .add import Add, add_params, left_shift_of
 from .base import KernelContext, Pattern, as_feature_map, numerics_variant
+from .loop_counts import Counts, KernelRun
 
 VECTOR_BLOCK = 16  # int8 values per iteration of the interpreter's vector loop
 
@@ -99,6 +100,13 @@ class AddLitertTail(AddLitert, pattern=Pattern.OPAQUE):
     size % 16 values are the scalar code's."""
 
     writes_over_input = True  # value by value (codegen/kernels/add_litert.c)
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """The last size % 16 values take add.c's scalar code (three rescales, each a 64-bit
+        product and a rounding divide), not the vector code's: `output_scalar`. A call is
+        always the whole tensor (Pattern.OPAQUE)."""
+        super().count_region(run, f)
+        f[f"{run.family}:output_scalar"] += prod(run.shape) - vector_end(prod(run.shape))
 
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         out = Add.reference(self, inputs, ctx).reshape(-1)  # the scalar code's values

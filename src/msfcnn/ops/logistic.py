@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import numerics as nx
 from .lookup import LookupOp
-from .loop_counts import Counts, KernelRun, count_signed_values
 
 
 @lru_cache(maxsize=None)
@@ -73,6 +72,3 @@ class Logistic(LookupOp, elements=frozenset({"int8", "float32", "uint8"})):
 
     def float_function(self, x: np.ndarray) -> np.ndarray:
         return np.float32(1) / (np.float32(1) + np.exp(-x))
-
-    def count_region(self, run: KernelRun, f: Counts) -> None:
-        count_signed_values(run, f)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import UserError
 from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
+from .loop_counts import Counts, KernelRun, count_signed_values
 
 # C_FUNCTIONS: the float kernel's function codes (kernels/lookup.h, MSF_FN_*).
 C_FUNCTIONS = {"logistic": "MSF_FN_LOGISTIC", "hard_swish": "MSF_FN_HARD_SWISH"}
@@ -51,6 +52,11 @@ class LookupOp(ValueMap, pattern=Pattern.ELEMENTWISE):
         if ctx.is_float:
             return self.float_function(x.astype(np.float32)).astype(np.float32)
         return self._table(ctx)[x.astype(np.int64) + 128]
+
+    def count_region(self, run: KernelRun, f: Counts) -> None:
+        """A float function of a value no ReLU made: soft float's long path (`output_signed`);
+        about half of a rectified map is 0, whose exp is short."""
+        count_signed_values(run, f)
 
     def c_consts(self, ctx: KernelContext) -> dict[str, np.ndarray]:
         if ctx.is_float:
