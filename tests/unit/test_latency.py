@@ -869,13 +869,43 @@ def test_the_stored_depthwise_row_sweeps_are_the_generators_networks(target):
 
     stored = Path(__file__).resolve().parents[2] / f"benchmarks/results/latency_measurements/{target}-sweep.jsonl.xz"
     rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
-    docs = {row["seed"]: row["doc"] for row in rows if row["seed"] >= calibration.DEPTHWISE_ROW_SEED}
+    docs = {row["seed"]: row["doc"] for row in rows
+            if calibration.DEPTHWISE_ROW_SEED <= row["seed"] < calibration.ONE_PIXEL_SEED}
     assert len(docs) == 30 and all(doc == calibration.sweep_network(seed) for seed, doc in docs.items())
     for seed, doc in docs.items():
         assert 1 in doc["layers"][0]["kernel"]
     graph = calibration.graph_of(docs[calibration.DEPTHWISE_ROW_SEED + 1])
     plan = pipeline.planner(graph).vanilla()
     assert sum(f["depthwise:krow"] for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))) > 0
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m33"])
+def test_the_stored_one_pixel_sweeps_are_the_generators_networks_and_stream_a_pixel_a_call(target):
+    """The sweep networks from ONE_PIXEL_SEED were measured to pin a one-pixel call's cost: the
+    generator must still draw the networks stored, and their least-RAM plans must stream the
+    windows and activations one pixel a call (as many calls of each op as positions it computes)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    stored = Path(__file__).resolve().parents[2] / f"benchmarks/results/latency_measurements/{target}-sweep.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    docs = {row["seed"]: row["doc"] for row in rows if row["seed"] >= calibration.ONE_PIXEL_SEED}
+    assert len(docs) >= 30 and all(doc == calibration.sweep_network(seed) for seed, doc in docs.items())
+    streamed = 0
+    for doc in docs.values():
+        graph = calibration.graph_of(doc)
+        plan = pipeline.planner(graph).min_ram()
+        for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True)):
+            calls = sum(v for k, v in f.items() if k.endswith(":call") and k.split(":")[0] not in
+                        ("block", "invoke", "mean_accumulate", "mean_finish"))
+            if f.get("stream:position", 0) > 0:  # a call per position pulled: one pixel each
+                streamed += 1
+                assert calls == f["stream:position"]
+    assert streamed >= 25
 
 
 @pytest.mark.parametrize("kind", ["gru", "gru_reset_after", "rnn", "rnn_relu"])

@@ -320,6 +320,9 @@ DEPTHWISE_WINDOW_SEED = 300
 # window.c's gather locates each in-bounds kernel row before its taps, and only these windows
 # (and clipped ones) tell that cost per kernel row from the costs per tap and per pixel.
 DEPTHWISE_ROW_SEED = 400
+# From this seed on, one_pixel_network's: few-channel windows and activations that a least-RAM
+# stream calls one pixel at a time, which pins a one-pixel call's cost apart from a pixel's.
+ONE_PIXEL_SEED = 500
 
 
 def sweep_network(seed: int) -> dict:
@@ -329,7 +332,10 @@ def sweep_network(seed: int) -> dict:
     network draws; or a 1 x k convolution on a line of 1 to 16 channels, whose streamed plans call
     the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
-    DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's."""
+    DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's;
+    from ONE_PIXEL_SEED, one_pixel_network's."""
+    if seed >= ONE_PIXEL_SEED:
+        return one_pixel_network(seed)
     if seed >= DEPTHWISE_ROW_SEED:
         return depthwise_row_network(seed)
     if seed >= DEPTHWISE_WINDOW_SEED:
@@ -379,6 +385,39 @@ def depthwise_row_network(seed: int) -> dict:
     layers = [{"op": "depthwise_conv2d", "kernel": kernel, "stride": rng.choice([1, 1, 2]),
                "padding": rng.choice(["same", "valid"]), "act": rng.choice(["relu", "relu6"])},
               {"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+_ONE_PIXEL_ACTS = [{"op": "relu"}, {"op": "relu6"}, {"op": "logistic"}, {"op": "hard_swish"}]
+
+
+def _one_pixel_window(rng: random.Random, c: int) -> dict:
+    """A CONV_2D or DEPTHWISE_CONV_2D (multiplier 1) over a 1x1 to 5x5 window, square, one row or
+    one column, at stride 1 or 2, SAME or VALID."""
+    k = rng.randint(1, 5)
+    kernel = rng.choice([[k, k], [k, k], [1, k], [k, 1]])
+    layer = {"kernel": kernel, "stride": rng.choice([1, 1, 2]), "padding": rng.choice(["same", "valid"]),
+             "act": rng.choice(["relu", "relu6", None])}
+    if rng.random() < 0.35:
+        return {"op": "depthwise_conv2d", **layer}
+    return {"op": "conv2d", "filters": rng.randint(1, 8), **layer}
+
+
+def one_pixel_network(seed: int) -> dict:
+    """A random layer list (seeded) on a small map of 1 to 8 channels: a few-channel window (CONV_2D
+    or DEPTHWISE_CONV_2D, 1x1 to 5x5, stride 1 or 2) or an activation, sometimes after an
+    activation of the input, then a global pool and a dense layer. Its least-RAM plan streams them
+    into the pool's accumulate one pixel a call, so each call's own cost (the kernel's set-up, the
+    stream's pull) is most of its time, which the wide main networks cannot tell from a pixel's."""
+    rng = random.Random(seed * 23 + 13)
+    c = rng.randint(1, 8)
+    h, w = rng.randint(3, 12), rng.randint(4, 24)
+    layers = [dict(rng.choice(_ONE_PIXEL_ACTS))] if rng.random() < 0.4 else []
+    if not layers or rng.random() < 0.75:
+        layers.append(_one_pixel_window(rng, c))
+    if rng.random() < 0.3:
+        layers.append(dict(rng.choice(_ONE_PIXEL_ACTS)))
+    layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
 
