@@ -1020,3 +1020,37 @@ def test_a_float_tanh_counts_its_signed_inputs_apart():
     signed, rectified = counts(None), counts("relu")
     assert signed["float_unary_f32:output_tanh"] == signed["float_unary_f32:output_tanh_signed"] == 4 * 4 * 5
     assert rectified["float_unary_f32:output_tanh"] == 4 * 4 * 5 and not rectified["float_unary_f32:output_tanh_signed"]
+
+
+def test_an_element_wise_kernel_in_a_stream_divides_once_per_ringed_view_and_pixel():
+    """Each element-wise kernel locates every pixel of each view with msf_at_s8, whose column is
+    taken modulo the view's ring where the view is one in the stream (__aeabi_idivmod on Armv6-M).
+    Measured under QEMU with a per-address count of the call sites, convlstm_cell_last_int8's
+    least-RAM plan on cortex-m0plus calls it 6,848 times from its element-wise kernels (ADD 2,624,
+    the lookups 1,984, MUL 1,472, DEQUANTIZE and QUANTIZE 384 each). Every view there is a ring of
+    one column over columns 0..7, so each quotient is its column: libgcc's division steps through
+    no bit for 0 and 1 and three for 2..7 (18 a row of 8 columns)."""
+    from msfcnn.latency.model import schedule_features
+    graph = pipeline.load(str(FIXTURES / "sequence" / "convlstm_cell_last_int8.tflite"), weights=True)
+    model = latency.load("cortex-m0plus")
+    plan = pipeline.planner(graph, latency=model).min_ram()
+    features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, model.dsp, mve=model.mve))
+    views = sum(f["stream:ring_view_pixel"] for f in features)
+    assert views == 2624 + 1984 + 1472 + 384 + 384
+    assert sum(f["stream:ring_view_step"] for f in features) == views // 8 * sum(
+        0 if c < 2 else 3 for c in range(8))
+
+
+def test_a_ring_division_steps_through_more_quotient_bits_further_along_the_stream():
+    """rsqrt_sweep_1 (4 rows of 64 columns) streams a RELU into a lookup through a ring of one
+    column: the RELU writes it and the lookup reads it, one division a pixel each, 512 calls of
+    __aeabi_idivmod as measured under QEMU on cortex-m0plus. Its quotients reach 63, whose
+    division steps through 7 bits (16 and above) where the ConvLSTM cells' step through 3."""
+    from msfcnn.latency.model import schedule_features
+    graph = pipeline.load(str(FIXTURES / "ops" / "rsqrt_sweep_1.tflite"), weights=True)
+    model = latency.load("cortex-m0plus")
+    plan = pipeline.planner(graph, latency=model).min_ram()
+    features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, model.dsp, mve=model.mve))
+    assert sum(f["stream:ring_view_pixel"] for f in features) == 512
+    steps_a_row = sum(0 if c < 2 else 3 if c < 16 else 7 for c in range(64))
+    assert sum(f["stream:ring_view_step"] for f in features) == 2 * 4 * steps_a_row

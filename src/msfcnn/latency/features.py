@@ -72,6 +72,15 @@ class _Profile:
         return self.taps[hi] - self.taps[lo], self.whole[hi] - self.whole[lo]
 
 
+def _division_steps(quotient: int) -> int:
+    """The quotient bits libgcc's Armv6-M __divsi3 steps through one at a time for a quotient: it
+    skips to the highest group of bits (1, 4, 8, 12, ...) the quotient reaches, then steps
+    through the bits below the lowest one (0 for a quotient of 0 or 1, 3 below 16, 7 below 256)."""
+    if quotient < 2:
+        return 0
+    return 3 if quotient < 16 else 4 * ((quotient.bit_length() - 1) // 4) + 3
+
+
 class _Op:
     """One op's kernel as the features see it: its family and its per-region counts."""
 
@@ -431,6 +440,7 @@ class BlockCounter:
         for t in range(first, end + 1):
             own["stream:position"] += computed[t] * bands
             own["stream:pull"] += computed[t] * bands * pulls[t]
+            self._ring_views(block, t, end, axis, computed[t], loops.band_rows if axis else 0, own)
         own["stream:band"] += bands
         own["stream:band_op"] += bands * (end - first + 1)
         own["stream:op"] += end - first + 1
@@ -442,6 +452,26 @@ class BlockCounter:
                        [(*span, i, i + 1) for span in self._spans(end, end, loops.band_rows, 0) for i in range(w)])
             self._tail(loops.tail, end, own, regions)
         return total
+
+    def _ring_views(self, block: LoweredBlock, t: int, end: int, axis: int, positions: int, band_rows: int,
+                    own: Features) -> None:
+        """An element-wise kernel locates each pixel of each of its views (msf_at_s8, once per
+        input and the output) with a % of the view's ring where the view is one in the stream:
+        a library division on Armv6-M. ring_view_pixel counts them, per pixel and ringed view, and
+        ring_view_step the quotient bits each division steps through (_division_steps)."""
+        op = self.op(t)
+        if op.op.pattern is not Pattern.ELEMENTWISE or op.op.c_call is not CCall.REGION:
+            return
+        rings = [block.rings[u] for u in (*op.node_inputs, t) if u >= block.first and u in block.rings]
+        if not rings:
+            return
+        if axis:  # positions are columns, over every band's rows
+            lines = sum(hi - lo for lo, hi in self._spans(t, end, band_rows, 0))
+        else:
+            lines = as_feature_map(self.graph.shape_of(t))[1]
+        own["stream:ring_view_pixel"] += positions * lines * len(rings)
+        own["stream:ring_view_step"] += lines * sum(_division_steps(i // ring) for ring in rings
+                                                          for i in range(positions))
 
     def _source(self, loops: Stream, own: Features) -> None:
         """A stream pulling the network input from the caller (--input-stream): each row is one
