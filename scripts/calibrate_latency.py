@@ -7,7 +7,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --recurrent
     python scripts/calibrate_latency.py --target cortex-m4 --keyword | --pad16
     python scripts/calibrate_latency.py --target cortex-m4 --windows [--float | --int16]
-    python scripts/calibrate_latency.py --target cortex-m4 --scan
+    python scripts/calibrate_latency.py --target cortex-m4 --scan [--float]
     python scripts/calibrate_latency.py --target cortex-m4 --streaming
     python scripts/calibrate_latency.py --target cortex-m4 --clamped [--networks 12]
     python scripts/calibrate_latency.py --target cortex-m4 --few-channels [--networks 24] [--refit]
@@ -654,6 +654,11 @@ def recurrent_network(seed: int) -> dict:
 # units). Run whole, a layer copies each step's state to its output sequence; in a time scan it
 # does not (`output_copy`): the stacks' scan blocks tell the two apart.
 RECURRENT_STACK_SEED = 1000
+# The counts `--scan --float` fits: run whole, a float LSTM copies h to its output sequence every
+# step (`output_copy`, a library memcpy of a size the compiler does not know); a time scan's cell
+# does not, and the scan copies each step with a memcpy of a constant size (`copy`, inline up to
+# 64 bytes, `library_copy` past them). Without stacks, a fit puts the whole layer's copy in `step`.
+SCAN_FLOAT_LOOPS = ("step", "output_copy", "output_copy_byte", "copy", "copy_byte", "library_copy", "library_copy_byte")
 # From this seed on, lstm_network and recurrent_network put a float32 layer behind a ReLU (one
 # layer, no stack): about half of its input is 0, whose soft-float products take the short path
 # (`value_rectified`, features._count_signed_macs), as the LSTMs after a Conv1D + ReLU read theirs.
@@ -1507,7 +1512,9 @@ def main() -> None:
                         "build/latency/TARGET-cover-lstm[-f32].jsonl)")
     parser.add_argument("--scan", action="store_true", help="measure stacks of int8 LSTM layers (scan_network, "
                         "under both numerics; to --samples, default build/latency/TARGET-scan.jsonl) and fit only "
-                        "the time scan's own coefficients (scan:*), keeping every stored one")
+                        "the time scan's own coefficients (scan:*), keeping every stored one; with --float, float32 "
+                        "stacks to build/latency/TARGET-cover-lstm-f32.jsonl, then only the float LSTM's and the scan's "
+                        "step and copy counts (SCAN_FLOAT_LOOPS) fitted again on every stored block that runs them")
     parser.add_argument("--recurrent", action="store_true", help="measure networks of one float32 GRU or RNN "
                         "(recurrent_network; to --samples, default build/latency/TARGET-recurrent.jsonl) and fit only "
                         "their kernels' coefficients, keeping every stored one")
@@ -1525,8 +1532,9 @@ def main() -> None:
                         "and fit on them only the counts of the convolutions' families that have no coefficient yet "
                         "(their clamped output stage), keeping every stored coefficient")
     parser.add_argument("--rows", action="store_true", help="measure networks of a SOFTMAX over many rows "
-                        "(rows_network; to --samples, default build/latency/TARGET-rows.jsonl) and fit on them only "
-                        "SOFTMAX's count of rows past the first (softmax:extra_row), keeping every stored coefficient")
+                        "(rows_network; to --samples, default build/latency/TARGET-rows.jsonl, with --float in float32 "
+                        "to TARGET-rows-f32.jsonl) and fit on them only SOFTMAX's count of rows past the first "
+                        "(softmax:extra_row, softmax_f32:extra_row), keeping every stored coefficient")
     parser.add_argument("--few-channels", action="store_true", help="measure convolutions on 1 to 3 input "
                         "channels (calibration.few_channel_network; to --samples, default "
                         "build/latency/TARGET-few.jsonl) and fit only the convolutions' counts that have no "
@@ -1617,7 +1625,7 @@ def main() -> None:
         _calibrate_clamped(args, args.samples or folder / f"{args.target}-clamped.jsonl")
         return
     if args.rows:
-        _calibrate_rows(args, args.samples or folder / f"{args.target}-rows.jsonl")
+        _calibrate_rows(args, args.samples or folder / f"{args.target}-rows{'-f32' if args.float else ''}.jsonl")
         return
     if args.few_channels:
         _calibrate_few_channels(args, args.samples or folder / f"{args.target}-few.jsonl")
@@ -1633,6 +1641,12 @@ def main() -> None:
             measure(args.target, range(args.first_seed, args.first_seed + args.networks),
                     args.samples or folder / f"{args.target}-lines16.jsonl", "int16", "cover", lines16_network)
         refit_families(args.target, LINES16_FAMILIES, args.also)
+        return
+    if args.scan and args.float:  # stacks that tell a whole layer's copies of h from a scan's
+        if not args.refit:
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks),
+                    args.samples or folder / f"{args.target}-cover-lstm-f32.jsonl", "float32", "cover", scan_network)
+        fit_counts(args.target, ("lstm_f32", "scan"), SCAN_FLOAT_LOOPS, args.also)
         return
     if args.scan:  # its own fit, on top of every stored coefficient (none of the other fits sees its file)
         # int8 stacks only: the loop's own costs do not depend on the element type (copies count
@@ -1879,9 +1893,14 @@ def _calibrate_rows(args, samples_path: Path) -> None:
     """--rows: measure rows_network's networks, then fit on them SOFTMAX's count that has no
     coefficient (its rows past the first), keeping every other one: the predictions of one-row heads
     do not move."""
-    _measure_cover(args, samples_path, rows_network, args.networks)
+    if args.float:  # the float kernel runs the same loops per row (its own key: the int8 fit stays)
+        if not args.refit:
+            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "float32",
+                    "cover", rows_network)
+    else:
+        _measure_cover(args, samples_path, rows_network, args.networks)
     samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
-    _fit_only_new(args, samples, ("softmax",), "rows")
+    _fit_only_new(args, samples, ("softmax_f32",) if args.float else ("softmax",), "rows_f32" if args.float else "rows")
 
 
 def _calibrate_few_channels(args, samples_path: Path) -> None:

@@ -71,3 +71,23 @@ def test_xtensa_lx106_leaves_more_moves_to_the_library_than_counted_for_arm(tmp_
     for name, source, target_offset, size in LX106_CASES:
         apart = source is not None
         assert (library_move(size, apart) or short_library_move(size, apart)) == (name in calls), name
+
+
+@pytest.mark.parametrize("target_name", ["cortex-m7", "cortex-m55"])
+def test_a_time_scans_step_copy_calls_the_library_past_64_bytes(tmp_path, target_name):
+    """A time scan copies each step to the output (or a ring) with a memcpy of a constant size
+    (codegen/emit.py) from a float state, which the compiler copies inline up to 64 bytes and
+    leaves to the C library above: the scan's `library_copy` counts (latency/features.py)."""
+    target = require_target(target_name)
+    require_tools("arm-none-eabi-objdump", packages=("binutils-arm-none-eabi",))
+    sizes = (4, 16, 32, 48, 64, 68, 96, 256)
+    (tmp_path / "copies.c").write_text(
+        "#include <string.h>\n" + "".join(f"void copy{n}(float *out, const float *y, int p);\n"
+                                          f"void copy{n}(float *out, const float *y, int p) "
+                                          f"{{ memcpy(out + p * {n // 4}, y, {n}); }}\n" for n in sizes))
+    subprocess.run([target.cc, *target.cflags.split(), "-c", "copies.c", "-o", "copies.o"], cwd=tmp_path, check=True)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-dr", "copies.o"], cwd=tmp_path, capture_output=True,
+                             text=True, check=True).stdout
+    calls = {name for name, body in re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", listing, re.S) if re.search(r"\bmem(move|cpy)\b", body)}
+    for n in sizes:
+        assert library_move(n, apart=True) == (f"copy{n}" in calls), n

@@ -28,7 +28,7 @@ from math import prod
 
 import numpy as np
 
-from ..codegen.moves import count_move
+from ..codegen.moves import count_move, library_move
 from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..numerics import ACTIVATION_BOUNDS, DOUBLE, SINGLE, activation_range
 from ..ops import CCall, Pattern
@@ -562,8 +562,7 @@ class BlockCounter:
                 own["scan:cell_step"] += loops.count(t)
                 sequence = time_axis(graph.shape_of(t)) is not None
                 if sequence and (t in block.rings or t == block.last):  # h copied to a ring or the output
-                    own["scan:copy"] += loops.count(t)
-                    own["scan:copy_byte"] += loops.count(t) * step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes
+                    _count_scan_copy(own, step_elements(graph.shape_of(t)) * graph.element_of(t).nbytes, loops.count(t))
             elif len(graph.nodes[t].inputs) > 1:  # element-wise on two sequences: the same call per step
                 one_step = _Op(graph, t, self.dsp, as_time_map(graph.shape_of(t)), self.mve).region(0, 1, 0, 1)
                 total = total + _times(self.weigh(one_step), loops.count(t))
@@ -576,8 +575,7 @@ class BlockCounter:
             self._tail(loops.tail, loops.end, own, [(0, 1, p, p + 1) for p in range(loops.count(loops.end))])
             return total
         if loops.end == block.last and time_axis(graph.shape_of(block.last)) is None:
-            own["scan:copy"] += 1
-            own["scan:copy_byte"] += graph.nbytes(block.last)
+            _count_scan_copy(own, graph.nbytes(block.last))
         for t in range(loops.end + 1, block.last + 1):
             own.update(self._count_call(t, 0, 1, 0, 1))
         return total
@@ -634,3 +632,15 @@ def _times(counts, n: int):
 
 def _hw(shape) -> tuple[int, int]:
     return (shape[0], shape[1]) if len(shape) == 3 else (1, 1)
+
+
+def _count_scan_copy(own: Features, size: int, times: int = 1) -> None:
+    """A time scan's memcpy of `size` bytes (a step to a ring or the output), `times` times. Its
+    size is a constant, so the Arm compilers copy up to 64 bytes inline and call the C library's
+    byte loop above that (codegen/moves.py): those copies count `scan:library_copy` and
+    `scan:library_copy_byte` too (0 on the targets whose fit does not price them)."""
+    own["scan:copy"] += times
+    own["scan:copy_byte"] += times * size
+    if library_move(size, apart=True):
+        own["scan:library_copy"] += times
+        own["scan:library_copy_byte"] += times * size
