@@ -1406,6 +1406,11 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     _write(model, target, also)
 
 
+def _seeds(args: argparse.Namespace) -> range:
+    """The seeds a measuring mode draws: --networks of them from --first-seed."""
+    return range(args.first_seed, args.first_seed + args.networks)
+
+
 def refit_dense_signed(target: str, also: list[str]) -> None:
     """--dense-signed: the float dense layer (dense_f32) fitted in two steps on every stored block
     that runs it, on top of every other coefficient. First its cost per call, unit and product on
@@ -1583,7 +1588,7 @@ def main() -> None:
         if not args.refit:
             remeasure(args.target, families, args.limit, args.check)
         if args.networks and not args.refit:  # main networks (a target without stored rows has nothing to refit)
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), main_samples_file(args.target),
+            measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
             fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also)
@@ -1638,13 +1643,13 @@ def main() -> None:
         return
     if args.lines16:
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks),
+            measure(args.target, _seeds(args),
                     args.samples or folder / f"{args.target}-lines16.jsonl", "int16", "cover", lines16_network)
         refit_families(args.target, LINES16_FAMILIES, args.also)
         return
     if args.scan and args.float:  # stacks that tell a whole layer's copies of h from a scan's
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks),
+            measure(args.target, _seeds(args),
                     args.samples or folder / f"{args.target}-cover-lstm-f32.jsonl", "float32", "cover", scan_network)
         fit_counts(args.target, ("lstm_f32", "scan"), SCAN_FLOAT_LOOPS, args.also)
         return
@@ -1655,7 +1660,7 @@ def main() -> None:
         samples_path = args.samples or folder / f"{args.target}-scan.jsonl"
         samples_path.parent.mkdir(parents=True, exist_ok=True)
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "int8",
+            measure(args.target, _seeds(args), samples_path, "int8",
                     "cover", scan_network)
         dsp = args.target in DSP_TARGETS
         _write(calibration.fit(load_samples(samples_path, dsp, args.target in MVE_TARGETS), args.target, dsp, fixed=_stored(args.target, ("scan",)),
@@ -1666,7 +1671,7 @@ def main() -> None:
             make = {"svdf": svdf_network, "keyword": keyword_network, "pad16": pad16_network,
                     "recurrent": recurrent_network}[own_fit]
             dtype = {"pad16": "int16", "recurrent": "float32"}.get(own_fit, "int8")
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, dtype, "cover",
+            measure(args.target, _seeds(args), samples_path, dtype, "cover",
                     make)
         samples = load_samples(samples_path, args.target in DSP_TARGETS, args.target in MVE_TARGETS)
         if own_fit == "keyword":  # then the dense layer's TFLite Micro rounding (_dense_tflm), on top
@@ -1686,7 +1691,7 @@ def main() -> None:
                 abs_network if args.cover and args.abs else lstm_network if args.cover and args.lstm else
                 partial(calibration.cover_network, float32=args.float) if args.cover else
                 calibration.sweep_network if args.sweep else None)
-        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+        measure(args.target, _seeds(args), samples_path,
                 "float32" if args.float else "int16" if args.int16 else "uint8" if args.uint8 else "int8",
                 "inplace" if args.inplace else "cover" if args.cover or args.windows or args.sweep else "all",
                 make)
@@ -1756,7 +1761,7 @@ def _calibrate_lines(args, folder: Path) -> None:
     too), on top of every other coefficient; with TCNs measured, TCN_FAMILIES' counts too."""
     files = [folder / f"{args.target}-lines.jsonl", folder / f"{args.target}-lines-streaming.jsonl"]
     if not args.refit:
-        seeds = range(args.first_seed, args.first_seed + args.networks)
+        seeds = _seeds(args)
         measure(args.target, seeds, files[0], "int8", "cover", line_network)
         measure(args.target, seeds, files[1], "int8", "vanilla", streaming_line_network)
     dsp = args.target in DSP_TARGETS
@@ -1784,7 +1789,7 @@ def _calibrate_streaming(args, folder: Path) -> None:
     files = [folder / f"{args.target}-streaming{suffix}.jsonl" for suffix in ("", "-f32")]
     samples_path = args.samples or files[int(args.float)]
     if not args.refit:
-        measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path,
+        measure(args.target, _seeds(args), samples_path,
                 "float32" if args.float else "int8", "vanilla", streaming_network)
     dsp = args.target in DSP_TARGETS
     stored = _stored(args.target, ("streaming",))
@@ -1895,7 +1900,7 @@ def _calibrate_rows(args, samples_path: Path) -> None:
     do not move."""
     if args.float:  # the float kernel runs the same loops per row (its own key: the int8 fit stays)
         if not args.refit:
-            measure(args.target, range(args.first_seed, args.first_seed + args.networks), samples_path, "float32",
+            measure(args.target, _seeds(args), samples_path, "float32",
                     "cover", rows_network)
     else:
         _measure_cover(args, samples_path, rows_network, args.networks)
