@@ -909,20 +909,29 @@ def test_the_stored_one_pixel_sweeps_are_the_generators_networks_and_stream_a_pi
     assert streamed >= 25
 
 
-def test_the_gate_sweeps_stream_several_one_pixel_calls_a_position():
-    """The sweep networks from GATE_SEED (gate_network) are ConvLSTM-like gate blocks: their
-    least-RAM plans stream every layer up to the pool a column of one row at a time (one pixel a
-    call), so each op is called once per pixel of its map, counted from the layer list alone, and
-    a position makes a call of each op: 3 to 6 calls. A MUL or an ADD pulls two streamed inputs,
-    so the pulls are not one per call past the first op's, as they are where each op reads one."""
+@pytest.mark.parametrize("target", ["cortex-m4", "cortex-m33"])
+def test_the_stored_gate_sweeps_stream_several_calls_a_position(target):
+    """The sweep networks from GATE_SEED (gate_network) were measured to tell a stream position's
+    and a pull's costs from a call's: the generator must still draw the networks stored, ConvLSTM-
+    like gate blocks whose least-RAM plans stream every layer up to the pool a column at a time
+    (one output row a band, so each call computes a column of one to three rows), each op called
+    once per column and band, counted from the layer list alone: a position makes a call of each
+    op, 3 to 6 calls. A MUL or an ADD pulls two streamed inputs, so the pulls are not one per call
+    past the first op's, as they are where each op reads one."""
+    import json
+    import lzma
+    from pathlib import Path
+
     from msfcnn.latency import calibration
     from msfcnn.latency.model import schedule_features
 
-    seeds = range(calibration.GATE_SEED, calibration.GATE_SEED + 30)
-    assert all(calibration.sweep_network(seed) == calibration.gate_network(seed) for seed in seeds)
+    stored = Path(__file__).resolve().parents[2] / f"benchmarks/results/latency_measurements/{target}-sweep.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    docs = {row["seed"]: row["doc"] for row in rows if row["seed"] >= calibration.GATE_SEED}
+    assert len(docs) >= 30 and all(doc == calibration.gate_network(seed) == calibration.sweep_network(seed)
+                                   for seed, doc in docs.items())
     two_input = 0
-    for seed in seeds:
-        doc = calibration.sweep_network(seed)
+    for doc in docs.values():
         h, w, _ = doc["input"]
         gate_ops = len(doc["layers"]) - 2  # all but the pooled dense head
         graph = calibration.graph_of(doc)
