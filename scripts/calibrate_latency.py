@@ -19,6 +19,7 @@ instructions block by block, fit the coefficients and store them with the packag
     python scripts/calibrate_latency.py --target cortex-m4 --sweep [--refit]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure add,mean [--limit 40] [--check]
     python scripts/calibrate_latency.py --target cortex-m4 --remeasure conv_f32,conv_1x1_f32 --refit --fit-counts run_channel,mac
+    python scripts/calibrate_latency.py --target cortex-m55 --remeasure activation --refit --fit-counts call --one-pixel
 
 Measurements go to --samples (JSON lines: network, plan, measured counts) and are reused when the
 file exists, so a change to the feature counts only needs `--refit`. The coefficients are written
@@ -1383,12 +1384,21 @@ def _with_short_library_moves(model: LatencyModel) -> LatencyModel:
     return replace(model, coefficients=c)
 
 
-def fit_counts(target: str, families, loops, also: list[str]) -> None:
+def one_pixel(features, families) -> bool:
+    """Whether every call the block makes of `families`' kernels is of one pixel (and it makes some)."""
+    calls = [(features.get(f"{f}:call", 0), features.get(f"{f}:pixel", 0)) for f in families]
+    return any(c for c, _ in calls) and all(c == p for c, p in calls)
+
+
+def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bool = False) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
     stored block that runs those families, on top of every other coefficient (the other counts'
     costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
     channel, is fitted without moving the rest). The families' coefficients of counts that no
-    stored block has any more (a count the kernel's loops no longer make) are dropped."""
+    stored block has any more (a count the kernel's loops no longer make) are dropped. With
+    `only_one_pixel`, only on the blocks whose calls of the families are each of one pixel (a
+    stream's): there a cost per call or per channel and call is most of the time, where over whole
+    maps the fit uses it to take up other counts' errors."""
     samples = stored_samples(target)
     names = {f"{family}:{loop}" for family in families for loop in loops}
     stored = _stored(target, ())
@@ -1398,8 +1408,9 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     fixed = replace(stored, coefficients=kept)
     runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in kept or k in names}),
                                s.instructions, s.where)
-            for s in samples if runs_families(s.features, families)]
-    key = "counts_" + "_".join(families)
+            for s in samples if runs_families(s.features, families)
+            and (not only_one_pixel or one_pixel(s.features, families))]
+    key = "counts_" + "_".join(families) + ("_one_pixel" if only_one_pixel else "")
     model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
@@ -1574,6 +1585,9 @@ def main() -> None:
                         "counts of the families (e.g. run_channel,mac: FAMILY:run_channel...), on every stored block "
                         "that runs them, keeping every other coefficient; the families' coefficients of counts that "
                         "no stored block has any more are dropped (after a change to the counts alone, with --refit)")
+    parser.add_argument("--one-pixel", action="store_true", help="with --fit-counts: fit on the stored blocks "
+                        "whose calls of the families are each of one pixel only (streams' calls, where a cost per "
+                        "call or per channel and call is most of the time)")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1591,7 +1605,7 @@ def main() -> None:
             measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
-            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also)
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, args.one_pixel)
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

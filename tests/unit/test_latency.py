@@ -1094,3 +1094,33 @@ def test_a_ring_division_steps_through_more_quotient_bits_further_along_the_stre
     assert sum(f["stream:ring_view_pixel"] for f in features) == 512
     steps_a_row = sum(0 if c < 2 else 3 if c < 16 else 7 for c in range(64))
     assert sum(f["stream:ring_view_step"] for f in features) == 2 * 4 * steps_a_row
+
+
+def test_fit_counts_one_pixel_takes_the_column_streams_blocks():
+    """scripts/calibrate_latency.py --fit-counts --one-pixel fits on the blocks whose calls of the
+    families are each of one pixel: a column stream of a one-row map calls the convolution once a
+    column (the C's region i .. i + 1), the whole-map block once for every pixel."""
+    import importlib.util
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "calibrate_latency.py"
+    spec = importlib.util.spec_from_file_location("calibrate_latency", script)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    doc = {"name": "one_row", "input": [1, 24, 8], "layers": [
+        {"op": "conv2d", "filters": 8, "kernel": [1, 3], "padding": "valid"},
+        {"op": "conv2d", "filters": 4, "kernel": [1, 3], "padding": "valid"},
+        {"op": "global_avg_pool"}]}
+    graph = calibration.graph_of(doc)
+    planner = pipeline.planner(graph)
+    family = ("conv_mve_gather",)
+    for plan, streamed in ((planner.vanilla(), False), (planner.min_ram(), True)):
+        blocks = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True, mve=True))
+        convs = [f for f in blocks if f.get("conv_mve_gather:call")]
+        assert [tool.one_pixel(f, family) for f in convs] == [streamed] * len(convs)
+        widths = sum(graph.shape_of(t)[1] for t in range(2))
+        assert sum(f["conv_mve_gather:call"] for f in convs) == (widths if streamed else 2)
+    assert not tool.one_pixel({"stream:position": 42}, family)  # (a block without the family's calls)
