@@ -1383,9 +1383,10 @@ def _with_short_library_moves(model: LatencyModel) -> LatencyModel:
     return replace(model, coefficients=c)
 
 
-def fit_counts(target: str, families, loops, also: list[str]) -> None:
+def fit_counts(target: str, families, loops, also: list[str], only_alone: bool = False) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
-    stored block that runs those families, on top of every other coefficient (the other counts'
+    stored block that runs those families (`only_alone`: on their unfused blocks, whose values
+    no other kernel's error blurs), on top of every other coefficient (the other counts'
     costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
     channel, is fitted without moving the rest). The families' coefficients of counts that no
     stored block has any more (a count the kernel's loops no longer make) are dropped."""
@@ -1396,10 +1397,12 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
     kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
     fixed = replace(stored, coefficients=kept)
+    if only_alone:
+        samples = [s for family in families for s in calibration.alone(samples, family)]
     runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in kept or k in names}),
                                s.instructions, s.where)
             for s in samples if runs_families(s.features, families)]
-    key = "counts_" + "_".join(families)
+    key = "counts_" + "_".join(families) + ("_alone" if only_alone else "")
     model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
@@ -1574,6 +1577,8 @@ def main() -> None:
                         "counts of the families (e.g. run_channel,mac: FAMILY:run_channel...), on every stored block "
                         "that runs them, keeping every other coefficient; the families' coefficients of counts that "
                         "no stored block has any more are dropped (after a change to the counts alone, with --refit)")
+    parser.add_argument("--alone", action="store_true", help="with --fit-counts: fit on the families' unfused "
+                        "blocks only (as --remeasure's second fit does), not on every block that runs them")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1591,7 +1596,7 @@ def main() -> None:
             measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
-            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also)
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, args.alone)
         elif not args.check:
             refit_families(args.target, families, args.also)
         return
