@@ -1390,9 +1390,11 @@ def one_pixel(features, families) -> bool:
     return any(c for c, _ in calls) and all(c == p for c, p in calls)
 
 
-def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bool = False) -> None:
+def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bool = False,
+               only_alone: bool = False) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
-    stored block that runs those families, on top of every other coefficient (the other counts'
+    stored block that runs those families (`only_alone`: on their unfused blocks, whose values
+    no other kernel's error blurs), on top of every other coefficient (the other counts'
     costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
     channel, is fitted without moving the rest). The families' coefficients of counts that no
     stored block has any more (a count the kernel's loops no longer make) are dropped. With
@@ -1406,11 +1408,13 @@ def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bo
     dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
     kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
     fixed = replace(stored, coefficients=kept)
+    if only_alone:
+        samples = [s for family in families for s in calibration.alone(samples, family)]
     runs = [calibration.Sample(Counter({k: v for k, v in s.features.items() if k in kept or k in names}),
                                s.instructions, s.where)
             for s in samples if runs_families(s.features, families)
             and (not only_one_pixel or one_pixel(s.features, families))]
-    key = "counts_" + "_".join(families) + ("_one_pixel" if only_one_pixel else "")
+    key = "counts_" + "_".join(families) + ("_one_pixel" if only_one_pixel else "") + ("_alone" if only_alone else "")
     model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
@@ -1588,6 +1592,8 @@ def main() -> None:
     parser.add_argument("--one-pixel", action="store_true", help="with --fit-counts: fit on the stored blocks "
                         "whose calls of the families are each of one pixel only (streams' calls, where a cost per "
                         "call or per channel and call is most of the time)")
+    parser.add_argument("--alone", action="store_true", help="with --fit-counts: fit on the families' unfused "
+                        "blocks only (as --remeasure's second fit does), not on every block that runs them")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1605,7 +1611,8 @@ def main() -> None:
             measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
-            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, args.one_pixel)
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, args.one_pixel,
+                       args.alone)
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

@@ -76,6 +76,45 @@ def test_a_one_row_window_counts_its_line_pixels():
         assert not any(":line_" in k for t in (2, 3) for k in counter.call(t, 0, 1, 0, 5))
 
 
+def test_a_dequantize_counts_its_values_of_a_zero_point_not_0():
+    """DEQUANTIZE's values count as output_offset where its input's zero point is not 0: the
+    conversion then multiplies and subtracts a non-zero float for it, soft float's long path
+    (fi_float_head's island starts at zero point 4); with the zero point 0 they do not."""
+    from msfcnn.ir.graph import Quant
+
+    graph = pipeline.load(str(FIXTURES / "models" / "fi_float_head.tflite"), weights=True)
+    t = next(t for t, node in enumerate(graph.nodes) if node.op.kind == "dequantize")
+    h, w, c = graph.shape_of(t)
+    u = graph.nodes[t].inputs[0]
+    assert graph.quant_of(u).zero_point == 4
+    f = BlockCounter(graph, dsp=False).call(t, 0, h, 0, w)
+    assert f["dequantize:output_offset"] == f["dequantize:output"] == h * w * c
+    graph.nodes[u] = replace(graph.nodes[u], quant=Quant(graph.quant_of(u).scale, 0))
+    assert BlockCounter(graph, dsp=False).call(t, 0, h, 0, w)["dequantize:output_offset"] == 0
+
+
+def test_a_float_convolution_counts_the_products_of_an_input_without_zeros():
+    """value_dense: a float convolution's products of an input that holds no zeros (the network's
+    input, a convolution's without a ReLU), not of one a MUL of a constant or a depthwise layer
+    passed a ReLU's zeros on to, which counts as value_signed only (soft float multiplies and adds
+    a 0 by a short path). An int8 convolution never counts them."""
+    from msfcnn.latency import calibration
+
+    layers = [{"op": "conv2d", "filters": 4, "kernel": 1},
+              {"op": "conv2d", "filters": 4, "kernel": 1, "act": "relu"},
+              {"op": "mul", "const": "scalar"},
+              {"op": "conv2d", "filters": 3, "kernel": 1},
+              {"op": "conv2d", "filters": 2, "kernel": 1}]
+    doc = {"name": "dense", "input": [1, 5, 3], "layers": layers}
+    for dtype, dense, signed in (("float32", [5 * 3 * 4, 5 * 4 * 4, 0, 0, 5 * 3 * 2], [60, 80, 0, 60, 30]),
+                                 ("int8", [0] * 5, [0] * 5)):
+        graph = calibration.graph_of(doc, dtype)
+        counter = BlockCounter(graph, dsp=False)
+        counts = [counter.call(t, 0, 1, 0, 5) for t in range(len(layers))]
+        assert [sum(v for k, v in f.items() if k.endswith(":value_dense")) for f in counts] == dense
+        assert [sum(v for k, v in f.items() if k.endswith(":value_signed")) for f in counts] == signed
+
+
 def test_a_float_convolution_counts_the_products_of_an_input_no_relu_made():
     """A float convolution's multiply-accumulates count as value_signed too unless a ReLU (or
     ReLU6) made its input, through a PAD or a max pool: about half of a rectified map is 0, whose

@@ -128,6 +128,7 @@ class _Op:
         self.rectified = self.float and rectified_input(graph, t)
         self.rectified_values = self.float and rectified_input(graph, t, through_functions=True)
         self.pooled_rectified = self.float and self.op.multiplies_input and pooled_rectified_input(graph, t)
+        self.dense = self.float and dense_input(graph, t)
 
     def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""
@@ -187,7 +188,7 @@ class _Op:
         """What the op's own counts of one kernel run depend on (ops/loop_counts.py)."""
         return KernelRun(family or self.family, self.shape, self.in_shape, self.dsp, self.float, self.stage,
                          self.fast_channels, rows, pixels, whole_rows, taps, krows, clipped, channels, self.wide,
-                         self.path, region, col_ring, self.rectified, self.rectified_values)
+                         self.path, region, col_ring, self.rectified, self.rectified_values, self.dense)
 
     def _batches(self, f: Features, r0: int, r1: int, c0: int, c1: int) -> None:
         """Pixels whose window has more taps than MSF_MAX_RUNS (a run per tap): gathered a batch at
@@ -241,6 +242,23 @@ def rectified_input(graph: Graph, t: int, through_functions: bool = False) -> bo
         if not passes or getattr(node.op, "value", None):
             return False
     return False
+
+
+def dense_input(graph: Graph, t: int) -> bool:
+    """Whether op t's first input holds no zeros: no ReLU behind it, through views and ops that
+    keep a ReLU's zeros (keeps_rectified, keeps_zeros, passes_zeros). An input rectified_input
+    misses behind such an op (a CONCATENATION or MUL of ReLU outputs) still holds zeros, whose
+    soft-float products and sums take the short path: only a dense input runs every product's
+    long path (`value_dense`, on the cores without an FPU)."""
+    node = graph.nodes[t]
+    while node.inputs and not is_network_input(node.inputs[0]):
+        node = graph.nodes[node.inputs[0]]
+        if getattr(node.op, "activation", None) in RECTIFYING:
+            return False
+        op = node.op
+        if not (op.keeps_rectified or op.is_view or op.keeps_zeros or op.passes_zeros):
+            return True
+    return True
 
 
 def pooled_rectified_input(graph: Graph, t: int) -> bool:

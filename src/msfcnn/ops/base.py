@@ -368,6 +368,10 @@ class Op:
     # LeakyRelu): a rectified input stays so, for the element-wise kernels' counts only
     # (features.rectified_input's through_functions; the products' counts keep their fits).
     keeps_zeros: ClassVar[bool] = False
+    # Every output value is a copy or a product of an input's value (CONCATENATION, MUL, a channel
+    # shuffle, a resize, MAXIMUM, PRELU): a ReLU's zeros reach the consumer, though signs may not
+    # (features.dense_input: whether a float product reads no zero).
+    passes_zeros: ClassVar[bool] = False
     # A MAP_TO_VECTOR kernel whose MACs multiply its input by weights: on soft float a product of
     # a signed (not rectified) input takes the library's long path (features: `value_signed`).
     multiplies_input: ClassVar[bool] = False

@@ -19,6 +19,7 @@ from .base import KernelContext, Op, Pattern, Shape, c_struct
 @dataclass(frozen=True)
 class ChannelGather(Op, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "channel_gather"
+    passes_zeros = True
     c_kernel = "msf_channel_gather"
     indices: tuple[int, ...]  # output channel k is input channel indices[k]
 

@@ -18,6 +18,7 @@ from .base import KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 @dataclass(frozen=True)
 class ChannelSlice(Op, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "channel_slice"
+    passes_zeros = True
     c_kernel = "msf_channel_slice"
     begin: int  # the first input channel kept
     channels: int  # how many are kept

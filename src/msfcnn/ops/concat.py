@@ -16,6 +16,7 @@ from .base import KernelContext, Op, Pattern, Shape, as_feature_map, c_struct
 @dataclass(frozen=True)
 class Concat(Op, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32", "uint8"})):
     kind = "concat"
+    passes_zeros = True
     arity = 2
     c_kernel = "msf_concat"
 

@@ -315,12 +315,16 @@ def count_float_accumulate(run: KernelRun, f: Counts, runs: int, channels: int) 
     """accumulate_f32 (kernels/conv2d.c) sums one output channel at a time over every run's values:
     per channel a pass over the runs (`run_channel`), per value and channel a multiply-accumulate
     (`mac`). int8's loop takes four channels at a time, and counted as its quads and single
-    channels, a float layer of 6 outputs paid its two single channels' runs as a quad's."""
+    channels, a float layer of 6 outputs paid its two single channels' runs as a quad's. On soft
+    float a product's cost depends on its input: `value_signed` where no ReLU left it rectified,
+    `value_dense` too where no zero reaches it at all (features.dense_input)."""
     fam, values = run.family, run.taps * run.in_shape[2]
     f[f"{fam}:run_channel"] += runs * channels
     f[f"{fam}:mac"] += values * channels
     if not run.rectified:  # (soft float: products of non-zero values, the long path)
         f[f"{fam}:value_signed"] += values * run.channels
+    if run.dense:  # (not rectified either, but no zero behind a CONCATENATION or MUL: every one)
+        f[f"{fam}:value_dense"] += values * run.channels
 
 
 def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]) -> None:

@@ -68,9 +68,12 @@ class Conversion(ValueMap, pattern=Pattern.ELEMENTWISE):
         division in double precision for QUANTIZE, software floating point on most cores)."""
         _, width, channels = as_feature_map(self.shape)
         r0, r1, c0, c1 = run.region
+        end, *offset = (run.path or "0").split()
         starts = (np.arange(r0, r1)[:, None] * width + np.arange(c0, c1)[None, :]) * channels
-        scalar = np.clip(starts + channels - int(run.path or 0), 0, channels)
+        scalar = np.clip(starts + channels - int(end), 0, channels)
         f[f"{run.family}:output_scalar"] += int(scalar.sum())
+        if offset:  # (Dequantize.value_path)
+            f[f"{run.family}:output_offset"] += run.pixels * run.channels
 
     def c_params(self, ctx, in_shapes, out_shape, names) -> str:
         _, width, channels = as_feature_map(self.shape)

@@ -18,6 +18,7 @@ from .base import KernelContext, Op, Pattern, Shape, c_struct, require_feature_m
 @dataclass(frozen=True)
 class DepthToSpace(Op, pattern=Pattern.OPAQUE, elements=frozenset({"int8", "float32"})):
     kind = "depth_to_space"
+    passes_zeros = True
     c_kernel = "msf_depth_to_space"
     block: int
 

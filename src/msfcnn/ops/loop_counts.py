@@ -89,6 +89,7 @@ class KernelRun:
     # (features.rectified_input): about half its values are 0, which soft float multiplies fast
     rectified_values: bool = False  # the same through Tanh, Elu and LeakyRelu too (Op.keeps_zeros),
     # for the element-wise kernels' values (count_signed_values)
+    dense: bool = False  # a float kernel whose input holds no zeros (features.dense_input)
 
 
 def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:

@@ -18,6 +18,7 @@ from .mul import ConstOperand
 @dataclass(frozen=True)
 class Maximum(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "float32"})):
     kind = "maximum"
+    passes_zeros = True
     c_kernel = "msf_min_max"
     pick = staticmethod(np.maximum)
 
@@ -42,6 +43,7 @@ class MaximumConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     for the importers' shared constant handling."""
 
     kind = "maximum_const"
+    passes_zeros = True
     c_kernel = "msf_min_max_const"
     pick = staticmethod(np.maximum)
 

@@ -83,6 +83,7 @@ def _mul_fields(qa, qb, out_q, numerics: str) -> dict[str, int]:
 @dataclass(frozen=True)
 class MulConst(ConstOperand, elements=frozenset({"int8", "float32"})):
     kind = "mul_const"
+    passes_zeros = True
     c_kernel = "msf_mul_const"
 
     def describe(self) -> str:
@@ -108,6 +109,7 @@ class Mul(SameShapeBinary, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int
     """MUL of two activations of the same shape."""
 
     kind = "mul"
+    passes_zeros = True
     c_kernel = "msf_mul"
     activation: str | None = None
 

@@ -37,6 +37,7 @@ def prelu_multipliers(in_scale: float, alpha_scale: float, out_scale: float,
 @dataclass(frozen=True)
 class Prelu(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"int8", "int16", "float32", "uint8"})):
     kind = "prelu"
+    passes_zeros = True
     c_kernel = "msf_prelu"
     alpha_scale: float = 1.0
     alpha_zero_point: int = 0

@@ -88,6 +88,7 @@ class Resize(Op, pattern=Pattern.OPAQUE):
 @dataclass(frozen=True)
 class ResizeNearest(Resize, elements=frozenset({"int8", "float32"})):
     kind = "resize_nearest"
+    passes_zeros = True
     c_kernel = "msf_resize_nearest"
     operator = "RESIZE_NEAREST_NEIGHBOR"
     mode = "nearest"

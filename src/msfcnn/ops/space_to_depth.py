@@ -17,6 +17,7 @@ from .base import KernelContext, Op, Pattern, Shape, Window, c_struct, require_f
 @dataclass(frozen=True)
 class SpaceToDepth(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "float32"})):
     kind = "space_to_depth"
+    passes_zeros = True
     c_kernel = "msf_space_to_depth"
     block: int
 

@@ -15,6 +15,7 @@ from .base import KernelContext, Op, Pattern, Shape, c_struct, require_feature_m
 @dataclass(frozen=True)
 class Transpose(Op, pattern=Pattern.OPAQUE, elements=frozenset({"int8", "float32"})):
     kind = "transpose"
+    passes_zeros = True
     c_kernel = "msf_transpose"
     perm: tuple[int, int, int]  # output axis k is input axis perm[k]
 
