@@ -1383,15 +1383,18 @@ def _with_short_library_moves(model: LatencyModel) -> LatencyModel:
     return replace(model, coefficients=c)
 
 
-def fit_counts(target: str, families, loops, also: list[str]) -> None:
+def fit_counts(target: str, families, loops, also: list[str], pinned: dict[str, float] | None = None) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
     stored block that runs those families, on top of every other coefficient (the other counts'
     costs stay as fitted: a new count of a kernel's loop, such as the float accumulate's per
     channel, is fitted without moving the rest). The families' coefficients of counts that no
-    stored block has any more (a count the kernel's loops no longer make) are dropped."""
+    stored block has any more (a count the kernel's loops no longer make) are dropped. `pinned`
+    counts cost what it says (a loop read off the object code), set before the fit and kept."""
     samples = stored_samples(target)
-    names = {f"{family}:{loop}" for family in families for loop in loops}
+    pinned = pinned or {}
+    names = {f"{family}:{loop}" for family in families for loop in loops} - set(pinned)
     stored = _stored(target, ())
+    stored = replace(stored, coefficients={**stored.coefficients, **pinned})
     counted = {k for s in samples for k, v in s.features.items() if v}
     dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
     kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
@@ -1402,8 +1405,16 @@ def fit_counts(target: str, families, loops, also: list[str]) -> None:
     key = "counts_" + "_".join(families)
     model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
+    if pinned:
+        model.calibration[key]["pinned"] = dict(sorted(pinned.items()))
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
     _write(model, target, also)
+
+
+def _pins(text: str | None) -> dict[str, float]:
+    """--pin's COUNT=COST pairs."""
+    pairs = [item.split("=") for item in (text or "").split(",") if item]
+    return {name: float(cost) for name, cost in pairs}
 
 
 def _seeds(args: argparse.Namespace) -> range:
@@ -1574,6 +1585,9 @@ def main() -> None:
                         "counts of the families (e.g. run_channel,mac: FAMILY:run_channel...), on every stored block "
                         "that runs them, keeping every other coefficient; the families' coefficients of counts that "
                         "no stored block has any more are dropped (after a change to the counts alone, with --refit)")
+    parser.add_argument("--pin", metavar="COUNT=COST[,COUNT=COST]", help="with --fit-counts: these counts cost "
+                        "what is given, set before the fit and kept (loops whose instructions the object code gives, "
+                        "e.g. memmove:library_byte=4, picolibc's memcpy byte loop)")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1591,7 +1605,7 @@ def main() -> None:
             measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
-            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also)
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, _pins(args.pin))
         elif not args.check:
             refit_families(args.target, families, args.also)
         return
