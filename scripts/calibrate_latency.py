@@ -1390,8 +1390,8 @@ def one_pixel(features, families) -> bool:
     return any(c for c, _ in calls) and all(c == p for c, p in calls)
 
 
-def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bool = False,
-               only_alone: bool = False) -> None:
+def fit_counts(target: str, families, loops, also: list[str], *, only_one_pixel: bool = False,
+               only_alone: bool = False, pinned: dict[str, float] | None = None) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
     stored block that runs those families (`only_alone`: on their unfused blocks, whose values
     no other kernel's error blurs), on top of every other coefficient (the other counts'
@@ -1400,10 +1400,13 @@ def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bo
     stored block has any more (a count the kernel's loops no longer make) are dropped. With
     `only_one_pixel`, only on the blocks whose calls of the families are each of one pixel (a
     stream's): there a cost per call or per channel and call is most of the time, where over whole
-    maps the fit uses it to take up other counts' errors."""
+    maps the fit uses it to take up other counts' errors. `pinned` counts cost what it says (a loop
+    read off the object code), set before the fit and kept."""
     samples = stored_samples(target)
-    names = {f"{family}:{loop}" for family in families for loop in loops}
+    pinned = pinned or {}
+    names = {f"{family}:{loop}" for family in families for loop in loops} - set(pinned)
     stored = _stored(target, ())
+    stored = replace(stored, coefficients={**stored.coefficients, **pinned})
     counted = {k for s in samples for k, v in s.features.items() if v}
     dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
     kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
@@ -1417,8 +1420,16 @@ def fit_counts(target: str, families, loops, also: list[str], only_one_pixel: bo
     key = "counts_" + "_".join(families) + ("_one_pixel" if only_one_pixel else "") + ("_alone" if only_alone else "")
     model = calibration.fit(runs, target, target in DSP_TARGETS, fixed=fixed, key=key)
     model.calibration[key]["dropped"] = sorted(dead)
+    if pinned:
+        model.calibration[key]["pinned"] = dict(sorted(pinned.items()))
     print(f"dropped: {' '.join(sorted(dead))}", file=sys.stderr)
     _write(model, target, also)
+
+
+def _pins(text: str | None) -> dict[str, float]:
+    """--pin's COUNT=COST pairs."""
+    pairs = [item.split("=") for item in (text or "").split(",") if item]
+    return {name: float(cost) for name, cost in pairs}
 
 
 def _seeds(args: argparse.Namespace) -> range:
@@ -1594,6 +1605,9 @@ def main() -> None:
                         "call or per channel and call is most of the time)")
     parser.add_argument("--alone", action="store_true", help="with --fit-counts: fit on the families' unfused "
                         "blocks only (as --remeasure's second fit does), not on every block that runs them")
+    parser.add_argument("--pin", metavar="COUNT=COST[,COUNT=COST]", help="with --fit-counts: these counts cost "
+                        "what is given, set before the fit and kept (loops whose instructions the object code gives, "
+                        "e.g. memmove:library_byte=4, picolibc's memcpy byte loop)")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1611,8 +1625,8 @@ def main() -> None:
             measure(args.target, _seeds(args), main_samples_file(args.target),
                     "int8")
         if args.fit_counts and not args.check:
-            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also, args.one_pixel,
-                       args.alone)
+            fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also,
+                       only_one_pixel=args.one_pixel, only_alone=args.alone, pinned=_pins(args.pin))
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

@@ -219,6 +219,11 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             fast = pixels - clipped - whole_wrapped if one_chunk else 0
             passes = lane_passes * len(chunks)
             f[f"{fam}:gather_wrapped_tap"] += wrapped_taps * lane_passes
+            if kh == 1 and kw > 1:
+                # a one-row window's pixels gathered in one piece: gather_slow is fitted on k x k
+                # windows' slow pixels (kh rows clipped), and a one-row slow pixel runs one row, so
+                # line_pixel is priced apart for the fast ones (0 on targets that do not fit it)
+                f[f"{fam}:line_gather_fast"] += fast
             f[f"{fam}:gather_fast_row"] += fast * kh
             f[f"{fam}:gather_fast_byte"] += fast * patch
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
