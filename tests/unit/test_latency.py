@@ -991,6 +991,33 @@ def test_the_stored_gate_sweeps_stream_several_calls_a_position(target):
     assert two_input >= 15
 
 
+def test_the_pool_sweeps_vary_a_windows_taps_apart_from_its_outputs():
+    """The sweep networks from POOL_SEED (pool_network) pool over windows of 1 to 5 taps a side:
+    unfused, an average's taps per output value (its window's in-bounds taps, which the counts
+    take from the layer's geometry) take many values, where the main networks' 2 x 2 and 3 x 3
+    windows of stride 2 give few, so a fit tells a tap's cost from an output's."""
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    seeds = range(calibration.POOL_SEED, calibration.POOL_SEED + 24)
+    ratios, averages = set(), 0
+    for seed in seeds:
+        doc = calibration.sweep_network(seed)
+        assert doc == calibration.pool_network(seed)
+        graph = calibration.graph_of(doc)
+        lowered = pipeline.lower(graph, pipeline.planner(graph).vanilla())
+        f = schedule_features(lowered, BlockCounter(graph, False))[1]
+        kind = doc["layers"][1]["op"]
+        kh, kw = doc["layers"][1]["kernel"]
+        outputs = f[f"{kind}:output"]
+        assert outputs == graph.nodes[1].shape[0] * graph.nodes[1].shape[1] * graph.nodes[1].shape[2]
+        assert f[f"{kind}:tap_channel"] <= kh * kw * outputs
+        if kind == "avg_pool2d":
+            averages += 1
+            ratios.add(round(f["avg_pool2d:tap_channel"] / outputs, 2))
+    assert averages >= 15 and len(ratios) >= 8
+
+
 @pytest.mark.parametrize("kind", ["gru", "gru_reset_after", "rnn", "rnn_relu"])
 @pytest.mark.parametrize("rectified", [False, True])
 def test_a_float_recurrent_layer_counts_the_products_that_read_a_signed_value(kind, rectified):

@@ -327,6 +327,9 @@ ONE_PIXEL_SEED = 500
 # or TANH, a MUL with another branch, an ADD) that a least-RAM stream calls one pixel at a time,
 # several calls a position, so a position's and a pull's costs are no longer one call's.
 GATE_SEED = 600
+# From this seed on, pool_network's: an int8 average or max pool over windows of 1 to 5 taps a side
+# (the main networks draw 2 and 3 only, which leaves a tap's cost and a channel block's one).
+POOL_SEED = 700
 
 
 def sweep_network(seed: int) -> dict:
@@ -337,7 +340,10 @@ def sweep_network(seed: int) -> dict:
     the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
     DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's;
-    from ONE_PIXEL_SEED, one_pixel_network's; from GATE_SEED, gate_network's."""
+    from ONE_PIXEL_SEED, one_pixel_network's; from GATE_SEED, gate_network's; from POOL_SEED,
+    pool_network's."""
+    if seed >= POOL_SEED:
+        return pool_network(seed)
     if seed >= GATE_SEED:
         return gate_network(seed)
     if seed >= ONE_PIXEL_SEED:
@@ -455,6 +461,23 @@ def gate_network(seed: int) -> dict:
     if shape == "lookups":
         layers.append({"op": "tanh"})
     layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def pool_network(seed: int) -> dict:
+    """A random int8 layer list (seeded): a 1x1 CONV_2D to 1 to 24 channels, then an AVERAGE_POOL_2D
+    (three draws in four) or a MAX_POOL_2D over a window of 1 to 5 taps a side (square, 1 x k or
+    k x 1), stride 1 or 2, SAME or VALID; then a global pool and a dense layer. Each output of an
+    average divides its sum by its taps (a library division on Armv6-M); varied windows tell a
+    tap's cost from an output's and a channel block's."""
+    rng = random.Random(seed * 31 + 5)
+    c, h, w = rng.randint(1, 8), rng.randint(5, 16), rng.randint(5, 16)
+    k = rng.randint(1, 5)
+    kernel = rng.choice([[k, k], [k, k], [1, k], [k, 1]])
+    pool = {"op": rng.choice(["avg_pool2d", "avg_pool2d", "avg_pool2d", "max_pool2d"]), "kernel": kernel,
+            "stride": rng.choice([1, 2]), "padding": rng.choice(["same", "valid"])}
+    layers = [{"op": "conv2d", "filters": rng.randint(1, 24), "kernel": 1, "act": rng.choice(["relu", None])}, pool,
+              {"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
 
