@@ -896,7 +896,8 @@ def test_the_stored_one_pixel_sweeps_are_the_generators_networks_and_stream_a_pi
 
     stored = Path(__file__).resolve().parents[2] / f"benchmarks/results/latency_measurements/{target}-sweep.jsonl.xz"
     rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
-    docs = {row["seed"]: row["doc"] for row in rows if row["seed"] >= calibration.ONE_PIXEL_SEED}
+    docs = {row["seed"]: row["doc"] for row in rows
+            if calibration.ONE_PIXEL_SEED <= row["seed"] < calibration.GATE_SEED}
     assert len(docs) >= 30 and all(doc == calibration.sweep_network(seed) for seed, doc in docs.items())
     streamed = 0
     for doc in docs.values():
@@ -909,6 +910,36 @@ def test_the_stored_one_pixel_sweeps_are_the_generators_networks_and_stream_a_pi
                 streamed += 1
                 assert calls == f["stream:position"]
     assert streamed >= 25
+
+
+def test_the_gate_sweeps_stream_several_one_pixel_calls_a_position():
+    """The sweep networks from GATE_SEED (gate_network) are ConvLSTM-like gate blocks: their
+    least-RAM plans stream every layer up to the pool a column of one row at a time (one pixel a
+    call), so each op is called once per pixel of its map, counted from the layer list alone, and
+    a position makes a call of each op: 3 to 6 calls. A MUL or an ADD pulls two streamed inputs,
+    so the pulls are not one per call past the first op's, as they are where each op reads one."""
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    seeds = range(calibration.GATE_SEED, calibration.GATE_SEED + 30)
+    assert all(calibration.sweep_network(seed) == calibration.gate_network(seed) for seed in seeds)
+    two_input = 0
+    for seed in seeds:
+        doc = calibration.sweep_network(seed)
+        h, w, _ = doc["input"]
+        gate_ops = len(doc["layers"]) - 2  # all but the pooled dense head
+        graph = calibration.graph_of(doc)
+        lowered = pipeline.lower(graph, pipeline.planner(graph).min_ram())
+        block = lowered.blocks[0]
+        assert (block.loops.axis, block.loops.band_rows, block.loops.end) == (1, 1, gate_ops - 1)
+        f = schedule_features(lowered, BlockCounter(graph, True))[0]
+        calls = sum(v for k, v in f.items() if k.endswith(":call") and k.split(":")[0] not in
+                    ("block", "invoke", "mean_accumulate", "mean_finish"))
+        assert calls == f["stream:position"] == gate_ops * h * w and gate_ops >= 3
+        reads = sum(2 if layer["op"] in ("mul", "add") else 1 for layer in doc["layers"][1:gate_ops])
+        assert f["stream:pull"] == reads * h * w
+        two_input += f["stream:pull"] > f["stream:position"] - h * w
+    assert two_input >= 15
 
 
 @pytest.mark.parametrize("kind", ["gru", "gru_reset_after", "rnn", "rnn_relu"])

@@ -323,6 +323,10 @@ DEPTHWISE_ROW_SEED = 400
 # From this seed on, one_pixel_network's: few-channel windows and activations that a least-RAM
 # stream calls one pixel at a time, which pins a one-pixel call's cost apart from a pixel's.
 ONE_PIXEL_SEED = 500
+# From this seed on, gate_network's: a ConvLSTM-like gate block (a few-channel CONV_2D into LOGISTIC
+# or TANH, a MUL with another branch, an ADD) that a least-RAM stream calls one pixel at a time,
+# several calls a position, so a position's and a pull's costs are no longer one call's.
+GATE_SEED = 600
 
 
 def sweep_network(seed: int) -> dict:
@@ -333,7 +337,9 @@ def sweep_network(seed: int) -> dict:
     the kernel on one pixel at a time (the one-pixel path of the paired DSP loop). From
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
     DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's;
-    from ONE_PIXEL_SEED, one_pixel_network's."""
+    from ONE_PIXEL_SEED, one_pixel_network's; from GATE_SEED, gate_network's."""
+    if seed >= GATE_SEED:
+        return gate_network(seed)
     if seed >= ONE_PIXEL_SEED:
         return one_pixel_network(seed)
     if seed >= DEPTHWISE_ROW_SEED:
@@ -417,6 +423,37 @@ def one_pixel_network(seed: int) -> dict:
         layers.append(_one_pixel_window(rng, c))
     if rng.random() < 0.3:
         layers.append(dict(rng.choice(_ONE_PIXEL_ACTS)))
+    layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def _gate_conv(rng: random.Random, filters: int) -> dict:
+    """A gate's CONV_2D: 1x1 to 3x3, SAME (the map keeps its size for the MUL and ADD)."""
+    k = rng.choice([1, 1, 2, 3, 3])
+    return {"op": "conv2d", "filters": filters, "kernel": rng.choice([[k, k], [k, k], [1, k], [k, 1]]),
+            "padding": "same", "act": None}
+
+
+def gate_network(seed: int) -> dict:
+    """A random int8 layer list (seeded) shaped like a ConvLSTM gate block on a small map of 1 to 8
+    channels: a gate's CONV_2D (1x1 to 3x3, 1 to 8 filters) into LOGISTIC or TANH, then some of a
+    second gate (CONV_2D into TANH) with the MUL of the two, and an ADD of an earlier branch; then a
+    global pool and a dense layer. Its least-RAM plan streams the block into the pool's accumulate
+    one pixel a call, each position several calls (a convolution, a lookup, a MUL, an ADD), which
+    tells a position's and a pull's costs from a call's (one_pixel_network's make one a position)."""
+    rng = random.Random(seed * 29 + 17)
+    c, f = rng.randint(1, 8), rng.randint(1, 8)
+    h, w = rng.randint(2, 10), rng.randint(3, 16)
+    layers = [_gate_conv(rng, f), {"op": rng.choice(["logistic", "logistic", "tanh"])}]
+    gate = 1  # the first gate's activation
+    shape = rng.choice(["cell", "cell", "product", "sum", "lookups"])
+    if shape in ("cell", "product"):
+        layers += [_gate_conv(rng, f), {"op": "tanh"}, {"op": "mul", "from": gate}]
+    if shape in ("cell", "sum"):
+        # the cell's sum: the new product or activation plus an earlier branch of the same shape
+        layers.append({"op": "add", "from": rng.choice([0, gate]) if len(layers) - 1 > gate else 0})
+    if shape == "lookups":
+        layers.append({"op": "tanh"})
     layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
