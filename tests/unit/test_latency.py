@@ -198,12 +198,13 @@ def test_a_float_convolution_counts_its_accumulate_a_channel_at_a_time():
     assert not any(k.split(":")[1] in ("run_channel", "mac") for k in g)
 
 
-def test_a_float_window_that_wraps_a_column_ring_counts_two_runs():
+def test_a_window_that_wraps_a_column_ring_counts_two_runs():
     """In a column stream the input keeps `ring` columns, column c at c % ring; window.c cuts a
     kernel row whose taps wrap the ring into two runs. 1 x 3 VALID on 8 columns, ring 3: the
     windows of outputs 1, 2, 4 and 5 start at columns 1, 2, 4, 5 and wrap (those of 0 and 3 do not):
-    6 kernel rows, 10 runs. Without a ring, 6; int8's portable loop is counted as fitted (a run a
-    row)."""
+    6 kernel rows, 10 runs. Without a ring, 6; int8's portable loop counts a row's run as fitted
+    (a run a row) and the 4 wrapped rows' second runs apart (ring_run), each read by a pass of
+    four channels (ring_run_channels)."""
     from msfcnn.latency import calibration
 
     doc = {"name": "ring", "input": [1, 8, 2], "layers": [{"op": "conv2d", "filters": 4, "kernel": [1, 3]}]}
@@ -212,6 +213,8 @@ def test_a_float_window_that_wraps_a_column_ring_counts_two_runs():
     assert floats.call(0, 0, 1, 0, 6, 3)["conv_f32:run_channel"] == 10 * 4
     ints = BlockCounter(calibration.graph_of(doc, "int8"), dsp=False)
     assert ints.call(0, 0, 1, 0, 6, 3)["conv:run"] == 6
+    assert [ints.call(0, 0, 1, 0, 6, ring)["conv:ring_run"] for ring in (0, 3)] == [0, 4]
+    assert ints.call(0, 0, 1, 0, 6, 3)["conv:ring_run_channels"] == 4
 
 
 def test_a_float_constant_operand_counts_its_activated_values_apart():

@@ -159,8 +159,20 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         quads = sum(n // 4 for n in blocks)
         singles = sum(n % 4 for n in blocks)
         f[f"{fam}:run_channels"] += runs * (quads + singles)
+        if not self.win.dilated:  # a row cut in two where a column ring wraps: counted apart
+            self._count_ring_runs(run, f, quads + singles)
         f[f"{fam}:value_quad"] += run.taps * in_c * quads
         f[f"{fam}:value_single"] += run.taps * in_c * singles
+
+    def _count_ring_runs(self, run: KernelRun, f: Counts, passes: int) -> None:
+        """int8's runs that a column ring's wrap adds (ring_wrapped_rows: gather_runs stores one
+        more run, then every pass of four or one channels reads it). Counted apart from `run`,
+        which every target fitted without them, so that a target prices them only once fitted
+        (`--fit-counts ring_run,ring_run_channels`; a Conv1D called a step at a time wraps
+        in most of its calls, a k x k window of a row stream never)."""
+        wrapped = ring_wrapped_rows(self.win, run)
+        f[f"{run.family}:ring_run"] += wrapped
+        f[f"{run.family}:ring_run_channels"] += wrapped * passes
 
     def _count_line(self, run: KernelRun, f: Counts) -> None:
         """A window of one kernel row (1 x k, a Conv1D along W): its pixels apart. The other
