@@ -445,8 +445,9 @@ def gate_network(seed: int) -> dict:
     channels: a gate's CONV_2D (1x1 to 3x3, 1 to 8 filters) into LOGISTIC or TANH, then some of a
     second gate (CONV_2D into TANH) with the MUL of the two, and an ADD of an earlier branch; then a
     global pool and a dense layer. Its least-RAM plan streams the block into the pool's accumulate
-    one pixel a call, each position several calls (a convolution, a lookup, a MUL, an ADD), which
-    tells a position's and a pull's costs from a call's (one_pixel_network's make one a position)."""
+    a column of one output row a call (one pixel, or the 2 or 3 rows a taller window reads), each
+    position several calls (a convolution, a lookup, a MUL, an ADD), which tells a position's and a
+    pull's costs from a call's (one_pixel_network's make one a position)."""
     rng = random.Random(seed * 29 + 17)
     c, f = rng.randint(1, 8), rng.randint(1, 8)
     h, w = rng.randint(2, 10), rng.randint(3, 16)
