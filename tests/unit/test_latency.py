@@ -1113,6 +1113,41 @@ def test_a_16x8_window_locates_each_tap_in_its_ring_per_output_channel():
         assert not counter.call(op, 0, 1, 0, columns)[f"{family}:ring_tap_output"]
 
 
+def _modsi3_loop_steps(n: int, d: int) -> int:
+    """The passes of the test-subtract-shift loop of libgcc's __modsi3 on the Xtensa LX106 (its
+    object code, xtensa-lx106-elf-objdump of libgcc.a's _modsi3.o): nsau of the dividend and of
+    the divisor, no loop unless the divisor has more leading zeros, then one pass per extra one."""
+    def nsau(x: int) -> int:
+        zeros = 0
+        while zeros < 32 and not x & (1 << (31 - zeros)):
+            zeros += 1
+        return zeros
+
+    steps, shifted = 0, d << max(nsau(d) - nsau(n), 0)
+    for _ in range(max(nsau(d) - nsau(n), 0)):  # bltu, sub, srli, addi, bnez
+        n -= shifted if n >= shifted else 0
+        shifted >>= 1
+        steps += 1
+    return steps
+
+
+def test_a_16x8_tap_counts_its_ring_divisions_loop_steps():
+    """On the LX106 a tap's column % of the ring (msf_stored_col) is a call of libgcc's __modsi3,
+    whose loop passes once per bit the column has past the ring's (4 or 5 instructions a pass):
+    ring_tap_bit counts those passes per tap and output channel. Brute force over
+    bin_i16_conv1d's first convolution (1 x 5 SAME on 30 steps, 8 outputs) and its max pool
+    (1 x 2, stride 2), a column at a time in a ring of 6 columns."""
+    graph = pipeline.load(str(FIXTURES / "models" / "bin_i16_conv1d.tflite"), weights=True)
+    counter = BlockCounter(graph, dsp=False)
+    for op, family, k, stride, pad, width, columns in ((0, "conv_s16", 5, 1, 2, 30, 30),
+                                                       (1, "max_pool2d_s16", 2, 2, 0, 30, 15)):
+        for c in range(columns):
+            inputs = [c * stride - pad + j for j in range(k) if 0 <= c * stride - pad + j < width]
+            got = counter.call(op, 0, 1, c, c + 1, 6)[f"{family}:ring_tap_bit"]
+            assert got == 8 * sum(_modsi3_loop_steps(x, 6) for x in inputs)
+        assert not counter.call(op, 0, 1, 0, columns)[f"{family}:ring_tap_bit"]
+
+
 def test_a_float_tanh_counts_its_signed_inputs_apart():
     """Soft float computes tanh(0) on a short path, and a ReLU's output is about half 0: the float
     Tanh counts its values as output_tanh, and those of an input no ReLU made (rectified_input) as

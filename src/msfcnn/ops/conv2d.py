@@ -134,7 +134,7 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
     def count_region(self, run: KernelRun, f: Counts) -> None:
         fam, out_c, in_c = run.family, run.shape[2], run.in_shape[2]
         if run.wide:
-            count_wide_window(run, f, in_c)
+            count_wide_window(run, f, in_c, self.win)
             count_wide_dilated(self.win, run, f)
             return
         blocks = channel_blocks(out_c)

@@ -161,7 +161,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
     def count_region(self, run: KernelRun, f: Counts) -> None:
         fam, pixels, taps, channels = run.family, run.pixels, run.taps, run.channels
         if run.wide:
-            count_wide_window(run, f)
+            count_wide_window(run, f, win=self.win)
             count_wide_dilated(self.win, run, f)
             return
         if fam == "depthwise_mve":

@@ -92,17 +92,41 @@ class KernelRun:
     dense: bool = False  # a float kernel whose input holds no zeros (features.dense_input)
 
 
-def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0) -> None:
+def count_wide_window(run: KernelRun, f: Counts, values_per_tap: int = 0, win=None) -> None:
     """int16.c's window ops: per output value, a loop over the window's in-bounds rows, each over
     its taps (and, for a convolution, over the `values_per_tap` input channels of each tap). Each
     tap locates its input with at_s16, whose row or column index is taken modulo the ring where
-    the input is one in a stream (Op.counts_by_ring: `col_ring`, either axis's ring)."""
+    the input is one in a stream (Op.counts_by_ring: `col_ring`, either axis's ring); `win`, the
+    op's Window, gives each tap's column for the division's steps (ring_tap_bit)."""
     f[f"{run.family}:krow_output"] += run.krows * run.channels
     f[f"{run.family}:tap_output"] += run.taps * run.channels
     if run.col_ring:  # each tap's address takes a % of the ring (a library division on Armv6-M)
         f[f"{run.family}:ring_tap_output"] += run.taps * run.channels
+        if win is not None:
+            f[f"{run.family}:ring_tap_bit"] += ring_tap_bits(win, run) * run.channels
     if values_per_tap:
         f[f"{run.family}:value"] += run.taps * values_per_tap * run.channels
+
+
+def division_loop_steps(dividend: int, divisor: int) -> int:
+    """The steps of a shift-and-subtract division's loop (libgcc's __modsi3 on Xtensa without a
+    divide instruction): one per bit the dividend has past the divisor's (0 when the dividend is
+    smaller, or as long: one subtraction settles it)."""
+    return max(dividend.bit_length() - divisor.bit_length(), 0)
+
+
+def ring_tap_bits(win, run: KernelRun) -> int:
+    """The division steps of the region's taps' column `%` (msf_stored_col: the stream's column c
+    is stored at c % ring), summed over its output columns' in-bounds taps, once per in-bounds
+    kernel row (without the output channels)."""
+    ring, width = run.col_ring, run.in_shape[1]
+    kw, stride, dilation, pad = win.kernel[1], win.strides[1], win.dilations[1], win.pads[1]
+    steps = 0
+    for x in range(run.region[2], run.region[3]):
+        first = x * stride - pad
+        steps += sum(division_loop_steps(col, ring) for col in range(first, first + kw * dilation, dilation)
+                     if 0 <= col < width)
+    return steps * (run.krows // max(run.region[3] - run.region[2], 1))
 
 
 def count_signed_values(run: KernelRun, f: Counts) -> None:

@@ -32,7 +32,7 @@ class _Pool2D(Op, pattern=Pattern.WINDOW):
 
     def count_region(self, run: KernelRun, f: Counts) -> None:
         if run.wide:
-            count_wide_window(run, f)
+            count_wide_window(run, f, win=self.win)
             return
         f[f"{run.family}:block"] += run.pixels * len(channel_blocks(run.shape[2]))
         f[f"{run.family}:tap"] += run.taps
