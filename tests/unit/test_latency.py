@@ -575,6 +575,23 @@ def test_a_window_that_wraps_its_column_ring_is_gathered_tap_by_tap():
     assert counter.call(0, 0, 5, 0, 9)["conv_gather:gather_fast_row"] == 3 * 3 * 7
 
 
+def test_a_clipped_window_counts_its_padding_pieces():
+    """gather_patch (kernels/conv2d.c) fills a clipped window's padding piece by piece: each kernel
+    row outside the input whole, and the outside taps of a row inside it. Brute force over every
+    pixel of a 3x3 SAME and a 5x5 SAME convolution on 4 x 6 x 3, a pixel at a time."""
+    for kernel in (3, 5):
+        graph = _graph([{"op": "conv2d", "filters": 4, "kernel": kernel, "padding": "same"}], (4, 6, 3))
+        counter = BlockCounter(graph, dsp=True)
+        half = kernel // 2
+        for r in range(4):
+            for c in range(6):
+                f = counter.call(0, r, r + 1, c, c + 1)
+                rows = [y for y in range(r - half, r + half + 1) if 0 <= y < 4]
+                cols = [x for x in range(c - half, c + half + 1) if 0 <= x < 6]
+                assert f["conv_gather:gather_fill_krow"] == kernel - len(rows)
+                assert f["conv_gather:gather_fill_tap"] == len(rows) * (kernel - len(cols))
+
+
 def test_a_depth_multiplier_over_a_large_window_counts_its_batches():
     """window.c gathers a window of more than MSF_MAX_RUNS (25) taps a batch at a time, again for
     every block of channels, and each batch's accumulate call runs its loop over the block's

@@ -236,6 +236,10 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
                 # windows' slow pixels (kh rows clipped), and a one-row slow pixel runs one row, so
                 # line_pixel is priced apart for the fast ones (0 on targets that do not fit it)
                 f[f"{fam}:line_gather_fast"] += fast
+            # a clipped window's padding is filled piece by piece (put_patch): a kernel row outside
+            # the input whole, and the outside taps of a row inside it (0 on targets that do not fit them)
+            f[f"{fam}:gather_fill_krow"] += pixels * kh - run.krows
+            f[f"{fam}:gather_fill_tap"] += run.krows * kw - run.taps
             f[f"{fam}:gather_fast_row"] += fast * kh
             f[f"{fam}:gather_fast_byte"] += fast * patch
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
