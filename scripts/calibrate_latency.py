@@ -1508,7 +1508,8 @@ def main() -> None:
     parser.add_argument("--networks", type=int, help="networks to measure (default 120; with --remeasure: main "
                         "networks from --first-seed to add to TARGET.jsonl, none by default)")
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
+    parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl; "
+                        "with --fit-counts: fit on this file's blocks only)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
     parser.add_argument("--inplace", action="store_true", help="measure only each network's plan of whole-map "
                         "in-place depthwise blocks (to --samples, default build/latency/TARGET-inplace.jsonl)")
