@@ -1391,7 +1391,8 @@ def one_pixel(features, families) -> bool:
 
 
 def fit_counts(target: str, families, loops, also: list[str], *, only_one_pixel: bool = False,
-               only_alone: bool = False, pinned: dict[str, float] | None = None) -> None:
+               only_alone: bool = False, pinned: dict[str, float] | None = None,
+               samples_path: Path | None = None) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
     stored block that runs those families (`only_alone`: on their unfused blocks, whose values
     no other kernel's error blurs), on top of every other coefficient (the other counts'
@@ -1401,13 +1402,17 @@ def fit_counts(target: str, families, loops, also: list[str], *, only_one_pixel:
     `only_one_pixel`, only on the blocks whose calls of the families are each of one pixel (a
     stream's): there a cost per call or per channel and call is most of the time, where over whole
     maps the fit uses it to take up other counts' errors. `pinned` counts cost what it says (a loop
-    read off the object code), set before the fit and kept."""
+    read off the object code), set before the fit and kept. `samples_path`: fit on that file's
+    blocks only (networks drawn to pin these counts, where the other stored blocks' errors come
+    from other counts)."""
     samples = stored_samples(target)
+    counted = {k for s in samples for k, v in s.features.items() if v}
+    if samples_path is not None:
+        samples = load_samples(samples_path, target in DSP_TARGETS, target in MVE_TARGETS)
     pinned = pinned or {}
     names = {f"{family}:{loop}" for family in families for loop in loops} - set(pinned)
     stored = _stored(target, ())
     stored = replace(stored, coefficients={**stored.coefficients, **pinned})
-    counted = {k for s in samples for k, v in s.features.items() if v}
     dead = {k for k in stored.coefficients if k.split(":")[0] in families and k not in counted}
     kept = {k: v for k, v in stored.coefficients.items() if k not in names and k not in dead}
     fixed = replace(stored, coefficients=kept)
@@ -1503,7 +1508,8 @@ def main() -> None:
     parser.add_argument("--networks", type=int, help="networks to measure (default 120; with --remeasure: main "
                         "networks from --first-seed to add to TARGET.jsonl, none by default)")
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl)")
+    parser.add_argument("--samples", type=Path, help="JSON lines of measurements (default build/latency/TARGET.jsonl; "
+                        "with --fit-counts: fit on this file's blocks only)")
     parser.add_argument("--refit", action="store_true", help="only fit the stored measurements again")
     parser.add_argument("--inplace", action="store_true", help="measure only each network's plan of whole-map "
                         "in-place depthwise blocks (to --samples, default build/latency/TARGET-inplace.jsonl)")
@@ -1626,7 +1632,8 @@ def main() -> None:
                     "int8")
         if args.fit_counts and not args.check:
             fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also,
-                       only_one_pixel=args.one_pixel, only_alone=args.alone, pinned=_pins(args.pin))
+                       only_one_pixel=args.one_pixel, only_alone=args.alone, pinned=_pins(args.pin),
+                       samples_path=Path(args.samples) if args.samples else None)
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

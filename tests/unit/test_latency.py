@@ -1250,3 +1250,34 @@ def test_fit_counts_one_pixel_takes_the_column_streams_blocks():
         widths = sum(graph.shape_of(t)[1] for t in range(2))
         assert sum(f["conv_mve_gather:call"] for f in convs) == (widths if streamed else 2)
     assert not tool.one_pixel({"stream:position": 42}, family)  # (a block without the family's calls)
+
+
+def test_fit_counts_on_the_stored_float_one_pixel_networks_gives_cortex_m0plus_conv_call(tmp_path, monkeypatch):
+    """cortex-m0plus's float CONV_2D cost per call was fitted with `--fit-counts call --one-pixel
+    --samples cortex-m0plus-onepix-f32.jsonl`: on those measured networks alone (float
+    one_pixel_networks, each streamed one pixel a call), not on the other stored blocks whose
+    product errors hold it at 0. Fitting the committed measurements again gives the stored cost,
+    and the networks are still the generator's."""
+    import importlib.util
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("calibrate_latency", root / "scripts" / "calibrate_latency.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = lzma.decompress((root / "benchmarks/results/latency_measurements/cortex-m0plus-onepix-f32.jsonl.xz")
+                           .read_bytes()).decode()
+    assert all(json.loads(line)["doc"] == calibration.one_pixel_network(json.loads(line)["seed"])
+               for line in text.splitlines() if line)
+    samples = tmp_path / "cortex-m0plus-onepix-f32.jsonl"
+    samples.write_text(text)
+    fitted = []
+    monkeypatch.setattr(tool, "stored_samples", lambda target: tool.load_samples(samples, False))
+    monkeypatch.setattr(tool, "_write", lambda model, target, also: fitted.append(model))
+    tool.fit_counts("cortex-m0plus", ("conv_f32",), ("call",), [], only_one_pixel=True, samples_path=samples)
+    stored = latency.load("cortex-m0plus").coefficients["conv_f32:call"]
+    assert stored > 100 and fitted[0].coefficients["conv_f32:call"] == pytest.approx(stored, rel=1e-6)
