@@ -1633,7 +1633,7 @@ def main() -> None:
         if args.fit_counts and not args.check:
             fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also,
                        only_one_pixel=args.one_pixel, only_alone=args.alone, pinned=_pins(args.pin),
-                       samples_path=Path(args.samples) if args.samples else None)
+                       samples_path=args.samples)
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

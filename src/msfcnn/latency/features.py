@@ -226,6 +226,20 @@ class _Op:
 RECTIFYING = frozenset(name for name, (low, _) in ACTIVATION_BOUNDS.items() if low == 0.0)
 
 
+def _relu_behind(graph: Graph, t: int, passes) -> bool | None:
+    """Walking back from op t along first inputs through the ops that `passes` lets values by:
+    True at a ReLU (fused or standalone), False at an op it does not let by, None at the network's
+    input."""
+    node = graph.nodes[t]
+    while node.inputs and not is_network_input(node.inputs[0]):
+        node = graph.nodes[node.inputs[0]]
+        if getattr(node.op, "activation", None) in RECTIFYING:
+            return True
+        if not passes(node.op):
+            return False
+    return None
+
+
 def rectified_input(graph: Graph, t: int, through_functions: bool = False) -> bool:
     """Whether op t's first input holds no negative value because a ReLU (fused or standalone)
     made it, through ops that only pass values on or add zeros (Op.keeps_rectified, views), and
@@ -233,15 +247,10 @@ def rectified_input(graph: Graph, t: int, through_functions: bool = False) -> bo
     Elu, LeakyRelu). About half of such a map is 0, whose soft-float products and sums take the
     library's short path: a float kernel's multiply-accumulates cost less on it (the cores
     without an FPU)."""
-    node = graph.nodes[t]
-    while node.inputs and not is_network_input(node.inputs[0]):
-        node = graph.nodes[node.inputs[0]]
-        if getattr(node.op, "activation", None) in RECTIFYING:
-            return True
-        passes = node.op.keeps_rectified or node.op.is_view or (through_functions and node.op.keeps_zeros)
-        if not passes or getattr(node.op, "value", None):
-            return False
-    return False
+    def passes(op) -> bool:
+        keeps = op.keeps_rectified or op.is_view or (through_functions and op.keeps_zeros)
+        return keeps and not getattr(op, "value", None)
+    return _relu_behind(graph, t, passes) is True
 
 
 def dense_input(graph: Graph, t: int) -> bool:
@@ -250,15 +259,9 @@ def dense_input(graph: Graph, t: int) -> bool:
     misses behind such an op (a CONCATENATION or MUL of ReLU outputs) still holds zeros, whose
     soft-float products and sums take the short path: only a dense input runs every product's
     long path (`value_dense`, on the cores without an FPU)."""
-    node = graph.nodes[t]
-    while node.inputs and not is_network_input(node.inputs[0]):
-        node = graph.nodes[node.inputs[0]]
-        if getattr(node.op, "activation", None) in RECTIFYING:
-            return False
-        op = node.op
-        if not (op.keeps_rectified or op.is_view or op.keeps_zeros or op.passes_zeros):
-            return True
-    return True
+    def passes(op) -> bool:
+        return op.keeps_rectified or op.is_view or op.keeps_zeros or op.passes_zeros
+    return _relu_behind(graph, t, passes) is not True
 
 
 def pooled_rectified_input(graph: Graph, t: int) -> bool:
