@@ -1012,6 +1012,52 @@ def test_the_stored_gate_sweeps_stream_several_calls_a_position(target):
     assert two_input >= 15
 
 
+def test_the_stored_elementwise_sweeps_pin_cortex_m4s_one_pixel_elementwise_calls():
+    """The networks from ELEMENTWISE_SEED (elementwise_network) were measured on cortex-m4 to price a
+    one-pixel element-wise call (a RELU's cost per call had been fitted over whole maps only): the
+    generator must still draw the networks stored; their least-RAM plans stream element-wise
+    kernels alone, of 1 to 8 channels, some positions pulling two streamed maps; and the committed
+    coefficients predict the measured instructions of their streamed blocks within 3 % on average
+    (1.9 %; 4.4 % before the RELU's and the MUL's costs per call were fitted with them)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    stored = Path(__file__).resolve().parents[2] / "benchmarks/results/latency_measurements/cortex-m4-elementwise.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    assert {row["seed"] for row in rows} == set(range(calibration.ELEMENTWISE_SEED, calibration.ELEMENTWISE_SEED + 32))
+    assert all(row["doc"] == calibration.elementwise_network(row["seed"]) == calibration.sweep_network(row["seed"])
+               for row in rows)
+    model = latency.load("cortex-m4")
+    errors, widths, two_pulls = [], set(), 0
+    for row in rows:
+        graph = calibration.graph_of(row["doc"])
+        plan = pipeline.planner(graph).min_ram()
+        if row["plan_name"] != "min-ram":
+            continue
+        assert json.dumps(plan.to_dict(), sort_keys=True) == json.dumps(row["plan"], sort_keys=True)
+        features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))
+        for f, measured in zip(features, row["blocks"]):
+            if not f.get("stream:position"):
+                continue
+            families = {name.split(":")[0] for name, v in f.items() if v and name.endswith(":call")}
+            assert families <= {"activation", "logistic", "hard_swish", "add", "mul", "block", "invoke",
+                                "mean_accumulate", "mean_finish"}
+            h, w, c = row["doc"]["input"]
+            streamed = [layer for layer in row["doc"]["layers"] if layer["op"] not in ("global_avg_pool", "dense")]
+            # each layer past the first pulls its previous one, an ADD or a MUL also its "from" (when streamed)
+            reads = len(streamed) - 1 + sum(layer.get("from", -1) >= 0 for layer in streamed)
+            assert f["stream:position"] == len(streamed) * h * w and f["stream:pull"] == reads * h * w
+            widths.add(c)
+            two_pulls += reads >= len(streamed)
+            errors.append(abs(model.predict(f) / measured - 1))
+    assert len(errors) >= 30 and len(widths) >= 6 and two_pulls >= 5
+    assert sum(errors) / len(errors) < 0.03
+
+
 def test_the_pool_sweeps_vary_a_windows_taps_apart_from_its_outputs():
     """The sweep networks from POOL_SEED (pool_network) pool over windows of 1 to 5 taps a side:
     unfused, an average's taps per output value (its window's in-bounds taps, which the counts

@@ -330,6 +330,10 @@ GATE_SEED = 600
 # From this seed on, pool_network's: an int8 average or max pool over windows of 1 to 5 taps a side
 # (the main networks draw 2 and 3 only, which leaves a tap's cost and a channel block's one).
 POOL_SEED = 700
+# From this seed on, elementwise_network's: streams of element-wise layers alone (no convolution),
+# on 1 to 8 channels, some reading two streamed maps, so one-pixel element-wise calls of every
+# width are measured apart from the convolutions' (the other streams fuse them with one).
+ELEMENTWISE_SEED = 800
 
 
 def sweep_network(seed: int) -> dict:
@@ -341,7 +345,9 @@ def sweep_network(seed: int) -> dict:
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
     DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's;
     from ONE_PIXEL_SEED, one_pixel_network's; from GATE_SEED, gate_network's; from POOL_SEED,
-    pool_network's."""
+    pool_network's; from ELEMENTWISE_SEED, elementwise_network's."""
+    if seed >= ELEMENTWISE_SEED:
+        return elementwise_network(seed)
     if seed >= POOL_SEED:
         return pool_network(seed)
     if seed >= GATE_SEED:
@@ -479,6 +485,29 @@ def pool_network(seed: int) -> dict:
             "stride": rng.choice([1, 2]), "padding": rng.choice(["same", "valid"])}
     layers = [{"op": "conv2d", "filters": rng.randint(1, 24), "kernel": 1, "act": rng.choice(["relu", None])}, pool,
               {"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
+    return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+_ELEMENTWISE_ACTS = ["relu", "relu", "relu6", "logistic", "tanh", "hard_swish"]
+
+
+def elementwise_network(seed: int) -> dict:
+    """A random int8 layer list (seeded) of 2 to 5 element-wise layers on a map of 1 to 8 channels
+    and 8 to 48 columns: activations (RELU, RELU6, table lookups) and ADDs or MULs of the previous
+    layer with an earlier one or the network input; half of them then a global pool and a dense
+    layer. A least-RAM plan streams them a column a call with no convolution in the stream, so a
+    one-pixel element-wise call's cost is measured at every width, and a position pulls from zero
+    to two streamed maps."""
+    rng = random.Random(seed * 37 + 19)
+    c, h, w = rng.randint(1, 8), rng.randint(1, 6), rng.randint(8, 48)
+    layers: list[dict] = [{"op": rng.choice(_ELEMENTWISE_ACTS)}]
+    for _ in range(rng.randint(1, 4)):
+        if rng.random() < 0.4:  # the previous layer with an earlier one (-1: the network input)
+            layers.append({"op": rng.choice(["add", "mul"]), "from": rng.randint(-1, len(layers) - 2)})
+        else:
+            layers.append({"op": rng.choice(_ELEMENTWISE_ACTS)})
+    if rng.random() < 0.5:
+        layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
 
 
