@@ -903,6 +903,29 @@ def test_a_dense_layer_run_whole_counts_a_pass_per_unit_and_pixel():
     assert BlockCounter(vector, dsp=True).call(1, 0, 1, 0, 1)["dense:pixel_unit"] == 5
 
 
+@pytest.mark.parametrize("seed", [100, 101, 104])
+def test_a_streamed_dense_accumulate_counts_a_location_per_pixel_and_a_pass_per_unit(seed):
+    """msf_dense_accumulate_s8 locates each pixel of a streamed region, then makes a pass per unit
+    over its channels: over a stream's regions every pixel of the dense layer's input map is
+    located once and passed once per unit (the float accumulate's fit has no such counts)."""
+    from msfcnn import pipeline
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+
+    doc = calibration.sweep_network(seed)
+    graph = calibration.graph_of(doc, doc["dtype"])
+    plan = pipeline.planner(graph).min_ram()
+    counts = sum((Counter(f) for f in schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, True))),
+                 Counter())
+    h, w, c = graph.shape_of(len(graph) - 2)
+    units = graph.shape_of(len(graph) - 1)[0]
+    if doc["dtype"] == "int8":
+        assert counts["dense_accumulate:call"] > 1 and counts["dense_accumulate:value"] == h * w * c
+        assert counts["dense_accumulate:pixel"] == h * w and counts["dense_accumulate:pixel_unit"] == h * w * units
+    else:
+        assert counts["dense_f32_accumulate:call"] > 1 and not counts["dense_f32_accumulate:pixel_unit"]
+
+
 @pytest.mark.parametrize("kernel,stride,padding", [([5, 5], 1, "valid"), ([5, 5], 2, "same"), ([1, 1], 1, "same"),
                                                    ([4, 1], 1, "same"), ([1, 6], 2, "same")])
 def test_the_depthwise_window_loop_counts_its_in_bounds_kernel_rows(kernel, stride, padding):

@@ -54,6 +54,15 @@ class Dense(Op, pattern=Pattern.VECTOR, c_call=CCall.MAP_TO_VECTOR, accumulates=
             h, w = (in_shape[0], in_shape[1]) if len(in_shape) == 3 else (1, 1)
             counts[f"{family}:pixel_unit"] += h * w * self.units
 
+    def count_accumulate(self, family: str, rows: int, pixels: int, output: Shape, counts) -> None:
+        """The int8 accumulate (msf_dense_accumulate_s8) locates each pixel of the region (its input
+        address and weights' offset), then makes a pass per unit over its channels (the unit's
+        weights, its sum loaded, added and stored): a region of P pixels into U units costs P such
+        locations and P x U passes. (The other accumulates' fits have no such counts.)"""
+        if family == "dense_accumulate":
+            counts[f"{family}:pixel"] += pixels
+            counts[f"{family}:pixel_unit"] += pixels * self.units
+
     def reference(self, inputs: list[np.ndarray], ctx: KernelContext) -> np.ndarray:
         x = inputs[0]
         grid = x.reshape(1, 1, -1) if x.ndim != 3 else x  # row-major over (H, W, C), as TFLite flattens NHWC
