@@ -592,6 +592,62 @@ def test_a_clipped_window_counts_its_padding_pieces():
                 assert f["conv_gather:gather_fill_tap"] == len(rows) * (kernel - len(cols))
 
 
+def test_a_patch_in_chunks_counts_the_kernel_rows_each_pass_works_on():
+    """conv_pairs (kernels/conv2d.c) gathers a patch longer than MSF_POINTWISE_CHUNK chunk by chunk,
+    and each chunk's pass of gather_patch walks every kernel row but works only on those with
+    values in [ch0, ch0 + m). Brute force of that test over 3x3 to 7x7 VALID convolutions of 3 to
+    40 channels, one pixel, one block of channels (a lane pass per pixel)."""
+    for kernel, channels in ((3, 3), (3, 11), (5, 4), (7, 3), (3, 40), (5, 7)):
+        graph = _graph([{"op": "conv2d", "filters": 4, "kernel": kernel, "padding": "valid"}],
+                       (kernel, kernel, channels))
+        f = BlockCounter(graph, dsp=True).call(0, 0, 1, 0, 1)
+        row_len, patch = kernel * channels, kernel * kernel * channels
+        work = walked = 0
+        for ch0 in range(0, patch, 96):
+            m = min(96, patch - ch0)
+            for i in range(kernel):
+                walked += 1
+                work += not (i * row_len >= ch0 + m or i * row_len + row_len <= ch0)
+        slow = patch > 96  # one chunk: the whole window is copied in the fast path
+        assert f["conv_gather:gather_slow_row"] == (walked if slow else 0)
+        assert f["conv_gather:gather_work_row"] == (work if slow else 0)
+        assert f["conv_gather:gather_slow_byte"] == (patch if slow else 0)
+
+
+def test_a_gathered_patch_counts_the_bytes_its_copies_take_one_at_a_time():
+    """msf_copy_s8 (kernels/msfcnn_common.h) copies words, then a copy's last n % 4 bytes one at a
+    time (after a set-up when there are any); gather_patch (kernels/conv2d.c) copies each in-bounds kernel row's in-bounds taps, cut at
+    the chunks' ends. Brute force of its copies, pixel by pixel and chunk by chunk, over SAME and
+    VALID convolutions of 2 to 13 channels (one chunk and two), on the whole map and on a region."""
+    cases = ((3, 1, "same", 2), (3, 2, "same", 3), (5, 2, "same", 5), (7, 2, "valid", 3), (3, 1, "same", 13),
+             (5, 1, "valid", 6))
+    for kernel, stride, padding, channels in cases:
+        graph = _graph([{"op": "conv2d", "filters": 4, "kernel": kernel, "stride": stride, "padding": padding}],
+                       (9, 10, channels))
+        out_h, out_w = graph.nodes[0].shape[:2]
+        top, left = graph.nodes[0].op.win.pads[:2]
+        row_len, patch = kernel * channels, kernel * kernel * channels
+        for r0, r1, c0, c1 in ((0, out_h, 0, out_w), (1, 2, 0, out_w // 2)):
+            tails = copies = pieces = 0  # (a piece: the padding left or right of a kernel row's taps)
+            for y in range(r0, r1):
+                for x in range(c0, c1):
+                    rows = [i for i in range(kernel) if 0 <= y * stride - top + i < 9]
+                    cols = [j for j in range(kernel) if 0 <= x * stride - left + j < 10]
+                    for ch0 in range(0, patch, 96):
+                        end = min(ch0 + 96, patch)
+                        for i in rows:
+                            lo = max(i * row_len + cols[0] * channels, ch0)
+                            hi = min(i * row_len + (cols[-1] + 1) * channels, end)
+                            tails += (hi - lo) % 4 if hi > lo else 0
+                            copies += hi > lo and (hi - lo) % 4 > 0
+                            for a, b in ((0, cols[0] * channels), ((cols[-1] + 1) * channels, row_len)):
+                                pieces += min(i * row_len + b, end) > max(i * row_len + a, ch0)
+            f = BlockCounter(graph, dsp=True).call(0, r0, r1, c0, c1)
+            assert tails > 0 and f["conv_gather:gather_tail_byte"] == tails, (kernel, stride, padding, channels)
+            assert f["conv_gather:gather_tail_copy"] == copies
+            assert f["conv_gather:gather_fill_piece"] == pieces
+
+
 def test_a_depth_multiplier_over_a_large_window_counts_its_batches():
     """window.c gathers a window of more than MSF_MAX_RUNS (25) taps a batch at a time, again for
     every block of channels, and each batch's accumulate call runs its loop over the block's

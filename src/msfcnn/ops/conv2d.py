@@ -242,10 +242,17 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
             f[f"{fam}:gather_fill_tap"] += run.krows * kw - run.taps
             f[f"{fam}:gather_fast_row"] += fast * kh
             f[f"{fam}:gather_fast_byte"] += fast * patch
+            # a slow pass walks every kernel row and works on those in its chunk (a row across a
+            # chunk's end in both passes); the passes of a lane pass copy the patch once
             f[f"{fam}:gather_slow"] += (pixels * passes - fast)
             f[f"{fam}:gather_slow_row"] += (pixels * passes - fast) * kh
-            f[f"{fam}:gather_slow_byte"] += (pixels * passes - fast) * patch
-
+            f[f"{fam}:gather_work_row"] += (pixels * lane_passes - fast) * chunk_rows(kh, patch // kh, chunks)
+            f[f"{fam}:gather_slow_byte"] += (pixels * lane_passes - fast) * patch
+            # msf_copy_s8 copies words, then a copy's last n % 4 bytes one at a time
+            tail_bytes, tail_copies = copy_tails(self.win, run, chunks)
+            f[f"{fam}:gather_tail_byte"] += tail_bytes * lane_passes
+            f[f"{fam}:gather_tail_copy"] += tail_copies * lane_passes
+            f[f"{fam}:gather_fill_piece"] += fill_pieces(self.win, run, chunks) * lane_passes
 
     def _count_mve(self, run: KernelRun, f: Counts) -> None:
         """conv_mve (kernels/conv2d.c): per block of MSF_MVE_BLOCK output channels, each channel's
@@ -469,3 +476,66 @@ def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:
         return x.reshape(-1, x.shape[2])
     view = windows(pad_hw(x, win, pad_value), win)
     return view.reshape(view.shape[0] * view.shape[1], -1)
+
+
+def chunk_rows(kh: int, row_len: int, chunks: list[int]) -> int:
+    """Kernel rows (row_len values each) that gather_patch works on over the passes of a patch cut in
+    `chunks` (kernels/conv2d.c: a pass skips the rows outside [ch0, ch0 + m))."""
+    rows, ch0 = 0, 0
+    for m in chunks:
+        first, last = ch0 // row_len, min(kh, -(-(ch0 + m) // row_len))  # rows [first, last) overlap
+        rows += last - first
+        ch0 += m
+    return rows
+
+
+def copy_tails(win: Window, run: KernelRun, chunks: list[int]) -> tuple[int, int]:
+    """Bytes gather_patch's copies (msf_copy_s8) take one at a time over the region's pixels, per
+    lane pass, and the copies that take some: each in-bounds kernel row's in-bounds taps are one
+    copy, cut at the chunks' ends, and a copy of n bytes takes its last n % 4 so. (A row that wraps
+    a column ring is copied tap by tap instead: gather_wrapped_tap prices those taps.)"""
+    r0, r1, c0, c1 = run.region
+    rows, cols = _spans(win, run, 0, r0, r1), _spans(win, run, 1, c0, c1)
+    in_c = run.in_shape[2]
+    row_len = win.kernel[1] * in_c
+    bounds = [0]
+    for m in chunks:
+        bounds.append(bounds[-1] + m)
+    total = copies = 0
+    for (i_lo, i_hi), n_rows in rows.items():
+        for (j_lo, j_hi), n_cols in cols.items():
+            for i in range(i_lo, i_hi):
+                lo, hi = i * row_len + j_lo * in_c, i * row_len + j_hi * in_c
+                tails = [max(min(hi, b) - max(lo, a), 0) % 4 for a, b in zip(bounds, bounds[1:])]
+                total += sum(tails) * n_rows * n_cols
+                copies += sum(t > 0 for t in tails) * n_rows * n_cols
+    return total, copies
+
+
+def fill_pieces(win: Window, run: KernelRun, chunks: list[int]) -> int:
+    """The padding pieces gather_patch fills (put_patch) left and right of the in-bounds taps of an
+    in-bounds kernel row of a clipped window, over the region's pixels, once in each chunk that a
+    piece overlaps."""
+    r0, r1, c0, c1 = run.region
+    row_len, in_c = win.kernel[1] * run.in_shape[2], run.in_shape[2]
+    bounds = [sum(chunks[:k]) for k in range(len(chunks) + 1)]
+    pieces = 0
+    for (i_lo, i_hi), n_rows in _spans(win, run, 0, r0, r1).items():
+        for (j_lo, j_hi), n_cols in _spans(win, run, 1, c0, c1).items():
+            if j_hi <= j_lo:
+                continue
+            for i in range(i_lo, i_hi):
+                sides = [(0, j_lo * in_c), (j_hi * in_c, row_len)]
+                pieces += n_rows * n_cols * sum(min(hi + i * row_len, b) > max(lo + i * row_len, a)
+                                                for lo, hi in sides for a, b in zip(bounds, bounds[1:]))
+    return pieces
+
+
+def _spans(win: Window, run: KernelRun, axis: int, lo: int, hi: int) -> Counts:
+    """(first, end) in-bounds kernel positions along an axis -> output positions lo..hi with them."""
+    k, stride, pad, size = win.kernel[axis], win.strides[axis], win.pads[axis], run.in_shape[axis]
+    spans: Counts = Counts()
+    for x in range(lo, hi):
+        start = x * stride - pad
+        spans[(max(-start, 0), min(size - start, k))] += 1
+    return spans
