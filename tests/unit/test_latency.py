@@ -1327,3 +1327,45 @@ def test_a_row_stream_window_counts_its_row_ring_divisions(tmp_path):
     assert (features["stream:ring_row"], features["stream:ring_row_bit"]) == (divisions, steps) == (116, 100)
     unfused = schedule_features(pipeline.lower(graph, planner.vanilla()), BlockCounter(graph, dsp=False))
     assert not any(f["stream:ring_row"] for f in unfused)
+
+
+def test_the_stored_column_sweeps_refit_xtensas_depthwise_call():
+    """The networks from COLUMN_SEED (column_network: k x 1 windows on one-column maps) were
+    measured on xtensa-lx106 to price a kernel call apart from a row: a whole-map run calls each
+    kernel once, a row stream once a row. The generator must still draw the networks stored, on
+    W = 1 maps with k x 1 windows only; and a least-squares refit of DEPTHWISE_CONV_2D's cost per
+    call on their blocks (every other cost as committed, rows weighted by 1/sqrt(instructions) as
+    calibration.fit) lands within 5 % of the committed one (125, where whole maps alone had put 35)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+    from msfcnn.plan import Plan
+
+    stored = Path(__file__).resolve().parents[2] / "benchmarks/results/latency_measurements/xtensa-lx106-columns.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    assert {row["seed"] for row in rows} == set(range(calibration.COLUMN_SEED, calibration.COLUMN_SEED + 32))
+    assert all(row["doc"] == calibration.column_network(row["seed"]) == calibration.sweep_network(row["seed"])
+               for row in rows)
+    assert all(row["doc"]["input"][1] == 1 and all(layer.get("kernel", [1, 1]) in (1, [1, 1]) or layer["kernel"][1] == 1
+                                                   for layer in row["doc"]["layers"]) for row in rows)
+    model = latency.load("xtensa-lx106")
+    name = "depthwise:call"
+    calls, rests, weights = [], [], []
+    for row in rows:
+        graph = calibration.graph_of(row["doc"])
+        stored_plan = Plan.from_dict(row["plan"])
+        plan = Plan(stored_plan.model, stored_plan.cost_model, stored_plan.vanilla_macs, stored_plan.blocks,
+                    io_counted=row["count_io"], input_streamed=stored_plan.input_streamed)
+        features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, False))
+        for f, measured in zip(features, row["blocks"]):
+            if f.get(name):
+                calls.append(f[name])
+                rests.append(measured - model.predict(f) + model.coefficients[name] * f[name])
+                weights.append(1 / measured)
+    calls, rests, weights = np.array(calls, float), np.array(rests, float), np.array(weights)
+    refit = float(np.sum(weights * calls * rests) / np.sum(weights * calls * calls))
+    assert len(calls) >= 40 and calls.max() >= 20
+    assert abs(refit / model.coefficients[name] - 1) < 0.05
