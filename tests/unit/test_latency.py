@@ -1406,3 +1406,91 @@ def test_fit_counts_on_the_stored_float_one_pixel_networks_gives_cortex_m0plus_c
     tool.fit_counts("cortex-m0plus", ("conv_f32",), ("call",), [], only_one_pixel=True, samples_path=samples)
     stored = latency.load("cortex-m0plus").coefficients["conv_f32:call"]
     assert stored > 100 and fitted[0].coefficients["conv_f32:call"] == pytest.approx(stored, rel=1e-6)
+
+
+def _model_c_windows(text: str) -> tuple[dict[int, int], dict[int, dict[str, int]], dict[int, int]]:
+    """The row rings of a row stream's views (s.v[t]: base, row and column strides, origins, row
+    ring, column ring), each window op's parameters (p{t}) and the rows each op computes (s.hi[t]),
+    read off a generated model.c."""
+    import re
+    rings = {int(t): int(ring) for t, ring in re.findall(r"s\.v\[(\d+)\] = \(msf_view\)\{ [^,]+, \d+, \d+, -?\d+, -?\d+, (\d+), \d+ \}", text)}
+    params = {int(t): {k: int(v) for k, v in re.findall(r"\.(\w+) = (-?\d+)", body)}
+              for t, body in re.findall(r"static const msf_\w+_params p(\d+) = \{(.*?)\};", text)}
+    rows = {int(t): int(hi) for t, hi in re.findall(r"s\.hi\[(\d+)\] = (\d+);", text)}
+    return rings, params, rows
+
+
+def test_a_row_stream_window_counts_its_row_ring_divisions(tmp_path):
+    """In a row stream the window kernels locate each in-bounds kernel row of an output pixel in
+    their input's row ring, and the pixel in their output's, with a % (msf_stored_row), a call of
+    libgcc's __modsi3 on the LX106: stream:ring_row counts those divisions, stream:ring_row_bit
+    their loop's passes. Brute force from the generated C of bin_conv1d_reshape's least-RAM plan (a
+    line buffer of a 5 x 1 and a 3 x 1 CONV_2D, a 3 x 1 DEPTHWISE_CONV_2D and a 4 x 1 average
+    pool on a 24-step map, one column): its views' rings and its ops' windows read off model.c.
+    (Profiled per address on QEMU, that block calls __modsi3 116 times.) The vanilla plan has none."""
+    graph = pipeline.load(str(FIXTURES / "models" / "bin_conv1d_reshape.tflite"), weights=True)
+    planner = pipeline.planner(graph, latency=latency.load("xtensa-lx106"))
+    plan = planner.min_ram()
+    schedule = pipeline.lower(graph, plan)
+    pipeline.write_c(tmp_path, graph, schedule, plan)
+    rings, params, rows = _model_c_windows((tmp_path / "model.c").read_text())
+    divisions = steps = 0
+    for t, p in params.items():
+        if t not in rows:  # not in the stream
+            continue
+        width = graph.shape_of(t)[1]
+        reads = [i * p["stride_h"] - p["pad_top"] + k for i in range(rows[t]) for k in range(p["kh"])]
+        reads = [y for y in reads if 0 <= y < p["in_h"]]
+        if rings.get(t - 1):  # the op's input is the previous tensor's ring (a chain)
+            divisions += len(reads) * width
+            steps += sum(_modsi3_loop_steps(y, rings[t - 1]) for y in reads) * width
+        if rings.get(t):
+            divisions += rows[t] * width
+            steps += sum(_modsi3_loop_steps(i, rings[t]) for i in range(rows[t])) * width
+    from msfcnn.latency.model import schedule_features
+    features = schedule_features(schedule, BlockCounter(graph, dsp=False))[0]
+    assert (features["stream:ring_row"], features["stream:ring_row_bit"]) == (divisions, steps) == (116, 100)
+    unfused = schedule_features(pipeline.lower(graph, planner.vanilla()), BlockCounter(graph, dsp=False))
+    assert not any(f["stream:ring_row"] for f in unfused)
+
+
+def test_the_stored_column_sweeps_refit_xtensas_depthwise_call():
+    """The networks from COLUMN_SEED (column_network: k x 1 windows on one-column maps) were
+    measured on xtensa-lx106 to price a kernel call apart from a row: a whole-map run calls each
+    kernel once, a row stream once a row. The generator must still draw the networks stored, on
+    W = 1 maps with k x 1 windows only; and a least-squares refit of DEPTHWISE_CONV_2D's cost per
+    call on their blocks (every other cost as committed, rows weighted by 1/sqrt(instructions) as
+    calibration.fit) lands within 5 % of the committed one (125, where whole maps alone had put 35)."""
+    import json
+    import lzma
+    from pathlib import Path
+
+    from msfcnn.latency import calibration
+    from msfcnn.latency.model import schedule_features
+    from msfcnn.plan import Plan
+
+    stored = Path(__file__).resolve().parents[2] / "benchmarks/results/latency_measurements/xtensa-lx106-columns.jsonl.xz"
+    rows = [json.loads(line) for line in lzma.decompress(stored.read_bytes()).decode().splitlines() if line]
+    assert {row["seed"] for row in rows} == set(range(calibration.COLUMN_SEED, calibration.COLUMN_SEED + 32))
+    assert all(row["doc"] == calibration.column_network(row["seed"]) == calibration.sweep_network(row["seed"])
+               for row in rows)
+    assert all(row["doc"]["input"][1] == 1 and all(layer.get("kernel", [1, 1]) in (1, [1, 1]) or layer["kernel"][1] == 1
+                                                   for layer in row["doc"]["layers"]) for row in rows)
+    model = latency.load("xtensa-lx106")
+    name = "depthwise:call"
+    calls, rests, weights = [], [], []
+    for row in rows:
+        graph = calibration.graph_of(row["doc"])
+        stored_plan = Plan.from_dict(row["plan"])
+        plan = Plan(stored_plan.model, stored_plan.cost_model, stored_plan.vanilla_macs, stored_plan.blocks,
+                    io_counted=row["count_io"], input_streamed=stored_plan.input_streamed)
+        features = schedule_features(pipeline.lower(graph, plan), BlockCounter(graph, False))
+        for f, measured in zip(features, row["blocks"]):
+            if f.get(name):
+                calls.append(f[name])
+                rests.append(measured - model.predict(f) + model.coefficients[name] * f[name])
+                weights.append(1 / measured)
+    calls, rests, weights = np.array(calls, float), np.array(rests, float), np.array(weights)
+    refit = float(np.sum(weights * calls * rests) / np.sum(weights * calls * calls))
+    assert len(calls) >= 40 and calls.max() >= 20
+    assert abs(refit / model.coefficients[name] - 1) < 0.05

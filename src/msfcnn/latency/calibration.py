@@ -334,6 +334,10 @@ POOL_SEED = 700
 # on 1 to 8 channels, some reading two streamed maps, so one-pixel element-wise calls of every
 # width are measured apart from the convolutions' (the other streams fuse them with one).
 ELEMENTWISE_SEED = 800
+# From this seed on, column_network's: windows of k x 1 on one-column maps, whose whole-map runs
+# make one kernel call for a whole map and whose row streams make one a row, which pins a call's
+# cost apart from a row's (bin_conv1d_reshape's line buffer is such a chain).
+COLUMN_SEED = 900
 
 
 def sweep_network(seed: int) -> dict:
@@ -345,7 +349,9 @@ def sweep_network(seed: int) -> dict:
     DENSE_HEAD_SEED, dense_head_network's instead; from FLOAT_UNARY_SEED, float_unary_network's; from
     DEPTHWISE_WINDOW_SEED, depthwise_window_network's; from DEPTHWISE_ROW_SEED, depthwise_row_network's;
     from ONE_PIXEL_SEED, one_pixel_network's; from GATE_SEED, gate_network's; from POOL_SEED,
-    pool_network's; from ELEMENTWISE_SEED, elementwise_network's."""
+    pool_network's; from ELEMENTWISE_SEED, elementwise_network's; from COLUMN_SEED, column_network's."""
+    if seed >= COLUMN_SEED:
+        return column_network(seed)
     if seed >= ELEMENTWISE_SEED:
         return elementwise_network(seed)
     if seed >= POOL_SEED:
@@ -469,6 +475,32 @@ def gate_network(seed: int) -> dict:
         layers.append({"op": "tanh"})
     layers += [{"op": "global_avg_pool"}, {"op": "dense", "units": rng.randint(2, 8)}]
     return {"name": f"calibration_sweep{seed}", "input": [h, w, c], "layers": layers}
+
+
+def _column_window(rng: random.Random) -> dict:
+    """A CONV_2D (1 to 8 filters; two draws in four), DEPTHWISE_CONV_2D (multiplier 1) or average
+    pool over a k x 1 window (k of 2 to 6), at stride 1 or 2, SAME or VALID."""
+    window = {"kernel": [rng.randint(2, 6), 1], "stride": [rng.choice([1, 1, 2]), 1],
+              "padding": rng.choice(["same", "valid"])}
+    draw = rng.choice([0, 0, 1, 2])  # convolution, depthwise, pool
+    if draw == 2:
+        return {"op": "avg_pool2d", **window}
+    act = {"act": rng.choice(["relu", "relu6", None])}
+    if draw == 1:
+        return {"op": "depthwise_conv2d", **window, **act}
+    return {"op": "conv2d", "filters": rng.randint(1, 8), **window, **act}
+
+
+def column_network(seed: int) -> dict:
+    """A random int8 layer list (seeded) on a one-column map (W = 1, H of 6 to 40, 1 to 8 channels):
+    a chain of 1 to 3 windows of k x 1, then a 1x1 convolution. A whole-map run calls each kernel
+    once for H rows and a row stream once a row, so the two tell a call's cost from a row's, which
+    the square maps of the other networks (W pixels a row) leave confounded."""
+    rng = random.Random(seed * 31 + 19)
+    c, h = rng.randint(1, 8), rng.randint(6, 40)
+    layers = [_column_window(rng) for _ in range(rng.randint(1, 3))]
+    layers.append({"op": "conv2d", "filters": rng.randint(1, 8), "kernel": 1, "act": "relu"})
+    return {"name": f"calibration_sweep{seed}", "input": [h, 1, c], "layers": layers}
 
 
 def pool_network(seed: int) -> dict:

@@ -33,7 +33,7 @@ from ..ir import NETWORK_INPUT, Graph, is_network_input
 from ..numerics import ACTIVATION_BOUNDS, DOUBLE, SINGLE, activation_range
 from ..ops import CCall, Pattern
 from ..ops.base import as_feature_map
-from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks
+from ..ops.loop_counts import MAX_RUNS, KernelBuild, KernelRun, channel_blocks, division_loop_steps
 from ..schedule import LoweredBlock, loop_kinds, streaming
 from ..schedule.loop_kinds import LATENCY, handles
 from ..schedule.lowered import Chains
@@ -462,6 +462,8 @@ class BlockCounter:
             own["stream:position"] += computed[t] * bands
             own["stream:pull"] += computed[t] * bands * pulls[t]
             self._ring_views(block, t, end, axis, computed[t], loops.band_rows if axis else 0, own)
+            if axis == 0:
+                self._ring_rows(block, t, computed[t], own)
         own["stream:band"] += bands
         own["stream:band_op"] += bands * (end - first + 1)
         own["stream:op"] += end - first + 1
@@ -493,6 +495,29 @@ class BlockCounter:
         own["stream:ring_view_pixel"] += positions * lines * len(rings)
         own["stream:ring_view_step"] += lines * sum(_division_steps(i // ring) for ring in rings
                                                           for i in range(positions))
+
+    def _ring_rows(self, block: LoweredBlock, t: int, rows: int, own: Features) -> None:
+        """An int8 or float window kernel (window.c's loop, PAD's) in a row stream locates its
+        input's rows and its output's pixels with a `%` of the view's row ring (msf_stored_row):
+        one per in-bounds kernel row of each output pixel where its input is a ring, one per
+        output pixel where its output is; a library division on the LX106 (__modsi3). ring_row
+        counts them, ring_row_bit the passes of its loop (division_loop_steps; both cost 0 where
+        not fitted)."""
+        op = self.op(t)
+        if op.op.pattern is not Pattern.WINDOW or op.op.c_call is not CCall.REGION or op.wide or op.profiles is None:
+            return
+        width = self.graph.shape_of(t)[1]
+        source = op.node_inputs[0] if op.node_inputs else -1
+        if source >= block.first and source in block.rings:
+            win = op.op.axis_window(0)
+            height, ring = self.graph.shape_of(source)[0], block.rings[source]
+            read = [y for r in range(rows) for y in range(r * win.stride - win.pad, r * win.stride - win.pad
+                                                           + win.kernel, win.dilation) if 0 <= y < height]
+            own["stream:ring_row"] += len(read) * width
+            own["stream:ring_row_bit"] += sum(division_loop_steps(y, ring) for y in read) * width
+        if t in block.rings:
+            own["stream:ring_row"] += rows * width
+            own["stream:ring_row_bit"] += sum(division_loop_steps(r, block.rings[t]) for r in range(rows)) * width
 
     def _source(self, loops: Stream, own: Features) -> None:
         """A stream pulling the network input from the caller (--input-stream): each row is one
