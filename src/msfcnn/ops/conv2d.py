@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 import numpy as np
 
@@ -481,12 +482,7 @@ def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:
 def chunk_rows(kh: int, row_len: int, chunks: list[int]) -> int:
     """Kernel rows (row_len values each) that gather_patch works on over the passes of a patch cut in
     `chunks` (kernels/conv2d.c: a pass skips the rows outside [ch0, ch0 + m))."""
-    rows, ch0 = 0, 0
-    for m in chunks:
-        first, last = ch0 // row_len, min(kh, -(-(ch0 + m) // row_len))  # rows [first, last) overlap
-        rows += last - first
-        ch0 += m
-    return rows
+    return sum(min(kh, -(-end // row_len)) - start // row_len for start, end in _chunk_spans(chunks))
 
 
 def copy_tails(win: Window, run: KernelRun, chunks: list[int]) -> tuple[int, int]:
@@ -498,15 +494,13 @@ def copy_tails(win: Window, run: KernelRun, chunks: list[int]) -> tuple[int, int
     rows, cols = _spans(win, run, 0, r0, r1), _spans(win, run, 1, c0, c1)
     in_c = run.in_shape[2]
     row_len = win.kernel[1] * in_c
-    bounds = [0]
-    for m in chunks:
-        bounds.append(bounds[-1] + m)
+    chunk_spans = _chunk_spans(chunks)
     total = copies = 0
     for (i_lo, i_hi), n_rows in rows.items():
         for (j_lo, j_hi), n_cols in cols.items():
             for i in range(i_lo, i_hi):
                 lo, hi = i * row_len + j_lo * in_c, i * row_len + j_hi * in_c
-                tails = [max(min(hi, b) - max(lo, a), 0) % 4 for a, b in zip(bounds, bounds[1:])]
+                tails = [max(min(hi, b) - max(lo, a), 0) % 4 for a, b in chunk_spans]
                 total += sum(tails) * n_rows * n_cols
                 copies += sum(t > 0 for t in tails) * n_rows * n_cols
     return total, copies
@@ -518,7 +512,7 @@ def fill_pieces(win: Window, run: KernelRun, chunks: list[int]) -> int:
     piece overlaps."""
     r0, r1, c0, c1 = run.region
     row_len, in_c = win.kernel[1] * run.in_shape[2], run.in_shape[2]
-    bounds = [sum(chunks[:k]) for k in range(len(chunks) + 1)]
+    chunk_spans = _chunk_spans(chunks)
     pieces = 0
     for (i_lo, i_hi), n_rows in _spans(win, run, 0, r0, r1).items():
         for (j_lo, j_hi), n_cols in _spans(win, run, 1, c0, c1).items():
@@ -527,8 +521,14 @@ def fill_pieces(win: Window, run: KernelRun, chunks: list[int]) -> int:
             for i in range(i_lo, i_hi):
                 sides = [(0, j_lo * in_c), (j_hi * in_c, row_len)]
                 pieces += n_rows * n_cols * sum(min(hi + i * row_len, b) > max(lo + i * row_len, a)
-                                                for lo, hi in sides for a, b in zip(bounds, bounds[1:]))
+                                                for lo, hi in sides for a, b in chunk_spans)
     return pieces
+
+
+def _chunk_spans(chunks: list[int]) -> list[tuple[int, int]]:
+    """The [start, end) of each chunk of a patch cut in chunks of these lengths."""
+    ends = list(accumulate(chunks))
+    return list(zip([0, *ends], ends))
 
 
 def _spans(win: Window, run: KernelRun, axis: int, lo: int, hi: int) -> Counts:
