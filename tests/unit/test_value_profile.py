@@ -181,3 +181,14 @@ def test_a_region_call_counts_its_share_of_the_values_so_a_stream_adds_up_to_the
     assert sum(rows) == pytest.approx(whole)
     assert counter.call(0, 0, 6, 0, 5)["logistic_f32:exp_reduced"] == pytest.approx(whole)
     assert counter.call(0, 0, 3, 0, 5)["logistic_f32:exp_reduced"] == pytest.approx(whole / 2)
+
+
+def test_a_float_softmax_counts_the_exps_away_from_their_rows_max():
+    from msfcnn.latency.calibration import graph_of
+    graph = graph_of({"name": "rows", "input": [2, 3, 6], "layers": [{"op": "softmax"}]}, "float32")
+    x = np.random.default_rng(4).normal(0, 0.6, (1, 2, 3, 6)).astype(np.float32)
+    rows = x.reshape(-1, 6)
+    expected = sum(not _n_is_zero(float(np.float32(v - row.max())) * 1.0) for row in rows for v in row)
+    profile = value_profile(graph, x)
+    assert profile[0]["exp_reduced"] == expected
+    assert BlockCounter(graph, dsp=False, values=profile).call(0, 0, 1, 0, 1)["softmax_f32:exp_reduced"] == expected

@@ -369,6 +369,9 @@ class BlockCounter:
             op.op.count_map(op.family, op.build, op.in_shape, f)
             if op.float and op.op.multiplies_input and not op.rectified:
                 _count_vector_products(op, f)
+        if form is not CCall.SEQUENCE:  # (a sequence's are its products', _count_signed_macs)
+            for name, count in op.values.items():
+                f[f"{op.family}:{name}"] += count
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int, ring: int = 0):
