@@ -56,7 +56,8 @@ from msfcnn.fusion.solvers import Path as DagPath
 from msfcnn.latency import calibration
 from msfcnn.latency.model import KERNEL_SOURCE_FAMILIES, LatencyModel, coefficients_path, kernel_digests
 from msfcnn.plan import Plan
-from msfcnn.targets import get_target
+from msfcnn.latency.values import value_profile
+from msfcnn.targets import TARGETS, get_target
 from msfcnn.tensors import random_input
 
 DSP_TARGETS = {"cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"}
@@ -1469,15 +1470,21 @@ def refit_dense_signed(target: str, also: list[str]) -> None:
     _write(replace(model, coefficients=coefficients), target, also)
 
 
+# The target's core has no FPU (set by main): a float graph's counts then profile the values of the
+# input each row measured, random_input(graph, row["seed"]) (latency/values.py).
+SOFT_FLOAT = {"on": False}
+
+
 def load_samples(samples_path: Path, dsp: bool, mve: bool = False):
     samples = []
     for _, row, graph, _, schedule in stored_rows(samples_path):
         if graph is None:  # not the graph measured
             print(f"{samples_path.name}: {row['doc']['name']} is no longer the graph measured: left out", file=sys.stderr)
             continue
+        values = value_profile(graph, row["seed"]) if SOFT_FLOAT["on"] else None
         blocks = calibration.block_samples(graph, schedule, tuple(row["blocks"]), dsp,
                                            f"seed {row['seed']} {row['plan_name']}{' io' if row['count_io'] else ''}",
-                                           mve)
+                                           mve, values)
         # blocks of kernels changed since the row was measured (remeasure's "stale" families)
         samples += [s for s in blocks if not runs_families(s.features, row.get("stale", ()))]
     # a block of no instructions (a RESHAPE the C aliases, of a generated .tflite) has nothing to fit
@@ -1623,6 +1630,7 @@ def main() -> None:
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
     args = parser.parse_args()
+    SOFT_FLOAT["on"] = not TARGETS[args.target].fpu
     if args.remeasure:
         families = tuple(args.remeasure.split(","))
         if not args.refit:

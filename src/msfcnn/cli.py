@@ -917,7 +917,7 @@ def cmd_verify(request: VerifyRequest) -> int:
         steps = load_steps(request.input, graph)
     x = steps[0] if steps else _input(request.input, request.seed, graph)
     check = _verified(request, graph, plan, schedule, x, target, steps if steps and len(steps) > 1 else None)
-    predicted = _predicted_blocks(target.name, graph, schedule)
+    predicted = _predicted_blocks(target.name, graph, schedule, x)
     linked = None if bound is None else _linked_report(check, link, bound, graph, plan)
     if request.call.json:
         _print_json(report.verify_doc(graph, target.name, plan, check, predicted, linked))
@@ -1055,10 +1055,11 @@ def _linked_report(check, link: Link, bound, graph, plan) -> dict:
     return linked_report(check, link.board, bound, 0 if plan.io_counted else io_bytes(graph, link.input_in_flash))
 
 
-def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
+def _predicted_blocks(target: str, graph, schedule, x=None) -> list[float] | None:
     """The latency model's instructions per block of the schedule, where the target has one with
     costs for every kernel the graph runs; otherwise None, and a warning names the missing ones
-    (a kernel without costs would count as 0 instructions)."""
+    (a kernel without costs would count as 0 instructions). On a core without an FPU, for the
+    values of input x (the one verified), else of the seeded input."""
     from . import latency
     if target not in latency.calibrated_targets():
         return None
@@ -1068,7 +1069,7 @@ def _predicted_blocks(target: str, graph, schedule) -> list[float] | None:
         _warn([f"msfcnn: warning: the {target} latency model has no costs for {', '.join(missing)} (not "
                "calibrated): no instructions are predicted"])
         return None
-    return model.counter(graph).schedule(schedule)
+    return model.counter(graph, x).schedule(schedule)
 
 
 def cmd_fit(request: FitRequest) -> None:

@@ -114,6 +114,10 @@ class Target:
     # The RAM the emulated machine has from picolibc's __ram, where a board's regions may go (None:
     # __ram_size): more than the chip's on QEMU's virt board, whose 128 MiB hold external RAM too.
     region_room: int | None = None
+    # The core computes float32 in hardware. Without an FPU a float kernel calls the soft-float
+    # library, whose paths depend on the values (a product with a 0 returns early): the latency
+    # model then profiles a float graph's values (latency/values.py).
+    fpu: bool = True
 
     def for_board(self, name: str, ram_bytes: int, stack_bytes: int, input_in_ram: bool,
                   regions: tuple[tuple[str, int], ...] = ()) -> Target:
@@ -210,7 +214,7 @@ TARGETS = {
                             STRICT + " -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft --specs=picolibc.specs",
                             _PICOLIBC_MPS2, _qemu_mps2("mps2-an385"), "arm-none-eabi-nm",
                             "Arm Cortex-M0+ code (Armv6-M, soft float) on the Cortex-M3 of QEMU's mps2-an385 board "
-                            "(picolibc, semihosting)", _ARM_PACKAGES),
+                            "(picolibc, semihosting)", _ARM_PACKAGES, fpu=False),
     "fe310": Target("fe310", "riscv64-unknown-elf-gcc",
                     STRICT + " -march=rv32imac -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
                     _PICOLIBC_FE310,
@@ -218,7 +222,7 @@ TARGETS = {
                      "-chardev", "stdio,id=console", "-semihosting-config", "enable=on,target=native,chardev=console",
                      "-kernel", "{program}"),
                     "riscv64-unknown-elf-nm", "SiFive FE310 (RV32IMAC, 16 KiB RAM) on QEMU's sifive_e board",
-                    _RISCV_PACKAGES, ram_bytes=FE310_RAM_BYTES, embedded_harness=True),
+                    _RISCV_PACKAGES, ram_bytes=FE310_RAM_BYTES, embedded_harness=True, fpu=False),
     "esp32c3": Target("esp32c3", "riscv64-unknown-elf-gcc",
                       STRICT + " -march=rv32imc -mabi=ilp32 -mcmodel=medlow --specs=picolibc.specs",
                       _PICOLIBC_ESP32C3,
@@ -228,7 +232,7 @@ TARGETS = {
                       "riscv64-unknown-elf-nm",
                       "the ESP32-C3's ISA (RV32IMC, no A/F/D) and 400 KiB of RAM on QEMU's virt board",
                       _RISCV_PACKAGES, ram_bytes=ESP32C3_RAM_BYTES, embedded_harness=True,
-                      region_room=124 * 1024 * 1024),
+                      region_room=124 * 1024 * 1024, fpu=False),
     "xtensa-lx106": Target("xtensa-lx106", "xtensa-lx106-elf-gcc",
                            f"{STRICT} -ffunction-sections -fdata-sections {_XTENSA_LX106_SPECS}",
                            "-nostartfiles -T support/lx106.ld",  # (the specs come with the CFLAGS)
@@ -237,7 +241,7 @@ TARGETS = {
                            "xtensa-lx106-elf-nm",
                            "the ESP8266's Xtensa LX106 core and 80 KiB of data RAM on QEMU's sim machine",
                            _XTENSA_PACKAGES, ram_bytes=XTENSA_LX106_RAM_BYTES, embedded_harness=True,
-                           support="xtensa-lx106"),
+                           support="xtensa-lx106", fpu=False),
 }
 
 

@@ -747,6 +747,8 @@ def refit(samples: list[Sample], model: LatencyModel, families, key: str, only_a
 
 
 def block_samples(graph: Graph, schedule, counts: tuple[int, ...], dsp: bool, where: str,
-                  mve: bool = False) -> list[Sample]:
-    features = schedule_features(schedule, BlockCounter(graph, dsp, mve=mve))
+                  mve: bool = False, values=None) -> list[Sample]:
+    """`values`: the graph's value profile on the input measured (values.value_profile), on a
+    core without an FPU."""
+    features = schedule_features(schedule, BlockCounter(graph, dsp, mve=mve, values=values))
     return [Sample(Counter(f), n, f"{where} block {k}") for k, (f, n) in enumerate(zip(features, counts))]

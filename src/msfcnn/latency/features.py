@@ -84,11 +84,15 @@ def _division_steps(quotient: int) -> int:
 class _Op:
     """One op's kernel as the features see it: its family and its per-region counts."""
 
-    def __init__(self, graph: Graph, t: int, dsp: bool, shape: tuple[int, ...] | None = None, mve: bool = False):
+    def __init__(self, graph: Graph, t: int, dsp: bool, shape: tuple[int, ...] | None = None, mve: bool = False,
+                 values: Counter | None = None):
         """`shape`: the map an element-wise op runs on, its input's and output's, instead of the
         graph's shapes (a time scan's op of (T, F) sequences, one column of their one-row maps);
-        `mve`: the core runs the int8 kernels' Helium loops."""
+        `mve`: the core runs the int8 kernels' Helium loops; `values`: the op's whole run's value
+        counts (Op.value_counts), whose share a region's call counts by its values."""
         node = graph.nodes[t]
+        self.values = values or Counter()
+        self.value_rate = {name: count / max(prod(graph.shape_of(t)), 1) for name, count in self.values.items()}
         self.index = t
         self.op = node.op
         self.node_inputs = node.inputs
@@ -179,6 +183,8 @@ class _Op:
                 f[f"{fam}:output_general_double"] += pixels * channels
             self.op.count_region(self.run(nr, pixels, whole_rows, taps, row_taps * nc, clipped, channels,
                                           region=(r0, r1, c0, c1), col_ring=ring), f)
+            for name, rate in self.value_rate.items():  # (a patch that computes pixels again: their values again)
+                f[f"{fam}:{name}"] += rate * pixels * channels
             if self.batched:
                 self._batches(f, r0, r1, c0, c1)
         return f
@@ -305,9 +311,12 @@ class BlockCounter:
     thousands of candidate blocks share their calls, so the weighed calls are cached per op and
     region, per op and band (a column stream's sweep) and per op (a row stream's)."""
 
-    def __init__(self, graph: Graph, dsp: bool, weigh=None, mve: bool = False):
+    def __init__(self, graph: Graph, dsp: bool, weigh=None, mve: bool = False, values=None):
+        """`values`: the float ops' value counts (values.value_profile) on a core without an FPU,
+        None on the others (where no count depends on the values)."""
         self.graph, self.dsp, self.mve = graph, dsp, mve
         self.weigh = weigh or (lambda f: f)
+        self.values = values or {}
         self._ops: dict[int, _Op] = {}
         self._regions: dict = {}
         self._sweeps: dict = {}
@@ -315,7 +324,7 @@ class BlockCounter:
 
     def op(self, t: int) -> _Op:
         if t not in self._ops:
-            self._ops[t] = _Op(self.graph, t, self.dsp, mve=self.mve)
+            self._ops[t] = _Op(self.graph, t, self.dsp, mve=self.mve, values=self.values.get(t))
         return self._ops[t]
 
     def _zero(self):
@@ -360,6 +369,9 @@ class BlockCounter:
             op.op.count_map(op.family, op.build, op.in_shape, f)
             if op.float and op.op.multiplies_input and not op.rectified:
                 _count_vector_products(op, f)
+        if form is not CCall.SEQUENCE:  # (a sequence's are its products', _count_signed_macs)
+            for name, count in op.values.items():
+                f[f"{op.family}:{name}"] += count
         return f
 
     def sweep(self, t: int, axis: int, positions: int, lo: int, hi: int, ring: int = 0):
@@ -659,6 +671,14 @@ def _count_signed_macs(op: "_Op", f: Features) -> None:
     f[f"{op.family}:value_signed"] += state + inputs - rectified
     if rectified:
         f[f"{op.family}:value_rectified"] += rectified
+    values = op.values
+    excess = (values["input_nonzero_excess"] if op.rectified else 0) + \
+        (values["state_nonzero_excess"] if op.op.rectified_state else 0)
+    if excess:
+        f[f"{op.family}:value_nonzero_excess"] += excess
+    for name, count in values.items():
+        if not name.endswith("_nonzero_excess"):
+            f[f"{op.family}:{name}"] += count
 
 
 def _count_vector_products(op: "_Op", f: Features) -> None:

@@ -20,7 +20,9 @@ from ..codegen.moves import count_move, overlap
 from ..errors import UserError, did_you_mean
 from ..ir import Graph
 from ..schedule import LoweredBlock, Schedule
+from ..targets import TARGETS
 from .features import BlockCounter, Features
+from .values import value_profile
 
 FORMAT = 1
 
@@ -70,15 +72,30 @@ class LatencyModel:
     def stale(self) -> bool:
         return bool(self.stale_sources)
 
-    def counter(self, graph: Graph) -> "PlanCounter":
+    def counter(self, graph: Graph, x=None) -> "PlanCounter":
         """The graph's counter, shared by every caller on the same graph object (a graph is not
-        changed once loaded)."""
+        changed once loaded). On a core without an FPU a float graph's counts are for the values
+        of input `x` (values.py; by default the seeded input random_input(graph, 0)): a counter of
+        its own, not shared."""
+        if x is not None and self.soft_float:
+            return PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve, self.values_of(graph, x)))
         for kept_graph, kept in self._counters:
             if kept_graph is graph:
                 return kept
-        made = PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve))
+        made = PlanCounter(self, BlockCounter(graph, self.dsp, self.predict, self.mve, self.values_of(graph)))
         self._counters[:] = [(graph, made), *self._counters[:1]]
         return made
+
+    @property
+    def soft_float(self) -> bool:
+        """The target's core has no FPU: its float kernels' time depends on their values."""
+        target = TARGETS.get(self.target)
+        return target is not None and not target.fpu
+
+    def values_of(self, graph: Graph, x=0):
+        """The graph's value profile on input x (a seed of random_input, or an input) where the
+        core has no FPU (values.py); None elsewhere."""
+        return value_profile(graph, x) if self.soft_float else None
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "target": self.target, "dsp": self.dsp, **({"mve": True} if self.mve else {}),

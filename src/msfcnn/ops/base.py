@@ -437,6 +437,14 @@ class Op:
         """Add the counts of the kernel's own loops for one run over a region (the calls, rows,
         pixels and outputs every region kernel has are counted by features.py)."""
 
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """The counts of one whole run of the kernel that depend on its values, on these inputs and
+        this output (the reference's): the paths soft float takes by value on a core without an
+        FPU (the latency model's value profile; ops/soft_float.py). features.py scales a region
+        kernel's by the values a call computes. None for a kernel whose paths do not depend on
+        its values."""
+        return {}
+
     def channel_parts(self, channels: int) -> tuple[int, ...]:
         """The output channels of each kernel run over a region: all of them in one run, for most
         kernels."""

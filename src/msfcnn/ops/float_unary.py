@@ -13,6 +13,7 @@ from .base import KernelContext, Pattern, ValueMap, as_feature_map, c_struct
 from .elu import elu_f32
 from .leaky_relu import leaky_relu_f32
 from .loop_counts import Counts, KernelRun
+from .soft_float import reduced, tanh_reduced
 
 FUNCTIONS = {"leaky_relu": ("MSF_UNARY_LEAKY_RELU", leaky_relu_f32),
              "tanh": ("MSF_UNARY_TANH", lambda x, alpha: np.tanh(x).astype(np.float32)),
@@ -38,6 +39,16 @@ class FloatUnary(ValueMap, pattern=Pattern.ELEMENTWISE, elements=frozenset({"flo
             f[f"{run.family}:output_{run.path}"] += run.pixels * run.channels
             if not run.rectified_values:  # (soft float: no zero among them, none of the short paths)
                 f[f"{run.family}:output_{run.path}_signed"] += run.pixels * run.channels
+
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """Tanh's expm1 of -2|x| and Elu's exp (of x below 0, of +0 elsewhere: every value's) that
+        take their reduction, and the values other than 0 (soft_float.py)."""
+        x = inputs[0].astype(np.float32)
+        if self.function == "tanh":
+            return {"expm1_reduced": tanh_reduced(x), "input_nonzero": int(np.count_nonzero(x))}
+        if self.function == "elu":
+            return {"exp_reduced": reduced(np.where(x < 0, x, np.float32(0))), "input_nonzero": int(np.count_nonzero(x))}
+        return {}
 
     def describe(self) -> str:
         return self.function if self.function == "tanh" else f"{self.function}({self.alpha:g})"

@@ -13,7 +13,9 @@ from functools import lru_cache
 import numpy as np
 
 from .. import numerics as nx
+from .base import KernelContext
 from .lookup import LookupOp
+from .soft_float import logistic_reduced
 
 
 @lru_cache(maxsize=None)
@@ -72,3 +74,10 @@ class Logistic(LookupOp, elements=frozenset({"int8", "float32", "uint8"})):
 
     def float_function(self, x: np.ndarray) -> np.ndarray:
         return np.float32(1) / (np.float32(1) + np.exp(-x))
+
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """The float kernel's exps of -x that take their reduction, and its values other than 0
+        (of 0 every soft-float step is short; soft_float.py)."""
+        if not ctx.is_float:
+            return {}
+        return {"exp_reduced": logistic_reduced(inputs[0]), "input_nonzero": int(np.count_nonzero(inputs[0]))}

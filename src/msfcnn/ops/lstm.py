@@ -46,6 +46,7 @@ from . import lstm_fixed as fx
 from .base import CCall, KernelContext, Op, Pattern, Shape, c_struct, in_numerics
 from .logistic import libm_f32
 from .loop_counts import Counts
+from .soft_float import logistic_reduced, nonzero_excess, tanh_reduced
 
 GATES = ("input", "forget", "cell", "output")  # TFLite's order of the four gates' tensors
 GATE_LOG2 = -12  # gate pre-activations are Q3.12 (scale 2^-12), gate outputs Q0.15
@@ -237,15 +238,38 @@ class Lstm(GatedProducts, Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQUENCE, rec
     def step_float(self, x: np.ndarray, state, ctx: KernelContext):
         """One float32 step: (h, c) -> (h', c', the gates), in the C kernel's order of operations."""
         h, c = state
-        w = ctx.consts
-        pre = [nx.float32_dot_in_c_order(nx.float32_dot_in_c_order(w["bias"][g], w["input_weights"][g], x),
-                                         w["recurrent_weights"][g], h) for g in range(4)]
+        pre = self.gate_sums(x, h, ctx)
         i, f, o = (_sigmoid(pre[k]) for k in (0, 1, 3))
         g = _tanh(pre[2])
         c = (f * c + i * g).astype(np.float32)
         if self.cell_clip > 0:
             c = np.clip(c, np.float32(-self.cell_clip), np.float32(self.cell_clip))
         return (o * _tanh(c)).astype(np.float32), c, np.concatenate([i, f, g, o])
+
+    def gate_sums(self, x: np.ndarray, h: np.ndarray, ctx: KernelContext) -> list[np.ndarray]:
+        """The four gates' float32 sums (their functions' arguments), in the C kernel's order."""
+        w = ctx.consts
+        return [nx.float32_dot_in_c_order(nx.float32_dot_in_c_order(w["bias"][g], w["input_weights"][g], x),
+                                          w["recurrent_weights"][g], h) for g in range(4)]
+
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """The float32 LSTM's exps that take their reduction (soft_float.py): the logistics of
+        the input, forget and output gates, the tanhs of the cell gate and of c; and its input's
+        products that read a value other than 0 beyond half (used where a ReLU made the input).
+        From zero states (a stateful LSTM as the first invocation after a reset)."""
+        if not ctx.is_float:
+            return {}
+        steps, features = sequence_shape(inputs[0].shape)
+        xs = inputs[0].reshape(steps, features).astype(np.float32)
+        state = self.state_buffers(True)
+        exps = expm1s = 0
+        for x in xs:
+            pre = self.gate_sums(x, state[0], ctx)
+            exps += sum(logistic_reduced(pre[k]) for k in (0, 1, 3))
+            state = self.step_float(x, state, ctx)[:2]
+            expm1s += tanh_reduced(pre[2]) + tanh_reduced(state[1])
+        return {"exp_reduced": exps, "expm1_reduced": expm1s,
+                "input_nonzero_excess": nonzero_excess(xs, 4 * self.units)}
 
     def int8_params(self, ctx: KernelContext) -> dict:
         """Every multiplier, effective bias and clamp of the integer kernel, as the runtime whose

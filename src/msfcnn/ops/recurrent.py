@@ -13,6 +13,7 @@ step's scratch. A reverse layer takes its steps from the last: no forward scan c
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from .base import CCall, KernelContext, Op, Pattern, Shape
 from .logistic import libm_f32
 from .loop_counts import Counts
 from .lstm import GatedProducts, sequence_shape
+from .soft_float import nonzero_excess
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,27 @@ class FloatRecurrent(GatedProducts, Op, pattern=Pattern.OPAQUE, c_call=CCall.SEQ
 
     def gate_functions(self) -> dict[str, int]:
         """The gate functions one step of one unit calls: name -> how many."""
+        raise NotImplementedError
+
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """Per step, in the order the steps run, from the h the step before left (the output's
+        row; 0 first): its gate functions' exps that take their reduction (step_values), and the
+        products that read a value other than 0 beyond half: the input's, and h's after the
+        first step (used where a ReLU made them, features._count_signed_macs)."""
+        steps, features = sequence_shape(inputs[0].shape)
+        xs = inputs[0].reshape(steps, features).astype(np.float32)
+        ys = output.reshape(steps, self.units)
+        order = list(range(steps - 1, -1, -1) if self.reverse else range(steps))
+        counts = Counter({"input_nonzero_excess": nonzero_excess(xs, self.gates * self.units),
+                          "state_nonzero_excess": sum(nonzero_excess(ys[t], self.gates * self.units) for t in order[:-1])})
+        h = np.zeros(self.units, np.float32)
+        for t in order:
+            counts.update(self.step_values(xs[t], h, ctx))
+            h = ys[t]
+        return dict(counts)
+
+    def step_values(self, x: np.ndarray, h: np.ndarray, ctx: KernelContext) -> dict[str, int]:
+        """One step's exps that take their reduction (soft_float.py), by count name."""
         raise NotImplementedError
 
 

@@ -23,6 +23,7 @@ from .. import numerics as nx
 from .base import CCall, KernelContext, Pattern, ValueMap, c_struct, in_numerics
 from .loop_counts import KernelBuild
 from .logistic import expf
+from .soft_float import reduced
 from .tanh import _exp_on_negative, _mul
 
 SCALED_DIFF_INTEGER_BITS = 5  # TFLite's reference int8 SOFTMAX: max - x as a Q5.26 number
@@ -68,6 +69,14 @@ class Softmax(ValueMap, pattern=Pattern.VECTOR, c_call=CCall.VECTOR,
             super().count_vector(family, kernel, shape, counts)
         elif self.c_kernel == "msf_softmax" and self.kernel_family is None:
             counts[f"{family}:extra_row"] += int(np.prod(shape[:-1], dtype=np.int64)) - 1
+
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """The float kernel's exps of (x - max) * beta that take their reduction (soft_float.py):
+        all but those within about ln 2 / 2 of their row's max."""
+        if not ctx.is_float:
+            return {}
+        x = inputs[0].astype(np.float32).reshape(-1, inputs[0].shape[-1])
+        return {"exp_reduced": reduced((x - x.max(axis=1, keepdims=True)) * np.float32(self.beta))}
 
     def for_numerics(self, ctx: KernelContext, shape) -> "Softmax":
         return in_numerics(Softmax, self, ctx, shape)
