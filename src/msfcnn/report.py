@@ -9,6 +9,7 @@ import math
 from .errors import UserError
 from .files import write_atomic
 from .ir import NETWORK_INPUT, Graph
+from .latency.values import depends_on_values
 from .plan import Plan, unfused_doc
 from .schedule.schemes import is_fused
 
@@ -60,6 +61,9 @@ def plan_table(plan: Plan, graph: Graph) -> str:
             f"  MACs {plan.macs}  overhead F = {plan.overhead:.4f}  blocks {len(plan.blocks)}")
     if plan.target:
         head += "\n" + prediction_line(plan)
+        if plan.latency_complete and depends_on_values(graph, plan.target):
+            head += ("\nsoft float (no FPU): float kernels take paths that depend on their values; predicted for "
+                     "the seeded input (msfcnn verify --instructions predicts for its --seed or --input)")
     io = sum(graph.nbytes(t) for t in graph.input_tensors) + graph.nbytes(graph.output)
     inputs = f"{len(graph.input_tensors)} inputs" if graph.extra_inputs else "input"
     head += (f"\nnetwork {inputs} + output = {io} B: "

@@ -192,3 +192,16 @@ def test_a_float_softmax_counts_the_exps_away_from_their_rows_max():
     profile = value_profile(graph, x)
     assert profile[0]["exp_reduced"] == expected
     assert BlockCounter(graph, dsp=False, values=profile).call(0, 0, 1, 0, 1)["softmax_f32:exp_reduced"] == expected
+
+
+def test_a_plan_says_its_prediction_is_for_the_seeded_inputs_values_only_where_they_matter():
+    """`msfcnn plan` prints that a float graph's prediction on a core without an FPU is for the
+    seeded input's values; not on a core with one, nor for an int8 graph on the soft-float core."""
+    from msfcnn.report import plan_table
+    float_graph = _float_cell_fixture()
+    int8_graph = pipeline.load("tests/fixtures/sequence/lstm_residual_int8.tflite", weights=True)
+    note = "soft float (no FPU)"
+    for graph, target, shown in ((float_graph, "xtensa-lx106", True), (float_graph, "cortex-m4", False),
+                                 (int8_graph, "xtensa-lx106", False)):
+        plan = pipeline.planner(graph, latency=latency.load(target)).min_ram()
+        assert (note in plan_table(plan, graph)) == shown

@@ -17,12 +17,21 @@ import numpy as np
 from ..executor import initial_states, internal_inputs, with_states
 from ..ir import Graph, input_tensor
 from ..ops import Op
+from ..targets import TARGETS
 from ..tensors import random_input
 
 Profile = dict[int, Counter]  # op index -> its whole run's value counts
 
 _KEPT = 4
 _cache: list[tuple[Graph, object, Profile]] = []  # the last graphs' profiles (planning asks many times)
+
+
+def depends_on_values(graph: Graph, target: str) -> bool:
+    """Whether the graph's predicted instructions on `target` depend on its input's values: a
+    float kernel on a core without an FPU."""
+    core = TARGETS.get(target)
+    return core is not None and not core.fpu and any(
+        graph.kernel_element(t).is_float for t in range(len(graph.nodes)))
 
 
 def value_profile(graph: Graph, x=0) -> Profile:
