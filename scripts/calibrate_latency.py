@@ -1393,7 +1393,7 @@ def one_pixel(features, families) -> bool:
 
 def fit_counts(target: str, families, loops, also: list[str], *, only_one_pixel: bool = False,
                only_alone: bool = False, pinned: dict[str, float] | None = None,
-               samples_path: Path | None = None) -> None:
+               samples_path: Path | None = None, without: tuple[str, ...] = ()) -> None:
     """The stored coefficients with only the `loops` counts of `families` fitted (again), on every
     stored block that runs those families (`only_alone`: on their unfused blocks, whose values
     no other kernel's error blurs), on top of every other coefficient (the other counts'
@@ -1405,11 +1405,16 @@ def fit_counts(target: str, families, loops, also: list[str], *, only_one_pixel:
     maps the fit uses it to take up other counts' errors. `pinned` counts cost what it says (a loop
     read off the object code), set before the fit and kept. `samples_path`: fit on that file's
     blocks only (networks drawn to pin these counts, where the other stored blocks' errors come
-    from other counts)."""
+    from other counts). `without`: the stored files of these names (TARGET-NAME.jsonl) left out
+    of the fit (networks whose blocks the families' counts do not describe)."""
     samples = stored_samples(target)
     counted = {k for s in samples for k, v in s.features.items() if v}
     if samples_path is not None:
         samples = load_samples(samples_path, target in DSP_TARGETS, target in MVE_TARGETS)
+    elif without:
+        dsp, mve = target in DSP_TARGETS, target in MVE_TARGETS
+        samples = [s for path in samples_files(target) if path.stem not in {f"{target}-{name}" for name in without}
+                   for s in load_samples(path, dsp, mve)]
     pinned = pinned or {}
     names = {f"{family}:{loop}" for family in families for loop in loops} - set(pinned)
     stored = _stored(target, ())
@@ -1621,6 +1626,9 @@ def main() -> None:
     parser.add_argument("--pin", metavar="COUNT=COST[,COUNT=COST]", help="with --fit-counts: these counts cost "
                         "what is given, set before the fit and kept (loops whose instructions the object code gives, "
                         "e.g. memmove:library_byte=4, picolibc's memcpy byte loop)")
+    parser.add_argument("--without", metavar="NAME[,NAME]", help="with --fit-counts: leave the stored files "
+                        "TARGET-NAME.jsonl out of the fit (e.g. lines-streaming,streaming-f32: their convolutions read "
+                        "rings that hold the reset state's zeros on the one call measured)")
     parser.add_argument("--limit", type=int, metavar="N", help="with --remeasure: measure again at most N rows of "
                         "each file (spread over them); the others' blocks that run the families are marked stale and "
                         "left out of every fit")
@@ -1641,7 +1649,7 @@ def main() -> None:
         if args.fit_counts and not args.check:
             fit_counts(args.target, families, tuple(args.fit_counts.split(",")), args.also,
                        only_one_pixel=args.one_pixel, only_alone=args.alone, pinned=_pins(args.pin),
-                       samples_path=args.samples)
+                       samples_path=args.samples, without=tuple(filter(None, (args.without or "").split(","))))
         elif not args.check:
             refit_families(args.target, families, args.also)
         return

@@ -920,6 +920,66 @@ def test_a_dilated_window_counts_its_copy_once_per_call():
     assert streamed["conv_f32:dilated_call"] == streamed["conv_f32:dilated_pixel"] == whole["conv_f32:dilated_pixel"]
 
 
+def _tap_range_divisions(graph, t: int) -> int:
+    """Brute force over kernels/dilated.c's loop for op t's whole output: each pixel's
+    msf_dilated_tap_range divides once per axis for the window's end and once more for an axis
+    whose window starts before the input."""
+    win = graph.nodes[t].op.win
+    h, w = graph.shape_of(t)[:2]
+    return sum(2 + (r * win.strides[0] - win.pads[0] < 0) + (c * win.strides[1] - win.pads[1] < 0)
+               for r in range(h) for c in range(w))
+
+
+# __divsi3's calls from msf_window_dilated, profiled per call site on QEMU (xtensa-lx106): the vanilla
+# plan's and the least-RAM plan's
+DIVISIONS_MEASURED = {"ops/dilated_conv2d_f32.tflite": (1358, 7116), "ops/dilated_conv.onnx": (1150, 5700),
+                      "ops/dilated_tcn_f32.tflite": (132, 256), "sequence/onnx_conv1d_tcn_causal.onnx": (264, 512)}
+
+
+@pytest.mark.parametrize("path", sorted(DIVISIONS_MEASURED))
+def test_a_dilated_window_counts_its_divisions(path):
+    """msf_window_dilated divides by the dilation twice per call (its taps per axis) and in
+    msf_dilated_tap_range per pixel: `dilated_division`, a call of support/xtensa-lx106/arith.c's
+    __divsi3 (32 steps, about 334 instructions) on the LX106. Run whole, against a brute force
+    over the loop (windows that start before the input divide once more); streamed, a call per
+    pixel or band (recomputed pixels too), each pixel's divisions at least two. Both against the
+    calls profiled on QEMU."""
+    graph = pipeline.load(str(FIXTURES / path), weights=True)
+    planner = pipeline.planner(graph)
+    dilated = [t for t, n in enumerate(graph.nodes) if getattr(getattr(n.op, "win", None), "dilated", False)]
+    for k, plan in enumerate((planner.vanilla(), planner.min_ram())):
+        counts = sum(_block_counts(graph, plan), Counter())
+        calls, pixels, divisions = (sum(v for name, v in counts.items() if name.endswith(f":dilated_{count}"))
+                                    for count in ("call", "pixel", "division"))
+        if k == 0:
+            assert calls == len(dilated)
+            assert divisions == 2 * calls + sum(_tap_range_divisions(graph, t) for t in dilated)
+        assert divisions >= 2 * calls + 2 * pixels
+        assert divisions == DIVISIONS_MEASURED[path][k]
+
+
+@pytest.mark.parametrize("path, measured", [("models/bin_conv1d_reshape.tflite", 72),
+                                            ("models/op_dw_k3_s2_valid_relu.tflite", 96)])
+def test_a_depthwise_counts_its_channel_divisions(path, measured):
+    """The portable depthwise loop (depthwise_conv2d.c's accumulate) takes eight channels at a time
+    when the depth multiplier is 1, then the rest one by one, each finding its input channel as
+    (oc0 + k) / m: a __divsi3 call on the LX106. A brute force over that loop (per pixel and block
+    of channels, the block's channels past its eights) against `depthwise:division` and the calls
+    from accumulate profiled per call site on QEMU, layer by layer."""
+    graph = pipeline.load(str(FIXTURES / path), weights=True)
+    counter = BlockCounter(graph, dsp=False)  # (the LX106 has no DSP extension)
+    counts = sum((Counter(counter.block(b)) for b in pipeline.lower(graph, pipeline.planner(graph).vanilla()).blocks),
+                 Counter())
+    block = 16  # MSF_CHANNEL_BLOCK, kernels/window.h
+    singles = 0
+    for t, node in enumerate(graph.nodes):
+        if node.op.kind == "depthwise_conv2d":
+            h, w, c = graph.shape_of(t)
+            blocks = [min(block, c - k) for k in range(0, c, block)]
+            singles += h * w * sum(n % 8 for n in blocks)
+    assert counts["depthwise:division"] == singles == measured
+
+
 @pytest.mark.parametrize("name, rows, family", [("rows_softmax_int8", 64, "softmax"), ("rows_dense_int8", 20, "softmax"),
                                                  ("rows_dense_float32", 20, "softmax_f32")])
 def test_a_softmax_counts_its_rows_past_the_first(name, rows, family):
@@ -1460,7 +1520,8 @@ def test_the_stored_column_sweeps_refit_xtensas_depthwise_call():
     kernel once, a row stream once a row. The generator must still draw the networks stored, on
     W = 1 maps with k x 1 windows only; and a least-squares refit of DEPTHWISE_CONV_2D's cost per
     call on their blocks (every other cost as committed, rows weighted by 1/sqrt(instructions) as
-    calibration.fit) lands within 5 % of the committed one (125, where whole maps alone had put 35)."""
+    calibration.fit) lands within 5 % of the committed one (48.5 since the channels' divisions are
+    counted, `depthwise:division`; 125 before, where whole maps alone had put 35)."""
     import json
     import lzma
     from pathlib import Path

@@ -360,20 +360,36 @@ def count_dilated_loop(win: Window, run: KernelRun, f: Counts, blocks: list[int]
     """What kernels/dilated.c's loop runs besides the plain window loop's counts: per call the
     copy of the op's description (a struct copy the compiler makes a byte-by-byte memcpy, which a
     column stream pays per pixel), per pixel its taps' clipping, per block of channels an output
-    stage called (not inline)."""
+    stage called (not inline). Its integer divisions count apart (`dilated_division`): per call
+    the taps per axis, (extent - 1) / d + 1, then per pixel msf_dilated_tap_range's."""
     if win.dilated:
         f[f"{run.family}:dilated_call"] += 1
         f[f"{run.family}:dilated_pixel"] += run.pixels
         f[f"{run.family}:dilated_block"] += run.pixels * len(blocks)
+        f[f"{run.family}:dilated_division"] += 2 + tap_range_divisions(win, run)
+
+
+def tap_range_divisions(win: Window, run: KernelRun) -> int:
+    """The divisions by the dilation that msf_dilated_tap_range (kernels/dilated.h) makes over the
+    region's pixels: per axis the window's end, and its first in-bounds tap where it starts before
+    the input (y0 < 0, x0 < 0). A call of a library routine on a core without a divider (the
+    LX106: support/xtensa-lx106/arith.c's __divsi3, 32 steps whatever the operands)."""
+    r0, r1, c0, c1 = run.region
+    rows, cols = r1 - r0, c1 - c0
+    early = [max(min(hi, -(-pad // stride)) - lo, 0)  # positions x with x * stride - pad < 0
+             for lo, hi, pad, stride in ((r0, r1, win.pads[0], win.strides[0]), (c0, c1, win.pads[1], win.strides[1]))]
+    return 2 * rows * cols + early[0] * cols + early[1] * rows
 
 
 def count_wide_dilated(win: Window, run: KernelRun, f: Counts) -> None:
     """What int16.c's dilated window loop runs besides the plain one's counts: per pixel its taps'
-    clipping, per output value and per tap of it the general (conv or depthwise) addressing."""
+    clipping (its divisions apart, as count_dilated_loop's), per output value and per tap of it
+    the general (conv or depthwise) addressing."""
     if win.dilated:
         f[f"{run.family}:dilated_pixel"] += run.pixels
         f[f"{run.family}:dilated_output"] += run.pixels * run.channels
         f[f"{run.family}:dilated_tap_output"] += run.taps * run.channels
+        f[f"{run.family}:dilated_division"] += tap_range_divisions(win, run)
 
 
 def dilated_kernel(kernel: str, win: Window) -> str:

@@ -184,6 +184,9 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         if run.is_float or self.depth_multiplier != 1:
             f[f"{fam}:tap_channel"] += taps * channels
             f[f"{fam}:block_channel"] += pixels * channels
+            # the channel-by-channel loop finds each channel's input as (oc0 + k) / m, a library
+            # division on a core without a divider (the LX106's __divsi3, 334 instructions)
+            f[f"{fam}:division"] += pixels * channels
         elif run.dsp:  # four channels a tap at a time, the last 1-3 as the four that end with them
             # (a block ending before channel 4, in a layer of fewer than four channels, has no such
             # four: its channels take the scalar loop, one by one over the taps)
@@ -200,6 +203,7 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
             f[f"{fam}:tap_single"] += taps * sum(n % 8 for n in blocks)
             f[f"{fam}:eight"] += pixels * sum(n // 8 for n in blocks)
             f[f"{fam}:single_channel"] += pixels * sum(n % 8 for n in blocks)
+            f[f"{fam}:division"] += pixels * sum(n % 8 for n in blocks)  # (oc0 + k) / m, as above
 
     def _count_mve(self, run: KernelRun, f: Counts) -> None:
         """depthwise_mve (kernels/depthwise_conv2d.c): per block of MSF_MVE_DEPTHWISE_BLOCK
