@@ -121,9 +121,7 @@ class _Op:
             self.kernel = (1, 1)
         self.batched = self.op.gathers_runs(self.build)
         # counts that depend on a region's position (not only on its size and clipping)
-        # (a dilated window's divisions depend on which of its windows start before the input)
-        self.positional = (self.op.counts_by_position or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched)
-                           or getattr(getattr(self.op, "win", None), "dilated", False))
+        self.positional = self.op.counts_by_position or (self.kernel[0] * self.kernel[1] > MAX_RUNS and self.batched)
         self.path = self.op.value_path(graph.kernel_context(t))
         self._taps: dict = {}  # _tap_counts, memoised
         self.stage, self.fast_channels = _output_stage(graph, t)

@@ -37,6 +37,12 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         return self.win
 
     @property
+    def counts_by_position(self) -> bool:  # type: ignore[override]
+        """A dilated window's divisions (dilated.c) depend on which of its windows start before
+        the input, so on where a region lies."""
+        return self.win.dilated
+
+    @property
     def c_kernel(self) -> str:  # type: ignore[override]
         """A dilated window runs its own entry (kernels/conv2d.c), which takes the dilations
         beside the plain params: the undilated kernels stay as they were calibrated."""

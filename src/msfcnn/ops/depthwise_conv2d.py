@@ -36,6 +36,12 @@ class DepthwiseConv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "i
         return self.win
 
     @property
+    def counts_by_position(self) -> bool:  # type: ignore[override]
+        """A dilated window's divisions (dilated.c) depend on which of its windows start before
+        the input, so on where a region lies."""
+        return self.win.dilated
+
+    @property
     def c_kernel(self) -> str:  # type: ignore[override]
         return dilated_kernel(self.plain_kernel, self.win)
 
