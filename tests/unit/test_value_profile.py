@@ -205,3 +205,43 @@ def test_a_plan_says_its_prediction_is_for_the_seeded_inputs_values_only_where_t
                                  (int8_graph, "xtensa-lx106", False)):
         plan = pipeline.planner(graph, latency=latency.load(target)).min_ram()
         assert (note in plan_table(plan, graph)) == shown
+
+
+@pytest.mark.parametrize("kernel, strides, pads, dilations", [
+    ((1, 3), (1, 1), (0, 0, 0, 0), (1, 1)), ((3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),
+    ((1, 3), (1, 1), (0, 4, 0, 0), (1, 2)), ((2, 3), (1, 2), (1, 2, 0, 1), (2, 3))])
+def test_a_convolution_counts_the_products_that_read_a_zero_as_a_loop_over_its_taps(kernel, strides, pads, dilations):
+    """zero_products against every output pixel's taps walked one by one, those in the padding
+    skipped as the kernels skip them."""
+    from msfcnn.ops.base import Window
+    from msfcnn.ops.conv2d import zero_products
+    win = Window(kernel, strides, pads, dilations)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(5, 9, 3)).astype(np.float32) * (rng.uniform(size=(5, 9, 3)) > 0.4)
+    ho, wo = win.output_hw(5, 9)
+    zeros = taps = 0
+    for oy in range(ho):
+        for ox in range(wo):
+            for i in range(kernel[0]):
+                for j in range(kernel[1]):
+                    y = oy * strides[0] - pads[0] + i * dilations[0]
+                    xx = ox * strides[1] - pads[1] + j * dilations[1]
+                    if 0 <= y < 5 and 0 <= xx < 9:
+                        taps += 3
+                        zeros += int(np.count_nonzero(x[y, xx] == 0))
+    assert zero_products(x, win) == (zeros, taps)
+
+
+def test_a_float_convolution_prices_each_product_from_the_dense_price_less_its_zeros():
+    """dilated_tcn_f32: its first convolution reads a PAD of the input (dense: value_dense counted
+    by the op), whose fill is 12 of its 384 products a channel, 96 of 3,072 in all; the later two
+    read PADs of ReLU outputs, all their 6,144 products counted dense, less those on a 0 (the
+    profile's zeros, as the C reads them: the same numpy reference the C is verified against)."""
+    from support.paths import FIXTURES
+    from msfcnn.latency.features import _Op
+    graph = pipeline.load(str(FIXTURES / "ops" / "dilated_tcn_f32.tflite"))
+    profile = value_profile(graph, 0)
+    ops = [_Op(graph, t, False, values=profile.get(t)).values for t in (1, 3, 5)]
+    assert [v.get("value_dense") for v in ops] == [None, 6144, 6144]
+    assert ops[0]["value_dense_zero"] == 96
+    assert [v["value_dense_zero"] for v in ops[1:]] == [6144 - profile[t]["value_nonzero"] for t in (3, 5)]

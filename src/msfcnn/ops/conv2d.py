@@ -88,6 +88,13 @@ class Conv2D(Op, pattern=Pattern.WINDOW, elements=frozenset({"int8", "int16", "f
         return nx.per_channel_multipliers(ctx.input_quant[0].scale, ctx.consts["weight_scales"],
                                           ctx.output_quant.scale, self.filters)
 
+    def value_counts(self, inputs: list[np.ndarray], output: np.ndarray, ctx: KernelContext) -> dict[str, float]:
+        """The float products (`products`) and those that read a value other than 0
+        (`value_nonzero`): soft float multiplies and adds a 0 by its short paths (a ReLU's zeros, a
+        PAD's fill); features.py prices a product by them (_Op._weigh_zeros)."""
+        zeros, taps = zero_products(inputs[0], self.win)
+        return {"value_nonzero": (taps - zeros) * self.filters, "products": taps * self.filters}
+
     def accumulator_bound(self, ctx: KernelContext) -> int | None:
         return weighted_accumulator_bound(ctx, 0)
 
@@ -489,6 +496,13 @@ def weighted_c_fields(ctx: KernelContext, activation: str | None, rounding: str,
             "rounding": C_ROUNDING[rounding], "weights": c_pointer(names, consts, "weights"),
             "bias": c_pointer(names, consts, "bias"),
             **{role: c_pointer(names, consts, role) for role in REQUANTISATION_ROLES if role in consts}}
+
+
+def zero_products(x: np.ndarray, win: Window) -> tuple[int, int]:
+    """Of one output channel's products over map `x` (each output pixel's in-bounds taps: the
+    kernels skip the padded ones, over the input channels), those that read a 0, and all."""
+    zeros = (np.asarray(x) == 0).astype(np.int64)
+    return int(_im2col(zeros, win, 0).sum()), int(_im2col(np.ones_like(zeros), win, 0).sum())
 
 
 def _im2col(x: np.ndarray, win: Window, pad_value) -> np.ndarray:
