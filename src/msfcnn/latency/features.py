@@ -39,7 +39,20 @@ from ..schedule.loop_kinds import LATENCY, handles
 from ..schedule.lowered import Chains
 from ..schedule.lowered import Channels, Patches, Stream, TimeScan, Whole, as_time_map, step_elements, time_axis
 
-Features = Counter  # name -> count
+class Features(Counter):
+    """Counts by name. Unlike a Counter's, `+` and `-` keep a count that sums to 0 or less: a value
+    count (`value_nonzero_excess`) is negative where more than half the values are 0, and the
+    calibration adds the calls' counts up before it fits them."""
+
+    def __add__(self, other):
+        total = Features(self)
+        total.update(other)
+        return total
+
+    def __sub__(self, other):
+        total = Features(self)
+        total.subtract(other)
+        return total
 
 
 @dataclass(frozen=True)
@@ -176,7 +189,7 @@ class _Op:
     def region(self, r0: int, r1: int, c0: int, c1: int, ring: int = 0) -> Features:
         """The counts of one kernel call over output rows r0..r1, columns c0..c1 (`ring`: the
         input's column ring, Op.counts_by_ring)."""
-        f = Counter()
+        f = Features()
         fam = self.family
         f[f"{fam}:call"] += len(self.parts)
         if r1 <= r0 or c1 <= c0:
@@ -343,7 +356,7 @@ class BlockCounter:
         return self._ops[t]
 
     def _zero(self):
-        return self.weigh(Counter())
+        return self.weigh(Features())
 
     def call(self, t: int, r0: int, r1: int, c0: int, c1: int, ring: int = 0):
         """One call of op t's kernel in the form the op declares (weighed, cached); `ring`: its
@@ -358,7 +371,7 @@ class BlockCounter:
         form = op.op.c_call
         if form is CCall.REGION:
             return op.region(r0, r1, c0, c1, ring)
-        f = Counter()
+        f = Features()
         if form is CCall.NONE:  # a view's bytes, moved from its input's place to its own
             node = self.graph.nodes[t]
             # (two tensors live at once lie apart in the arena; the caller's input and output are pointers)
@@ -422,7 +435,7 @@ class BlockCounter:
     def block(self, block: LoweredBlock):
         """The block's counts (weighed): its kernel calls, as its loop kind's counter enumerates
         them (which also adds the loops of its own to `own`), and the block's own loops."""
-        own = Counter({"block:call": 1})
+        own = Features({"block:call": 1})
         total = loop_kinds.handler(LATENCY, block.loops)(self, block, block.loops, own)
         return total + self.weigh(own)
 
@@ -443,7 +456,7 @@ class BlockCounter:
         """The in-place depthwise kernel (kernels/depthwise_inplace.c): channel by channel, row by
         row; int8 pixels whose window lies inside the input take the unrolled inner loop, the
         others the border loop over their in-bounds taps; then the plane is copied back."""
-        f = Counter()
+        f = Features()
         op = self.op(t)
         h, w, c = op.shape
         row_taps, whole_rows = op.profiles[0].sums(0, h)
@@ -707,7 +720,7 @@ def _count_vector_products(op: "_Op", f: Features) -> None:
 def _times(counts, n: int):
     """counts (a number, or a Counter of counts) n times over."""
     if isinstance(counts, Counter):
-        return Counter({name: value * n for name, value in counts.items()})
+        return Features({name: value * n for name, value in counts.items()})
     return counts * n
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -127,7 +126,7 @@ def schedule_features(schedule: Schedule, counter: BlockCounter) -> list[Feature
     """Each block's counts plus what msfcnn_invoke does around it (codegen/icount.py splits the
     measured count the same way): the entry with block 0 and the moves after each block with it
     (codegen/moves.py: inline or a library call)."""
-    around = [Counter() for _ in schedule.blocks]
+    around = [Features() for _ in schedule.blocks]
     for index, moves in enumerate(schedule.moves):
         for source, target, size in moves:
             count_move(around[index], size, not overlap(source, target, size))
