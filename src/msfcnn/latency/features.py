@@ -154,7 +154,7 @@ class _Op:
         multiplies and adds a 0 by its short paths, measured 133 instructions under a product of
         two non-zero values. Each product costs what it costs on a dense input (`value_dense`, on
         top of `mac`), less that for each that reads a 0 (`value_dense_zero`): a ReLU's zeros, a
-        PAD's fill. (Counts, not a negative excess: a Counter's + drops the counts below 1.)"""
+        PAD's fill."""
         products = self.values.pop("products")
         nonzero = self.values.pop("value_nonzero")
         self.values["value_dense_zero"] = products - nonzero
