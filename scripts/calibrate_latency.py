@@ -686,7 +686,7 @@ VECTOR_INT8_FAMILIES = ("add", "mul", "add_const", "mul_const", "channel_slice")
 # Cores without a floating-point unit: their exp and tanh (float_math.h's, in soft float) take a time
 # that depends on the values (esp32c3's LOGISTIC from 30 % under to 290 % over on these networks' blocks), so the
 # table functions keep their cover fit there and only the other VECTOR_FAMILIES are fitted.
-SOFT_FLOAT_TARGETS = {"esp32c3", "fe310", "xtensa-lx106", "cortex-m0plus"}
+SOFT_FLOAT_TARGETS = {name for name, target in TARGETS.items() if not target.fpu}
 VALUE_TIMED_FAMILIES = ("logistic_f32", "float_unary_f32")
 # Soft-float targets whose table functions are fitted all the same, with their values of a signed
 # input counted apart (`output_signed`, `output_tanh_signed`: no zero among them): on
@@ -1638,7 +1638,7 @@ def main() -> None:
                         help="write the same coefficients for TARGET too: a target that runs the same "
                              "instructions (fe310 for esp32c3; tests/targets checks their counts agree)")
     args = parser.parse_args()
-    SOFT_FLOAT["on"] = not TARGETS[args.target].fpu
+    SOFT_FLOAT["on"] = args.target in SOFT_FLOAT_TARGETS
     if args.remeasure:
         families = tuple(args.remeasure.split(","))
         if not args.refit:

@@ -55,17 +55,28 @@ def run_unfused_outputs(graph: Graph, x: Inputs, states: States | None = None) -
     them, from its initial state (a first invocation)."""
     states = initial_states(graph) if states is None else states
     xs, batched = internal_inputs(graph, x)
+    values = run_ops(graph, xs, states)
+    return [to_model_layout(graph, values[t], batched) for t in graph.output_tensors]
+
+
+def run_ops(graph: Graph, xs: list[np.ndarray], states: States, visit=None) -> dict[int, np.ndarray]:
+    """The graph's reference kernels run op by op on its internal inputs `xs`; `visit(index,
+    inputs, output, ctx)`, if given, sees each op's run. Returns the values still read at the end
+    (the outputs'): a tensor is dropped once nobody reads it any more."""
     values = {input_tensor(k): value for k, value in enumerate(xs)}
     last_use = graph.last_use()
     for index, node in enumerate(graph.nodes):
-        out = node.op.reference([values[t] for t in node.inputs], with_states(graph, index, states))
+        inputs, ctx = [values[t] for t in node.inputs], with_states(graph, index, states)
+        out = node.op.reference(inputs, ctx)
         if out.shape != node.shape:
             raise AssertionError(f"layer {index} ({node.op.kind}) produced {out.shape}, expected {node.shape}")
+        if visit is not None:
+            visit(index, inputs, out, ctx)
         values[index] = out
         for t in set(node.inputs):  # drop tensors nobody reads any more (an add may read one twice)
             if last_use[t] == index:
                 del values[t]
-    return [to_model_layout(graph, values[t], batched) for t in graph.output_tensors]
+    return values
 
 
 def run_sequence(graph: Graph, steps: Sequence[Inputs]) -> list[list[np.ndarray]]:

@@ -105,7 +105,6 @@ class _Op:
         counts (Op.value_counts), whose share a region's call counts by its values."""
         node = graph.nodes[t]
         self.values = Counter(values or ())
-        self.value_rate = {name: count / max(prod(graph.shape_of(t)), 1) for name, count in self.values.items()}
         self.index = t
         self.op = node.op
         self.node_inputs = node.inputs
@@ -147,9 +146,10 @@ class _Op:
         self.pooled_rectified = self.float and self.op.multiplies_input and pooled_rectified_input(graph, t)
         self.dense = self.float and dense_input(graph, t)
         if "products" in self.values:
-            self._weigh_zeros(graph, t)
+            self._weigh_zeros()
+        self.value_rate = {name: count / max(prod(graph.shape_of(t)), 1) for name, count in self.values.items()}
 
-    def _weigh_zeros(self, graph: Graph, t: int) -> None:
+    def _weigh_zeros(self) -> None:
         """A float window's products priced by their zeros (the value profile's cores): soft float
         multiplies and adds a 0 by its short paths, measured 133 instructions under a product of
         two non-zero values. Each product costs what it costs on a dense input (`value_dense`, on
@@ -160,7 +160,6 @@ class _Op:
         self.values["value_dense_zero"] = products - nonzero
         if not self.dense:  # (count_float_accumulate counts value_dense on a dense input only)
             self.values["value_dense"] = products
-        self.value_rate = {name: count / max(prod(graph.shape_of(t)), 1) for name, count in self.values.items()}
 
     def axis_key(self, axis: int, lo: int, hi: int, ring: int = 0) -> tuple:
         """What `region`'s counts depend on along one axis (see region_key)."""

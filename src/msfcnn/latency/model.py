@@ -19,9 +19,8 @@ from ..codegen.moves import count_move, overlap
 from ..errors import UserError, did_you_mean
 from ..ir import Graph
 from ..schedule import LoweredBlock, Schedule
-from ..targets import TARGETS
 from .features import BlockCounter, Features
-from .values import value_profile
+from .values import soft_float, value_profile
 
 FORMAT = 1
 
@@ -88,8 +87,7 @@ class LatencyModel:
     @property
     def soft_float(self) -> bool:
         """The target's core has no FPU: its float kernels' time depends on their values."""
-        target = TARGETS.get(self.target)
-        return target is not None and not target.fpu
+        return soft_float(self.target)
 
     def values_of(self, graph: Graph, x=0):
         """The graph's value profile on input x (a seed of random_input, or an input) where the

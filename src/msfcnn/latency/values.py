@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..executor import initial_states, internal_inputs, with_states
-from ..ir import Graph, input_tensor
+from ..executor import initial_states, internal_inputs, run_ops
+from ..ir import Graph
 from ..ops import Op
 from ..targets import TARGETS
 from ..tensors import random_input
@@ -26,12 +26,16 @@ _KEPT = 4
 _cache: list[tuple[Graph, object, Profile]] = []  # the last graphs' profiles (planning asks many times)
 
 
+def soft_float(target: str) -> bool:
+    """Whether `target`'s core has no FPU: its float kernels' time depends on their values."""
+    core = TARGETS.get(target)
+    return core is not None and not core.fpu
+
+
 def depends_on_values(graph: Graph, target: str) -> bool:
     """Whether the graph's predicted instructions on `target` depend on its input's values: a
     float kernel on a core without an FPU."""
-    core = TARGETS.get(target)
-    return core is not None and not core.fpu and any(
-        graph.kernel_element(t).is_float for t in range(len(graph.nodes)))
+    return soft_float(target) and any(graph.kernel_element(t).is_float for t in range(len(graph.nodes)))
 
 
 def value_profile(graph: Graph, x=0) -> Profile:
@@ -48,22 +52,18 @@ def value_profile(graph: Graph, x=0) -> Profile:
 
 
 def _profile(graph: Graph, x) -> Profile:
-    """Runs the graph op by op as executor.run_unfused_outputs does, asking each op that has
-    value counts for them on its inputs and output."""
-    counted = [t for t, node in enumerate(graph.nodes)
-               if graph.kernel_element(t).is_float and type(node.op).value_counts is not Op.value_counts]
+    """Runs the graph op by op (executor.run_ops), asking each op that has value counts for them
+    on its inputs and output."""
+    counted = {t for t, node in enumerate(graph.nodes)
+               if graph.kernel_element(t).is_float and type(node.op).value_counts is not Op.value_counts}
     if not counted:
         return {}
-    states = initial_states(graph)
-    xs, _ = internal_inputs(graph, x)
-    values = {input_tensor(k): value for k, value in enumerate(xs)}
     profile: Profile = {}
-    for index, node in enumerate(graph.nodes[:max(counted) + 1]):
-        ctx = with_states(graph, index, states)
-        inputs = [values[t] for t in node.inputs]
-        values[index] = node.op.reference(inputs, ctx)
+
+    def count(index: int, inputs, output, ctx) -> None:
         if index in counted:
             with np.errstate(all="ignore"):
-                profile[index] = Counter(node.op.value_counts(inputs, values[index], ctx))
-    return profile
+                profile[index] = Counter(graph.nodes[index].op.value_counts(inputs, output, ctx))
 
+    run_ops(graph, internal_inputs(graph, x)[0], initial_states(graph), count)
+    return profile
